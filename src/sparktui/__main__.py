@@ -1,0 +1,5 @@
+"""``python -m sparktui``."""
+
+from sparktui.cli.main import main
+
+raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Headless command line: check, snapshot, explain (and the dashboard entry point)."""

@@ -1,0 +1,180 @@
+"""``sparktui`` entry point: argument parsing and exit codes.
+
+Exit codes (docs/cli.md): 0 all ok/skip, 1 a warning, 2 a failure, 3 unknowns but nothing
+worse, 64 usage error, 78 config error, 70 internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from sparktui import __version__
+from sparktui.core.config import Config, ConfigError, load_config
+from sparktui.core.readings import SnapshotError, read_snapshot, write_snapshot
+from sparktui.core.verdict import Status, worst
+from sparktui.gotchas import IDS, REGISTRY, UnknownGotcha, normalize_id
+
+EXIT_OK, EXIT_WARN, EXIT_FAIL, EXIT_UNKNOWN = 0, 1, 2, 3
+EXIT_USAGE, EXIT_INTERNAL, EXIT_CONFIG = 64, 70, 78
+EXIT_FOR = {Status.OK: EXIT_OK, Status.SKIP: EXIT_OK, Status.WARN: EXIT_WARN, Status.FAIL: EXIT_FAIL,
+            Status.UNKNOWN: EXIT_UNKNOWN}
+
+
+class UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # argparse would exit 2, which means "failure" here
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", metavar="FILE", help="config file (default: ~/.config/sparktui/config.toml)")
+    p.add_argument("--python", metavar="PATH", help="interpreter of the training environment (torch-side probes run there)")
+    p.add_argument("--path", metavar="DIR", action="append", help="where G10 scans for launch configs (repeatable; default .)")
+    p.add_argument("--pins", metavar="FILE", help="pinned versions for G9 (requirements/constraints format)")
+    p.add_argument("--timeout", type=float, metavar="S", help="how long the torch-side probe may take (default 90)")
+    p.add_argument("--no-cuda-smoke", action="store_true", help="do not allocate on the GPU in the target interpreter")
+    p.add_argument("--playbook", metavar="SLUG", action="append", help="G8: playbook slug being followed (repeatable)")
+    p.add_argument("--command", dest="commands", metavar="CMD", action="append", help="G8: a command from your launch script (repeatable)")
+    p.add_argument("--api-url", metavar="URL", help="G8: GitHub REST API base URL")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="sparktui", description="Keeps a DGX Spark (GB10) honest during long training runs.")
+    p.add_argument("--version", action="version", version=f"sparktui {__version__}")
+    _common(p)
+    sub = p.add_subparsers(dest="cmd", parser_class=_Parser)
+
+    c = sub.add_parser("check", help="run the non-intrusive checks headless")
+    _common(c)
+    c.add_argument("ids", nargs="*", metavar="ID", help="gotcha ids (G1 ... G10); default all")
+    c.add_argument("--json", action="store_true", help="print a JSON document instead of a table")
+    c.add_argument("--snapshot", metavar="FILE", help="judge a saved snapshot instead of this machine")
+    c.add_argument("-v", "--verbose", action="store_true", help="show all evidence and fix texts")
+
+    s = sub.add_parser("snapshot", help="save every raw probe reading as JSON")
+    _common(s)
+    s.add_argument("-o", "--output", metavar="FILE", required=True, help="where to write the snapshot ('-' for stdout)")
+
+    e = sub.add_parser("explain", help="print a gotcha's card: symptom, cause, check, fix")
+    e.add_argument("id", metavar="ID", help="G1 ... G10")
+
+    sub.add_parser("list", help="list the ten gotchas")
+    return p
+
+
+def config_from_args(args: argparse.Namespace) -> Config:
+    cfg = load_config(getattr(args, "config", None))
+    return cfg.with_overrides(
+        target={"python": args.python, "timeout_s": args.timeout,
+                "cuda_smoke": False if getattr(args, "no_cuda_smoke", False) else None},
+        scan={"paths": args.path},
+        pins={"file": args.pins},
+        playbooks={"slugs": args.playbook, "commands": args.commands, "api_url": args.api_url},
+    )
+
+
+def _ids(raw: list[str]) -> list[str]:
+    if not raw:
+        return list(IDS)
+    try:
+        return list(dict.fromkeys(normalize_id(x) for x in raw))
+    except UnknownGotcha as e:
+        raise UsageError(str(e.args[0])) from None
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from sparktui.cli import render
+    from sparktui.runner import run_checks
+
+    ids = _ids(args.ids)
+    if args.snapshot:
+        readings, host, _ = read_snapshot(args.snapshot)
+        cfg = config_from_args(args)
+        verdicts, _ = run_checks(ids, cfg, readings)
+        source = f"snapshot {args.snapshot}"
+    else:
+        cfg = config_from_args(args)
+        verdicts, readings = run_checks(ids, cfg)
+        host = host_facts(readings)
+        source = "live"
+    if args.json:
+        json.dump(render.document(verdicts, host, source), sys.stdout, indent=2, default=str)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(render.table(verdicts, verbose=args.verbose))
+    return EXIT_FOR[worst([v.status for v in verdicts])]
+
+
+def host_facts(readings) -> dict:
+    from sparktui import probes
+    from sparktui.core.readings import Reading
+
+    h = readings.get("host") or probes.safe_read("host", Config())
+    return dict(h.data or {})
+
+
+def cmd_snapshot(args: argparse.Namespace) -> int:
+    from sparktui import probes
+    from sparktui.runner import collect
+
+    cfg = config_from_args(args)
+    readings = collect(probes.names(), cfg)
+    host = dict(readings.get_reading("host").data or {})
+    out = args.output
+    if out == "-":
+        import tempfile, os
+
+        with tempfile.TemporaryDirectory() as d:
+            tmp = Path(d) / "snap.json"
+            write_snapshot(tmp, readings, host, __version__)
+            sys.stdout.write(tmp.read_text())
+    else:
+        write_snapshot(out, readings, host, __version__)
+        failed = [r.probe for r in readings.values() if not r.ok]
+        print(f"wrote {out}: {len(readings)} readings" + (f" ({len(failed)} unavailable: {', '.join(failed)})" if failed else ""),
+              file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    try:
+        g = REGISTRY[normalize_id(args.id)]
+    except UnknownGotcha as e:
+        raise UsageError(str(e.args[0])) from None
+    sys.stdout.write(g.explain())
+    return EXIT_OK
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    for g in REGISTRY.values():
+        tag = " (intrusive)" if g.intrusive else ""
+        print(f"{g.id:<4} {g.title}{tag}")
+    return EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        handler = {"check": cmd_check, "snapshot": cmd_snapshot, "explain": cmd_explain, "list": cmd_list}.get(args.cmd)
+        if handler is None:
+            # Until the dashboard lands, plain `sparktui` prints the checklist.
+            args.ids, args.json, args.snapshot, args.verbose = [], False, None, False
+            handler = cmd_check
+        return handler(args)
+    except UsageError as e:
+        print(f"{e}\nTry 'sparktui --help'.", file=sys.stderr)
+        return EXIT_USAGE
+    except ConfigError as e:
+        print(f"sparktui: config error: {e}", file=sys.stderr)
+        return EXIT_CONFIG
+    except SnapshotError as e:
+        print(f"sparktui: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,1 @@
+"""The model every layer shares: verdicts, probe readings, snapshots and config."""

@@ -1,0 +1,210 @@
+"""Configuration: a TOML file in the user's config dir (or ``--config``), every setting defaulted.
+
+A bad value is a clear error naming the file, the key and what was expected; it is never
+silently replaced by the default.
+"""
+
+import os
+import sys
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any, Optional, get_args, get_origin, Union
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+
+class ConfigError(ValueError):
+    """A config file or value that cannot be used; the message is shown to the user as is."""
+
+
+def _positive(v: float) -> Optional[str]:
+    return None if v > 0 else "must be greater than 0"
+
+
+def _fraction(v: float) -> Optional[str]:
+    return None if 0 < v <= 1 else "must be in (0, 1]"
+
+
+def _setting(default: Any, help: str, check=None):
+    return field(default=default, metadata={"help": help, "check": check})
+
+
+def _setting_list(default: list, help: str):
+    return field(default_factory=lambda: list(default), metadata={"help": help, "check": None})
+
+
+@dataclass(frozen=True)
+class TargetConfig:
+    python: Optional[str] = _setting(None, "interpreter of the training environment (default: active venv/conda, else this one)")
+    timeout_s: float = _setting(90.0, "how long the torch-side probe may run before it counts as hung", _positive)
+    cuda_smoke: bool = _setting(True, "allocate one float on the GPU (torch.zeros(1).cuda()) to catch G1's first-.cuda() crash")
+
+
+@dataclass(frozen=True)
+class ScanConfig:
+    paths: list = _setting_list(["."], "folders and files the G10 scan reads (recursively)")
+    max_file_bytes: int = _setting(4 * 1024 * 1024, "files larger than this are skipped by the G10 scan", _positive)
+
+
+@dataclass(frozen=True)
+class PinsConfig:
+    image: str = _setting("ngc-pytorch-25.11", "shipped pin set G9 compares against (see `sparktui pins`)")
+    file: Optional[str] = _setting(None, "your own pins (requirements/constraints format); overrides image")
+
+
+@dataclass(frozen=True)
+class HardwareConfig:
+    rated_power_w: float = _setting(140.0, "GB10 rated power; NVML's limit reads N/A on GB10 (brick is 240 W, TDP 140 W)", _positive)
+    gpu_name_hint: Optional[str] = _setting(None, "treat the GPU as this model when NVML cannot name it")
+
+
+@dataclass(frozen=True)
+class MemoryConfig:
+    available_floor_gib: float = _setting(8.0, "warn when MemAvailable drops below this (G3)", _positive)
+    cache_warn_fraction: float = _setting(0.25, "point out page cache above this share of MemTotal (G3)", _fraction)
+
+
+@dataclass(frozen=True)
+class ThermalConfig:
+    window_min: float = _setting(10.0, "minutes of samples before G4 judges throttling", _positive)
+    hot_c: float = _setting(85.0, "temperature treated as 'high' for G4", _positive)
+    plateau_fraction: float = _setting(0.75, "power under this share of rated power counts as 'well under' (G4)", _fraction)
+
+
+@dataclass(frozen=True)
+class TelemetryConfig:
+    interval_s: float = _setting(1.0, "sampling interval for the dashboard and recordings", _positive)
+    history: int = _setting(3600, "samples kept per series (ring buffer)", _positive)
+
+
+@dataclass(frozen=True)
+class PlaybooksConfig:
+    repo: str = _setting("NVIDIA/dgx-spark-playbooks", "GitHub repository of the playbooks being followed (G8)")
+    slugs: list = _setting_list([], "playbook slugs being followed, e.g. ['vllm'] (G8)")
+    commands: list = _setting_list([], "commands from your launch script to match issues against (G8)")
+    api_url: str = _setting("https://api.github.com", "GitHub REST API base URL (GitHub Enterprise, tests)")
+    ttl_s: float = _setting(600.0, "a refresh inside this many seconds makes no request (G8)", _positive)
+
+
+@dataclass(frozen=True)
+class Config:
+    target: TargetConfig = field(default_factory=TargetConfig)
+    scan: ScanConfig = field(default_factory=ScanConfig)
+    pins: PinsConfig = field(default_factory=PinsConfig)
+    hardware: HardwareConfig = field(default_factory=HardwareConfig)
+    memory: MemoryConfig = field(default_factory=MemoryConfig)
+    thermal: ThermalConfig = field(default_factory=ThermalConfig)
+    telemetry: TelemetryConfig = field(default_factory=TelemetryConfig)
+    playbooks: PlaybooksConfig = field(default_factory=PlaybooksConfig)
+    source: Optional[str] = None  # the file it was read from, if any
+
+    def with_overrides(self, **sections: dict) -> "Config":
+        """Apply CLI flags: ``cfg.with_overrides(target={"python": p})``."""
+        new = self
+        for name, values in sections.items():
+            sec = getattr(new, name)
+            clean = {k: v for k, v in values.items() if v is not None}
+            if clean:
+                new = replace(new, **{name: _build_section(type(sec), {**_asdict(sec), **clean}, f"--{name}", None)})
+        return new
+
+
+def _asdict(sec) -> dict:
+    return {f.name: getattr(sec, f.name) for f in fields(sec)}
+
+
+def default_config_path() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "sparktui" / "config.toml"
+
+
+def default_state_dir() -> Path:
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return Path(base) / "sparktui"
+
+
+def default_cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "sparktui"
+
+
+def _type_name(tp) -> str:
+    if get_origin(tp) is Union:
+        inner = [a for a in get_args(tp) if a is not type(None)]
+        return f"{_type_name(inner[0])} (or omitted)"
+    return {float: "a number", int: "a whole number", bool: "true or false", str: "a string", list: "a list of strings"}.get(tp, str(tp))
+
+
+def _coerce(tp, value, where: str):
+    if get_origin(tp) is Union:
+        inner = [a for a in get_args(tp) if a is not type(None)][0]
+        return None if value is None else _coerce(inner, value, where)
+    ok = (
+        (tp is float and isinstance(value, (int, float)) and not isinstance(value, bool))
+        or (tp is int and isinstance(value, int) and not isinstance(value, bool))
+        or (tp is bool and isinstance(value, bool))
+        or (tp is str and isinstance(value, str))
+        or (tp is list and isinstance(value, list) and all(isinstance(x, str) for x in value))
+    )
+    if not ok:
+        raise ConfigError(f"{where}: expected {_type_name(tp)}, got {value!r}")
+    return float(value) if tp is float else value
+
+
+def _build_section(cls, values: dict, section: str, path: Optional[str]):
+    known = {f.name: f for f in fields(cls)}
+    kwargs = {}
+    for key, value in values.items():
+        where = f"{path}: [{section}] {key}" if path else f"{section} {key}"
+        if key not in known:
+            hint = ", ".join(sorted(known))
+            raise ConfigError(f"{where}: unknown setting (known in [{section}]: {hint})")
+        f = known[key]
+        v = _coerce(f.type, value, where)
+        check = f.metadata.get("check")
+        if check is not None and v is not None:
+            problem = check(v)
+            if problem:
+                raise ConfigError(f"{where}: {problem}, got {value!r}")
+        kwargs[key] = v
+    return cls(**kwargs)
+
+
+def load_config(path: Optional[os.PathLike | str] = None) -> Config:
+    """Load ``path`` (must exist) or the default file (may be absent)."""
+    explicit = path is not None
+    p = Path(path) if explicit else default_config_path()
+    if not p.exists():
+        if explicit:
+            raise ConfigError(f"{p}: config file not found")
+        return Config()
+    try:
+        doc = tomllib.loads(p.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{p}: not valid TOML: {e}") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"{p}: cannot read: {e}") from None
+    sections = {f.name: f for f in fields(Config) if f.name != "source"}
+    kwargs: dict = {}
+    for name, table in doc.items():
+        if name not in sections:
+            raise ConfigError(f"{p}: unknown section [{name}] (known: {', '.join(sorted(sections))})")
+        if not isinstance(table, dict):
+            raise ConfigError(f"{p}: [{name}] must be a table")
+        kwargs[name] = _build_section(sections[name].default_factory, table, name, str(p))
+    return Config(**kwargs, source=str(p))
+
+
+def describe_settings() -> list[tuple[str, str, Any, str]]:
+    """(section.key, type, default, help) for docs and `sparktui config`."""
+    out = []
+    for sf in fields(Config):
+        if sf.name == "source":
+            continue
+        sec = sf.default_factory()
+        for f in fields(sec):
+            out.append((f"{sf.name}.{f.name}", _type_name(f.type), getattr(sec, f.name), f.metadata.get("help", "")))
+    return out

@@ -1,0 +1,52 @@
+"""The ten gotchas, G1-G10, in a fixed order. Ids never change: scripts refer to checks by number."""
+
+from __future__ import annotations
+
+from sparktui.gotchas.base import Gotcha
+from sparktui.gotchas import (
+    g01_cuda_abi,
+    g02_flash_attn,
+    g03_unified_memory,
+    g04_throttling,
+    g05_bandwidth,
+    g06_contention,
+    g07_nvfp4_arch,
+    g08_stale_playbooks,
+    g09_container_drift,
+    g10_tensor_parallel,
+)
+
+REGISTRY: dict[str, Gotcha] = {
+    m.GOTCHA.id: m.GOTCHA
+    for m in (
+        g01_cuda_abi,
+        g02_flash_attn,
+        g03_unified_memory,
+        g04_throttling,
+        g05_bandwidth,
+        g06_contention,
+        g07_nvfp4_arch,
+        g08_stale_playbooks,
+        g09_container_drift,
+        g10_tensor_parallel,
+    )
+}
+IDS: tuple[str, ...] = tuple(REGISTRY)
+
+
+class UnknownGotcha(KeyError):
+    pass
+
+
+def normalize_id(text: str) -> str:
+    """'g4', 'G04', '4' -> 'G4'. Raises UnknownGotcha for anything else."""
+    t = text.strip().upper()
+    if t.startswith("G"):
+        t = t[1:]
+    if t.isdigit() and f"G{int(t)}" in REGISTRY:
+        return f"G{int(t)}"
+    raise UnknownGotcha(f"unknown gotcha {text!r}: ids are G1 to G10")
+
+
+def get(text: str) -> Gotcha:
+    return REGISTRY[normalize_id(text)]

@@ -1,0 +1,78 @@
+"""What a gotcha is: its fixed id, its texts, and its judge.
+
+A judge is a pure function ``(Readings, Config) -> Verdict``: it reads plain probe data and never
+touches the machine, so every verdict can be reproduced from a snapshot.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from sparktui.core.config import Config
+from sparktui.core.readings import Reading, Readings
+from sparktui.core.verdict import Evidence, Status, Verdict
+
+Judge = Callable[[Readings, Config], Verdict]
+
+
+@dataclass(frozen=True)
+class Gotcha:
+    id: str  # "G1".."G10": load-bearing, never renumbered
+    slug: str
+    title: str
+    symptom: str
+    cause: str
+    check: str  # how sparktui checks it, in words
+    fix: str  # Markdown; commands in fenced code blocks
+    intrusive: bool  # loads the machine or needs root: never run automatically
+    cadence_s: float | None  # how often the dashboard reruns it; None = on demand only
+    probes: tuple[str, ...]  # readings the judge needs
+    judge: Judge
+    references: tuple[str, ...] = ()
+
+    @property
+    def number(self) -> int:
+        return int(self.id[1:])
+
+    def explain(self) -> str:
+        """The gotcha's card as Markdown (``sparktui explain G4``)."""
+        cadence = "on demand only" if self.cadence_s is None else _every(self.cadence_s)
+        lines = [
+            f"# {self.id}: {self.title}",
+            "",
+            f"**Symptom.** {self.symptom}",
+            "",
+            f"**Cause.** {self.cause}",
+            "",
+            f"**How sparktui checks it.** {self.check}",
+            "",
+            f"**Intrusive:** {'yes: never run automatically; sparktui asks first' if self.intrusive else 'no'}. "
+            f"**Reruns:** {cadence}.",
+            "",
+            "## Fix",
+            "",
+            self.fix.strip(),
+        ]
+        if self.references:
+            lines += ["", "## Seen in", ""] + [f"- {r}" for r in self.references]
+        return "\n".join(lines) + "\n"
+
+
+def _every(seconds: float) -> str:
+    if seconds >= 3600 and seconds % 3600 == 0:
+        return f"every {int(seconds // 3600)} h"
+    if seconds >= 60:
+        return f"every {seconds / 60:g} min"
+    return f"every {seconds:g} s"
+
+
+def unknown_from(gid: str, reading: Reading, what: str) -> Verdict:
+    """The verdict when a needed reading is missing: ``unknown`` with the probe's own reason."""
+    reason = reading.error or "no data"
+    return Verdict(
+        id=gid,
+        status=Status.UNKNOWN,
+        summary=f"cannot tell: {what} unavailable ({reason})",
+        evidence=(Evidence(what, reading.source or reading.probe, f"unavailable: {reason}"),),
+    )

@@ -1,0 +1,57 @@
+"""Probes read the machine and return plain data (a ``Reading``); they never judge.
+
+Every probe is ``read(cfg) -> Reading`` and must not raise: ``safe_read`` turns an unexpected
+exception into a Reading whose error names it, so one broken probe costs one reading.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from typing import Callable
+
+from sparktui.core.config import Config
+from sparktui.core.readings import Reading
+
+Probe = Callable[[Config], Reading]
+
+
+def _registry() -> dict[str, Probe]:
+    # Imported lazily so `sparktui explain` does not pay for probe imports.
+    from sparktui.probes import container, cudalibs, host, nvml, pins, target, tpscan, state
+
+    return {
+        "host": host.read,
+        "nvml": nvml.read_static,
+        "target": target.read,
+        "cudalibs": cudalibs.read,
+        "container": container.read,
+        "pins": pins.read,
+        "tpscan": tpscan.read,
+        "meminfo": host.read_meminfo,
+        "bandwidth_last": state.read_bandwidth_last,
+    }
+
+
+def names() -> list[str]:
+    return list(_registry())
+
+
+def safe_read(name: str, cfg: Config) -> Reading:
+    """Run probe ``name``; whatever happens, return a Reading."""
+    started = time.time()
+    t0 = time.perf_counter()
+    try:
+        fn = _registry().get(name)
+        if fn is None:
+            return Reading(probe=name, data=None, error=f"no such probe '{name}'", started_at=started)
+        reading = fn(cfg)
+    except Exception as e:  # a probe bug must not take the tool down
+        tb = traceback.format_exception_only(type(e), e)[-1].strip()
+        return Reading(probe=name, data=None, error=f"probe crashed: {tb}", started_at=started,
+                       took_s=time.perf_counter() - t0)
+    if reading.took_s == 0.0:
+        from dataclasses import replace
+
+        reading = replace(reading, started_at=started, took_s=time.perf_counter() - t0)
+    return reading

@@ -1,0 +1,256 @@
+"""The target-interpreter probe: torch-side facts from the interpreter the training uses.
+
+sparktui never imports torch itself (that would create a CUDA context in the watcher, taking
+memory from the run on unified memory). It runs ``target_script.py`` under the *training*
+interpreter as a short-lived subprocess, which also lets it observe a crash instead of suffering
+it: an undefined-symbol ImportError, a SIGSEGV, a hang past the timeout are all recorded as data.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sparktui.core.config import Config
+from sparktui.core.readings import Reading
+
+SCRIPT = Path(__file__).with_name("target_script.py")
+
+# Distributions whose versions G9 compares and G2 needs (pins add their own names).
+TRAINING_STACK = (
+    "torch", "torchvision", "torchaudio", "triton", "transformers", "accelerate", "peft", "trl",
+    "datasets", "tokenizers", "safetensors", "bitsandbytes", "flash-attn", "flash_attn", "xformers",
+    "unsloth", "unsloth_zoo", "deepspeed", "vllm", "numpy", "nvidia-cuda-runtime-cu12",
+    "nvidia-cuda-runtime-cu13", "nvidia-cuda-runtime", "nvidia-nccl-cu12", "nvidia-nccl-cu13",
+    "transformer-engine", "apex",
+)
+
+ENV_STAGES = ("python", "packages", "cudart")
+TORCH_STAGES = ("import torch", "torch.cuda", "import flash_attn", "first .cuda()")
+STDERR_TAIL = 4000
+
+
+def choose_interpreter(cfg: Config, environ: dict[str, str] | None = None) -> tuple[str, str]:
+    """(path, why): --python/config first, then the active venv/conda env, else this interpreter."""
+    env = os.environ if environ is None else environ
+    if cfg.target.python:
+        p = cfg.target.python
+        resolved = shutil.which(p) if os.sep not in p else p
+        return (resolved or p), "configured (--python or [target] python)"
+    for var, label in (("VIRTUAL_ENV", "active virtualenv ($VIRTUAL_ENV)"), ("CONDA_PREFIX", "active conda env ($CONDA_PREFIX)")):
+        root = env.get(var)
+        if root:
+            for name in ("bin/python", "bin/python3"):
+                cand = os.path.join(root, name)
+                if os.path.exists(cand):
+                    return cand, label
+    return sys.executable, "sparktui's own interpreter (no --python and no active env)"
+
+
+def signal_name(returncode: int) -> str | None:
+    if returncode >= 0:
+        return None
+    try:
+        return signal.Signals(-returncode).name
+    except ValueError:
+        return f"signal {-returncode}"
+
+
+@dataclass
+class ScriptRun:
+    """What one run of the target script left behind."""
+
+    events: list[dict] = field(default_factory=list)
+    returncode: int | None = None
+    timed_out: bool = False
+    stderr_tail: str = ""
+    stdout_tail: str = ""
+    seconds: float = 0.0
+    launch_error: str | None = None
+
+    @property
+    def finished(self) -> bool:
+        return any(e.get("event") == "end" for e in self.events)
+
+    def last_begun(self) -> str | None:
+        closed = {e["stage"] for e in self.events if e.get("event") in ("done", "error", "skipped")}
+        for e in reversed(self.events):
+            if e.get("event") == "begin" and e["stage"] not in closed:
+                return e["stage"]
+        return None
+
+
+def run_script(python: str, mode: str, timeout_s: float, skip: set[str] = frozenset(), packages=()) -> ScriptRun:
+    """Run target_script.py under ``python``; kills the whole process group on timeout."""
+    run = ScriptRun()
+    rfd, wfd = os.pipe()
+    cmd = [python, str(SCRIPT), "--fd", str(wfd), "--mode", mode, "--skip", ",".join(sorted(skip)),
+           "--packages", ",".join(packages)]
+    env = dict(os.environ)
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.Popen(cmd, pass_fds=(wfd,), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, start_new_session=True, env=env)
+    except OSError as e:
+        os.close(rfd)
+        os.close(wfd)
+        run.launch_error = f"cannot start {python}: {e.strerror or e}"
+        return run
+    os.close(wfd)
+    lines: list[str] = []
+
+    def pump() -> None:
+        with os.fdopen(rfd, "r", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                lines.append(line)
+
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
+    try:
+        out, err = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        run.timed_out = True
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            proc.kill()
+        out, err = proc.communicate()
+    reader.join(timeout=5)
+    run.seconds = time.perf_counter() - t0
+    run.returncode = proc.returncode
+    run.stderr_tail = err.decode("utf-8", "replace")[-STDERR_TAIL:]
+    run.stdout_tail = out.decode("utf-8", "replace")[-STDERR_TAIL:]
+    for line in lines:
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # a torn last line from a killed process
+        if isinstance(rec, dict) and "event" in rec and "stage" in rec:
+            run.events.append(rec)
+    return run
+
+
+def _crash_of(run: ScriptRun, mode: str, timeout_s: float) -> dict | None:
+    if run.finished and run.returncode == 0:
+        return None
+    stage = run.last_begun()
+    crash = {"mode": mode, "stage": stage, "returncode": run.returncode, "stderr_tail": run.stderr_tail[-1500:]}
+    if run.timed_out:
+        crash.update(kind="hung", seconds=round(timeout_s, 1))
+    elif run.returncode is not None and run.returncode < 0:
+        crash.update(kind="signal", signal=signal_name(run.returncode))
+    elif not any(e.get("event") == "begin" for e in run.events):
+        crash.update(kind="no-output")  # not a Python our script runs on, or it printed garbage
+    else:
+        crash.update(kind="exit")
+    return crash
+
+
+def _run_mode(python: str, mode: str, stages: tuple[str, ...], timeout_s: float, skip: set[str], packages) -> tuple[dict, list[dict]]:
+    """Run one mode; after a crash in a stage, rerun once without it to learn the rest."""
+    stage_info: dict[str, dict] = {}
+    crashes: list[dict] = []
+    data: dict[str, object] = {}
+    skip = set(skip)
+    deadline = time.monotonic() + timeout_s
+    for attempt in range(2):
+        remaining = max(1.0, deadline - time.monotonic()) if attempt else timeout_s
+        run = run_script(python, mode, remaining, skip, packages)
+        if run.launch_error:
+            return {"launch_error": run.launch_error}, crashes
+        for e in run.events:
+            st = e["stage"]
+            if e["event"] == "done":
+                stage_info[st] = {"status": "done", "seconds": e.get("seconds"), "warnings": e.get("warnings", [])}
+                data[st] = e.get("data")
+            elif e["event"] == "error":
+                stage_info[st] = {"status": "error", "seconds": e.get("seconds"), "error_type": e.get("error_type"),
+                                  "error": e.get("error")}
+            elif e["event"] == "skipped" and st not in stage_info:
+                stage_info[st] = {"status": "skipped"}
+        crash = _crash_of(run, mode, remaining)
+        if crash is None:
+            break
+        crashes.append(crash)
+        st = crash["stage"]
+        if st:
+            stage_info[st] = {"status": "crashed" if crash["kind"] != "hung" else "hung",
+                              "error": _describe_crash(crash), "signal": crash.get("signal")}
+        if crash["kind"] != "signal" or not st or st == stages[-1]:
+            break  # a hang already spent the budget; nothing after the last stage to learn
+        skip.add(st)
+    for st in stages:
+        stage_info.setdefault(st, {"status": "not reached"})
+    return {"stages": stage_info, "data": data}, crashes
+
+
+def _describe_crash(crash: dict) -> str:
+    stage = crash.get("stage") or "start-up"
+    if crash["kind"] == "signal":
+        return f"process died by {crash.get('signal')} during '{stage}'"
+    if crash["kind"] == "hung":
+        return f"no answer after {crash.get('seconds')} s during '{stage}'; killed"
+    if crash["kind"] == "no-output":
+        return f"exited with code {crash.get('returncode')} before reporting anything"
+    return f"exited with code {crash.get('returncode')} during '{stage}'"
+
+
+def probe_interpreter(python: str, timeout_s: float, cuda_smoke: bool = True, packages=TRAINING_STACK) -> dict:
+    """Both modes in parallel; returns the plain dict stored in the Reading."""
+    results: dict[str, tuple[dict, list[dict]]] = {}
+    torch_skip = set() if cuda_smoke else {"first .cuda()"}
+
+    def go(mode: str, stages, skip) -> None:
+        results[mode] = _run_mode(python, mode, stages, timeout_s, skip, packages)
+
+    threads = [threading.Thread(target=go, args=("env", ENV_STAGES, set())),
+               threading.Thread(target=go, args=("torch", TORCH_STAGES, torch_skip))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    out: dict = {"stages": {}, "crashes": []}
+    for mode in ("env", "torch"):
+        res, crashes = results[mode]
+        if "launch_error" in res:
+            return {"launch_error": res["launch_error"]}
+        out["stages"].update(res["stages"])
+        out["crashes"].extend(crashes)
+        d = res["data"]
+        if mode == "env":
+            out["python"] = d.get("python")
+            out["packages"] = d.get("packages")
+            out["cudart"] = d.get("cudart")
+        else:
+            out["torch"] = d.get("import torch")
+            out["torch_cuda"] = d.get("torch.cuda")
+            out["flash_attn"] = d.get("import flash_attn")
+            out["cuda_smoke"] = d.get("first .cuda()")
+    return out
+
+
+def read(cfg: Config) -> Reading:
+    python, why = choose_interpreter(cfg)
+    started = time.time()
+    t0 = time.perf_counter()
+    from sparktui.probes import pins as pins_probe
+
+    names = list(dict.fromkeys(list(TRAINING_STACK) + pins_probe.pinned_names(cfg)))
+    data = probe_interpreter(python, cfg.target.timeout_s, cfg.target.cuda_smoke, names)
+    took = time.perf_counter() - t0
+    source = f"{python} (subprocess)"
+    if "launch_error" in data:
+        return Reading("target", None, error=data["launch_error"], source=source, started_at=started, took_s=took)
+    data["interpreter"] = python
+    data["selected_by"] = why
+    return Reading("target", data, source=source, started_at=started, took_s=took)

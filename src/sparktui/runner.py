@@ -1,0 +1,60 @@
+"""Collect the readings the chosen gotchas need (in parallel, each probe once), then judge them.
+
+The runner is the only place that joins probes and judges; the CLI and the dashboard both use it.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from concurrent.futures import ThreadPoolExecutor
+from typing import Iterable
+
+from sparktui import probes
+from sparktui.core.config import Config
+from sparktui.core.readings import Readings
+from sparktui.core.verdict import Evidence, Status, Verdict
+from sparktui.gotchas import REGISTRY, Gotcha
+
+
+def needed_probes(gotchas: Iterable[Gotcha]) -> list[str]:
+    seen: dict[str, None] = {}
+    for g in gotchas:
+        for p in g.probes:
+            seen.setdefault(p, None)
+    return list(seen)
+
+
+def collect(names: Iterable[str], cfg: Config, max_workers: int = 8) -> Readings:
+    """Run the named probes in parallel; never raises."""
+    names = list(dict.fromkeys(names))
+    readings = Readings()
+    if not names:
+        return readings
+    with ThreadPoolExecutor(max_workers=min(max_workers, len(names)), thread_name_prefix="probe") as pool:
+        for reading in pool.map(lambda n: probes.safe_read(n, cfg), names):
+            readings.add(reading)
+    return readings
+
+
+def judge(g: Gotcha, readings: Readings, cfg: Config) -> Verdict:
+    """Apply one judge; a judge bug becomes an ``unknown`` verdict naming it, never a crash."""
+    used = [readings.get_reading(p) for p in g.probes]
+    measured_at = max((r.started_at + r.took_s for r in used if r.started_at), default=None)
+    took = max((r.took_s for r in used), default=0.0)
+    t0 = time.perf_counter()
+    try:
+        v = g.judge(readings, cfg)
+    except Exception as e:
+        msg = traceback.format_exception_only(type(e), e)[-1].strip()
+        v = Verdict(g.id, Status.UNKNOWN, f"judge error (a sparktui bug, please report): {msg}",
+                    evidence=(Evidence("judge", f"sparktui.gotchas {g.slug}", msg),))
+    return v.with_timing(measured_at, took + (time.perf_counter() - t0))
+
+
+def run_checks(ids: Iterable[str], cfg: Config, readings: Readings | None = None) -> tuple[list[Verdict], Readings]:
+    """Judge the given gotcha ids; collect what is missing from ``readings`` (None: collect all)."""
+    chosen = [REGISTRY[i] for i in ids]
+    if readings is None:
+        readings = collect(needed_probes(chosen), cfg)
+    return [judge(g, readings, cfg) for g in chosen], readings

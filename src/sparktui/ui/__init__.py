@@ -1,0 +1,1 @@
+"""The Textual dashboard: it only shows what the runner and sampler produce."""
