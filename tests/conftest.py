@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from sparktui.core.config import Config
@@ -35,3 +41,23 @@ def readings_of(**data) -> Readings:
         else:
             r.add(Reading(name, value, source=name, started_at=1.0, took_s=0.01))
     return r
+
+
+TORCH_VENV = os.environ.get("SPARKTUI_TEST_TORCH_VENV", "/tmp/sparktui-test-torch-2.13.0")
+
+
+@pytest.fixture(scope="session")
+def torch_venv_python() -> str:
+    """A real virtualenv with torch 2.13.0's CPU build, built once and shared (file-locked for xdist)."""
+    root = Path(TORCH_VENV)
+    py = root / "bin" / "python"
+    root.parent.mkdir(parents=True, exist_ok=True)
+    with open(str(root) + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        ok = py.exists() and subprocess.run([str(py), "-c", "import torch"], capture_output=True).returncode == 0
+        if not ok:
+            subprocess.run([sys.executable, "-m", "venv", "--clear", str(root)], check=True)
+            proc = subprocess.run([str(py), "-m", "pip", "install", "-q", "torch==2.13.0"], capture_output=True, text=True)
+            if proc.returncode != 0:
+                pytest.fail(f"could not build the torch CPU venv: {proc.stderr[-2000:]}")
+    return str(py)

@@ -1,16 +1,118 @@
-"""(stub, being written) G7."""
+"""G7: NVFP4 slower than FP8 on SM121, which is a packaging problem: kernels not built for sm_121a/sm_120f."""
+
+from __future__ import annotations
+
+import re
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
-from sparktui.core.verdict import Status, Verdict
+from sparktui.core.verdict import EvidenceList, Status, Verdict
+from sparktui.gotchas._facts import GpuFacts
 from sparktui.gotchas.base import Gotcha
+
+ID = "G7"
+
+FIX = """\
+NVFP4 on a GB10 is only as fast as the kernels your stack was compiled with. Before choosing NVFP4
+over FP8, check the build's targets and measure both formats on your own model:
+
+```bash
+python -c "import torch; print(torch.cuda.get_device_capability(), torch.cuda.get_arch_list())"
+```
+
+When you build kernels yourself (extensions, vLLM, TensorRT-LLM from source), target the GB10's
+architecture-specific or family variant so the FP4 paths are compiled in:
+
+```bash
+export TORCH_CUDA_ARCH_LIST="12.1a"        # or "12.0f" for the sm_120 family
+export CUDAARCHS="121a"                    # CMake-based builds
+```
+
+A matched NGC container (or a wheel whose arch list includes sm_121a / sm_120f) avoids the
+fallback (e.g. a Marlin kernel) that made one hybrid model about 32% slower in NVFP4 than in FP8;
+the same author later measured NVFP4 about 1.5x faster than FP8 on a dense model.
+"""
+
+_NATIVE = re.compile(r"^(sm|compute)_(121a|120f|121f)$")
+_FAMILY12 = re.compile(r"^(sm|compute)_12\d[a-z]?$")
+_ENV_NATIVE = re.compile(r"(^|[;\s,])(12\.1a|12\.0f|12\.1f)(\+PTX)?($|[;\s,])", re.I)
+
+
+def _arch_num(a: str) -> int | None:
+    m = re.match(r"^(?:sm|compute)_(\d+)", a)
+    return int(m.group(1)) if m else None
 
 
 def judge(r: Readings, cfg: Config) -> Verdict:
-    return Verdict("G7", Status.UNKNOWN, "not implemented yet")
+    """skip off SM121; on SM121: ok when the torch build has sm_121a/sm_120f kernels, warn when it
+    only has generic 12.x (or only PTX) kernels, fail when it has nothing for 12.x at all; unknown
+    when the capability or the arch list cannot be read."""
+    gpu = GpuFacts(r, cfg)
+    ev = EvidenceList()
+    if gpu.capability is None:
+        ev.add("compute capability", "NVML", f"unavailable: {r.get_reading('nvml').error or 'NVML named no device'}")
+        tc = (r.data("target") or {}).get("torch_cuda") or {}
+        ev.add("torch.cuda.is_available()", "target interpreter",
+               tc.get("available") if tc else f"unavailable: {r.get_reading('target').error or 'torch.cuda not reached'}")
+        return Verdict(ID, Status.UNKNOWN, "cannot tell: compute capability unreadable (no GPU seen by NVML or the target torch)",
+                       evidence=ev.tuple())
+    ev.add("compute capability", gpu.cap_source, f"{gpu.capability[0]}.{gpu.capability[1]} ({gpu.name or 'unnamed'})")
+    if gpu.capability != (12, 1):
+        return Verdict(ID, Status.SKIP, f"not SM121: {gpu.label()}; the NVFP4 packaging gotcha is GB10-specific", evidence=ev.tuple())
+
+    t = r.data("target") or {}
+    tc = t.get("torch_cuda") or {}
+    arch = tc.get("arch_list")
+    env_list = ((t.get("python") or {}).get("env") or {}).get("TORCH_CUDA_ARCH_LIST")
+    ev.add("TORCH_CUDA_ARCH_LIST (extension builds)", "target environment", env_list if env_list is not None else "not set")
+    details = []
+    if env_list is not None and not _ENV_NATIVE.search(env_list):
+        details.append(f"TORCH_CUDA_ARCH_LIST={env_list!r} has no 12.1a/12.0f: kernels you build now lack NVFP4 paths for SM121")
+    if not arch:
+        why = tc.get("arch_list_error") or ((t.get("stages") or {}).get("torch.cuda") or {}).get("error") or r.get_reading("target").error or "torch.cuda facts unavailable"
+        ev.add("torch.cuda.get_arch_list()", "target interpreter", f"unavailable: {why}")
+        return Verdict(ID, Status.UNKNOWN, "SM121 confirmed, but the build's arch list could not be read", evidence=ev.tuple(),
+                       details=tuple(details), fix=FIX)
+    ev.add("torch.cuda.get_arch_list()", "target interpreter", arch)
+    native = [a for a in arch if _NATIVE.match(a)]
+    family = [a for a in arch if _FAMILY12.match(a)]
+    sass12 = [a for a in family if a.startswith("sm_")]
+    ptx_ok = [a for a in arch if a.startswith("compute_") and (_arch_num(a) or 0) <= 121]
+    if native:
+        status, summary = Status.OK, f"SM121 and the torch build has {', '.join(native)} kernels: NVFP4 can use native paths; still measure against FP8"
+    elif sass12:
+        status, summary = Status.WARN, f"SM121, torch built for {', '.join(sass12)} but not sm_121a/sm_120f: NVFP4 kernels may fall back; benchmark FP8 first"
+    elif ptx_ok:
+        status, summary = Status.WARN, f"SM121 with no 12.x machine code (only PTX {', '.join(ptx_ok)}): JIT at start-up and no native NVFP4"
+    else:
+        status, summary = Status.FAIL, f"SM121, but the torch build targets only {', '.join(arch)}: no kernels for this GPU"
+    if details and status is Status.OK:
+        status = Status.WARN
+        summary += "; but TORCH_CUDA_ARCH_LIST lacks 12.1a/12.0f"
+    return Verdict(ID, status, summary, evidence=ev.tuple(), details=tuple(details),
+                   fix=FIX if status is not Status.OK else "")
 
 
 GOTCHA = Gotcha(
-    id="G7", slug="nvfp4-arch", title="nvfp4-arch", symptom="", cause="", check="", fix="", intrusive=False,
-    cadence_s=None, probes=(), judge=judge,
+    id=ID,
+    slug="nvfp4-arch",
+    title="NVFP4 slower than FP8 on SM121",
+    symptom="An NVFP4-quantized model runs slower than the same model in FP8 on a Spark, against "
+            "the expectation that 4-bit is faster.",
+    cause="Packaging, not the format: SM121 has no native e2m1 conversion path for kernels that "
+          "were not compiled for sm_121a (or the sm_120f family), so such builds fall back to "
+          "slower kernels. The widely quoted '~32% slower' came from one hybrid model where vLLM "
+          "fell back to a Marlin kernel; the same author later measured NVFP4 ~1.5x faster on a "
+          "dense model with proper kernels.",
+    check="Reads the compute capability from NVML (else the training interpreter's torch); on "
+          "anything but 12.1 the check is skipped. On SM121 it reads `torch.cuda.get_arch_list()` "
+          "and TORCH_CUDA_ARCH_LIST in the training environment and looks for sm_121a / sm_120f "
+          "targets. Other engines (vLLM, TensorRT-LLM) carry their own kernels: check their build "
+          "notes too.",
+    fix=FIX,
+    intrusive=False,
+    cadence_s=3600.0,
+    probes=("nvml", "target"),
+    judge=judge,
+    references=("FACTS.md: NVFP4 vs FP8 on SM121", "shared/reference/gotcha-checks.txt (G7)"),
 )

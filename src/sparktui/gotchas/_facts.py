@@ -1,0 +1,78 @@
+"""Shared, pure helpers for judges: which GPU the readings describe, and small formatters."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sparktui.core.config import Config
+from sparktui.core.readings import Readings
+
+
+def field_value(d: dict | None, key: str) -> Any:
+    """Value of an NVML field dict ``{"value": ..}`` / ``{"error": ..}``, or None."""
+    if not isinstance(d, dict):
+        return None
+    f = d.get(key)
+    if isinstance(f, dict):
+        return f.get("value")
+    return f
+
+
+def field_error(d: dict | None, key: str) -> str | None:
+    if not isinstance(d, dict):
+        return None
+    f = d.get(key)
+    return f.get("error") if isinstance(f, dict) else None
+
+
+class GpuFacts:
+    """What the readings say about GPU 0: name and capability, from NVML first, else the target torch."""
+
+    def __init__(self, r: Readings, cfg: Config) -> None:
+        self.name: str | None = None
+        self.capability: tuple[int, int] | None = None
+        self.name_source = self.cap_source = ""
+        self.driver: str | None = None
+        self.driver_cuda: str | None = None
+        nv = r.data("nvml")
+        if nv:
+            self.driver = field_value(nv, "driver_version")
+            self.driver_cuda = field_value(nv, "cuda_driver_version")
+            devs = nv.get("devices") or []
+            if devs:
+                d0 = devs[0]
+                if field_value(d0, "name"):
+                    self.name, self.name_source = field_value(d0, "name"), "NVML nvmlDeviceGetName"
+                cc = field_value(d0, "compute_capability")
+                if cc:
+                    self.capability, self.cap_source = (int(cc[0]), int(cc[1])), "NVML nvmlDeviceGetCudaComputeCapability"
+        t = r.data("target") or {}
+        tc = t.get("torch_cuda") or {}
+        devs = tc.get("devices") or []
+        if devs:
+            if self.name is None and devs[0].get("name"):
+                self.name, self.name_source = devs[0]["name"], "torch.cuda.get_device_name(0)"
+            cap = devs[0].get("capability")
+            if self.capability is None and cap:
+                self.capability, self.cap_source = (int(cap[0]), int(cap[1])), "torch.cuda.get_device_capability(0)"
+        if self.name is None and cfg.hardware.gpu_name_hint:
+            self.name, self.name_source = cfg.hardware.gpu_name_hint, "config [hardware] gpu_name_hint"
+
+    @property
+    def seen(self) -> bool:
+        return self.name is not None or self.capability is not None
+
+    @property
+    def is_gb10(self) -> bool:
+        return (self.capability == (12, 1)) or ("GB10" in (self.name or "").upper())
+
+    def label(self) -> str:
+        cc = f"sm_{self.capability[0]}{self.capability[1]}" if self.capability else "capability unknown"
+        return f"{self.name or 'unnamed GPU'} ({cc})"
+
+
+def major(version: str | None) -> int | None:
+    if not version:
+        return None
+    head = str(version).split(".")[0]
+    return int(head) if head.isdigit() else None

@@ -1,0 +1,146 @@
+"""The target-interpreter probe, run for real against stand-in interpreters and a real torch.
+
+A crash in the training environment is evidence, not a failure of sparktui: each way of breaking
+must come back as data, and G1 must name what happened.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import pytest
+
+from sparktui.core.config import Config
+from sparktui.core.readings import Reading, Readings
+from sparktui.core.verdict import Status
+from sparktui.gotchas import g01_cuda_abi, g07_nvfp4_arch
+from sparktui.probes import target
+from tests.conftest import readings_of
+from tests.standins.make import FLASH_ATTN_SEGV, make_script, make_standin
+
+
+def probe(python: str, timeout: float = 20.0, cuda_smoke: bool = True) -> Reading:
+    cfg = Config().with_overrides(target={"python": python, "timeout_s": timeout, "cuda_smoke": cuda_smoke})
+    return target.read(cfg)
+
+
+def g1(reading: Reading, **more):
+    return g01_cuda_abi.judge(readings_of(target=reading, **more), Config())
+
+
+def test_undefined_symbol_import_error_is_a_g1_failure_naming_the_symbol(tmp_path):
+    r = probe(make_standin(tmp_path, "undefined_symbol"))
+    st = r.data["stages"]["import torch"]
+    assert st["status"] == "error" and st["error_type"] == "ImportError"
+    assert r.data["packages"] is not None  # the env stage still reported
+    v = g1(r)
+    assert v.status is Status.FAIL
+    assert "undefined symbol cudaGetDriverEntryPointByVersion" in v.summary
+
+
+def test_sigsegv_on_import_is_recorded_with_the_stage_and_the_rest_still_reported(tmp_path):
+    r = probe(make_standin(tmp_path, "segv_import"))
+    st = r.data["stages"]["import torch"]
+    assert st["status"] == "crashed" and st["signal"] == "SIGSEGV"
+    assert r.data["crashes"][0]["stage"] == "import torch"
+    # rerun without the crashing stage still learned about flash_attn
+    assert r.data["stages"]["import flash_attn"]["status"] in ("error", "done")
+    v = g1(r)
+    assert v.status is Status.FAIL
+    assert "SIGSEGV" in v.summary and "import torch" in v.summary
+
+
+def test_hang_past_timeout_is_killed_and_reported_unknown_with_the_stage(tmp_path):
+    t0 = time.monotonic()
+    r = probe(make_standin(tmp_path, "hang_import"), timeout=2.0)
+    assert time.monotonic() - t0 < 10
+    st = r.data["stages"]["import torch"]
+    assert st["status"] == "hung"
+    v = g1(r)
+    assert v.status is Status.UNKNOWN
+    assert "import torch did not finish" in v.summary and "2.0 s" in v.summary
+
+
+def test_segfault_on_first_cuda_call_on_a_gb10_is_a_failure(tmp_path):
+    r = probe(make_standin(tmp_path, "segv_first_cuda"))
+    assert r.data["torch"]["cuda"] == "13.0"
+    assert r.data["stages"]["first .cuda()"]["status"] == "crashed"
+    v = g1(r)
+    assert v.status is Status.FAIL
+    assert "first .cuda() crashed" in v.summary and "SIGSEGV" in v.summary
+
+
+def test_cuda_smoke_can_be_turned_off(tmp_path):
+    r = probe(make_standin(tmp_path, "segv_first_cuda"), cuda_smoke=False)
+    assert r.data["stages"]["first .cuda()"]["status"] == "skipped"
+    assert g1(r).status is Status.OK  # cu130 on a GB10, nothing crashed
+
+
+def test_flash_attn_segfault_does_not_hide_the_cuda_smoke(tmp_path):
+    r = probe(make_standin(tmp_path, "ok_gb10", flash_attn=FLASH_ATTN_SEGV))
+    assert r.data["stages"]["import flash_attn"]["status"] == "crashed"
+    assert r.data["stages"]["first .cuda()"]["status"] == "done"
+
+
+def test_gb10_fake_build_without_sm121a_is_a_g7_warning(tmp_path):
+    r = probe(make_standin(tmp_path, "ok_gb10"))
+    v = g07_nvfp4_arch.judge(readings_of(target=r, nvml=None), Config())
+    assert v.status is Status.WARN
+    assert "sm_120" in v.summary and "sm_121a" in v.summary
+
+
+def test_interpreter_that_prints_garbage(tmp_path):
+    py = make_script(tmp_path, "python-garbage", "echo 'this is not python'; echo 'Traceback?' >&2; exit 3\n")
+    r = probe(py)
+    assert r.data is not None
+    crash = r.data["crashes"][0]
+    assert crash["kind"] == "no-output" and crash["returncode"] == 3
+    v = g1(r)
+    assert v.status is Status.UNKNOWN
+
+
+def test_missing_interpreter_is_a_clear_error(tmp_path):
+    r = probe(str(tmp_path / "no-such-python"))
+    assert r.data is None
+    assert "cannot start" in r.error and "no-such-python" in r.error
+    v = g1(r)
+    assert v.status is Status.UNKNOWN and "cannot start" in v.summary
+
+
+def test_interpreter_choice_prefers_flag_then_venv_then_conda(tmp_path):
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").write_text("")
+    conda = tmp_path / "conda"
+    (conda / "bin").mkdir(parents=True)
+    (conda / "bin" / "python").write_text("")
+    cfg = Config()
+    assert target.choose_interpreter(cfg, {"VIRTUAL_ENV": str(venv), "CONDA_PREFIX": str(conda)})[0] == str(venv / "bin" / "python")
+    assert target.choose_interpreter(cfg, {"CONDA_PREFIX": str(conda)})[0] == str(conda / "bin" / "python")
+    assert target.choose_interpreter(cfg, {})[0] == sys.executable
+    flagged = cfg.with_overrides(target={"python": "/opt/train/bin/python"})
+    assert target.choose_interpreter(flagged, {"VIRTUAL_ENV": str(venv)}) == ("/opt/train/bin/python", "configured (--python or [target] python)")
+
+
+@pytest.mark.slow
+def test_real_torch_cpu_build(torch_venv_python):
+    """torch 2.13.0's CPU build, imported for real in its own venv."""
+    r = probe(torch_venv_python, timeout=120)
+    d = r.data
+    assert d["stages"]["import torch"]["status"] == "done"
+    assert d["torch"]["version"].startswith("2.13.0")
+    assert d["torch"]["cuda"] is None
+    assert d["torch_cuda"]["available"] is False
+    assert d["packages"]["torch"].startswith("2.13.0")
+    assert d["stages"]["import flash_attn"]["status"] == "error"
+    assert d["cuda_smoke"] == {"ran": False, "reason": "torch.cuda.is_available() is False"}
+    # no GPU on this machine: G1 cannot judge the ABI against a driver, and says so
+    v = g1(r)
+    assert v.status is Status.UNKNOWN and "no NVIDIA GPU or driver seen" in v.summary
+    # on a GB10 (as NVML would report it) the same CPU-only build is a failure
+    nvml = {"driver_version": {"value": "580.95.05"}, "cuda_driver_version": {"value": "13.0"},
+            "devices": [{"index": 0, "name": {"value": "NVIDIA GB10"}, "compute_capability": {"value": [12, 1]}}]}
+    v = g1(r, nvml=nvml)
+    assert v.status is Status.FAIL and "CPU-only build on a GB10" in v.summary
