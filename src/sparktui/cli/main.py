@@ -1,7 +1,7 @@
 """``sparktui`` entry point: argument parsing and exit codes.
 
 Exit codes (docs/cli.md): 0 all ok/skip, 1 a warning, 2 a failure, 3 unknowns but nothing
-worse, 64 usage error, 78 config error, 70 internal error.
+worse, 4 an intrusive action refused, 64 usage error, 78 config error, 70 internal error.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from sparktui.core.verdict import Status, worst
 from sparktui.gotchas import IDS, REGISTRY, UnknownGotcha, normalize_id
 
 EXIT_OK, EXIT_WARN, EXIT_FAIL, EXIT_UNKNOWN = 0, 1, 2, 3
+EXIT_REFUSED = 4  # `bandwidth` refused by a gate or not confirmed
 EXIT_USAGE, EXIT_INTERNAL, EXIT_CONFIG = 64, 70, 78
 EXIT_FOR = {Status.OK: EXIT_OK, Status.SKIP: EXIT_OK, Status.WARN: EXIT_WARN, Status.FAIL: EXIT_FAIL,
             Status.UNKNOWN: EXIT_UNKNOWN}
@@ -63,6 +64,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     e = sub.add_parser("explain", help="print a gotcha's card: symptom, cause, check, fix")
     e.add_argument("id", metavar="ID", help="G1 ... G10")
+
+    b = sub.add_parser("bandwidth", help="G5: measure memory bandwidth (intrusive: asks first)")
+    _common(b)
+    b.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    b.add_argument("--force", action="store_true", help="run even though other GPU processes are present (never overrides the memory check)")
+    b.add_argument("--size", type=float, default=4.0, metavar="GIB", help="buffer size in GiB (default 4; scaled down when memory is short)")
+    b.add_argument("--json", action="store_true", help="print the result as JSON")
 
     sub.add_parser("list", help="list the ten gotchas")
     return p
@@ -151,6 +159,22 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_bandwidth(args: argparse.Namespace) -> int:
+    from sparktui.cli import bandwidth, render
+
+    if args.size <= 0:
+        raise UsageError("sparktui bandwidth: --size must be greater than 0")
+    verdict, result = bandwidth.run(config_from_args(args), args.size, args.yes, args.force, args.json)
+    if args.json:
+        json.dump({"verdict": verdict.to_dict(), "result": result}, sys.stdout, indent=2, default=str)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(render.table([verdict], verbose=True))
+    if result.get("status") == "refused":
+        return EXIT_REFUSED
+    return EXIT_FOR[verdict.status]
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     for g in REGISTRY.values():
         tag = " (intrusive)" if g.intrusive else ""
@@ -161,7 +185,8 @@ def cmd_list(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
-        handler = {"check": cmd_check, "snapshot": cmd_snapshot, "explain": cmd_explain, "list": cmd_list}.get(args.cmd)
+        handler = {"check": cmd_check, "snapshot": cmd_snapshot, "explain": cmd_explain, "list": cmd_list,
+                   "bandwidth": cmd_bandwidth}.get(args.cmd)
         if handler is None:
             # Until the dashboard lands, plain `sparktui` prints the checklist.
             args.ids, args.json, args.snapshot, args.verbose = [], False, None, False

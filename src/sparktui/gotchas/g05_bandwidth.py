@@ -1,16 +1,210 @@
-"""(stub, being written) G5."""
+"""G5: the bandwidth ceiling. Plans made from the 273 GB/s spec overshoot what a GB10 sustains.
+
+The measurement itself is intrusive (it allocates gigabytes on the one memory pool), so it never
+runs automatically: `sparktui bandwidth` or the dashboard's `b` key, after a confirmation. This
+judge reads the last kept result.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
-from sparktui.core.verdict import Status, Verdict
+from sparktui.core.verdict import Evidence, EvidenceList, Status, Verdict
 from sparktui.gotchas.base import Gotcha
+
+ID = "G5"
+
+
+@dataclass(frozen=True)
+class Expected:
+    """What a device should sustain, in GB/s. ``copy`` counts bytes read + written per second."""
+
+    pattern: str
+    label: str
+    spec: float
+    copy: tuple[float, float]
+    read: tuple[float, float]
+    source: str
+
+
+# Copy ranges for HBM parts: 0.80-0.92 of spec is what a plain device copy reaches on Hopper
+# (an H200 copy moves ~4.3 TB/s of its 4.8 TB/s spec). GB10 from FACTS.md.
+EXPECTED: tuple[Expected, ...] = (
+    Expected(r"GB10", "GB10 (LPDDR5x, unified)", 273.0, (180.0, 220.0), (231.0, 253.0),
+             "FACTS.md: read kernel 231-253 GB/s; copy-style kernels 180-217 GB/s; spec 273"),
+    Expected(r"H200", "H200 (HBM3e)", 4800.0, (3840.0, 4420.0), (4080.0, 4560.0), "spec 4.8 TB/s"),
+    Expected(r"H100.*(PCIe|NVL)", "H100 PCIe/NVL", 2000.0, (1600.0, 1840.0), (1700.0, 1900.0), "spec 2.0 TB/s"),
+    Expected(r"H100", "H100 SXM (HBM3)", 3350.0, (2680.0, 3080.0), (2850.0, 3180.0), "spec 3.35 TB/s"),
+    Expected(r"GH200", "GH200 (HBM3)", 4000.0, (3200.0, 3680.0), (3400.0, 3800.0), "spec 4.0 TB/s"),
+    Expected(r"A100.*80", "A100 80GB", 2039.0, (1630.0, 1880.0), (1730.0, 1940.0), "spec 2.0 TB/s"),
+    Expected(r"A100", "A100 40GB", 1555.0, (1240.0, 1430.0), (1320.0, 1480.0), "spec 1.55 TB/s"),
+)
+WARN_BELOW = 0.8  # of the low end of the expected range
+
+
+def expected_for(device: str | None) -> Expected | None:
+    if not device:
+        return None
+    for e in EXPECTED:
+        if re.search(e.pattern, device, re.I):
+            return e
+    return None
+
+
+FIX = """\
+Budget throughput from the measured figure, not the 273 GB/s on the spec sheet. On a GB10 a
+copy-style loop sustains roughly 180-220 GB/s counted as bytes read + written (a read-only kernel
+231-253 GB/s). Revise a schedule that assumed the spec before committing to a long run.
+
+Measure on an idle machine (it allocates about 4 GiB on the shared pool and loads it for a few
+seconds; sparktui asks first and refuses while another job holds GPU memory):
+
+```bash
+sparktui bandwidth            # asks for confirmation
+sparktui bandwidth --yes      # for scripts
+```
+
+A figure far under the range usually means contention (another process streaming memory) or a
+degraded state (clocks pinned low: see G4). Check G6's process table, then measure again.
+"""
+
+
+GIB = 1 << 30
+MIN_BUFFER = 512 << 20
+
+
+@dataclass(frozen=True)
+class GateDecision:
+    allowed: bool
+    buffer_bytes: int  # possibly scaled down from what was asked
+    reasons: tuple[str, ...]  # why it is refused, or notes when allowed
+    forced: bool = False
+
+
+def gate(requested_bytes: int, mem_available: int | None, competitors: list[dict] | None,
+         process_view_error: str | None, force: bool) -> GateDecision:
+    """Decide whether the intrusive measurement may run.
+
+    Memory: the buffer is scaled down so MemAvailable stays at least three times the buffer; below
+    the minimum buffer it is refused, and ``force`` never overrides that. Processes: any other
+    process holding GPU memory, or an inference server or training job, refuses it; so does a
+    process view that could not be read (idle cannot be confirmed). ``force`` overrides only this.
+    """
+    notes: list[str] = []
+    if mem_available is None:
+        return GateDecision(False, 0, ("MemAvailable unreadable: cannot check that the buffer fits (not overridable)",))
+    size = int(requested_bytes)
+    if mem_available < 3 * size:
+        size = (mem_available // 3) // (256 << 20) * (256 << 20)
+        if size < MIN_BUFFER:
+            return GateDecision(False, 0, (f"MemAvailable is {mem_available / GIB:.1f} GiB, under three times even a "
+                                           f"{MIN_BUFFER / GIB:.1f} GiB buffer (not overridable)",))
+        notes.append(f"buffer scaled down to {size / GIB:.2f} GiB (MemAvailable {mem_available / GIB:.1f} GiB; "
+                     f"asked {requested_bytes / GIB:.2f} GiB)")
+    blockers: list[str] = []
+    if process_view_error:
+        blockers.append(f"cannot confirm the machine is idle: {process_view_error}")
+    for c in competitors or ():
+        mem = c.get("gpu_memory_bytes")
+        what = f"pid {c.get('pid')} {c.get('name') or '?'}"
+        if c.get("kind") in ("server", "training"):
+            blockers.append(f"{c['kind']} running: {what}" + (f" ({mem / GIB:.1f} GiB GPU memory)" if mem else ""))
+        elif mem:
+            blockers.append(f"holds GPU memory: {what} ({mem / GIB:.1f} GiB)")
+    if blockers and not force:
+        return GateDecision(False, size, tuple(blockers) + ("use --force to override the process check",))
+    if blockers:
+        notes += [f"overridden by --force: {b}" for b in blockers]
+    return GateDecision(True, size, tuple(notes), forced=bool(blockers))
+
+
+def _age(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 172800:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.1f} days"
+
+
+def judge_result(res: dict, now: float | None, fresh: bool) -> Verdict:
+    """Judge one bandwidth result. ``fresh``: measured by this run (else a kept result -> skip)."""
+    ev = EvidenceList()
+    if res.get("status") and res.get("status") != "ok":
+        reason = res.get("reason") or res.get("error") or res.get("status")
+        ev.add("bandwidth probe", res.get("source", "target interpreter"), reason)
+        st = Status.SKIP if res.get("status") == "refused" else Status.UNKNOWN
+        hint = res.get("hint") or ""
+        return Verdict(ID, st, f"not measured: {reason}" + (f"; {hint}" if hint else ""), evidence=ev.tuple(), fix=hint)
+    device = res.get("device")
+    copy = res.get("copy_gbs")
+    read = res.get("read_gbs")
+    ev.add("device", res.get("source", "torch.cuda"), device)
+    ev.add("copy bandwidth (bytes read + written per s)", "CUDA events over a device copy loop", copy)
+    if read is not None:
+        ev.add("read-only bandwidth", "CUDA events over a reduction", read)
+    ev.add("buffer / iterations / repeats", "probe", f"{res.get('buffer_bytes', 0) / 2**30:.2f} GiB / {res.get('iterations')} / {res.get('repeats')}")
+    if res.get("spread_pct") is not None:
+        ev.add("spread across repeats", "probe", f"{res['spread_pct']:.1f}%")
+    age = None
+    if now is not None and res.get("measured_at"):
+        age = max(0.0, now - float(res["measured_at"]))
+        ev.add("measured", "kept result", f"{_age(age)} ago")
+    exp = expected_for(device)
+    if exp is None:
+        expected_txt = f"{device} is not in sparktui's table; no expected range"
+    else:
+        expected_txt = f"expected {exp.copy[0]:.0f}-{exp.copy[1]:.0f} GB/s copy on {exp.label} (spec {exp.spec:.0f})"
+        ev.add("expected range", exp.source, f"copy {exp.copy[0]:.0f}-{exp.copy[1]:.0f} GB/s, read {exp.read[0]:.0f}-{exp.read[1]:.0f} GB/s")
+    if copy is None:
+        return Verdict(ID, Status.UNKNOWN, "bandwidth result has no copy figure", evidence=ev.tuple())
+    figure = f"{copy:.0f} GB/s copy" + (f", {read:.0f} GB/s read" if read is not None else "")
+    if not fresh:
+        when = f" ({_age(age)} ago)" if age is not None else ""
+        low = exp is not None and copy < WARN_BELOW * exp.copy[0]
+        return Verdict(ID, Status.SKIP, f"intrusive, not rerun; last measured {figure}{when}" + ("; that was far below range" if low else ""),
+                       evidence=ev.tuple(), fix=FIX if low else "")
+    if exp is not None and copy < WARN_BELOW * exp.copy[0]:
+        return Verdict(ID, Status.WARN, f"measured {figure}, far below what this device sustains ({expected_txt}): contention or a degraded state",
+                       evidence=ev.tuple(), fix=FIX)
+    return Verdict(ID, Status.OK, f"measured {figure}; budget from this, not the spec ({expected_txt})", evidence=ev.tuple())
 
 
 def judge(r: Readings, cfg: Config) -> Verdict:
-    return Verdict("G5", Status.UNKNOWN, "not implemented yet")
+    """skip unless measured in this run (intrusive); the last kept figure and its age are shown."""
+    fresh = r.data("bandwidth")
+    if fresh is not None:
+        return judge_result(fresh, r.get_reading("bandwidth").started_at or None, fresh=True)
+    last = r.get_reading("bandwidth_last")
+    if last.data is None:
+        return Verdict(ID, Status.SKIP, "intrusive, not run automatically: run `sparktui bandwidth` on an idle machine",
+                       evidence=(Evidence("last measurement", last.source or "state dir", last.error or "none"),))
+    return judge_result(last.data, last.started_at or None, fresh=False)
 
 
 GOTCHA = Gotcha(
-    id="G5", slug="bandwidth", title="bandwidth", symptom="", cause="", check="", fix="", intrusive=False,
-    cadence_s=None, probes=(), judge=judge,
+    id=ID,
+    slug="bandwidth",
+    title="Bandwidth ceiling: 273 GB/s is a spec, not a rate",
+    symptom="Memory-bound work (decode-heavy RL loops, inference-in-the-loop) plateaus well under "
+            "the throughput a plan promised.",
+    cause="273 GB/s is the LPDDR5x spec ceiling. What kernels sustain is lower: a simple read "
+          "kernel measures 231-253 GB/s, copy-style kernels 180-217 GB/s (each byte moved twice, "
+          "read + write). Plans built on the spec overshoot.",
+    check="Intrusive, so only on request: in the training interpreter, allocate a buffer (about "
+          "4 GiB, less when memory is short), warm up, time a device copy loop with CUDA events and "
+          "report GB/s as bytes read + written per second, next to a read-only figure, with the "
+          "spread across repeats. Refused while another process holds GPU memory or a server or "
+          "training job runs, or when MemAvailable is under three times the buffer. The last result "
+          "is kept and shown with its age.",
+    fix=FIX,
+    intrusive=True,
+    cadence_s=None,
+    probes=("bandwidth_last",),
+    judge=judge,
+    references=("FACTS.md: Bandwidth (spec 273 GB/s)", "shared/reference/gotcha-checks.txt (G5)"),
 )

@@ -89,11 +89,16 @@ class ScriptRun:
 
 
 def run_script(python: str, mode: str, timeout_s: float, skip: set[str] = frozenset(), packages=()) -> ScriptRun:
-    """Run target_script.py under ``python``; kills the whole process group on timeout."""
+    """Run target_script.py under ``python`` in one mode."""
+    return run_staged(python, SCRIPT, ["--mode", mode, "--skip", ",".join(sorted(skip)), "--packages", ",".join(packages)], timeout_s)
+
+
+def run_staged(python: str, script: Path, args: list[str], timeout_s: float) -> ScriptRun:
+    """Run a staged-events script under ``python`` (events on the fd passed as ``--fd``); kills
+    the whole process group on timeout, so a hung child leaves nothing behind."""
     run = ScriptRun()
     rfd, wfd = os.pipe()
-    cmd = [python, str(SCRIPT), "--fd", str(wfd), "--mode", mode, "--skip", ",".join(sorted(skip)),
-           "--packages", ",".join(packages)]
+    cmd = [python, str(script), "--fd", str(wfd), *args]
     env = dict(os.environ)
     env.setdefault("PYTHONUNBUFFERED", "1")
     env["PYTHONDONTWRITEBYTECODE"] = "1"

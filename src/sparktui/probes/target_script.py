@@ -163,14 +163,24 @@ def stage_cuda_smoke():
     return {"ran": True, "value": float(x.item()), "seconds": time.time() - t0}
 
 
-def main(argv):
-    global _out
-    args = {"--fd": "1", "--mode": "env", "--skip": "", "--packages": ""}
+def parse_args(argv, defaults):
+    """Tiny ``--key value`` parser (no argparse: keep start-up minimal in the target)."""
+    args = dict(defaults)
     it = iter(argv)
     for a in it:
         if a in args:
             args[a] = next(it, "")
-    _out = os.fdopen(int(args["--fd"]), "w")
+    return args
+
+
+def open_channel(fd):
+    global _out
+    _out = os.fdopen(int(fd), "w")
+
+
+def main(argv):
+    args = parse_args(argv, {"--fd": "1", "--mode": "env", "--skip": "", "--packages": ""})
+    open_channel(args["--fd"])
     skip = set(s for s in args["--skip"].split(",") if s)
     if args["--mode"] == "env":
         run_stage("python", stage_python, skip)

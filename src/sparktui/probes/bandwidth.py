@@ -1,0 +1,62 @@
+"""G5's measurement: run bandwidth_script.py in the target interpreter and keep the result.
+
+Intrusive, so nothing here runs unless a person asked (CLI `bandwidth`, dashboard `b`). The probe
+is a subprocess: a cancel or timeout kills its process group, and the buffer is freed by exit.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+from sparktui.core.config import Config
+from sparktui.core.readings import Reading
+from sparktui.probes import state
+from sparktui.probes.target import _crash_of, _describe_crash, choose_interpreter, run_staged
+
+SCRIPT = Path(__file__).with_name("bandwidth_script.py")
+POINT_PYTHON = "point --python at the training environment (the interpreter whose torch has CUDA)"
+
+
+def measure(python: str, buffer_bytes: int, timeout_s: float = 120.0, repeats: int = 5) -> dict:
+    """Returns a result dict: status ok (figures), or unknown with the reason (never raises)."""
+    started = time.time()
+    run = run_staged(python, SCRIPT, ["--bytes", str(int(buffer_bytes)), "--repeats", str(repeats)], timeout_s)
+    base = {"python": python, "measured_at": started, "seconds": round(run.seconds, 2), "source": f"{python} (subprocess)"}
+    if run.launch_error:
+        return {**base, "status": "unknown", "reason": run.launch_error, "hint": POINT_PYTHON}
+    events = {(e["event"], e["stage"]): e for e in run.events}
+    imp = events.get(("error", "import torch"))
+    if imp:
+        return {**base, "status": "unknown", "reason": f"torch not importable there: {imp.get('error_type')}: {str(imp.get('error'))[:200]}",
+                "hint": POINT_PYTHON}
+    err = events.get(("error", "measure"))
+    if err:
+        return {**base, "status": "unknown", "reason": f"measurement failed: {err.get('error_type')}: {str(err.get('error'))[:300]}",
+                "hint": POINT_PYTHON if "is_available() is False" in str(err.get("error")) else ""}
+    done = events.get(("done", "measure"))
+    if done and isinstance(done.get("data"), dict):
+        return {**base, "status": "ok", **done["data"]}
+    crash = _crash_of(run, "bandwidth", timeout_s) or {"kind": "exit", "returncode": run.returncode, "stage": None}
+    return {**base, "status": "unknown", "reason": _describe_crash(crash), "stderr_tail": run.stderr_tail[-800:]}
+
+
+def save_last(result: dict) -> Path:
+    """Keep an ok result for `check G5` and the dashboard (written atomically)."""
+    p = state.bandwidth_path()
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_suffix(".tmp")
+    tmp.write_text(json.dumps(result, indent=2, default=str), encoding="utf-8")
+    os.replace(tmp, p)
+    return p
+
+
+def as_reading(result: dict) -> Reading:
+    return Reading("bandwidth", result, source=result.get("source", "bandwidth probe"),
+                   started_at=result.get("measured_at") or time.time(), took_s=float(result.get("seconds") or 0.0))
+
+
+def interpreter(cfg: Config) -> str:
+    return choose_interpreter(cfg)[0]

@@ -1,0 +1,95 @@
+"""The headless CLI, run as a user would: a real subprocess, real exit codes, real JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from sparktui.cli.main import EXIT_CONFIG, EXIT_OK, EXIT_USAGE, main
+
+ENV_KEEP = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "CONDA_PREFIX")}
+
+
+def run_cli(*args, cwd=None, timeout=120):
+    return subprocess.run([sys.executable, "-m", "sparktui", *args], capture_output=True, text=True,
+                          cwd=cwd, timeout=timeout, env={**ENV_KEEP, "NO_COLOR": "1"})
+
+
+def test_check_json_on_a_machine_without_a_gpu_has_all_ten_ids_and_no_traceback(tmp_path):
+    p = run_cli("check", "--json", "--python", sys.executable, "--path", str(tmp_path), cwd=tmp_path)
+    assert "Traceback" not in p.stderr, p.stderr
+    doc = json.loads(p.stdout)
+    assert doc["schema"] == 1 and doc["kind"] == "sparktui-check"
+    assert [c["id"] for c in doc["checks"]] == [f"G{i}" for i in range(1, 11)]
+    for c in doc["checks"]:
+        assert {"id", "title", "status", "summary", "evidence", "fix"} <= set(c)
+        assert c["status"] in ("ok", "warn", "fail", "unknown", "skip")
+        assert c["evidence"] or c["status"] in ("skip", "unknown"), c
+    by_id = {c["id"]: c for c in doc["checks"]}
+    # no NVIDIA driver here: nothing GPU-side may claim ok
+    assert by_id["G7"]["status"] == "unknown"
+    assert by_id["G1"]["status"] == "unknown"
+    assert doc["host"]["hostname"]
+    assert p.returncode in (0, 1, 2, 3)
+
+
+def test_exit_code_follows_the_worst_status(tmp_path):
+    # A snapshot where NVML names an H200 (G7 skips) -> exit 0 for G7 alone.
+    snap = tmp_path / "s.json"
+    snap.write_text(json.dumps({"kind": "sparktui-snapshot", "schema": 1, "readings": {
+        "nvml": {"probe": "nvml", "data": {"devices": [{"index": 0, "name": {"value": "NVIDIA H200"},
+                                                        "compute_capability": {"value": [9, 0]}}]}}}}))
+    assert run_cli("check", "G7", "--snapshot", str(snap)).returncode == 0
+    # ... and a GB10 whose torch build targets only sm_90 -> G7 fails -> exit 2.
+    snap.write_text(json.dumps({"kind": "sparktui-snapshot", "schema": 1, "readings": {
+        "nvml": {"probe": "nvml", "data": {"devices": [{"index": 0, "name": {"value": "NVIDIA GB10"},
+                                                        "compute_capability": {"value": [12, 1]}}]}},
+        "target": {"probe": "target", "data": {"torch_cuda": {"available": True, "arch_list": ["sm_80", "sm_90"]}}}}}))
+    p = run_cli("check", "G7", "--snapshot", str(snap))
+    assert p.returncode == 2, p.stdout
+    assert "G7" in p.stdout and "fail" in p.stdout and "sm_90" in p.stdout
+
+
+def test_snapshot_then_check_snapshot_gives_the_same_verdicts(tmp_path):
+    snap = tmp_path / "snap.json"
+    p = run_cli("snapshot", "-o", str(snap), "--python", sys.executable, "--path", str(tmp_path), cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(snap.read_text())
+    assert {"host", "nvml", "target", "cudalibs", "meminfo"} <= set(doc["readings"])
+    live = json.loads(run_cli("check", "G1", "G7", "--json", "--python", sys.executable, cwd=tmp_path).stdout)
+    again = json.loads(run_cli("check", "G1", "G7", "--json", "--snapshot", str(snap)).stdout)
+    assert [(c["id"], c["status"], c["summary"]) for c in live["checks"]] == \
+           [(c["id"], c["status"], c["summary"]) for c in again["checks"]]
+    assert again["source"] == f"snapshot {snap}"
+
+
+def test_explain_prints_the_card():
+    p = run_cli("explain", "g4")
+    assert p.returncode == 0
+    assert p.stdout.startswith("# G4: ") and "## Fix" in p.stdout and "```" in p.stdout
+
+
+def test_usage_errors_exit_64(capsys):
+    assert main(["explain", "G11"]) == EXIT_USAGE
+    assert "unknown gotcha" in capsys.readouterr().err
+    assert main(["check", "G0"]) == EXIT_USAGE
+    assert main(["--no-such-flag"]) == EXIT_USAGE
+    assert main(["check", "--snapshot", "/nonexistent/snap.json"]) == EXIT_USAGE
+
+
+def test_bad_config_exits_78_with_the_key(tmp_path, capsys):
+    bad = tmp_path / "c.toml"
+    bad.write_text("[thermal]\nhot_c = 'very'\n")
+    assert main(["check", "G7", "--config", str(bad)]) == EXIT_CONFIG
+    err = capsys.readouterr().err
+    assert "[thermal] hot_c: expected a number" in err and "Traceback" not in err
+
+
+def test_list_names_all_ten(capsys):
+    assert main(["list"]) == EXIT_OK
+    out = capsys.readouterr().out.splitlines()
+    assert [l.split()[0] for l in out] == [f"G{i}" for i in range(1, 11)]
