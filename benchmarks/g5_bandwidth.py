@@ -41,6 +41,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--python", default=sys.executable, help="interpreter with CUDA torch")
     ap.add_argument("--size-gib", type=float, default=4.0)
+    ap.add_argument("--force", action="store_true", help="pass --force (process gate) to sparktui bandwidth")
     a = ap.parse_args()
     ref = subprocess.run([a.python, "-c", REFERENCE, str(a.size_gib)], capture_output=True, text=True)
     if ref.returncode != 0:
@@ -48,7 +49,7 @@ def main() -> int:
         return 0
     ref_gbs = float(ref.stdout.strip())
     p = subprocess.run([sys.executable, "-m", "sparktui", "bandwidth", "--yes", "--json", "--python", a.python,
-                        "--size", str(a.size_gib)], capture_output=True, text=True)
+                        "--size", str(a.size_gib)] + (["--force"] if a.force else []), capture_output=True, text=True)
     try:
         doc = json.loads(p.stdout)
     except json.JSONDecodeError:
