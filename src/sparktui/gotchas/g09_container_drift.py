@@ -1,16 +1,358 @@
-"""(stub, being written) G9."""
+"""G9: container-first, not bare pip: where the training runs, and how far its stack drifts from
+a tested pin set (an NGC image's, or the user's own)."""
+
+from __future__ import annotations
+
+import re
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
-from sparktui.core.verdict import Status, Verdict
-from sparktui.gotchas.base import Gotcha
+from sparktui.core.verdict import Evidence, EvidenceList, Status, Verdict
+from sparktui.core.versions import (
+    InvalidMarker,
+    InvalidSpecifier,
+    Marker,
+    UndefinedMarkerVariable,
+    canonical_name,
+    parse_specifiers,
+    parse_version,
+    specifiers_contain,
+)
+from sparktui.gotchas.base import Gotcha, unknown_from
+
+ID = "G9"
+
+# Built against torch's C++ ABI (or CUDA itself): drift here surfaces as an undefined symbol at
+# import or a missing kernel at run time, not as a polite version error.
+ABI_COUPLED = {
+    "torch", "torchvision", "torchaudio", "triton", "pytorch-triton", "flash-attn", "transformer-engine",
+    "apex", "xformers", "bitsandbytes", "deepspeed", "vllm", "torchao", "nvfuser",
+}
+TORCH_FAMILY = ("torch", "torchvision", "torchaudio")
+_CU_LABEL = re.compile(r"^cu(\d{2,3})$")
+
+FIX = """\
+Train inside the NGC PyTorch container: its torch, torchvision, flash-attn and TransformerEngine
+were built together against CUDA 13 with sm_121 support.
+
+```bash
+docker run --gpus all -it --rm --ipc=host --ulimit memlock=-1 --ulimit stack=67108864 \\
+  -v "$PWD":/workspace nvcr.io/nvidia/pytorch:25.11-py3
+```
+
+Inside it, add libraries without letting pip replace the image's torch (the image sets
+`PIP_CONSTRAINT=/etc/pip/constraint.txt`; keep it, and use `--no-deps` for packages that pin their
+own torch):
+
+```bash
+pip install --no-deps unsloth unsloth_zoo
+sparktui check G9 --pins /etc/pip/constraint.txt    # compare with the image's full list
+```
+
+On bare pip, install torch from PyTorch's CUDA 13 index rather than PyPI's default (a CUDA 12
+wheel), and pin what you tested in your own file:
+
+```bash
+pip install torch torchvision --index-url https://download.pytorch.org/whl/cu130
+pip freeze > pins.txt
+sparktui check G9 --pins pins.txt
+```
+"""
+
+
+def _cuda_of_label(version: str | None) -> str | None:
+    """``2.9.0+cu130`` -> ``13.0``; ``+cpu`` -> ``cpu``; None when the label says nothing."""
+    v = parse_version(version or "")
+    if v is None or v.local is None:
+        return None
+    for part in v.local:
+        m = _CU_LABEL.match(str(part))
+        if m:
+            digits = m.group(1)
+            return f"{digits[:-1]}.{digits[-1]}"
+        if part == "cpu":
+            return "cpu"
+    return None
+
+
+def _cuda_major(cuda: str | None) -> str | None:
+    if not cuda:
+        return None
+    return "cpu" if cuda == "cpu" else cuda.split(".")[0]
+
+
+def _marker_env(t: dict) -> dict[str, str]:
+    py = t.get("python") or {}
+    env: dict[str, str] = {"extra": ""}
+    version = py.get("version")
+    if version:
+        env["python_full_version"] = version
+        env["python_version"] = ".".join(version.split(".")[:2])
+    impl = py.get("implementation")
+    if impl:
+        env["platform_python_implementation"] = impl
+        env["implementation_name"] = impl.lower()
+    system = py.get("system")
+    if system:
+        env["platform_system"] = system
+        env["sys_platform"] = {"Linux": "linux", "Darwin": "darwin", "Windows": "win32"}.get(system, system.lower())
+        env["os_name"] = "nt" if system == "Windows" else "posix"
+    if py.get("machine"):
+        env["platform_machine"] = py["machine"]
+    return env
+
+
+def _installed(t: dict) -> dict[str, str | None] | None:
+    """Canonical name -> installed version (None = asked, not installed); None if unreported."""
+    pk = t.get("packages")
+    if not isinstance(pk, dict) or (set(pk) == {"error"} and isinstance(pk.get("error"), str)):
+        return None
+    out: dict[str, str | None] = {}
+    for name, version in pk.items():
+        c = canonical_name(name)
+        out[c] = version if version is not None else out.get(c)
+    return out
+
+
+def _pinned_text(specs: list[str]) -> str:
+    if len(specs) == 1 and specs[0].startswith("==") and not specs[0].startswith("==="):
+        return specs[0][2:]
+    return ",".join(specs) or "any version"
+
+
+def compare(t: dict, pins: dict) -> dict:
+    """Pin-by-pin comparison. Each entry: name, installed, pinned, status (ok / mismatch /
+    missing / cuda-mismatch / unreported / unparseable / not-applicable), note."""
+    installed = _installed(t) or {}
+    env = _marker_env(t)
+    groups: dict[str, dict] = {}
+    notes: list[str] = []
+    for pin in pins.get("pins") or []:
+        name = pin["name"]
+        if pin.get("marker"):
+            try:
+                applies = Marker(pin["marker"]).evaluate(env)
+            except UndefinedMarkerVariable as e:
+                applies = True
+                notes.append(f"{name}: marker needs {e.args[0]}, which the target did not report; compared anyway")
+            except InvalidMarker as e:  # the pins probe validated it; a hand-edited snapshot may not be
+                applies = True
+                notes.append(f"{name}: unreadable marker ({e}); compared anyway")
+            if not applies:
+                groups.setdefault(name, {"specs": [], "applies": False})
+                continue
+        g = groups.setdefault(name, {"specs": [], "applies": True})
+        g["applies"] = True
+        if pin.get("spec"):
+            g["specs"].extend(pin["spec"].split(","))
+    pinned_cuda = (pins.get("meta") or {}).get("cuda") or _cuda_of_label(_exact_pin(groups.get("torch")))
+    torch_info = t.get("torch") or {}
+    if torch_info.get("version"):
+        built_cuda = torch_info.get("cuda") or "cpu"
+        cuda_source = "torch.version.cuda"
+    else:
+        built_cuda = _cuda_of_label(installed.get("torch"))
+        cuda_source = "its wheel tag"
+    entries = []
+    for name, g in groups.items():
+        entry = {"name": name, "installed": installed.get(name), "pinned": _pinned_text(g["specs"]), "note": "",
+                 "abi": name in ABI_COUPLED}
+        if not g["applies"]:
+            entry["status"] = "not-applicable"
+        elif name not in installed:
+            entry["status"] = "unreported"
+            entry["note"] = "the target reading did not include it"
+        elif installed[name] is None:
+            entry["status"] = "missing"
+        else:
+            v = parse_version(installed[name])
+            try:
+                specs = parse_specifiers(",".join(g["specs"]))
+            except InvalidSpecifier as e:
+                entry.update(status="unparseable", note=str(e))
+                entries.append(entry)
+                continue
+            if v is None:
+                ok = specifiers_contain(specs, installed[name]) if specs and all(s.op == "===" for s in specs) else None
+                entry["status"] = "ok" if ok else "unparseable"
+                if ok is None:
+                    entry["note"] = "installed version is not PEP 440; not compared"
+            else:
+                entry["status"] = "ok" if specifiers_contain(specs, v) else "mismatch"
+            if name in TORCH_FAMILY and pinned_cuda:
+                mine = built_cuda if name == "torch" else _cuda_of_label(installed[name])
+                if mine and _cuda_major(mine) != _cuda_major(pinned_cuda):
+                    entry["status"] = "cuda-mismatch"
+                    built = "a CPU-only build" if mine == "cpu" else f"a CUDA {mine} build"
+                    src = f" per {cuda_source}" if name == "torch" else ""
+                    entry["note"] = f"{built}{src}; the pins expect CUDA {pinned_cuda}"
+        entries.append(entry)
+    order = {"cuda-mismatch": 0, "mismatch": 1, "missing": 2, "unparseable": 3, "unreported": 4, "ok": 5, "not-applicable": 6}
+    entries.sort(key=lambda e: (order[e["status"]], not e["abi"], e["name"]))
+    return {"entries": entries, "notes": notes, "pinned_cuda": pinned_cuda, "built_cuda": built_cuda}
+
+
+def _exact_pin(group: dict | None) -> str | None:
+    if not group:
+        return None
+    for s in group["specs"]:
+        if s.startswith("==") and not s.startswith("==="):
+            return s[2:]
+    return None
+
+
+def _drift_line(e: dict) -> str:
+    if e["status"] == "missing":
+        text = f"{e['name']}: missing, pinned {e['pinned']}"
+    else:
+        text = f"{e['name']}: installed {e['installed']}, pinned {e['pinned']}"
+    if e["note"]:
+        text += f" ({e['note']})"
+    if e["status"] in ("mismatch", "cuda-mismatch"):
+        if e["name"] == "torch":
+            text += " [every package compiled against torch must match this one]"
+        elif e["abi"]:
+            text += " [compiled against torch/CUDA: a mismatch shows up as undefined symbols or missing kernels]"
+    return text
+
+
+def _where(c: dict | None, t: dict) -> tuple[bool | None, str, dict | None]:
+    """(in a container?, words for it, NGC facts) from the container probe and the target's env."""
+    c = c or {}
+    ngc = c.get("ngc")
+    target_ngc = ((t.get("python") or {}).get("env") or {}).get("NVIDIA_PYTORCH_VERSION")
+    if ngc is None and target_ngc:
+        ngc = {"product": "PyTorch", "release": target_ngc, "from": "target interpreter's environment"}
+    if not c.get("in_container") and ngc is None:
+        return None, "no container detected (not proof of a bare host)", None
+    runtime = c.get("runtime") if c.get("in_container") else None
+    words = f"inside {runtime}" if runtime and not runtime.startswith("unknown") else "inside a container"
+    if c.get("name"):
+        words += f" '{c['name']}'"
+    if ngc and ngc.get("release"):
+        words += f", NGC {ngc.get('product') or 'image'} {ngc['release']}"
+    return True, words, ngc
 
 
 def judge(r: Readings, cfg: Config) -> Verdict:
-    return Verdict("G9", Status.UNKNOWN, "not implemented yet")
+    """Rules, in order:
+
+    - target or pins reading missing (a malformed pins file included): ``unknown`` with the reason.
+    - ``fail``: torch (or torchvision/torchaudio by wheel tag) is built for a different CUDA major
+      than the pins expect, e.g. a PyPI cu128 wheel where the NGC set is CUDA 13: G1's crash.
+    - ``warn``: any other drift (a version outside the pin, a pinned package missing), listed
+      package by package, ABI-coupled packages first; also a container whose NGC release differs
+      from the shipped set being compared against.
+    - ``ok``: every applicable pin is satisfied.
+    - ``unknown``: nothing could be compared (no pins apply, or no versions reported).
+
+    The container answer only shapes the words: inside a container, drift means something was
+    pip-installed over the image; with no marker found it is "not detected", never "bare host".
+    """
+    tr, pr = r.get_reading("target"), r.get_reading("pins")
+    if tr.data is None:
+        return unknown_from(ID, tr, "target interpreter reading")
+    if pr.data is None:
+        return unknown_from(ID, pr, "pin set")
+    t, pins = tr.data, pr.data
+    cr = r.get_reading("container")
+    ev = EvidenceList()
+    inside, where, ngc = _where(cr.data, t)
+    if cr.data is None:
+        ev.add("container detection", cr.source or "container", f"unavailable: {cr.error or 'no data'}")
+    else:
+        for chk in cr.data.get("checks") or []:
+            ev.add(chk["check"], "container probe", chk["seen"])
+        for hint in cr.data.get("hints") or []:
+            ev.add("hint", "container probe", hint)
+    if ngc and ngc.get("from"):
+        ev.add("NVIDIA_PYTORCH_VERSION", ngc["from"], ngc["release"])
+    label = pins.get("image") or pins.get("path")
+    ev.add("pin set", pins.get("path") or "pins", f"{label} ({len(pins.get('pins') or [])} pins)")
+
+    if _installed(t) is None:
+        stage = (t.get("stages") or {}).get("packages") or {}
+        pk = t.get("packages")
+        why = stage.get("error") or (pk.get("error") if isinstance(pk, dict) else None)
+        why = why or f"packages stage {stage.get('status', 'not reported')}"
+        return Verdict(ID, Status.UNKNOWN, f"cannot tell: installed package versions unavailable ({why})",
+                       evidence=ev.tuple() + (Evidence("installed packages", tr.source or "target", f"unavailable: {why}"),))
+
+    cmp = compare(t, pins)
+    entries = [e for e in cmp["entries"] if e["status"] != "not-applicable"]
+    for e in entries:
+        ev.add(f"{e['name']} installed (pinned {e['pinned']})", "target importlib.metadata",
+               "not reported" if e["status"] == "unreported" else (e["installed"] or "not installed"))
+    if cmp["built_cuda"] and cmp["pinned_cuda"]:
+        ev.add("torch CUDA build vs pins", "target torch / pins", f"{cmp['built_cuda']} vs {cmp['pinned_cuda']}")
+
+    compared = [e for e in entries if e["status"] not in ("unreported", "unparseable")]
+    drift = [e for e in entries if e["status"] in ("cuda-mismatch", "mismatch", "missing")]
+    details = [_drift_line(e) for e in drift]
+    details += [f"{e['name']}: not compared ({e['note']})" for e in entries if e["status"] in ("unreported", "unparseable")]
+    details += cmp["notes"]
+    if any(e["name"] == "torch" and e["status"] == "missing" for e in entries):
+        details.append(f"torch is not installed in {t.get('interpreter') or 'the target interpreter'}: "
+                       "is it the training interpreter? (--python)")
+
+    release_note = None
+    pins_release = (pins.get("meta") or {}).get("ngc")
+    if inside and ngc and ngc.get("release") and pins_release and pins.get("origin") == "shipped" \
+            and ngc["release"] != pins_release:
+        wanted = f"ngc-pytorch-{ngc['release']}"
+        hint = (f"set [pins] image = \"{wanted}\"" if wanted in (pins.get("shipped_sets") or [])
+                else "use --pins /etc/pip/constraint.txt (the image's own list)")
+        release_note = f"the container is NGC {ngc['release']} but the pins are for {pins_release}: {hint}"
+        details.insert(0, release_note)
+
+    if not compared:
+        why = "no pin applies to this interpreter" if not entries else "no pinned version could be compared"
+        return Verdict(ID, Status.UNKNOWN, f"cannot tell: {why} ({where})", evidence=ev.tuple(), fix=FIX,
+                       details=tuple(details))
+    worst = [e for e in drift if e["status"] == "cuda-mismatch"]
+    if worst:
+        e = worst[0]
+        summary = f"{e['name']} is {e['note']}; {where}"
+        return Verdict(ID, Status.FAIL, summary, evidence=ev.tuple(), fix=FIX, details=tuple(details))
+    if drift:
+        names = ", ".join(e["name"] for e in drift[:4]) + (", ..." if len(drift) > 4 else "")
+        prefix = "pip-installed over the image? " if ngc else ""
+        summary = f"{prefix}{len(drift)} of {len(compared)} pinned packages drift from {label}: {names}; {where}"
+        return Verdict(ID, Status.WARN, summary, evidence=ev.tuple(), fix=FIX, details=tuple(details))
+    if release_note:
+        return Verdict(ID, Status.WARN, f"{where}; {release_note}", evidence=ev.tuple(), fix=FIX, details=tuple(details))
+    summary = f"{len(compared)} pinned packages match {label}; {where}"
+    return Verdict(ID, Status.OK, summary, evidence=ev.tuple(), details=tuple(details))
 
 
 GOTCHA = Gotcha(
-    id="G9", slug="container-drift", title="container-drift", symptom="", cause="", check="", fix="", intrusive=False,
-    cadence_s=None, probes=(), judge=judge,
+    id=ID,
+    slug="container-drift",
+    title="Container-first, not bare pip",
+    symptom=("A stack assembled with pip fails late: an undefined symbol at import, a missing sm_121 kernel "
+             "at the first step, a flash-attn build that never finishes. Or a container that worked "
+             "yesterday breaks after a `pip install` quietly replaced its torch."),
+    cause=("pip resolves each package on its own and never checks the CUDA ABI. On aarch64 with CUDA 13 and "
+           "sm_121, few wheels exist, and those that do were not built together. NVIDIA's NGC PyTorch image "
+           "ships torch, torchvision, flash-attn and TransformerEngine built as one set against CUDA 13; "
+           "drifting from such a set (by design on bare pip, by accident inside a container) is where the "
+           "import-time and first-kernel failures come from."),
+    check=("Looks for container markers in order: /.dockerenv, /run/.containerenv (name, image), the "
+           "$container and Kubernetes variables, runtime names in /proc/1/cgroup, runtime storage in "
+           "/proc/self/mountinfo, and NGC's image variables, here and in the training interpreter. No "
+           "match is reported as 'not detected', never as proof of a bare host. Then compares the training "
+           "interpreter's installed versions (PEP 440, local labels such as +cu130 included) with a pin "
+           "set: the shipped NGC PyTorch set by default, or your own requirements/constraints file "
+           "(--pins). A torch built for another CUDA major than the pins fails; other drift warns, listed "
+           "package by package."),
+    fix=FIX,
+    intrusive=False,
+    cadence_s=None,
+    probes=("container", "target", "pins"),
+    judge=judge,
+    references=(
+        "NGC PyTorch release notes: since 25.03 the image pins its packages in /etc/pip/constraint.txt",
+        "Docker: /.dockerenv; Podman: /run/.containerenv",
+        "FACTS.md: NGC containers bundle flash-attn 2.7.4.post1; no aarch64/sm_121 wheel on PyPI",
+    ),
 )

@@ -1,8 +1,194 @@
-"""(stub, being written) probe 'container'."""
+"""Is sparktui running inside a container, and which one? (G9)
+
+Checks run in a fixed order and each records what it looked at and what it saw: Docker's
+``/.dockerenv``, Podman's ``/run/.containerenv`` (its ``name``/``image`` fields), the
+``container`` and Kubernetes environment variables, ``/proc/1/cgroup`` runtime names,
+``/proc/self/mountinfo`` (runtime storage paths behind bind mounts; an overlay root is only a
+hint), and NGC's image variables (``NVIDIA_PYTORCH_VERSION``, ``NVIDIA_BUILD_ID``, ...).
+
+A failed match is "unknown", never "bare host": cgroup v2 namespaces and some runtimes hide
+every one of these traces. ``in_container`` is therefore ``True`` or ``None``, never ``False``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from pathlib import Path
+from typing import Mapping
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Reading
 
+# (substring of a /proc/1/cgroup line, runtime); kubepods first: its lines also name the engine.
+CGROUP_HINTS = (
+    ("kubepods", "kubernetes"), ("libpod", "podman"), ("docker", "docker"), ("containerd", "containerd"),
+    ("crio", "cri-o"), ("lxc", "lxc"), ("buildkit", "buildkit"), ("actions_job", "github-actions"),
+)
+# (substring of a mount's source path, runtime): where engines keep the files they bind-mount
+# over /etc/hostname and /etc/resolv.conf.
+MOUNT_HINTS = (
+    ("/var/lib/kubelet/pods/", "kubernetes"), ("/var/lib/docker/", "docker"),
+    ("/docker/containers/", "docker"), ("/var/lib/containers/storage/", "podman"),
+    ("/run/containerd/", "containerd"), ("/var/lib/containerd/", "containerd"),
+)
+NGC_KEYS = ("NVIDIA_PRODUCT_NAME", "NVIDIA_BUILD_ID", "PYTORCH_BUILD_VERSION", "PYTORCH_VERSION", "CUDA_VERSION")
+_NGC_VERSION_VAR = re.compile(r"^NVIDIA_([A-Z0-9_]+)_VERSION$")
+_NOT_PRODUCTS = {"DRIVER", "REQUIRE", "VISIBLE", "CUDA", "DRIVER_CAPABILITIES"}
+MAX_FILE_BYTES = 1 << 20
+
+
+def _read_text(path: Path) -> tuple[str | None, str]:
+    """(text, what was seen): text None when absent or unreadable."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(MAX_FILE_BYTES)
+    except FileNotFoundError:
+        return None, "absent"
+    except IsADirectoryError:
+        return None, "a folder, not a file"
+    except PermissionError:
+        return None, "unreadable: permission denied"
+    except OSError as e:
+        return None, f"unreadable: {e.strerror or e}"
+    return raw.decode("utf-8", "replace"), "present"
+
+
+def parse_containerenv(text: str) -> dict[str, str]:
+    """``key="value"`` lines of Podman's /run/.containerenv (empty for rootless defaults)."""
+    out = {}
+    for line in text.splitlines():
+        m = re.match(r'^\s*([A-Za-z_]+)\s*=\s*"?(.*?)"?\s*$', line)
+        if m and m.group(2):
+            out[m.group(1)] = m.group(2)
+    return out
+
+
+def ngc_info(env: Mapping[str, str]) -> dict | None:
+    """What NGC image variables say: product, release (``25.11``), build id. None if none set."""
+    seen = {k: env[k] for k in NGC_KEYS if env.get(k)}
+    releases = {}
+    for k, v in env.items():
+        m = _NGC_VERSION_VAR.match(k)
+        if m and v and m.group(1) not in _NOT_PRODUCTS:
+            releases[m.group(1).lower()] = v
+            seen[k] = v
+    if not releases and "NVIDIA_BUILD_ID" not in seen:
+        return None
+    product = env.get("NVIDIA_PRODUCT_NAME")
+    release = None
+    if product and product.upper().replace("-", "_") in {p.upper() for p in releases}:
+        release = releases[product.lower().replace("-", "_")]
+    elif "pytorch" in releases:
+        product, release = product or "PyTorch", releases["pytorch"]
+    elif releases:
+        key = sorted(releases)[0]
+        product, release = product or key, releases[key]
+    return {"product": product, "release": release, "build_id": env.get("NVIDIA_BUILD_ID"),
+            "pytorch_build_version": env.get("PYTORCH_BUILD_VERSION"), "cuda_version": env.get("CUDA_VERSION"),
+            "env": seen}
+
+
+def _root_mount(mountinfo: str) -> tuple[str | None, list[str]]:
+    """(filesystem type of '/', runtime names found in mount sources)."""
+    fstype, runtimes = None, []
+    for line in mountinfo.splitlines():
+        parts = line.split(" - ", 1)
+        left = parts[0].split()
+        if len(left) >= 5 and left[4] == "/" and len(parts) == 2:
+            fstype = parts[1].split()[0] if parts[1].split() else None
+        src = left[3] if len(left) >= 4 else ""
+        for needle, runtime in MOUNT_HINTS:
+            if needle in src and runtime not in runtimes:
+                runtimes.append(runtime)
+    return fstype, runtimes
+
+
+def inspect(root: Path | str = "/", environ: Mapping[str, str] | None = None) -> dict:
+    """Run every check under ``root`` (tests point it at a fake tree) with ``environ``."""
+    root = Path(root)
+    env = dict(os.environ if environ is None else environ)
+    checks: list[dict] = []
+    runtime: str | None = None
+    extra: dict[str, str] = {}
+    hints: list[str] = []
+
+    def found(rt: str | None) -> None:
+        nonlocal runtime
+        if runtime is None and rt:
+            runtime = rt
+
+    text, seen = _read_text(root / ".dockerenv")
+    checks.append({"check": "/.dockerenv (Docker marker)", "seen": seen, "matched": text is not None})
+    if text is not None:
+        found("docker")
+
+    text, seen = _read_text(root / "run" / ".containerenv")
+    fields = parse_containerenv(text) if text else {}
+    if text is not None:
+        found("podman")
+        extra.update({k: v for k, v in fields.items() if k in ("name", "image", "engine", "id")})
+        if fields:
+            seen += ": " + ", ".join(f"{k}={v}" for k, v in fields.items() if k in ("engine", "name", "image"))
+    checks.append({"check": "/run/.containerenv (Podman marker)", "seen": seen, "matched": text is not None})
+
+    cvar = env.get("container")
+    checks.append({"check": "$container (set by podman, systemd-nspawn, lxc)", "seen": cvar or "unset",
+                   "matched": bool(cvar)})
+    if cvar:
+        found(cvar)
+    k8s = env.get("KUBERNETES_SERVICE_HOST")
+    checks.append({"check": "$KUBERNETES_SERVICE_HOST", "seen": k8s or "unset", "matched": bool(k8s)})
+    if k8s:
+        found("kubernetes")
+
+    text, seen = _read_text(root / "proc" / "1" / "cgroup")
+    hit = None
+    if text is not None:
+        for needle, rt in CGROUP_HINTS:
+            if needle in text:
+                hit = rt
+                break
+        lines = [ln for ln in text.splitlines() if ln.strip()]
+        seen = f"{len(lines)} line(s): " + " | ".join(lines[:3])[:300] if lines else "empty"
+        if hit is None and lines and all(ln.endswith("::/") or ln.endswith(":/") for ln in lines):
+            seen += " (root cgroup only: a cgroup namespace hides the runtime, or a bare host)"
+    checks.append({"check": "/proc/1/cgroup runtime names", "seen": seen, "matched": hit is not None})
+    found(hit)
+
+    text, seen = _read_text(root / "proc" / "self" / "mountinfo")
+    mount_rts: list[str] = []
+    if text is not None:
+        fstype, mount_rts = _root_mount(text)
+        seen = f"root filesystem {fstype or 'not listed'}"
+        if mount_rts:
+            seen += "; runtime storage in mount sources: " + ", ".join(mount_rts)
+        if fstype == "overlay" and not mount_rts:
+            hints.append("root filesystem is overlay (usual in containers, also seen on live systems)")
+    checks.append({"check": "/proc/self/mountinfo", "seen": seen, "matched": bool(mount_rts)})
+    if mount_rts:
+        found(mount_rts[0])
+
+    ngc = ngc_info(env)
+    checks.append({"check": "NGC image variables (NVIDIA_<PRODUCT>_VERSION, NVIDIA_BUILD_ID)",
+                   "seen": ", ".join(f"{k}={v}" for k, v in ngc["env"].items()) if ngc else "unset",
+                   "matched": ngc is not None})
+
+    in_container = True if (runtime is not None or ngc is not None) else None
+    return {
+        "in_container": in_container,
+        "runtime": runtime if runtime else ("unknown runtime (NGC image variables)" if ngc else None),
+        "name": extra.get("name"),
+        "image": extra.get("image"),
+        "ngc": ngc,
+        "hints": hints,
+        "checks": checks,
+    }
+
 
 def read(cfg: Config) -> Reading:
-    return Reading("container", None, error="not implemented yet")
+    started = time.time()
+    data = inspect("/")
+    return Reading("container", data, source="/.dockerenv, /run/.containerenv, /proc/1/cgroup, "
+                   "/proc/self/mountinfo, environment", started_at=started)

@@ -1,0 +1,178 @@
+"""G2's judge on hand-written target readings: flash-attn present, absent, broken, crashing, and
+the Unsloth override."""
+
+from __future__ import annotations
+
+from sparktui.core.config import Config
+from sparktui.core.verdict import Status
+from sparktui.gotchas import g02_flash_attn as g2
+from tests.conftest import readings_of
+
+CAP_WARNING = ("Found GPU0 NVIDIA GB10 which is of cuda capability 12.1. Minimum and Maximum cuda capability "
+               "supported by this version of PyTorch is (8.0) - (12.0)")
+
+
+def target(fa_stage: dict, packages: dict, fa_data: dict | None = None, torch_warnings: list[str] | None = None) -> dict:
+    return {
+        "interpreter": "/usr/bin/python3",
+        "selected_by": "configured (--python or [target] python)",
+        "packages": packages,
+        "flash_attn": fa_data,
+        "stages": {
+            "packages": {"status": "done"},
+            "import torch": {"status": "done", "warnings": []},
+            "torch.cuda": {"status": "done", "warnings": torch_warnings or []},
+            "import flash_attn": fa_stage,
+        },
+    }
+
+
+IMPORTED = {"status": "done", "seconds": 0.8, "warnings": []}
+FA_DATA = {"version": "2.7.4.post1", "file": "/usr/local/lib/python3.12/dist-packages/flash_attn/__init__.py"}
+NO_MODULE = {"status": "error", "error_type": "ModuleNotFoundError", "error": "No module named 'flash_attn'"}
+
+
+def judge(t):
+    return g2.judge(readings_of(target=t), Config())
+
+
+def test_ngc_flash_attn_with_unsloth_warns_and_gives_the_override():
+    t = target(IMPORTED, {"flash_attn": "2.7.4.post1+25.11", "unsloth": "2026.7.3"}, FA_DATA)
+    v = judge(t)
+    assert v.status is Status.WARN
+    assert v.summary == ('flash-attn 2.7.4.post1 importable and Unsloth 2026.7.3 installed: an explicit '
+                         'attn_implementation="sdpa" is overridden to flash_attention_2')
+    assert "HAS_FLASH_ATTENTION = False" in v.fix and 'model.config._attn_implementation == "sdpa"' in v.fix
+    assert any("Llama-family loader ignores attn_implementation" in d for d in v.details)
+    values = {e.what: e.value for e in v.evidence}
+    assert values["unsloth package"] == "2026.7.3" and values["import flash_attn"] == "ok, version 2.7.4.post1"
+
+
+def test_the_override_in_the_fix_text_is_valid_python():
+    code = g2.OVERRIDE
+    compile(code, "override.py", "exec")
+    assert code.index("import unsloth") < code.index("HAS_FLASH_ATTENTION = False") < code.index("from_pretrained")
+
+
+def test_flash_attn_without_unsloth_is_ok():
+    v = judge(target(IMPORTED, {"flash-attn": "2.7.4.post1", "unsloth": None}, FA_DATA))
+    assert v.status is Status.OK and "honoured" in v.summary
+    assert v.details[0].startswith("flash_attn imported from /usr/local/lib/python3.12")
+
+
+def test_bare_pip_without_flash_attn_is_ok_even_with_unsloth():
+    v = judge(target(NO_MODULE, {"flash-attn": None, "flash_attn": None, "unsloth": "2026.7.3"}))
+    assert v.status is Status.OK
+    assert "flash-attn not installed: attention runs on SDPA" in v.summary and "Unsloth 2026.7.3" in v.summary
+    assert {e.what: e.value for e in v.evidence}["flash-attn package"] == "not installed"
+
+
+def test_undefined_symbol_while_installed_warns_naming_the_error():
+    err = ("/usr/local/lib/python3.12/dist-packages/flash_attn_2_cuda.cpython-312-aarch64-linux-gnu.so: "
+           "undefined symbol: _ZN3c105ErrorC2ENS_14SourceLocationENSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE")
+    v = judge(target({"status": "error", "error_type": "ImportError", "error": err}, {"flash_attn": "2.7.4.post1+25.11"}))
+    assert v.status is Status.WARN
+    assert v.summary.startswith("flash-attn 2.7.4.post1+25.11 is installed but `import flash_attn` fails: ImportError:")
+    assert "undefined symbol" in v.summary
+    assert v.details[0].startswith("undefined symbol: flash-attn was compiled against a different torch/CUDA")
+
+
+def test_missing_dependency_of_an_installed_flash_attn_warns():
+    v = judge(target({"status": "error", "error_type": "ModuleNotFoundError", "error": "No module named 'einops'"},
+                     {"flash-attn": "2.8.3", "unsloth": "2026.7.3"}))
+    assert v.status is Status.WARN and "No module named 'einops'" in v.summary
+    assert any("falls back" in d for d in v.details)
+
+
+def test_missing_cuda_extension_is_not_mistaken_for_an_absent_package():
+    v = judge(target({"status": "error", "error_type": "ModuleNotFoundError", "error": "No module named 'flash_attn_2_cuda'"},
+                     {}))
+    assert v.status is Status.WARN and "(no package metadata)" in v.summary
+
+
+def test_import_crash_fails_when_unsloth_would_load_the_same_extension():
+    crashed = {"status": "crashed", "error": "process died by SIGSEGV during 'import flash_attn'", "signal": "SIGSEGV"}
+    v = judge(target(crashed, {"flash-attn": "2.7.4.post1", "unsloth": "2026.7.3"}))
+    assert v.status is Status.FAIL and "crashed the interpreter" in v.summary and "SIGSEGV" in v.summary
+    v = judge(target(crashed, {"flash-attn": "2.7.4.post1", "unsloth": None}))
+    assert v.status is Status.WARN
+
+
+def test_import_hang_is_named():
+    hung = {"status": "hung", "error": "no answer after 90.0 s during 'import flash_attn'; killed"}
+    v = judge(target(hung, {"flash-attn": "2.7.4.post1"}))
+    assert v.status is Status.WARN and v.summary.startswith("`import flash_attn` hung: no answer after 90.0 s")
+
+
+def test_not_attempted_or_missing_reading_is_unknown():
+    v = judge(target({"status": "not reached"}, {}))
+    assert v.status is Status.UNKNOWN and "not attempted (not reached)" in v.summary
+    v = judge(target({"status": "skipped"}, {}))
+    assert v.status is Status.UNKNOWN and "skipped" in v.summary
+    v = g2.judge(readings_of(target=None), Config())
+    assert v.status is Status.UNKNOWN and "target interpreter reading" in v.summary
+
+
+def test_pip_torch_capability_warning_is_reported_without_changing_the_status():
+    v = judge(target(NO_MODULE, {"flash-attn": None}, torch_warnings=[CAP_WARNING]))
+    assert v.status is Status.OK
+    assert v.details[0] == f"torch warns: {CAP_WARNING}"
+    assert {e.what: e.value for e in v.evidence}["torch capability warning"] == CAP_WARNING
+
+
+# ---- the override, run against a stand-in Unsloth -------------------------------------------
+# Modelled on unslothai/unsloth 2026.7.x: _utils.resolve_attention_implementation reads its module's
+# HAS_FLASH_ATTENTION; llama.py calls it without the caller's request, then pops attn_implementation;
+# utils/attention_dispatch.py star-imports _utils and picks the kernel from its own copy of the flag.
+STANDIN = {
+    "unsloth/__init__.py": "from .models import FastLanguageModel\n",
+    "unsloth/models/__init__.py": "from .llama import FastLanguageModel\n",
+    "unsloth/models/_utils.py": """\
+HAS_FLASH_ATTENTION = True
+def resolve_attention_implementation(model_class, config, requested_attn_implementation=None, supports_sdpa=None):
+    if requested_attn_implementation is not None:
+        return requested_attn_implementation
+    return "flash_attention_2" if HAS_FLASH_ATTENTION else "sdpa"
+""",
+    "unsloth/utils/__init__.py": "",
+    "unsloth/utils/attention_dispatch.py": """\
+from ..models._utils import *
+def select_attention_backend(use_varlen=False):
+    return "flash_dense" if HAS_FLASH_ATTENTION else "sdpa"
+""",
+    "unsloth/models/llama.py": """\
+import types
+from ._utils import *
+from ..utils.attention_dispatch import select_attention_backend
+class FastLanguageModel:
+    @staticmethod
+    def from_pretrained(model_name, **kwargs):
+        impl = resolve_attention_implementation(object, None)
+        kwargs.pop("attn_implementation", None)  # No need since we auto call it
+        model = types.SimpleNamespace(config=types.SimpleNamespace(_attn_implementation=impl),
+                                      attention_kernel=select_attention_backend)
+        return model, None
+""",
+}
+
+
+def run_with_standin(tmp_path, code: str):
+    import subprocess
+    import sys
+
+    for rel, text in STANDIN.items():
+        p = tmp_path / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30,
+                          env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"})
+
+
+def test_standin_reproduces_the_override_and_the_fix_undoes_it(tmp_path):
+    plain = ("from unsloth import FastLanguageModel\n"
+             "m, _ = FastLanguageModel.from_pretrained('x', attn_implementation='sdpa')\n"
+             "print(m.config._attn_implementation, m.attention_kernel())\n")
+    assert run_with_standin(tmp_path, plain).stdout.split() == ["flash_attention_2", "flash_dense"]
+    fixed = run_with_standin(tmp_path, g2.OVERRIDE + "print(model.config._attn_implementation, model.attention_kernel())\n")
+    assert fixed.returncode == 0, fixed.stderr
+    assert fixed.stdout.split() == ["sdpa", "sdpa"]

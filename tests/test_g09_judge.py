@@ -1,0 +1,175 @@
+"""G9's judge on hand-written readings: ok / warn / fail / unknown, and the words it chooses."""
+
+from __future__ import annotations
+
+from sparktui.core.config import Config
+from sparktui.core.readings import Reading
+from sparktui.core.verdict import Status
+from sparktui.gotchas import g09_container_drift as g9
+from sparktui.probes import pins as pins_probe
+from tests.conftest import readings_of
+
+NGC_TORCH = "2.10.0a0+b558c986e8.nv25.11"
+NGC_PACKAGES = {"torch": NGC_TORCH, "torchvision": "0.25.0a0+7a13ad0f", "flash_attn": "2.7.4.post1+25.11",
+                "flash-attn": None, "transformer_engine": "2.9.0+70f53666", "unsloth": None}
+NGC_ENV = {"NVIDIA_PYTORCH_VERSION": "25.11"}
+CHECKS = [{"check": "/.dockerenv (Docker marker)", "seen": "present", "matched": True}]
+
+
+def target(packages: dict, torch_cuda: str | None = "13.0", torch_ok: bool = True, env: dict | None = None) -> dict:
+    return {
+        "python": {"version": "3.12.3", "implementation": "CPython", "machine": "aarch64", "system": "Linux",
+                   "env": env or {}},
+        "packages": packages,
+        "torch": {"version": packages.get("torch"), "cuda": torch_cuda} if torch_ok else None,
+        "stages": {"packages": {"status": "done"}},
+        "interpreter": "/usr/bin/python3",
+    }
+
+
+def docker(ngc_release: str | None = "25.11") -> dict:
+    ngc = {"product": "PyTorch", "release": ngc_release, "env": {"NVIDIA_PYTORCH_VERSION": ngc_release}} if ngc_release else None
+    return {"in_container": True, "runtime": "docker", "name": None, "image": None, "ngc": ngc, "hints": [], "checks": CHECKS}
+
+
+def no_container() -> dict:
+    return {"in_container": None, "runtime": None, "name": None, "image": None, "ngc": None, "hints": [],
+            "checks": [{"check": "/.dockerenv (Docker marker)", "seen": "absent", "matched": False}]}
+
+
+def shipped(image: str = "ngc-pytorch-25.11") -> dict:
+    return pins_probe.read(Config().with_overrides(pins={"image": image})).data
+
+
+def user_pins(*lines: tuple[str, str, str | None], meta: dict | None = None) -> dict:
+    return {"origin": "file", "image": None, "path": "/home/u/pins.txt", "meta": meta or {}, "skipped": [],
+            "pins": [{"name": n, "spec": s, "marker": m, "extras": [], "file": "/home/u/pins.txt", "line": i}
+                     for i, (n, s, m) in enumerate(lines, 1)],
+            "shipped_sets": ["ngc-pytorch-25.09", "ngc-pytorch-25.11"]}
+
+
+def judge(**readings):
+    return g9.judge(readings_of(**readings), Config())
+
+
+def test_ngc_container_with_its_own_stack_is_ok():
+    v = judge(container=docker(), target=target(NGC_PACKAGES), pins=shipped())
+    assert v.status is Status.OK, v
+    assert "4 pinned packages match ngc-pytorch-25.11" in v.summary
+    assert "inside docker, NGC PyTorch 25.11" in v.summary
+    values = {e.what.split(" ")[0]: e.value for e in v.evidence if " installed (pinned " in e.what}
+    assert values["torch"] == NGC_TORCH and values["flash-attn"] == "2.7.4.post1+25.11"
+    assert any(e.what == "torch CUDA build vs pins" and e.value == "13.0 vs 13.0" for e in v.evidence)
+
+
+def test_pypi_cuda12_torch_over_the_container_fails():
+    pk = dict(NGC_PACKAGES, torch="2.9.0+cu128", torchvision="0.24.0+cu128")
+    v = judge(container=docker(), target=target(pk, torch_cuda="12.8"), pins=shipped())
+    assert v.status is Status.FAIL
+    assert v.summary.startswith("torch is a CUDA 12.8 build per torch.version.cuda; the pins expect CUDA 13.0")
+    assert v.details[0].startswith("torch: installed 2.9.0+cu128, pinned 2.10.0a0+b558c986e8.nv25.11")
+    assert "every package compiled against torch must match" in v.details[0]
+    assert any(d.startswith("torchvision: installed 0.24.0+cu128") and "CUDA 12.8" in d and "undefined symbols" in d
+               for d in v.details)
+    assert "docker run" in v.fix
+
+
+def test_bare_pip_drift_is_listed_package_by_package_without_calling_it_bare():
+    pk = {"torch": "2.9.1+cu130", "torchvision": "0.24.1+cu130", "flash-attn": None, "flash_attn": None,
+          "transformer-engine": None}
+    v = judge(container=no_container(), target=target(pk, torch_cuda="13.0"), pins=shipped())
+    assert v.status is Status.WARN
+    assert "4 of 4 pinned packages drift from ngc-pytorch-25.11" in v.summary
+    assert "no container detected (not proof of a bare host)" in v.summary
+    assert "pip-installed over the image" not in v.summary
+    assert v.details[:4] == (
+        "torch: installed 2.9.1+cu130, pinned 2.10.0a0+b558c986e8.nv25.11 "
+        "[every package compiled against torch must match this one]",
+        "torchvision: installed 0.24.1+cu130, pinned 0.25.0a0+7a13ad0f "
+        "[compiled against torch/CUDA: a mismatch shows up as undefined symbols or missing kernels]",
+        "flash-attn: missing, pinned 2.7.4.post1",
+        "transformer-engine: missing, pinned 2.9.0",
+    )
+
+
+def test_ngc_variables_in_the_target_count_when_sparktui_sees_no_container():
+    v = judge(container=no_container(), target=target(NGC_PACKAGES, env=NGC_ENV), pins=shipped())
+    assert v.status is Status.OK
+    assert "inside a container, NGC PyTorch 25.11" in v.summary
+    assert any(e.what == "NVIDIA_PYTORCH_VERSION" and e.value == "25.11" for e in v.evidence)
+
+
+def test_container_release_other_than_the_pin_set_warns_and_names_the_setting():
+    v = judge(container=docker("25.09"), target=target(NGC_PACKAGES), pins=shipped())
+    assert v.status is Status.WARN
+    assert 'the container is NGC 25.09 but the pins are for 25.11: set [pins] image = "ngc-pytorch-25.09"' in v.summary
+
+
+def test_25_09_container_against_its_own_set_is_ok():
+    pk = {"torch": "2.9.0a0+50eac811a6.nv25.09", "torchvision": "0.24.0a0+98f8b375", "flash-attn": "2.7.4.post1"}
+    v = judge(container=docker("25.09"), target=target(pk), pins=shipped("ngc-pytorch-25.09"))
+    assert v.status is Status.OK, v
+
+
+def test_missing_readings_are_unknown_with_the_reason():
+    v = judge(container=docker(), target=None, pins=shipped())
+    assert v.status is Status.UNKNOWN and "target interpreter reading" in v.summary
+    bad = Reading("pins", None, error="pins file unusable: /home/u/pins.txt:3: torch: not a version specifier: '=2.9'")
+    v = judge(container=docker(), target=target(NGC_PACKAGES), pins=bad)
+    assert v.status is Status.UNKNOWN and "/home/u/pins.txt:3" in v.summary
+
+
+def test_container_probe_missing_still_compares():
+    v = judge(container=None, target=target(NGC_PACKAGES), pins=shipped())
+    assert v.status is Status.OK and "no container detected" in v.summary
+    assert any(e.what == "container detection" and str(e.value).startswith("unavailable") for e in v.evidence)
+
+
+def test_package_versions_unavailable_is_unknown():
+    t = target({})
+    t["packages"] = None
+    t["stages"]["packages"] = {"status": "crashed", "error": "process died by SIGSEGV during 'packages'"}
+    v = judge(container=docker(), target=t, pins=shipped())
+    assert v.status is Status.UNKNOWN and "SIGSEGV" in v.summary
+
+
+def test_user_pin_with_local_label_catches_the_wrong_cuda_wheel_even_if_torch_cannot_import():
+    t = target({"torch": "2.9.0+cu128"}, torch_ok=False)
+    v = judge(container=no_container(), target=t, pins=user_pins(("torch", "==2.9.0+cu130", None)))
+    assert v.status is Status.FAIL
+    assert "a CUDA 12.8 build per its wheel tag; the pins expect CUDA 13.0" in v.summary
+
+
+def test_public_pin_ignores_the_local_label_when_no_cuda_is_known():
+    v = judge(container=no_container(), target=target({"torch": "2.9.0+cu128"}, torch_ok=False),
+              pins=user_pins(("torch", "==2.9.0", None)))
+    assert v.status is Status.OK
+
+
+def test_cpu_only_torch_against_cuda_pins_fails():
+    v = judge(container=no_container(), target=target({"torch": "2.9.0"}, torch_cuda=None),
+              pins=user_pins(("torch", ">=2.9", None), meta={"cuda": "13.0"}))
+    assert v.status is Status.FAIL and "a CPU-only build" in v.summary
+
+
+def test_markers_are_evaluated_against_the_target_interpreter():
+    p = user_pins(("flash-attn", "==2.8.3", 'platform_machine == "x86_64"'),
+                  ("transformers", ">=4.57,<5", 'python_version >= "3.10"'),
+                  ("peft", "==0.18.0", 'platform_release >= "6"'))
+    pk = {"flash-attn": None, "transformers": "4.57.1", "peft": "0.18.0"}
+    v = judge(container=no_container(), target=target(pk), pins=p)
+    assert v.status is Status.OK, v
+    assert "2 pinned packages match" in v.summary  # flash-attn's pin is for x86_64 only
+    assert any("peft: marker needs platform_release" in d for d in v.details)
+
+
+def test_prerelease_below_an_upper_bound_is_drift():
+    v = judge(container=no_container(), target=target({"torch": "2.10.0a0+b558c986e8.nv25.11"}),
+              pins=user_pins(("torch", ">=2.9,<2.10", None)))
+    assert v.status is Status.WARN and "torch" in v.summary
+
+
+def test_nothing_comparable_is_unknown():
+    v = judge(container=no_container(), target=target({"numpy": "2.1.0"}), pins=user_pins(("torch", "==2.9.0", None)))
+    assert v.status is Status.UNKNOWN and "no pinned version could be compared" in v.summary
+    assert "torch: not compared (the target reading did not include it)" in v.details
