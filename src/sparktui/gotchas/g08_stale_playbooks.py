@@ -1,16 +1,251 @@
-"""(stub, being written) G8."""
+"""G8: the official playbook being followed has open issues that say it no longer works as written.
+
+The judge is pure: it reads the "playbook_issues" reading (already matched by the probe) and
+uses the reading's own ``checked_at`` as "now" for ages, so a snapshot judges the same later.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
-from sparktui.core.verdict import Status, Verdict
-from sparktui.gotchas.base import Gotcha
+from sparktui.core.verdict import Evidence, EvidenceList, Status, Verdict
+from sparktui.gotchas.base import Gotcha, unknown_from
+
+PROBE = "playbook_issues"
+UNTOUCHED_DAYS = 90  # a playbook folder unchanged this long while issues match is worth saying
+DETAIL_LINES = 20
+
+_SOURCE_WORDS = {
+    "network": "fetched now",
+    "cache-fresh": "from the disk cache, inside its TTL (no request made)",
+    "cache-304": "from the disk cache, confirmed unchanged by the server (304)",
+    "stale-cache": "from the disk cache: the refresh failed",
+}
 
 
 def judge(r: Readings, cfg: Config) -> Verdict:
-    return Verdict("G8", Status.UNKNOWN, "not implemented yet")
+    reading = r.get_reading(PROBE)
+    d = reading.data
+    if d is None:
+        return unknown_from("G8", reading, "open issues of the playbooks repository")
+    repo = d.get("repo") or cfg.playbooks.repo
+    if not d.get("configured"):
+        suggestions = [s for s in d.get("suggestions") or [] if isinstance(s, dict) and s.get("slug")]
+        hint = ""
+        if suggestions:
+            flags = " ".join(f"--playbook {s['slug']}" for s in suggestions[:3])
+            hint = f"; running processes suggest: {flags}"
+        evidence = [_ev_config(d, repo)]
+        evidence += [Evidence(f"suggests {s['slug']}", "running processes", s.get("why")) for s in suggestions]
+        return Verdict("G8", Status.SKIP,
+                       "nothing to watch: no playbook or command configured (set [playbooks] slugs, "
+                       f"or pass --playbook SLUG / --command CMD){hint}",
+                       evidence=tuple(evidence), fix=FIX)
+    following = _following(d)
+    ev = EvidenceList()
+    ev.items.append(_ev_config(d, repo))
+    where = f"{d.get('api_host') or 'GitHub API'} /repos/{repo}/issues"
+    checked = d.get("issues_checked")
+    error = d.get("error")
+    if checked is None:
+        ev.add("open issues", where, f"unavailable: {error or reading.error or 'no data'}")
+        _rate_limit(ev, d, where)
+        return Verdict("G8", Status.UNKNOWN,
+                       f"cannot tell: the open issues of {repo} could not be fetched and nothing is cached "
+                       f"({error or reading.error or 'no data'})",
+                       evidence=ev.tuple(), fix=FIX)
+    now = d.get("checked_at")
+    source = d.get("source")
+    stale = source == "stale-cache"
+    prs = d.get("pull_requests_skipped") or 0
+    ev.add("open issues checked", where,
+           f"{checked}" + (f" ({prs} pull requests left out)" if prs else "")
+           + (" (stopped at the page limit; more exist)" if d.get("truncated") else ""))
+    ev.add("where the list came from", where, _source_text(d))
+    _rate_limit(ev, d, where)
+    untouched = _folders(ev, d, now)
+    suffix = f" (as of {_span(d.get('age_s'))} ago; refresh failed: {error})" if stale else ""
 
+    matches = d.get("matches") or []
+    total = d.get("matches_total") or len(matches)
+    if not matches:
+        scope = f"the first {checked}" if d.get("truncated") else f"{checked}"
+        return Verdict("G8", Status.OK, f"none of {scope} open issues in {repo} name {following}{suffix}",
+                       evidence=ev.tuple(), fix=FIX)
+    numbers = ", ".join(f"#{m.get('number')}" for m in matches[:5]) + (" …" if total > 5 else "")
+    summary = (f"{total} open issue{'s' if total != 1 else ''} in {repo} name {following}: {numbers}"
+               + "".join(f"; nvidia/{slug} unchanged for {days} d" for slug, days in untouched) + suffix)
+    details = [_detail(m, now) for m in matches[:DETAIL_LINES]]
+    if total > DETAIL_LINES:
+        details.append(f"… and {total - DETAIL_LINES} more")
+    return Verdict("G8", Status.WARN, summary, evidence=ev.tuple(), fix=FIX, details=tuple(details))
+
+
+# --------------------------------------------------------------------------- pieces
+
+
+def _ev_config(d: dict[str, Any], repo: str) -> Evidence:
+    slugs = d.get("slugs") or []
+    commands = d.get("commands") or []
+    value = {"repo": repo, "slugs": slugs, "commands": commands}
+    if d.get("unknown_slugs"):
+        value["not in sparktui's catalog (matched by path/URL only)"] = d["unknown_slugs"]
+    return Evidence("what is followed", "config [playbooks] / --playbook / --command", value)
+
+
+def _following(d: dict[str, Any]) -> str:
+    parts = [", ".join(d["slugs"])] if d.get("slugs") else []
+    n = len(d.get("commands") or [])
+    if n:
+        parts.append("your command" if n == 1 else f"your {n} commands")
+    return " or ".join(parts) if parts else "nothing"
+
+
+def _source_text(d: dict[str, Any]) -> str:
+    source = d.get("source") or "unknown"
+    text = _SOURCE_WORDS.get(source, source)
+    age = d.get("age_s")
+    if age is not None and source != "network":
+        text += f"; data {_span(age)} old"
+    if source == "stale-cache" and d.get("error"):
+        text += f"; error: {d['error']}"
+    text += f"; {d.get('requests', 0)} request{'s' if d.get('requests') != 1 else ''} made"
+    if d.get("auth"):
+        text += f"; {d['auth']}"
+    return text
+
+
+def _rate_limit(ev: EvidenceList, d: dict[str, Any], where: str) -> None:
+    rl = d.get("rate_limit") or {}
+    if rl.get("limited") and rl.get("reset_at"):
+        ev.add("rate limit", where, f"exhausted; resets at {_utc(rl['reset_at'])}; no request before then")
+    elif rl.get("remaining") is not None:
+        ev.add("rate limit", where, f"{rl['remaining']} of {rl.get('limit')} requests left")
+
+
+def _folders(ev: EvidenceList, d: dict[str, Any], now: float | None) -> list[tuple[str, int]]:
+    untouched = []
+    for slug, info in (d.get("folders") or {}).items():
+        if not isinstance(info, dict):
+            continue
+        when = _parse(info.get("last_commit"))
+        source = f"GitHub commits of nvidia/{slug}"
+        if when is None:
+            ev.add(f"nvidia/{slug} last change", source, f"unavailable: {info.get('error') or 'no date'}")
+            continue
+        days = int((now - when) // 86400) if now else None
+        ev.add(f"nvidia/{slug} last change", source,
+               f"{info.get('last_commit')}" + (f" ({days} d before this check)" if days is not None else "")
+               + (f" (cached; {info['error']})" if info.get("error") else ""))
+        if days is not None and days >= UNTOUCHED_DAYS:
+            untouched.append((slug, days))
+    return untouched
+
+
+def _detail(m: dict[str, Any], now: float | None) -> str:
+    created = _parse(m.get("created_at"))
+    age = f"{_span(now - created)}" if created is not None and now else "age unknown"
+    n = m.get("comments") or 0
+    reasons = "; ".join(m.get("reasons") or [])
+    return f"#{m.get('number')} {m.get('title')} ({age}, {n} comment{'s' if n != 1 else ''}): {reasons}"
+
+
+def _parse(stamp: Any) -> float | None:
+    if not isinstance(stamp, str) or not stamp:
+        return None
+    try:
+        dt = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.timestamp()
+
+
+def _span(seconds: float | None) -> str:
+    if seconds is None:
+        return "?"
+    s = max(0.0, float(seconds))
+    if s < 90:
+        return f"{s:.0f} s"
+    if s < 90 * 60:
+        return f"{s / 60:.0f} min"
+    if s < 48 * 3600:
+        return f"{s / 3600:.0f} h"
+    return f"{int(s // 86400)} d"
+
+
+def _utc(ts: float) -> str:
+    return datetime.fromtimestamp(float(ts), tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+# --------------------------------------------------------------------------- texts
+
+FIX = """\
+Tell sparktui what you follow, so it can watch that playbook's open issues. In
+`~/.config/sparktui/config.toml`:
+
+```toml
+[playbooks]
+slugs = ["vllm"]                      # folder names under nvidia/ in the repository
+commands = ["vllm serve Qwen/Qwen3-8B --gpu-memory-utilization 0.8"]
+```
+
+or once, headless:
+
+```bash
+sparktui check G8 --playbook vllm --command "vllm serve Qwen/Qwen3-8B --gpu-memory-utilization 0.8"
+```
+
+Then read every listed issue before a long or expensive run: many carry the working fix (a
+different container tag, a missing package, a changed flag) in the issue or its comments. The
+same search by hand:
+
+```bash
+gh issue list -R NVIDIA/dgx-spark-playbooks --state open --search "vllm in:title,body"
+gh issue view 123 -R NVIDIA/dgx-spark-playbooks --comments
+```
+
+Anonymous API use is limited to 60 requests an hour; sparktui caches with ETags so refreshes are
+mostly free, but on a shared address set a token:
+
+```bash
+export GITHUB_TOKEN=...        # or: gh auth login   (sparktui then asks `gh auth token`)
+```
+
+GitHub Enterprise or a mirror: `--api-url https://HOST/api/v3`, `[playbooks] api_url`, or
+`SPARKTUI_GITHUB_API` (a flag or config value beats the environment variable).
+"""
 
 GOTCHA = Gotcha(
-    id="G8", slug="stale-playbooks", title="stale-playbooks", symptom="", cause="", check="", fix="", intrusive=False,
-    cadence_s=None, probes=(), judge=judge,
+    id="G8",
+    slug="stale-playbooks",
+    title="Stale official playbooks",
+    symptom=("A playbook from NVIDIA/dgx-spark-playbooks, followed step by step, fails part-way: a container "
+             "tag that no longer has the needed package (Ray missing from the vLLM image), a pinned version "
+             "that conflicts, a download URL that moved, or build.nvidia.com and GitHub disagreeing on the image."),
+    cause=("The playbooks are snapshots of fast-moving stacks (vLLM, SGLang, TRT-LLM, Unsloth, NeMo). The "
+           "frameworks and NGC tags move weekly; a playbook folder can sit unchanged for months while its "
+           "failures are reported only as open issues. Those issues carry no labels: they name the playbook "
+           "by a title prefix (\"SGLang: ...\"), a path nvidia/<slug>, a tree/main or build.nvidia.com URL, a "
+           "container tag or a command (trtllm-serve), sometimes misspelled (\"Unsolth\")."),
+    check=("Lists the repository's open issues over GitHub's REST API (pull requests left out; pages followed "
+           "through the Link header), then ranks the ones that name the followed playbook slugs or the "
+           "significant parts of your launch commands, each with the reasons it matched. Responses are cached "
+           "with their ETag: a refresh inside the TTL sends nothing and a later one is a conditional request. "
+           "Also shows when each followed playbook folder last changed. Offline, the last good list is judged "
+           "with its age; with nothing cached the verdict is unknown."),
+    fix=FIX,
+    intrusive=False,
+    cadence_s=900.0,
+    probes=(PROBE,),
+    judge=judge,
+    references=(
+        "NVIDIA/dgx-spark-playbooks #109: nvidia/vllm is wrong missing Ray",
+        "NVIDIA/dgx-spark-playbooks #68: SGLang: build.nvidia.com and GitHub name different container images",
+        "NVIDIA/dgx-spark-playbooks #15: \"Unsolth\" playbook issues (misspelled title)",
+    ),
 )

@@ -1,0 +1,108 @@
+"""Probe "playbook_issues": open issues of the playbooks repository that name what the user follows.
+
+Reads (over the network, through the cached client in ``sparktui.playbooks.github``) and matches
+(pure ``sparktui.playbooks.matching``); it does not judge. Nothing configured means no request.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any, Mapping
+from urllib.parse import urlsplit
+
+from sparktui.core.config import Config
+from sparktui.core.readings import Reading
+from sparktui.playbooks.matching import CATALOG, Matcher, suggest_slugs
+
+if TYPE_CHECKING:  # httpx is imported only when a fetch actually happens
+    from sparktui.playbooks import github
+
+PROBE = "playbook_issues"
+MAX_MATCHES = 50  # kept in the reading (the total is reported too)
+EXCERPT_CHARS = 1500  # of each matched issue's body, for the dashboard's detail view
+MAX_FOLDERS = 8  # playbook folders whose last commit is looked up
+
+
+def settings_for(cfg: Config, env: Mapping[str, str] | None = None) -> "github.ClientSettings":
+    from sparktui.playbooks import github
+
+    pb = cfg.playbooks
+    return github.ClientSettings(api_url=github.resolve_api_url(pb.api_url, env), repo=pb.repo, ttl_s=pb.ttl_s)
+
+
+def read(cfg: Config, settings: github.ClientSettings | None = None,
+         token: github.Token | None | str = "discover") -> Reading:
+    """``settings``/``token`` are for tests and the benchmark; by default both come from cfg/env."""
+    from sparktui.playbooks import github
+
+    settings = settings or settings_for(cfg)
+    matcher = Matcher(cfg.playbooks.slugs, cfg.playbooks.commands)
+    base: dict[str, Any] = {
+        "configured": bool(matcher.slugs or matcher.commands),
+        "repo": settings.repo,
+        "api_url": settings.api_url,
+        "api_host": urlsplit(settings.api_url).netloc,
+        "slugs": matcher.slugs,
+        "commands": [c for c, _ in matcher.commands],
+        "unknown_slugs": [s for s in matcher.slugs if s not in CATALOG],
+    }
+    source = f"GitHub REST API {base['api_host']} ({settings.repo})"
+    if not base["configured"]:
+        base["suggestions"] = [{"slug": slug, "why": why} for slug, why in suggest_slugs(_process_cmdlines())]
+        return Reading(PROBE, base, source="config [playbooks] (nothing to watch: no request made); running processes")
+    if token == "discover":
+        token = None if github.url_problem(settings.api_url) else github.discover_token(settings.api_url, os.environ)
+    result = github.fetch_open_issues_sync(settings, token if isinstance(token, github.Token) else None,
+                                           folder_slugs=matcher.slugs[:MAX_FOLDERS])
+    data = {**base, **_result_data(result)}
+    if result.issues is not None:
+        matches = matcher.rank(result.issues)
+        bodies = {i["number"]: i.get("body") or "" for i in result.issues}
+        data["matches_total"] = len(matches)
+        data["matches"] = [{**m.to_dict(), "body_excerpt": _excerpt(bodies.get(m.number, ""))}
+                           for m in matches[:MAX_MATCHES]]
+    error = result.error if result.issues is None else None
+    return Reading(PROBE, data, error=error, source=source)
+
+
+def _result_data(r: github.FetchResult) -> dict[str, Any]:
+    return {
+        "issues_checked": None if r.issues is None else len(r.issues),
+        "pull_requests_skipped": r.pull_requests_skipped,
+        "truncated": r.truncated,
+        "matches": [],
+        "matches_total": 0,
+        "source": r.source,
+        "fetched_at": r.fetched_at,
+        "checked_at": r.checked_at,
+        "age_s": r.age_s,
+        "error": r.error,
+        "rate_limit": r.rate_limit.to_dict() if r.rate_limit else None,
+        "requests": r.requests,
+        "auth": r.auth,
+        "folders": r.folders,
+    }
+
+
+def _process_cmdlines(limit: int = 5000) -> list[str]:
+    """Command lines of running processes (to suggest a slug); what cannot be read is skipped."""
+    try:
+        import psutil
+    except ImportError:
+        return []
+    out = []
+    for proc in psutil.process_iter(["cmdline"]):
+        try:
+            argv = proc.info.get("cmdline") or []
+        except Exception:  # a process gone or denied mid-scan
+            continue
+        if argv:
+            out.append(" ".join(argv))
+        if len(out) >= limit:
+            break
+    return out
+
+
+def _excerpt(body: str) -> str:
+    body = body.strip()
+    return body if len(body) <= EXCERPT_CHARS else body[: EXCERPT_CHARS - 1] + "…"

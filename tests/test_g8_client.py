@@ -1,0 +1,311 @@
+"""G8 client against real HTTP servers on 127.0.0.1: paging, PRs, ETag/304, TTL, rate limits,
+retries, timeouts, bad bodies, and where the token may go."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import time
+
+import pytest
+
+from tests.g8_server import IssuesApp, LocalServer, Reply, make_issue, serve_issues
+from sparktui.playbooks import github
+from sparktui.playbooks.github import ClientSettings, Token, fetch_open_issues
+
+REPO = "NVIDIA/dgx-spark-playbooks"
+
+
+class Clock:
+    def __init__(self, t: float = 1_800_000_000.0) -> None:
+        self.t = t
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def settings(url: str, tmp_path, clock=None, **kw) -> ClientSettings:
+    base = dict(api_url=url, repo=REPO, ttl_s=600, timeout_s=2.0, retries=2, backoff_s=0.01,
+                cache_dir=tmp_path / "gh-cache", clock=clock or Clock())
+    base.update(kw)
+    return ClientSettings(**base)
+
+
+def items(n: int, prs: set[int] = frozenset()) -> list[dict]:
+    return [make_issue(i, f"Issue {i}", f"body {i}", pr=i in prs) for i in range(n, 0, -1)]
+
+
+async def test_pages_through_link_header_and_leaves_out_pull_requests(tmp_path):
+    server, _ = serve_issues(items(250, prs={5, 17, 100, 101, 249}))
+    with server:
+        r = await fetch_open_issues(settings(server.url, tmp_path))
+    assert r.error is None and r.source == github.SOURCE_NETWORK
+    assert len(r.issues) == 245 and r.pull_requests_skipped == 5
+    assert {i["number"] for i in r.issues}.isdisjoint({5, 17, 100, 101, 249})
+    assert r.requests == 3 and [q.query.get("page", "1") for q in server.requests] == ["1", "2", "3"]
+    assert all(q.query["per_page"] == "100" and q.query["state"] == "open" for q in server.requests)
+    assert r.rate_limit.remaining == 57 and r.rate_limit.limit == 60
+
+
+async def test_ttl_then_conditional_304_then_changed_page(tmp_path):
+    server, app = serve_issues(items(150))
+    clock = Clock()
+    s = settings(server.url, tmp_path, clock)
+    with server:
+        first = await fetch_open_issues(s)
+        assert (first.source, first.requests) == (github.SOURCE_NETWORK, 2)
+
+        clock.t += 300  # inside the TTL: nothing sent at all
+        fresh = await fetch_open_issues(s)
+        assert (fresh.source, fresh.requests, len(server.requests)) == (github.SOURCE_CACHE_FRESH, 0, 2)
+        assert fresh.age_s == 300 and len(fresh.issues) == 150
+
+        clock.t += 400  # TTL over: conditional requests only, all answered 304
+        revalidated = await fetch_open_issues(s)
+        conditional = server.requests[2:]
+        assert revalidated.source == github.SOURCE_CACHE_304 and revalidated.requests == 2
+        assert all(q.headers.get("if-none-match", "").startswith('W/"') for q in conditional)
+        assert revalidated.age_s == 0 and len(revalidated.issues) == 150
+        assert app.remaining == 58  # the 304s did not spend the rate limit
+
+        app.items.insert(0, make_issue(151, "SGLang: new failure"))
+        clock.t += 700
+        changed = await fetch_open_issues(s)
+    assert changed.source == github.SOURCE_NETWORK
+    assert 151 in {i["number"] for i in changed.issues} and len(changed.issues) == 151
+
+
+async def test_rate_limited_403_waits_for_reset_even_across_clients(tmp_path):
+    clock = Clock()
+    limited = {"on": True}
+    ok_app = IssuesApp(items(3))
+
+    def app(req):
+        if limited["on"]:
+            return Reply(403, {"X-RateLimit-Limit": "60", "X-RateLimit-Remaining": "0",
+                               "X-RateLimit-Reset": str(int(clock.t) + 1800)},
+                         b'{"message": "API rate limit exceeded for 127.0.0.1."}')
+        return ok_app(req)
+
+    with LocalServer(app) as server:
+        ok_app.bind(server)
+        r = await fetch_open_issues(settings(server.url, tmp_path, clock))
+        assert r.issues is None and r.source is None and r.requests == 1
+        assert r.rate_limit.limited and r.rate_limit.reset_at == clock.t + 1800
+        assert "rate limited" in r.error and "in 30 min" in r.error and "GITHUB_TOKEN" in r.error
+
+        limited["on"] = False
+        clock.t += 600  # before the reset: a new client (new process) still does not ask
+        again = await fetch_open_issues(settings(server.url, tmp_path, clock))
+        assert again.requests == 0 and len(server.requests) == 1
+        assert again.rate_limit.limited and "not asking again" in again.error
+
+        clock.t += 1300  # after the reset
+        after = await fetch_open_issues(settings(server.url, tmp_path, clock))
+    assert after.source == github.SOURCE_NETWORK and after.error is None and len(after.issues) == 3
+
+
+async def test_retry_after_429_keeps_the_cached_list(tmp_path):
+    clock = Clock()
+    state = {"limited": False}
+    ok_app = IssuesApp(items(5))
+
+    def app(req):
+        return Reply(429, {"Retry-After": "120"}, b'{"message": "slow down"}') if state["limited"] else ok_app(req)
+
+    with LocalServer(app) as server:
+        ok_app.bind(server)
+        s = settings(server.url, tmp_path, clock)
+        assert (await fetch_open_issues(s)).source == github.SOURCE_NETWORK
+        state["limited"] = True
+        clock.t += 1000
+        r = await fetch_open_issues(s)
+    assert r.source == github.SOURCE_STALE and len(r.issues) == 5 and r.age_s == 1000
+    assert r.rate_limit.limited and r.rate_limit.reset_at == clock.t + 120 and "HTTP 429" in r.error
+
+
+async def test_5xx_is_retried_with_backoff_then_succeeds(tmp_path):
+    ok_app = IssuesApp(items(2))
+    failures = {"left": 2}
+
+    def app(req):
+        if failures["left"]:
+            failures["left"] -= 1
+            return Reply(502, {}, b"bad gateway")
+        return ok_app(req)
+
+    with LocalServer(app) as server:
+        ok_app.bind(server)
+        r = await fetch_open_issues(settings(server.url, tmp_path))
+    assert r.error is None and r.source == github.SOURCE_NETWORK and r.requests == 3 and len(r.issues) == 2
+
+
+async def test_5xx_that_persists_is_an_error_in_words_after_bounded_attempts(tmp_path):
+    with LocalServer(lambda req: Reply(500, {}, b"boom")) as server:
+        r = await fetch_open_issues(settings(server.url, tmp_path, retries=1))
+    assert r.issues is None and r.requests == 2 and len(server.requests) == 2
+    assert "answered HTTP 500" in r.error and "tried 2 times" in r.error
+
+
+async def test_slow_server_times_out_and_is_retried_a_bounded_number_of_times(tmp_path):
+    with LocalServer(lambda req: Reply(200, {}, b"[]", delay_s=3.0)) as server:
+        t0 = time.perf_counter()
+        r = await fetch_open_issues(settings(server.url, tmp_path, timeout_s=0.2, retries=1))
+        took = time.perf_counter() - t0
+    assert r.issues is None and r.requests == 2
+    assert "no answer" in r.error and "0.2 s" in r.error and "tried 2 times" in r.error
+    assert took < 1.5
+
+
+async def test_offline_keeps_last_good_list_with_age_and_error(tmp_path):
+    clock = Clock()
+    server, _ = serve_issues(items(4), commit_dates={"vllm": "2025-11-02T08:00:00Z"})
+    s = settings(server.url, tmp_path, clock, retries=0)
+    with server:
+        assert (await fetch_open_issues(s, folder_slugs=["vllm"])).source == github.SOURCE_NETWORK
+    clock.t += 7200  # the server is gone now: connection refused
+    r = await fetch_open_issues(s, folder_slugs=["vllm"])
+    assert r.source == github.SOURCE_STALE and len(r.issues) == 4 and r.age_s == 7200
+    assert "cannot reach" in r.error and "ConnectError" in r.error
+    assert r.requests == 1  # the folder lookup is not retried against a dead host
+    assert r.folders["vllm"]["last_commit"] == "2025-11-02T08:00:00Z" and "not refreshed" in r.folders["vllm"]["error"]
+
+
+async def test_malformed_json_is_a_clear_error_and_not_retried(tmp_path):
+    with LocalServer(lambda req: Reply(200, {"Content-Type": "application/json"}, b'[{"number": 1, "title": ')) as server:
+        r = await fetch_open_issues(settings(server.url, tmp_path))
+    assert r.issues is None and r.requests == 1
+    assert r.error.startswith("malformed JSON from 127.0.0.1") and "line 1" in r.error
+
+
+async def test_object_instead_of_list_is_a_clear_error(tmp_path):
+    with LocalServer(lambda req: Reply(200, {}, b'{"message": "Moved Permanently"}')) as server:
+        r = await fetch_open_issues(settings(server.url, tmp_path))
+    assert r.issues is None and "expected a list of issues" in r.error and "Moved Permanently" in r.error
+
+
+async def test_huge_declared_body_is_refused_without_reading_it(tmp_path):
+    def app(req):
+        return Reply(200, {"Content-Length": str(30 * 1024 * 1024)}, (b" " * 65536 for _ in range(480)))
+
+    with LocalServer(app) as server:
+        r = await fetch_open_issues(settings(server.url, tmp_path, max_body_bytes=1_000_000))
+    assert r.issues is None and "larger than 1 MB" in r.error and r.requests == 1
+
+
+async def test_huge_streamed_body_stops_at_the_cap(tmp_path):
+    def endless():
+        yield b"["
+        for _ in range(2000):  # ~130 MB if nobody stopped reading
+            yield b'{"number": 1, "title": "x"},' * 2000
+
+    with LocalServer(lambda req: Reply(200, {}, endless())) as server:
+        t0 = time.perf_counter()
+        r = await fetch_open_issues(settings(server.url, tmp_path, max_body_bytes=2_000_000))
+    assert r.issues is None and "larger than 2 MB" in r.error and "stopped reading" in r.error
+    assert time.perf_counter() - t0 < 3
+
+
+async def test_token_goes_only_to_the_configured_api_origin(tmp_path):
+    other = LocalServer(IssuesApp(items(150)))  # a second host on another port
+    other.app.bind(other)
+    api, _ = serve_issues(items(150), link_base=other.url)  # its page 1 links to the other host
+    secret = "ghp_s3cr3t-T0KEN-value"
+    with api, other:
+        r = await fetch_open_issues(settings(api.url, tmp_path), token=Token(secret, "GITHUB_TOKEN"))
+    assert r.error is None and len(r.issues) == 150
+    assert [q.headers.get("authorization") for q in api.requests] == [f"Bearer {secret}"]
+    assert len(other.requests) == 1 and "authorization" not in other.requests[0].headers
+    # nor in the result, its repr, or anything written to the cache
+    assert secret not in json.dumps(r.to_dict()) and secret not in repr(r) and r.auth == "token from GITHUB_TOKEN"
+    for f in (tmp_path / "gh-cache").iterdir():
+        assert secret not in f.read_text()
+
+
+async def test_server_echoing_the_token_in_an_error_is_redacted(tmp_path):
+    secret = "ghp_echoed_secret_123"
+    with LocalServer(lambda req: Reply(418, {}, json.dumps({"message": req.headers.get("authorization", "")}).encode())) as server:
+        r = await fetch_open_issues(settings(server.url, tmp_path), token=Token(secret, "GH_TOKEN"))
+    assert "HTTP 418" in r.error and secret not in r.error and "<token>" in r.error
+
+
+async def test_plain_http_to_a_non_loopback_host_is_refused_without_a_request(tmp_path):
+    r = await fetch_open_issues(settings("http://api.example.com", tmp_path), token=Token("t", "GITHUB_TOKEN"))
+    assert r.issues is None and r.requests == 0 and "plain http" in r.error and "https" in r.error
+
+
+async def test_plain_http_next_link_to_a_non_loopback_host_is_not_followed(tmp_path):
+    server, _ = serve_issues(items(150), link_base="http://mirror.example.com")
+    with server:
+        r = await fetch_open_issues(settings(server.url, tmp_path), token=Token("ghp_long_enough_token", "GITHUB_TOKEN"))
+    assert r.issues is None and r.requests == 1 and "refusing plain http:// to mirror.example.com" in r.error
+
+
+def test_url_policy_allows_https_and_loopback_http_only():
+    allowed = ["https://api.github.com", "https://ghe.example.com/api/v3", "http://127.0.0.1:8080",
+               "http://127.3.4.5", "http://[::1]:9000", "http://localhost:1234"]
+    refused = ["http://api.github.com", "http://10.0.0.1", "http://192.168.1.2:80", "ftp://api.github.com",
+               "http://localhost.example.com"]
+    assert [github.url_problem(u) for u in allowed] == [None] * len(allowed)
+    assert all(github.url_problem(u) for u in refused)
+
+
+async def test_folder_last_commit_dates(tmp_path):
+    server, _ = serve_issues(items(1), commit_dates={"vllm": "2025-11-02T08:00:00Z"})
+    with server:
+        r = await fetch_open_issues(settings(server.url, tmp_path), folder_slugs=["vllm", "nosuch"])
+    assert r.folders["vllm"] == {"last_commit": "2025-11-02T08:00:00Z", "sha": "a" * 12, "error": None}
+    assert r.folders["nosuch"]["last_commit"] is None and "no commits" in r.folders["nosuch"]["error"]
+    assert sorted(q.query["path"] for q in server.seen("/commits")) == ["nvidia/nosuch", "nvidia/vllm"]
+
+
+async def test_bad_repo_name_makes_no_request(tmp_path):
+    r = await fetch_open_issues(settings("http://127.0.0.1:9", tmp_path, repo="not a repo"))
+    assert r.issues is None and r.requests == 0 and "OWNER/NAME" in r.error
+
+
+def test_api_url_precedence():
+    env = {github.ENV_API_URL: "https://ghe.corp/api/v3/"}
+    assert github.resolve_api_url("https://api.github.com", env) == "https://ghe.corp/api/v3"  # env beats default
+    assert github.resolve_api_url("http://127.0.0.1:5000", env) == "http://127.0.0.1:5000"  # explicit beats env
+    assert github.resolve_api_url("https://api.github.com", {}) == "https://api.github.com"
+
+
+def test_token_discovery_env_then_gh_but_never_gh_for_loopback(tmp_path, monkeypatch):
+    monkeypatch.setenv("GH_TOKEN", "from-env")
+    t = github.discover_token("https://api.github.com")
+    assert t.source == "GH_TOKEN" and t.reveal() == "from-env" and "from-env" not in repr(t) + str(t)
+    monkeypatch.delenv("GH_TOKEN")
+
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    gh = bindir / "gh"
+    log = tmp_path / "gh-args"
+    gh.write_text(f'#!/bin/sh\necho "$@" > {log}\necho gho_from_gh\n')
+    gh.chmod(gh.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    assert github.discover_token("http://127.0.0.1:8000") is None and not log.exists()
+    t = github.discover_token("https://api.github.com")
+    assert t.source == "gh auth token" and t.reveal() == "gho_from_gh"
+    assert log.read_text().split() == ["auth", "token", "--hostname", "github.com"]
+
+
+async def test_sync_wrapper_works_inside_a_running_event_loop(tmp_path):
+    server, _ = serve_issues(items(3))
+    with server:
+        r = github.fetch_open_issues_sync(settings(server.url, tmp_path))
+    assert r.source == github.SOURCE_NETWORK and len(r.issues) == 3
+
+
+async def test_corrupt_cache_files_read_as_absent(tmp_path):
+    clock = Clock()
+    server, _ = serve_issues(items(3))
+    s = settings(server.url, tmp_path, clock)
+    with server:
+        await fetch_open_issues(s)
+        for f in (tmp_path / "gh-cache").iterdir():
+            f.write_text('{"url": truncated')
+        clock.t += 10  # inside the TTL, but nothing usable is cached: fetch again, do not crash
+        r = await fetch_open_issues(s)
+    assert r.error is None and r.source == github.SOURCE_NETWORK and len(r.issues) == 3 and r.requests == 1

@@ -1,0 +1,103 @@
+"""G8's judge on recorded probe data: warn/ok/unknown/skip, and what the evidence says."""
+
+from __future__ import annotations
+
+from sparktui.core.config import Config
+from sparktui.core.verdict import Status
+from sparktui.gotchas.g08_stale_playbooks import GOTCHA, judge
+from tests.conftest import readings_of
+
+NOW = 1_780_000_000.0  # 2026-05-28
+DAY = 86400.0
+
+
+def data(**kw):
+    d = {
+        "configured": True, "repo": "NVIDIA/dgx-spark-playbooks", "api_url": "https://api.github.com",
+        "api_host": "api.github.com", "slugs": ["vllm"], "commands": [], "unknown_slugs": [],
+        "issues_checked": 87, "pull_requests_skipped": 4, "truncated": False, "matches": [], "matches_total": 0,
+        "source": "network", "fetched_at": NOW, "checked_at": NOW, "age_s": 0.0, "error": None,
+        "rate_limit": {"limit": 60, "remaining": 57, "reset_at": NOW + 3000, "limited": False},
+        "requests": 1, "auth": "anonymous: 60 requests/hour", "folders": {},
+    }
+    d.update(kw)
+    return d
+
+
+MATCH = {"number": 109, "title": "nvidia/vllm is wrong missing Ray", "url": "https://github.com/NVIDIA/dgx-spark-playbooks/issues/109",
+         "created_at": "2026-05-16T00:00:00Z", "updated_at": "2026-05-20T00:00:00Z", "comments": 4, "score": 20,
+         "reasons": ["mentions nvidia/vllm", "links tree/main/nvidia/vllm"], "slugs": ["vllm"], "commands": [],
+         "body_excerpt": "The tutorial ..."}
+
+
+def verdict(d):
+    return judge(readings_of(playbook_issues=d), Config())
+
+
+def test_matching_open_issues_warn_and_are_listed_with_age_comments_and_reasons():
+    v = verdict(data(matches=[MATCH], matches_total=1,
+                     folders={"vllm": {"last_commit": "2025-12-01T00:00:00Z", "sha": "abc", "error": None}}))
+    assert v.status is Status.WARN
+    assert v.summary.startswith("1 open issue in NVIDIA/dgx-spark-playbooks name vllm: #109")
+    assert "nvidia/vllm unchanged for 178 d" in v.summary
+    assert v.details == ("#109 nvidia/vllm is wrong missing Ray (12 d, 4 comments): mentions nvidia/vllm; links tree/main/nvidia/vllm",)
+    ev = {e.what: e.value for e in v.evidence}
+    assert ev["open issues checked"] == "87 (4 pull requests left out)"
+    assert ev["nvidia/vllm last change"].startswith("2025-12-01T00:00:00Z (178 d before this check)")
+    assert "```" in v.fix and "--playbook vllm" in v.fix
+
+
+def test_no_match_is_ok_with_what_was_checked_and_from_where():
+    v = verdict(data(commands=["vllm serve x"], source="cache-304", age_s=0.0))
+    assert v.status is Status.OK
+    assert v.summary == "none of 87 open issues in NVIDIA/dgx-spark-playbooks name vllm or your command"
+    where = next(e for e in v.evidence if e.what == "where the list came from")
+    assert "confirmed unchanged by the server (304)" in where.value and where.source.startswith("api.github.com")
+
+
+def test_stale_cache_still_judges_but_says_its_age_and_the_error():
+    v = verdict(data(source="stale-cache", age_s=3 * 3600, fetched_at=NOW - 3 * 3600,
+                     error="cannot reach api.github.com/repos/... (ConnectError: [Errno 101])"))
+    assert v.status is Status.OK
+    assert "(as of 3 h ago; refresh failed: cannot reach api.github.com" in v.summary
+    v = verdict(data(source="stale-cache", age_s=3 * 3600, error="offline", matches=[MATCH], matches_total=1))
+    assert v.status is Status.WARN and v.summary.endswith("(as of 3 h ago; refresh failed: offline)")
+
+
+def test_nothing_fetched_and_nothing_cached_is_unknown_with_the_error():
+    v = verdict(data(issues_checked=None, source=None, fetched_at=None, age_s=None,
+                     error="rate limited by api.github.com (HTTP 403) until ...",
+                     rate_limit={"limit": 60, "remaining": 0, "reset_at": NOW + 1200, "limited": True}))
+    assert v.status is Status.UNKNOWN
+    assert "could not be fetched and nothing is cached (rate limited by api.github.com" in v.summary
+    rl = next(e for e in v.evidence if e.what == "rate limit")
+    assert rl.value.startswith("exhausted; resets at 2026-05-28")
+
+
+def test_nothing_configured_is_skip_with_instructions():
+    v = verdict({"configured": False, "repo": "NVIDIA/dgx-spark-playbooks", "slugs": [], "commands": []})
+    assert v.status is Status.SKIP and "--playbook SLUG" in v.summary and "[playbooks] slugs" in v.summary
+
+
+def test_nothing_configured_offers_the_slugs_running_processes_suggest():
+    v = verdict({"configured": False, "repo": "NVIDIA/dgx-spark-playbooks", "slugs": [], "commands": [],
+                 "suggestions": [{"slug": "vllm", "why": "'vllm serve' in: vllm serve Qwen/Qwen3-8B"}]})
+    assert v.status is Status.SKIP and v.summary.endswith("; running processes suggest: --playbook vllm")
+    assert any(e.what == "suggests vllm" and "vllm serve" in e.value for e in v.evidence)
+
+
+def test_missing_reading_is_unknown():
+    v = verdict(None)
+    assert v.status is Status.UNKNOWN and "unavailable" in v.summary
+
+
+def test_many_matches_are_bounded_in_details():
+    many = [{**MATCH, "number": n} for n in range(30)]
+    v = verdict(data(matches=many, matches_total=42))
+    assert v.status is Status.WARN and v.summary.startswith("42 open issues") and "#0, #1, #2, #3, #4 …" in v.summary
+    assert len(v.details) == 21 and v.details[-1] == "… and 22 more"
+
+
+def test_gotcha_card():
+    assert GOTCHA.probes == ("playbook_issues",) and not GOTCHA.intrusive and GOTCHA.cadence_s == 900
+    assert "gh issue list -R NVIDIA/dgx-spark-playbooks" in GOTCHA.fix and "slugs = [\"vllm\"]" in GOTCHA.fix

@@ -1,0 +1,149 @@
+"""G8 matching on issues shaped like the real ones in NVIDIA/dgx-spark-playbooks (FACTS.md)."""
+
+from __future__ import annotations
+
+from sparktui.playbooks.matching import (Matcher, command_tokens, edit_distance, rank_issues, redact_cmdline,
+                                         suggest_slugs)
+
+
+def issue(number, title, body="", **kw):
+    return {"number": number, "title": title, "body": body, "html_url": f"https://github.com/x/y/issues/{number}",
+            "created_at": kw.get("created_at", "2026-03-01T00:00:00Z"),
+            "updated_at": kw.get("updated_at", "2026-03-02T00:00:00Z"), "comments": kw.get("comments", 0)}
+
+
+VLLM_RAY = issue(109, "nvidia/vllm is wrong missing Ray",
+                 "The tutorial for https://github.com/NVIDIA/dgx-spark-playbooks/tree/main/nvidia/vllm is now wrong: "
+                 "the current vllm container is missing Ray.")
+UNSOLTH = issue(15, "Unsolth playbook issues (with PR to correct it)",
+                "The test script URL moved and trl conflicts; hf_transfer is missing.")
+SGLANG_IMAGE = issue(68, "SGLang: Mismatch between build.nvidia.com and GitHub playbook container image",
+                     "https://build.nvidia.com/spark/sglang/instructions says lmsysorg/sglang:spark; the repo says "
+                     "nvcr.io/nvidia/sglang:26.02-py3. Serving nvidia/Phi-4-multimodal-instruct-NVFP4 fails.")
+TRT_TWO_SPARKS = issue(3, "nvidia/Qwen3-235B-A22B-FP4 really slow when served across two sparks",
+                       "I followed the steps and ran\n```\nmpirun -x HF_TOKEN trtllm-llmapi-launch trtllm-serve $MODEL "
+                       "--tp_size 2 --backend pytorch --port 8355\n```\nin nvcr.io/nvidia/tensorrt-llm/release:spark-single-gpu-dev")
+GEMMA_VLLM = issue(75, "Gemma4 cannot run with DGX Spark vLLM Ray playbook",
+                   "image vllm/vllm-openai:gemma4-cu130 lacks ray.\n exec vllm serve google/gemma-4-31B-it "
+                   "--gpu-memory-utilization 0.8 -tp 2 --distributed-executor-backend ray")
+STATION_VLLM = issue(201, "vLLM: container fails on the Station",
+                     "Following https://github.com/NVIDIA/dgx-spark-playbooks/tree/main/nvidia/station-vllm step 3.")
+OLLAMA_ASIDE = issue(202, "Ollama: Open WebUI cannot reach the server", "Before this I also tried vLLM, same network.")
+START_SH = issue(203, "Multi-agent chatbot: ./start.sh exits with code 137", "running ./start.sh after docker compose pull")
+UNRELATED = issue(204, "Tailscale: cannot reach the Spark from my laptop", "tailscale up hangs")
+
+ALL = [VLLM_RAY, UNSOLTH, SGLANG_IMAGE, TRT_TWO_SPARKS, GEMMA_VLLM, STATION_VLLM, OLLAMA_ASIDE, START_SH, UNRELATED]
+
+
+def numbers(matches):
+    return [m.number for m in matches]
+
+
+def test_vllm_issues_by_path_url_container_and_command_not_by_an_aside():
+    ms = rank_issues(ALL, ["vllm"])
+    assert set(numbers(ms)) == {109, 75}
+    by = {m.number: m for m in ms}
+    assert "mentions nvidia/vllm" in by[109].reasons and "links tree/main/nvidia/vllm" in by[109].reasons
+    assert {"container vllm/vllm-openai", "command 'vllm serve'", "title names vLLM"} <= set(by[75].reasons)
+    assert by[109].slugs == ("vllm",)
+
+
+def test_station_vllm_is_not_conflated_with_vllm():
+    assert 201 not in numbers(rank_issues(ALL, ["vllm"]))
+    ms = rank_issues(ALL, ["station-vllm"])
+    assert numbers(ms) == [201] and "links tree/main/nvidia/station-vllm" in ms[0].reasons
+
+
+def test_misspelled_title_still_matches_unsloth():
+    ms = rank_issues(ALL, ["unsloth"])
+    assert numbers(ms) == [15]
+    assert ms[0].reasons == ("title says 'Unsolth' (near 'Unsloth')",)
+
+
+def test_title_prefix_build_link_and_container_tags_for_sglang():
+    (m,) = rank_issues(ALL, ["sglang"])
+    assert m.number == 68
+    assert m.reasons[0] == "links build.nvidia.com/spark/sglang"  # strongest first
+    assert {"title prefix 'SGLang:'", "container nvcr.io/nvidia/sglang", "container lmsysorg/sglang"} <= set(m.reasons)
+
+
+def test_trt_llm_by_command_and_container_while_model_names_are_not_playbooks():
+    (m,) = rank_issues(ALL, ["trt-llm"])
+    assert m.number == 3
+    assert {"command 'trtllm-serve'", "container nvcr.io/nvidia/tensorrt-llm"} <= set(m.reasons)
+    assert rank_issues(ALL, ["connect-two-sparks"]) == []  # "two sparks" in prose is not the playbook
+
+
+def test_user_command_matches_on_its_significant_parts():
+    cmd = "docker run --gpus all -e HF_TOKEN=$HF_TOKEN vllm/vllm-openai:gemma4-cu130 vllm serve google/gemma-4-31B-it --port 8000"
+    ms = rank_issues(ALL, [], [cmd])
+    assert numbers(ms) == [75]
+    assert {"image 'vllm/vllm-openai:gemma4-cu130'", "command 'vllm serve'", "model 'google/gemma-4-31B-it'"} <= set(ms[0].reasons)
+    assert ms[0].commands == (cmd,)
+
+
+def test_script_command_matches_start_sh():
+    ms = rank_issues(ALL, [], ["./start.sh"])
+    assert numbers(ms) == [203] and ms[0].reasons == ("script 'start.sh'",)
+
+
+def test_generic_flags_alone_do_not_match():
+    assert rank_issues([issue(1, "Server listens on the wrong --port", "use --port 8000 --host 0.0.0.0")], [],
+                       ["mytool --port 8000 --host 0.0.0.0"]) == []
+
+
+def test_ranking_strongest_first_then_most_recently_updated():
+    a = issue(1, "vLLM fails", updated_at="2026-01-01T00:00:00Z")  # title mention only
+    b = issue(2, "vLLM fails too", updated_at="2026-02-01T00:00:00Z")
+    c = issue(3, "x", "see nvidia/vllm and vllm serve")
+    assert numbers(rank_issues([a, b, c], ["vllm"])) == [3, 2, 1]
+
+
+def test_slug_spelled_as_a_path_and_unknown_slugs_match_by_path():
+    m = Matcher(["nvidia/VLLM", "my-new-playbook"])
+    assert m.slugs == ["vllm", "my-new-playbook"]
+    assert m.match(issue(9, "broken", "see nvidia/my-new-playbook/README.md")).reasons == ("mentions nvidia/my-new-playbook",)
+
+
+def test_command_tokens_see_through_wrappers_and_bash_c():
+    toks = {(t.kind, t.text) for t in command_tokens(
+        "docker exec -it $C bash -c 'mpirun -x HF_TOKEN trtllm-llmapi-launch trtllm-serve $MODEL --tp_size 2'")}
+    assert ("program", "trtllm-serve") in toks and ("program", "trtllm-llmapi-launch") in toks
+    assert ("flag", "--tp_size") in toks
+    toks = {(t.kind, t.text) for t in command_tokens("python -m sglang.launch_server --model-path Qwen/Qwen3-8B")}
+    assert ("program", "sglang.launch_server") in toks and ("model", "Qwen/Qwen3-8B") in toks
+    assert ("flag", "--model-path") not in toks  # too generic to mean anything
+
+
+def test_edit_distance_counts_a_transposition_once():
+    assert edit_distance("unsolth", "unsloth") == 1
+    assert edit_distance("sglang", "sglang") == 0
+    assert edit_distance("ollama", "llama", limit=2) == 1
+    assert edit_distance("abcdefgh", "zzzzzzzz", limit=2) == 3  # stops early past the limit
+
+
+def test_llama_is_not_a_misspelling_of_ollama():
+    assert rank_issues([issue(1, "Llama 3.1 70B too slow")], ["ollama"]) == []
+
+
+def test_suggest_slugs_from_process_command_lines_and_script_lines():
+    got = dict(suggest_slugs([
+        "/usr/bin/python3 -m vllm.entrypoints.openai.api_server --model Qwen/Qwen3-8B",
+        "python -m sglang.launch_server --model-path x",
+        "llama-server -m /models/x.gguf -ngl 99",
+        "ollama serve",
+        "bash",
+        "docker run nvcr.io/nvidia/tensorrt-llm/release:spark-single-gpu-dev trtllm-serve x",
+        "python train_unsloth.py --epochs 3",
+    ]))
+    assert set(got) == {"vllm", "sglang", "llama-cpp", "ollama", "trt-llm", "unsloth"}
+    assert "vllm.entrypoints" in got["vllm"] and "Qwen/Qwen3-8B" in got["vllm"]
+    assert suggest_slugs(["vllm serve a", "vllm serve b"]) == [("vllm", "'vllm serve' in: vllm serve a")]
+
+
+def test_suggestions_hide_secrets_from_command_lines():
+    line = "HF_TOKEN=hf_abcdefghijkl vllm serve x --api-key sk-12345678abcd GITHUB_TOKEN=ghp_0123456789ab"
+    (slug, why), = suggest_slugs([line])
+    assert slug == "vllm" and "hf_abcdefghijkl" not in why
+    red = redact_cmdline(line)
+    assert red == "HF_TOKEN=<hidden> vllm serve x --api-key <hidden> GITHUB_TOKEN=<hidden>"
