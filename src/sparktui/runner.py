@@ -25,14 +25,14 @@ def needed_probes(gotchas: Iterable[Gotcha]) -> list[str]:
     return list(seen)
 
 
-def collect(names: Iterable[str], cfg: Config, max_workers: int = 8) -> Readings:
-    """Run the named probes in parallel; never raises."""
+def collect(names: Iterable[str], cfg: Config, max_workers: int = 8, cancel=None) -> Readings:
+    """Run the named probes in parallel; never raises. ``cancel`` stops subprocess probes."""
     names = list(dict.fromkeys(names))
     readings = Readings()
     if not names:
         return readings
     with ThreadPoolExecutor(max_workers=min(max_workers, len(names)), thread_name_prefix="probe") as pool:
-        for reading in pool.map(lambda n: probes.safe_read(n, cfg), names):
+        for reading in pool.map(lambda n: probes.safe_read(n, cfg, cancel), names):
             readings.add(reading)
     return readings
 

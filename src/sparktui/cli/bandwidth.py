@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Callable
 
@@ -17,13 +18,15 @@ def competitors(readings: Readings) -> tuple[list[dict], str | None]:
     if pr.data is None:
         return [], pr.error or "process list unavailable"
     d = pr.data
-    rows = d.get("rows") or d.get("processes") or []
-    if d.get("gpu_list_visible") is False or d.get("nvml_visible") is False:
-        return rows, d.get("visibility_reason") or "GPU process list not visible here (container?)"
-    out = []
-    for row in rows:
-        mem = row.get("gpu_memory_bytes", row.get("gpu_mem_bytes"))
-        out.append({"pid": row.get("pid"), "name": row.get("name"), "kind": row.get("kind"), "gpu_memory_bytes": mem})
+    rows = d.get("rows") or []
+    nv = d.get("nvml") or {}
+    if not nv.get("ok"):
+        return rows, f"NVML process list unavailable ({nv.get('error') or 'no NVML'})"
+    if (d.get("container") or {}).get("inside") and not nv.get("count"):
+        return rows, "inside a container: host processes are not visible"
+    me = os.getpid()
+    out = [{"pid": r.get("pid"), "name": r.get("name"), "kind": r.get("kind"), "gpu_memory_bytes": r.get("gpu_mem_bytes")}
+           for r in rows if r.get("pid") != me]
     return out, None
 
 

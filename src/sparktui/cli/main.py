@@ -49,6 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="sparktui", description="Keeps a DGX Spark (GB10) honest during long training runs.")
     p.add_argument("--version", action="version", version=f"sparktui {__version__}")
     _common(p)
+    p.add_argument("--replay", metavar="FILE", help="show a recording instead of this machine")
+    p.add_argument("--speed", type=float, default=1.0, metavar="N", help="replay speed (default 1; 0 = as fast as possible)")
+    p.add_argument("--bell", action="store_true", help="ring the terminal bell when a verdict gets worse")
     sub = p.add_subparsers(dest="cmd", parser_class=_Parser)
 
     c = sub.add_parser("check", help="run the non-intrusive checks headless")
@@ -57,6 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--json", action="store_true", help="print a JSON document instead of a table")
     c.add_argument("--snapshot", metavar="FILE", help="judge a saved snapshot instead of this machine")
     c.add_argument("-v", "--verbose", action="store_true", help="show all evidence and fix texts")
+    c.add_argument("--watch", type=float, metavar="MIN", help="sample telemetry this many minutes for G4 (default: a few seconds)")
+    c.add_argument("--replay", metavar="FILE", help="judge a recording (G3, G4, G6 by default) instead of this machine")
 
     s = sub.add_parser("snapshot", help="save every raw probe reading as JSON")
     _common(s)
@@ -73,6 +78,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--json", action="store_true", help="print the result as JSON")
 
     sub.add_parser("list", help="list the ten gotchas")
+    from sparktui.cli import record as _record
+
+    _record.add_parser(sub, _common)
     return p
 
 
@@ -84,6 +92,7 @@ def config_from_args(args: argparse.Namespace) -> Config:
         scan={"paths": args.path},
         pins={"file": args.pins},
         playbooks={"slugs": args.playbook, "commands": args.commands, "api_url": args.api_url},
+        telemetry={"check_window_s": args.watch * 60 if getattr(args, "watch", None) else None},
     )
 
 
@@ -100,7 +109,13 @@ def cmd_check(args: argparse.Namespace) -> int:
     from sparktui.cli import render
     from sparktui.runner import run_checks
 
+    if getattr(args, "replay", None):
+        from sparktui.cli.record import check_replay
+
+        return check_replay(args)
     ids = _ids(args.ids)
+    if getattr(args, "watch", None):
+        print(f"sparktui: sampling telemetry for {args.watch:g} min (G4) ...", file=sys.stderr)
     if args.snapshot:
         readings, host, _ = read_snapshot(args.snapshot)
         cfg = config_from_args(args)
@@ -175,6 +190,22 @@ def cmd_bandwidth(args: argparse.Namespace) -> int:
     return EXIT_FOR[verdict.status]
 
 
+def cmd_dashboard(args: argparse.Namespace) -> int:
+    cfg = config_from_args(args)
+    if args.speed is not None and args.speed < 0:
+        raise UsageError("sparktui: --speed must be 0 or more")
+    if args.replay:
+        from sparktui.core.recording import RecordingError, read_recording
+
+        try:
+            read_recording(args.replay)
+        except RecordingError as e:
+            raise UsageError(f"sparktui: {e}") from None
+    from sparktui.ui.app import run_dashboard
+
+    return run_dashboard(cfg, replay=args.replay, speed=args.speed or None, bell=args.bell)
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     for g in REGISTRY.values():
         tag = " (intrusive)" if g.intrusive else ""
@@ -182,15 +213,19 @@ def cmd_list(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_record(args: argparse.Namespace) -> int:
+    from sparktui.cli.record import cmd_record
+
+    return cmd_record(args)
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         handler = {"check": cmd_check, "snapshot": cmd_snapshot, "explain": cmd_explain, "list": cmd_list,
-                   "bandwidth": cmd_bandwidth}.get(args.cmd)
+                   "bandwidth": cmd_bandwidth, "record": _cmd_record}.get(args.cmd)
         if handler is None:
-            # Until the dashboard lands, plain `sparktui` prints the checklist.
-            args.ids, args.json, args.snapshot, args.verbose = [], False, None, False
-            handler = cmd_check
+            handler = cmd_dashboard
         return handler(args)
     except UsageError as e:
         print(f"{e}\nTry 'sparktui --help'.", file=sys.stderr)

@@ -30,6 +30,9 @@ def _registry() -> dict[str, Probe]:
         "tpscan": tpscan.read,
         "meminfo": host.read_meminfo,
         "bandwidth_last": state.read_bandwidth_last,
+        "telemetry": __import__("sparktui.probes.sampler", fromlist=["read_telemetry"]).read_telemetry,
+        "processes": __import__("sparktui.probes.processes", fromlist=["read"]).read,
+        "playbook_issues": __import__("sparktui.probes.playbooks", fromlist=["read"]).read,
     }
 
 
@@ -37,15 +40,19 @@ def names() -> list[str]:
     return list(_registry())
 
 
-def safe_read(name: str, cfg: Config) -> Reading:
-    """Run probe ``name``; whatever happens, return a Reading."""
+CANCELLABLE = frozenset({"target"})  # probes whose read() takes ``cancel`` (they run subprocesses)
+
+
+def safe_read(name: str, cfg: Config, cancel=None) -> Reading:
+    """Run probe ``name``; whatever happens, return a Reading. ``cancel`` (a threading.Event)
+    stops the probes that can be stopped."""
     started = time.time()
     t0 = time.perf_counter()
     try:
         fn = _registry().get(name)
         if fn is None:
             return Reading(probe=name, data=None, error=f"no such probe '{name}'", started_at=started)
-        reading = fn(cfg)
+        reading = fn(cfg, cancel=cancel) if (cancel is not None and name in CANCELLABLE) else fn(cfg)
     except Exception as e:  # a probe bug must not take the tool down
         tb = traceback.format_exception_only(type(e), e)[-1].strip()
         return Reading(probe=name, data=None, error=f"probe crashed: {tb}", started_at=started,

@@ -20,10 +20,10 @@ SCRIPT = Path(__file__).with_name("bandwidth_script.py")
 POINT_PYTHON = "point --python at the training environment (the interpreter whose torch has CUDA)"
 
 
-def measure(python: str, buffer_bytes: int, timeout_s: float = 120.0, repeats: int = 5) -> dict:
+def measure(python: str, buffer_bytes: int, timeout_s: float = 120.0, repeats: int = 5, cancel=None) -> dict:
     """Returns a result dict: status ok (figures), or unknown with the reason (never raises)."""
     started = time.time()
-    run = run_staged(python, SCRIPT, ["--bytes", str(int(buffer_bytes)), "--repeats", str(repeats)], timeout_s)
+    run = run_staged(python, SCRIPT, ["--bytes", str(int(buffer_bytes)), "--repeats", str(repeats)], timeout_s, cancel)
     base = {"python": python, "measured_at": started, "seconds": round(run.seconds, 2), "source": f"{python} (subprocess)"}
     if run.launch_error:
         return {**base, "status": "unknown", "reason": run.launch_error, "hint": POINT_PYTHON}

@@ -14,6 +14,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -75,6 +76,7 @@ class ScriptRun:
     stdout_tail: str = ""
     seconds: float = 0.0
     launch_error: str | None = None
+    cancelled: bool = False
 
     @property
     def finished(self) -> bool:
@@ -88,14 +90,20 @@ class ScriptRun:
         return None
 
 
-def run_script(python: str, mode: str, timeout_s: float, skip: set[str] = frozenset(), packages=()) -> ScriptRun:
+def run_script(python: str, mode: str, timeout_s: float, skip: set[str] = frozenset(), packages=(),
+               cancel: threading.Event | None = None) -> ScriptRun:
     """Run target_script.py under ``python`` in one mode."""
-    return run_staged(python, SCRIPT, ["--mode", mode, "--skip", ",".join(sorted(skip)), "--packages", ",".join(packages)], timeout_s)
+    return run_staged(python, SCRIPT, ["--mode", mode, "--skip", ",".join(sorted(skip)), "--packages", ",".join(packages)],
+                      timeout_s, cancel)
 
 
-def run_staged(python: str, script: Path, args: list[str], timeout_s: float) -> ScriptRun:
-    """Run a staged-events script under ``python`` (events on the fd passed as ``--fd``); kills
-    the whole process group on timeout, so a hung child leaves nothing behind."""
+def run_staged(python: str, script: Path, args: list[str], timeout_s: float,
+               cancel: threading.Event | None = None) -> ScriptRun:
+    """Run a staged-events script under ``python`` (events on the fd passed as ``--fd``).
+
+    Kills the whole process group on timeout or when ``cancel`` is set, so a hung child leaves
+    nothing behind. stdout/stderr go to temporary files (no pipe to fill and block on).
+    """
     run = ScriptRun()
     rfd, wfd = os.pipe()
     cmd = [python, str(script), "--fd", str(wfd), *args]
@@ -103,38 +111,48 @@ def run_staged(python: str, script: Path, args: list[str], timeout_s: float) -> 
     env.setdefault("PYTHONUNBUFFERED", "1")
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     t0 = time.perf_counter()
-    try:
-        proc = subprocess.Popen(cmd, pass_fds=(wfd,), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, start_new_session=True, env=env)
-    except OSError as e:
-        os.close(rfd)
-        os.close(wfd)
-        run.launch_error = f"cannot start {python}: {e.strerror or e}"
-        return run
-    os.close(wfd)
-    lines: list[str] = []
-
-    def pump() -> None:
-        with os.fdopen(rfd, "r", encoding="utf-8", errors="replace") as f:
-            for line in f:
-                lines.append(line)
-
-    reader = threading.Thread(target=pump, daemon=True)
-    reader.start()
-    try:
-        out, err = proc.communicate(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        run.timed_out = True
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            proc.kill()
-        out, err = proc.communicate()
-    reader.join(timeout=5)
-    run.seconds = time.perf_counter() - t0
-    run.returncode = proc.returncode
-    run.stderr_tail = err.decode("utf-8", "replace")[-STDERR_TAIL:]
-    run.stdout_tail = out.decode("utf-8", "replace")[-STDERR_TAIL:]
+            proc = subprocess.Popen(cmd, pass_fds=(wfd,), stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                    start_new_session=True, env=env)
+        except OSError as e:
+            os.close(rfd)
+            os.close(wfd)
+            run.launch_error = f"cannot start {python}: {e.strerror or e}"
+            return run
+        os.close(wfd)
+        lines: list[str] = []
+
+        def pump() -> None:
+            with os.fdopen(rfd, "r", encoding="utf-8", errors="replace") as f:
+                for line in f:
+                    lines.append(line)
+
+        reader = threading.Thread(target=pump, daemon=True)
+        reader.start()
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                proc.wait(timeout=0.1)
+                break
+            except subprocess.TimeoutExpired:
+                if cancel is not None and cancel.is_set():
+                    run.cancelled = True
+                elif time.monotonic() >= deadline:
+                    run.timed_out = True
+                else:
+                    continue
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    proc.kill()
+                proc.wait()
+                break
+        reader.join(timeout=5)
+        run.seconds = time.perf_counter() - t0
+        run.returncode = proc.returncode
+        run.stderr_tail = _tail(err)
+        run.stdout_tail = _tail(out)
     for line in lines:
         try:
             rec = json.loads(line)
@@ -145,12 +163,21 @@ def run_staged(python: str, script: Path, args: list[str], timeout_s: float) -> 
     return run
 
 
+def _tail(f) -> str:
+    f.seek(0, os.SEEK_END)
+    size = f.tell()
+    f.seek(max(0, size - STDERR_TAIL))
+    return f.read().decode("utf-8", "replace")
+
+
 def _crash_of(run: ScriptRun, mode: str, timeout_s: float) -> dict | None:
     if run.finished and run.returncode == 0:
         return None
     stage = run.last_begun()
     crash = {"mode": mode, "stage": stage, "returncode": run.returncode, "stderr_tail": run.stderr_tail[-1500:]}
-    if run.timed_out:
+    if run.cancelled:
+        crash.update(kind="cancelled")
+    elif run.timed_out:
         crash.update(kind="hung", seconds=round(timeout_s, 1))
     elif run.returncode is not None and run.returncode < 0:
         crash.update(kind="signal", signal=signal_name(run.returncode))
@@ -161,7 +188,8 @@ def _crash_of(run: ScriptRun, mode: str, timeout_s: float) -> dict | None:
     return crash
 
 
-def _run_mode(python: str, mode: str, stages: tuple[str, ...], timeout_s: float, skip: set[str], packages) -> tuple[dict, list[dict]]:
+def _run_mode(python: str, mode: str, stages: tuple[str, ...], timeout_s: float, skip: set[str], packages,
+              cancel: threading.Event | None = None) -> tuple[dict, list[dict]]:
     """Run one mode; after a crash in a stage, rerun once without it to learn the rest."""
     stage_info: dict[str, dict] = {}
     crashes: list[dict] = []
@@ -170,7 +198,7 @@ def _run_mode(python: str, mode: str, stages: tuple[str, ...], timeout_s: float,
     deadline = time.monotonic() + timeout_s
     for attempt in range(2):
         remaining = max(1.0, deadline - time.monotonic()) if attempt else timeout_s
-        run = run_script(python, mode, remaining, skip, packages)
+        run = run_script(python, mode, remaining, skip, packages, cancel)
         if run.launch_error:
             return {"launch_error": run.launch_error}, crashes
         for e in run.events:
@@ -189,7 +217,7 @@ def _run_mode(python: str, mode: str, stages: tuple[str, ...], timeout_s: float,
         crashes.append(crash)
         st = crash["stage"]
         if st:
-            stage_info[st] = {"status": "crashed" if crash["kind"] != "hung" else "hung",
+            stage_info[st] = {"status": {"hung": "hung", "cancelled": "cancelled"}.get(crash["kind"], "crashed"),
                               "error": _describe_crash(crash), "signal": crash.get("signal")}
         if crash["kind"] != "signal" or not st or st == stages[-1]:
             break  # a hang already spent the budget; nothing after the last stage to learn
@@ -205,18 +233,21 @@ def _describe_crash(crash: dict) -> str:
         return f"process died by {crash.get('signal')} during '{stage}'"
     if crash["kind"] == "hung":
         return f"no answer after {crash.get('seconds')} s during '{stage}'; killed"
+    if crash["kind"] == "cancelled":
+        return f"cancelled by the user during '{stage}'"
     if crash["kind"] == "no-output":
         return f"exited with code {crash.get('returncode')} before reporting anything"
     return f"exited with code {crash.get('returncode')} during '{stage}'"
 
 
-def probe_interpreter(python: str, timeout_s: float, cuda_smoke: bool = True, packages=TRAINING_STACK) -> dict:
+def probe_interpreter(python: str, timeout_s: float, cuda_smoke: bool = True, packages=TRAINING_STACK,
+                      cancel: threading.Event | None = None) -> dict:
     """Both modes in parallel; returns the plain dict stored in the Reading."""
     results: dict[str, tuple[dict, list[dict]]] = {}
     torch_skip = set() if cuda_smoke else {"first .cuda()"}
 
     def go(mode: str, stages, skip) -> None:
-        results[mode] = _run_mode(python, mode, stages, timeout_s, skip, packages)
+        results[mode] = _run_mode(python, mode, stages, timeout_s, skip, packages, cancel)
 
     threads = [threading.Thread(target=go, args=("env", ENV_STAGES, set())),
                threading.Thread(target=go, args=("torch", TORCH_STAGES, torch_skip))]
@@ -244,14 +275,17 @@ def probe_interpreter(python: str, timeout_s: float, cuda_smoke: bool = True, pa
     return out
 
 
-def read(cfg: Config) -> Reading:
+def read(cfg: Config, cancel: threading.Event | None = None) -> Reading:
     python, why = choose_interpreter(cfg)
     started = time.time()
     t0 = time.perf_counter()
     from sparktui.probes import pins as pins_probe
 
     names = list(dict.fromkeys(list(TRAINING_STACK) + pins_probe.pinned_names(cfg)))
-    data = probe_interpreter(python, cfg.target.timeout_s, cfg.target.cuda_smoke, names)
+    data = probe_interpreter(python, cfg.target.timeout_s, cfg.target.cuda_smoke, names, cancel)
+    if cancel is not None and cancel.is_set():
+        return Reading("target", None, error="cancelled by the user", source=f"{python} (subprocess)",
+                       started_at=started, took_s=time.perf_counter() - t0)
     took = time.perf_counter() - t0
     source = f"{python} (subprocess)"
     if "launch_error" in data:

@@ -1,0 +1,501 @@
+"""The dashboard: a Textual app a user leaves in a tmux pane beside a long run.
+
+It shows; it does not judge. Checks run in thread workers (probes may start subprocesses in the
+training interpreter; a hung one shows its elapsed time and can be cancelled), telemetry arrives
+from the sampler thread as messages, and G3/G4/G6 are re-judged from the sampler's ring buffers.
+"""
+
+from __future__ import annotations
+
+import time
+import webbrowser
+from functools import partial
+from typing import Any
+
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.command import Hit, Hits, Provider
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.widgets import DataTable, Footer, Input, TabbedContent, TabPane
+from textual.worker import Worker, WorkerState
+
+from sparktui.core.config import Config
+from sparktui.core.events import EventLog
+from sparktui.core.readings import Reading, Readings
+from sparktui.core.verdict import Status, Verdict
+from sparktui.gotchas import REGISTRY
+from sparktui.gotchas.base import Gotcha
+from sparktui.ui.board import TELEMETRY_CHECKS, TELEMETRY_REJUDGE_S, Board
+from sparktui.ui.format import age, duration
+from sparktui.ui.screens import CardScreen, ConfirmScreen, EventsScreen, HelpScreen, MessageScreen
+from sparktui.ui.widgets import Checklist, HeaderBar, PlaybookPanel, ProcessTable, TelemetryPanel
+
+
+class SampleArrived(Message):
+    def __init__(self, sample: dict[str, Any]) -> None:
+        super().__init__()
+        self.sample = sample
+
+
+class ProcessesArrived(Message):
+    def __init__(self, data: dict[str, Any]) -> None:
+        super().__init__()
+        self.data = data
+
+
+class ChecksDone(Message):
+    def __init__(self, ids: list[str], verdicts: list[Verdict], readings: Readings, cancelled: bool) -> None:
+        super().__init__()
+        self.ids, self.verdicts, self.readings, self.cancelled = ids, verdicts, readings, cancelled
+
+
+class BandwidthDone(Message):
+    def __init__(self, verdict: Verdict, result: dict[str, Any]) -> None:
+        super().__init__()
+        self.verdict, self.result = verdict, result
+
+
+class SparkCommands(Provider):
+    """The command palette offers the same actions as the keys."""
+
+    ACTIONS = (
+        ("Rerun the selected check", "rerun_selected"),
+        ("Rerun all non-intrusive checks", "rerun_all"),
+        ("Cancel running checks", "cancel_checks"),
+        ("Measure bandwidth (G5, asks first)", "bandwidth"),
+        ("Pause / resume sampling", "toggle_pause"),
+        ("Filter the process table", "filter_processes"),
+        ("Change the process table's sort", "cycle_sort"),
+        ("Show the events log", "events"),
+        ("Open the selected gotcha's card", "open_card"),
+        ("Keys and help", "help"),
+    )
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for text, action in self.ACTIONS:
+            score = matcher.match(text)
+            if score > 0:
+                yield Hit(score, matcher.highlight(text), partial(self.app.run_action, action), help=f"action: {action}")
+
+
+class SparkApp(App):
+    CSS_PATH = "app.tcss"
+    TITLE = "sparktui"
+    COMMANDS = App.COMMANDS | {SparkCommands}
+    BINDINGS = [
+        Binding("q", "quit", "quit"),
+        Binding("enter", "open_card", "details", show=False),
+        Binding("r", "rerun_selected", "rerun"),
+        Binding("R", "rerun_all", "rerun all"),
+        Binding("c", "cancel_checks", "cancel", show=False),
+        Binding("b", "bandwidth", "bandwidth"),
+        Binding("slash", "filter_processes", "filter"),
+        Binding("s", "cycle_sort", "sort"),
+        Binding("p", "toggle_pause", "pause"),
+        Binding("e", "events", "events"),
+        Binding("o", "open_issue_url", "open URL", show=False),
+        Binding("y", "copy_issue_url", "copy URL", show=False),
+        Binding("question_mark", "help", "help"),
+    ]
+
+    def __init__(self, cfg: Config | None = None, *, replay: str | None = None, speed: float | None = 1.0,
+                 bell: bool = False, auto_checks: bool = True, source: Any = None) -> None:
+        super().__init__()
+        self.cfg = cfg or Config()
+        self.bell_on_worse = bell
+        self.auto_checks = auto_checks
+        self.board = Board()
+        self.events = EventLog()
+        self.tick_n = 0
+        self._judged_after_replay = False
+        self.started_mono = time.monotonic()
+        self.last_telemetry_judge = 0.0
+        self.latest_processes: dict[str, Any] | None = None
+        self.playbook_data: dict[str, Any] | None = None
+        self.bandwidth_worker: Worker | None = None
+        self.replay_path = replay
+        if source is not None:
+            self.source = source
+        elif replay:
+            from sparktui.ui.sources import ReplaySource
+
+            self.source = ReplaySource(replay, self.cfg, self._on_sample_thread, self._on_processes_thread, speed)
+        else:
+            from sparktui.ui.sources import LiveSource
+
+            self.source = LiveSource(self.cfg, self._on_sample_thread, self._on_processes_thread)
+        self.replay_readings = self._recorded_readings() if replay else None
+        self.host_name = "?"
+
+    # -- layout --------------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield HeaderBar(id="header")
+        with Horizontal(id="top"):
+            yield Checklist(id="checklist")
+            yield TelemetryPanel(id="telemetry")
+        with TabbedContent(id="tabs"):
+            with TabPane("Processes (G6)", id="tab-processes"):
+                yield ProcessTable(id="processes")
+            with TabPane("Playbook issues (G8)", id="tab-playbooks"):
+                yield PlaybookPanel(id="playbooks")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._layout_for(self.size.width)
+        self.host_name = self._host_label()
+        self.source.start()
+        self.set_interval(1.0, self.tick)
+        self.query_one(Checklist).focus()
+        self.tick()
+
+    def on_resize(self, event) -> None:
+        self._layout_for(event.size.width)
+
+    def _layout_for(self, width: int) -> None:
+        self.set_class(width < 110, "narrow")
+
+    def on_unmount(self) -> None:
+        for st in self.board.states.values():
+            if st.cancel is not None:
+                st.cancel.set()
+        self.source.stop()
+
+    # -- sources (called from their threads) --------------------------------------------------
+    def _on_sample_thread(self, sample: dict[str, Any]) -> None:
+        self.post_message(SampleArrived(sample))
+
+    def _on_processes_thread(self, data: dict[str, Any]) -> None:
+        self.post_message(ProcessesArrived(data))
+
+    def on_sample_arrived(self, msg: SampleArrived) -> None:
+        if self.screen.id != "_default":
+            return  # nothing on the main screen is visible; the history keeps filling
+        h = self.source.history
+        times = h.values("t")
+        span = (times[-1] - times[0]) if len(times) > 1 and times[0] is not None else None
+        self.query_one(TelemetryPanel).show(h, self.cfg.hardware.rated_power_w, span)
+
+    def on_processes_arrived(self, msg: ProcessesArrived) -> None:
+        self.latest_processes = msg.data
+        self.query_one(ProcessTable).show(msg.data, self.now())
+
+    # -- time ------------------------------------------------------------------------------------
+    def now(self) -> float:
+        return self.source.now()
+
+    def tick(self) -> None:
+        self.tick_n += 1
+        mono = time.monotonic()
+        if self.auto_checks:
+            due = self.board.due(mono)
+            if due:
+                self.run_checks(due)
+            replay_done = getattr(self.source, "finished", False) and not self._judged_after_replay
+            if len(self.source.history) and (mono - self.last_telemetry_judge >= TELEMETRY_REJUDGE_S or replay_done):
+                self.last_telemetry_judge = mono
+                self._judged_after_replay = self._judged_after_replay or replay_done
+                self.judge_telemetry()
+        self.refresh_header()
+        self.refresh_checklist()
+
+    def refresh_header(self) -> None:
+        static = self.source.static or {}
+        devs = static.get("devices") or []
+        name = (devs[0].get("name") or {}).get("value") if devs else None
+        gpu = name or (f"no GPU ({static.get('error', 'NVML unavailable')[:40]})" if not devs else "GPU ?")
+        driver = (static.get("driver_version") or {}).get("value") or "?"
+        cuda = (static.get("cuda_driver_version") or {}).get("value") or "?"
+        self.query_one(HeaderBar).show(self.host_name, gpu, driver, cuda, duration(time.monotonic() - self.started_mono),
+                                       self.source.label, self.source.paused)
+
+    def refresh_checklist(self) -> None:
+        table = self.query_one(Checklist)
+        mono, now = time.monotonic(), self.now()
+        for gid, st in self.board.states.items():
+            running = mono - st.running_since if st.running_since is not None else None
+            table.show(gid, st.verdict, running, now, self.tick_n)
+
+    def _host_label(self) -> str:
+        if self.replay_path:
+            host = getattr(self.source, "recording", None)
+            h = (host.header.get("host") if host else None) or {}
+            return h.get("hostname") or "recorded host"
+        import socket
+
+        return socket.gethostname()
+
+    # -- checks ----------------------------------------------------------------------------------
+    def _recorded_readings(self) -> Readings:
+        """Probe readings a recording carries (its header's snapshot), for the non-telemetry checks."""
+        rec = getattr(self.source, "recording", None)
+        r = Readings()
+        raw = (rec.header.get("readings") if rec else None) or {}
+        for name, value in raw.items():
+            try:
+                r.add(Reading.from_dict(value))
+            except (KeyError, TypeError, ValueError):
+                continue
+        return r
+
+    def run_checks(self, ids: list[str]) -> None:
+        # G5's judge reads only the kept result here; its measurement goes through action_bandwidth.
+        ids = [i for i in ids if i not in TELEMETRY_CHECKS and self.board[i].running_since is None]
+        if not ids:
+            return
+        cancel = self.board.start(ids, time.monotonic())
+        self.refresh_checklist()
+        self.run_worker(partial(self._checks_worker, ids, cancel), thread=True, group="checks",
+                        exit_on_error=False, name=f"checks {' '.join(ids)}")
+
+    def _checks_worker(self, ids: list[str], cancel) -> None:
+        from sparktui.runner import collect, judge, needed_probes
+
+        gs = [REGISTRY[i] for i in ids]
+        if self.replay_readings is not None:
+            readings = self.replay_readings
+            verdicts = [self._replay_judge(g, readings) for g in gs]
+        else:
+            readings = collect(needed_probes(gs), self.cfg, cancel=cancel)
+            verdicts = [judge(g, readings, self.cfg) for g in gs]
+        self.post_message(ChecksDone(ids, verdicts, readings, cancel.is_set()))
+
+    def _replay_judge(self, g: Gotcha, readings: Readings) -> Verdict:
+        from sparktui.runner import judge
+
+        missing = [p for p in g.probes if p not in readings]
+        if missing:
+            return Verdict(g.id, Status.UNKNOWN, f"replay: the recording carries no {', '.join(missing)} reading")
+        return judge(g, readings, self.cfg)
+
+    def on_checks_done(self, msg: ChecksDone) -> None:
+        mono = time.monotonic()
+        for v in msg.verdicts:
+            if v.id == "G5" and v.status is Status.SKIP and "last measured" in v.summary:
+                self.query_one(TelemetryPanel).show_bandwidth("bandwidth: " + v.summary.split("last measured ", 1)[1])
+            if msg.cancelled:
+                v = Verdict(v.id, Status.UNKNOWN, "cancelled by the user; press r to run it again", evidence=v.evidence)
+            self._set_verdict(v, mono)
+        pb = msg.readings.data("playbook_issues") if "playbook_issues" in msg.readings else None
+        if pb is not None or "G8" in msg.ids:
+            self.playbook_data = pb
+            self.query_one(PlaybookPanel).show(self.board["G8"].verdict, pb, self.now())
+        self.refresh_checklist()
+
+    def _set_verdict(self, v: Verdict, mono: float) -> None:
+        self.board.finish(v, mono)
+        change = self.events.observe(v, self.now())
+        if change is not None and change.worse:
+            sev = "error" if v.status is Status.FAIL else "warning"
+            self.notify(f"{v.id} {REGISTRY[v.id].title}: {v.status.value} — {v.summary}", title="got worse",
+                        severity=sev, timeout=10)
+            if self.bell_on_worse:
+                self.bell()
+        if isinstance(self.screen, CardScreen) and self.screen.gotcha.id == v.id:
+            self.screen.update_verdict(v, age(self.now() - (v.measured_at or self.now())))
+
+    def judge_telemetry(self) -> None:
+        from sparktui.core.recording import readings_from_samples
+        from sparktui.runner import judge
+
+        window = self.cfg.thermal.window_min * 60.0
+        samples = self.source.history.samples(last_s=window)
+        readings = readings_from_samples(samples, static=self.source.static or None, processes=self.latest_processes,
+                                         source=self.source.kind, meminfo_at="latest", interval_s=self.source.interval_s)
+        mono = time.monotonic()
+        for gid in TELEMETRY_CHECKS:
+            g = REGISTRY[gid]
+            if "processes" in g.probes and self.latest_processes is None:
+                continue  # the first process scan has not arrived yet
+            self._set_verdict(judge(g, readings, self.cfg), mono)
+
+    # -- actions ---------------------------------------------------------------------------------
+    def _selected(self) -> str | None:
+        return self.query_one(Checklist).selected_id
+
+    def action_rerun_selected(self) -> None:
+        gid = self._selected()
+        if gid is None:
+            return
+        if gid == "G5":
+            self.action_bandwidth()
+        elif gid in TELEMETRY_CHECKS:
+            self.judge_telemetry()
+            self.notify(f"{gid} re-judged from the live telemetry")
+        else:
+            self.run_checks([gid])
+
+    def action_rerun_all(self) -> None:
+        self.judge_telemetry()
+        self.run_checks([g.id for g in REGISTRY.values()])
+        self.notify("rerunning all non-intrusive checks")
+
+    def action_cancel_checks(self) -> None:
+        running = self.board.running()
+        for gid in running:
+            ev = self.board[gid].cancel
+            if ev is not None:
+                ev.set()
+        if self.bandwidth_worker is not None and self.bandwidth_worker.is_running:
+            self._bandwidth_cancel.set()
+            running.append("G5")
+        self.notify(f"cancelling {', '.join(running)}" if running else "nothing is running")
+
+    def action_open_card(self) -> None:
+        tabs = self.query_one(TabbedContent)
+        focused = self.focused
+        if isinstance(focused, DataTable) and focused.id == "pb-table":
+            self._open_issue()
+            return
+        gid = self._selected()
+        if gid is None:
+            return
+        v = self.board[gid].verdict
+        self.push_screen(CardScreen(REGISTRY[gid], v, age(self.now() - v.measured_at) if v and v.measured_at else "—",
+                                    on_rerun=lambda i: self.run_checks([i]) if i not in TELEMETRY_CHECKS else self.judge_telemetry()))
+
+    @on(DataTable.RowSelected, "#checklist")
+    def _checklist_enter(self, event: DataTable.RowSelected) -> None:
+        self.action_open_card()
+
+    @on(DataTable.RowSelected, "#pb-table")
+    def _issue_enter(self, event: DataTable.RowSelected) -> None:
+        self._open_issue()
+
+    def _open_issue(self) -> None:
+        iss = self.query_one(PlaybookPanel).selected()
+        if iss:
+            body = iss.get("body") or iss.get("body_excerpt") or "(no body)"
+            self.push_screen(MessageScreen(f"#{iss.get('number')} {iss.get('title')}", f"{iss.get('html_url') or iss.get('url') or ''}\n\n{body}"))
+
+    def action_open_issue_url(self) -> None:
+        iss = self.query_one(PlaybookPanel).selected()
+        url = iss and (iss.get("html_url") or iss.get("url"))
+        if url:
+            opened = webbrowser.open(url)
+            self.notify(f"opened {url}" if opened else f"no browser here; URL: {url}")
+
+    def action_copy_issue_url(self) -> None:
+        iss = self.query_one(PlaybookPanel).selected()
+        url = iss and (iss.get("html_url") or iss.get("url"))
+        if url:
+            self.copy_to_clipboard(url)
+            self.notify(f"copied {url}")
+
+    def action_filter_processes(self) -> None:
+        self.query_one(TabbedContent).active = "tab-processes"
+        box = self.query_one("#proc-filter", Input)
+        box.display = True
+        box.focus()
+
+    @on(Input.Changed, "#proc-filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        self.query_one(ProcessTable).set_filter(event.value)
+
+    @on(Input.Submitted, "#proc-filter")
+    def _filter_done(self, event: Input.Submitted) -> None:
+        self.query_one("#proc-table", DataTable).focus()
+
+    def on_key(self, event) -> None:
+        box = self.query_one("#proc-filter", Input)
+        if event.key == "escape" and self.focused is box:
+            box.value = ""
+            box.display = False
+            self.query_one(ProcessTable).set_filter("")
+            self.query_one(Checklist).focus()
+            event.stop()
+
+    def action_cycle_sort(self) -> None:
+        self.query_one(TabbedContent).active = "tab-processes"
+        label = self.query_one(ProcessTable).cycle_sort()
+        self.notify(f"processes sorted by {label}")
+
+    def action_toggle_pause(self) -> None:
+        if self.source.paused:
+            self.source.resume()
+            self.notify("sampling resumed")
+        else:
+            self.source.pause()
+            self.notify("sampling paused (p resumes)")
+        self.refresh_header()
+
+    def action_events(self) -> None:
+        self.push_screen(EventsScreen(self.events, lambda t: time.strftime("%H:%M:%S", time.localtime(t))))
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen())
+
+    # -- G5 --------------------------------------------------------------------------------------
+    def action_bandwidth(self) -> None:
+        if self.replay_path:
+            self.notify("replay: bandwidth is measured on a live machine only", severity="warning")
+            return
+        if self.bandwidth_worker is not None and self.bandwidth_worker.is_running:
+            self.notify("the bandwidth probe is already running (c cancels)")
+            return
+        self._bandwidth_gate()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="bandwidth-gate")
+    def _bandwidth_gate(self) -> None:
+        from sparktui.cli.bandwidth import decide, describe_plan
+        from sparktui.gotchas.g05_bandwidth import GIB
+        from sparktui.probes import bandwidth
+        from sparktui.runner import collect
+
+        readings = collect(["meminfo", "processes"], self.cfg)
+        decision = decide(readings, 4 * GIB, force=False)
+        python = bandwidth.interpreter(self.cfg)
+        self.call_from_thread(self._bandwidth_ask, decision, describe_plan(python, decision), python)
+
+    def _bandwidth_ask(self, decision, plan: str, python: str) -> None:
+        if not decision.allowed:
+            reasons = "\n".join(f"- {r}" for r in decision.reasons)
+            self.push_screen(MessageScreen("G5 bandwidth: refused", f"{reasons}\n\nFrom a shell, on an idle machine: "
+                                                                    "`sparktui bandwidth` (add `--force` only if you know the GPU is idle)."))
+            return
+        body = plan + ("\n" + "\n".join(decision.reasons) if decision.reasons else "") + \
+            "\n\nAnother job on this machine would lose that memory for the duration. Run it now?"
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                import threading
+
+                self._bandwidth_cancel = threading.Event()
+                self.board.start(["G5"], time.monotonic())
+                self.bandwidth_worker = self.run_worker(partial(self._bandwidth_run, python, decision.buffer_bytes),
+                                                        thread=True, exit_on_error=False, group="bandwidth", name="G5")
+
+        self.push_screen(ConfirmScreen("Measure memory bandwidth (G5)?", body), answered)
+
+    def _bandwidth_run(self, python: str, size: int) -> None:
+        from sparktui.gotchas.g05_bandwidth import judge_result
+        from sparktui.probes import bandwidth
+
+        res = bandwidth.measure(python, size, timeout_s=120.0, cancel=self._bandwidth_cancel)
+        if res.get("status") == "ok":
+            bandwidth.save_last(res)
+        self.post_message(BandwidthDone(judge_result(res, res.get("measured_at"), fresh=True), res))
+
+    def on_bandwidth_done(self, msg: BandwidthDone) -> None:
+        self._set_verdict(msg.verdict.with_timing(msg.result.get("measured_at"), msg.result.get("seconds")), time.monotonic())
+        if msg.result.get("status") == "ok":
+            self.query_one(TelemetryPanel).show_bandwidth(
+                f"bandwidth: {msg.result['copy_gbs']:.0f} GB/s copy, {msg.result.get('read_gbs', 0):.0f} read (G5)")
+        self.refresh_checklist()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """One place for worker errors: a probe bug shows as a notification, never quits the app."""
+        if event.state is WorkerState.ERROR:
+            err = event.worker.error
+            self.notify(f"{event.worker.name}: {type(err).__name__}: {err}", title="internal error", severity="error", timeout=15)
+            if event.worker.group == "checks":
+                for gid in event.worker.name.split()[1:]:
+                    if gid in REGISTRY:
+                        self.board.abort(gid, time.monotonic())
+
+
+def run_dashboard(cfg: Config, replay: str | None = None, speed: float | None = 1.0, bell: bool = False) -> int:
+    SparkApp(cfg, replay=replay, speed=speed, bell=bell).run()
+    return 0

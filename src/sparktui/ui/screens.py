@@ -1,0 +1,179 @@
+"""Screens pushed over the dashboard: a gotcha's card, confirmations, help, the events log."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Button, DataTable, Footer, Label, Markdown, Static
+
+from sparktui.core.events import EventLog
+from sparktui.core.verdict import Status, Verdict
+from sparktui.gotchas.base import Gotcha
+
+_BLOCK = re.compile(r"```[a-zA-Z]*\n(.*?)```", re.S)
+
+
+def fix_commands(fix: str) -> str:
+    """The commands from a fix text's code blocks, ready to paste."""
+    return "\n".join(b.strip() for b in _BLOCK.findall(fix)).strip()
+
+
+def _json(v: Any) -> str:
+    import json
+
+    return v if isinstance(v, str) else json.dumps(v, default=str)
+
+
+def card_markdown(g: Gotcha, v: Verdict | None, age_text: str) -> str:
+    lines = [f"# {g.id}: {g.title}", ""]
+    if v is None:
+        lines += ["**Status:** not checked yet", ""]
+    else:
+        lines += [f"**Status: {v.status.value.upper()}** — {v.summary}", "",
+                  f"*measured {age_text} ago" + (f", took {v.took_s:.1f} s*" if v.took_s is not None else "*"), ""]
+        if v.evidence:
+            lines += ["## Evidence", "", "| what | value | from |", "|---|---|---|"]
+            for e in v.evidence:
+                val = _json(e.value).replace("|", "\\|").replace("\n", " ")
+                lines.append(f"| {e.what} | {val[:160]} | {e.source} |")
+            lines.append("")
+        if v.details:
+            lines += ["## Details", ""] + [f"- {d}" for d in v.details[:50]] + [""]
+    lines += [f"**Symptom.** {g.symptom}", "", f"**Cause.** {g.cause}", "", f"**How sparktui checks it.** {g.check}", ""]
+    fix = (v.fix if v is not None and v.fix else g.fix).strip()
+    lines += ["## Fix" + ("" if v is None or v.status in (Status.WARN, Status.FAIL) else " (for reference)"), "", fix, ""]
+    return "\n".join(lines)
+
+
+class CardScreen(Screen):
+    """A gotcha's card: the live verdict's evidence first, then symptom, cause, check and fix."""
+
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "back"),
+        Binding("c", "copy_fix", "copy fix commands"),
+        Binding("r", "rerun", "rerun"),
+    ]
+
+    def __init__(self, gotcha: Gotcha, verdict: Verdict | None, age_text: str, on_rerun: Callable[[str], None]) -> None:
+        super().__init__()
+        self.gotcha, self.verdict, self.age_text, self.on_rerun = gotcha, verdict, age_text, on_rerun
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="card"):
+            yield Markdown(card_markdown(self.gotcha, self.verdict, self.age_text), id="card-md")
+        yield Footer()
+
+    def update_verdict(self, verdict: Verdict | None, age_text: str) -> None:
+        self.verdict, self.age_text = verdict, age_text
+        self.query_one("#card-md", Markdown).update(card_markdown(self.gotcha, verdict, age_text))
+
+    def action_copy_fix(self) -> None:
+        fix = (self.verdict.fix if self.verdict and self.verdict.fix else self.gotcha.fix)
+        cmds = fix_commands(fix) or fix
+        self.app.copy_to_clipboard(cmds)
+        self.notify(f"copied {len(cmds.splitlines())} lines of {self.gotcha.id}'s fix to the clipboard")
+
+    def action_rerun(self) -> None:
+        self.on_rerun(self.gotcha.id)
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """Yes/no for anything intrusive; says exactly what will happen."""
+
+    BINDINGS = [Binding("escape", "answer(False)", "cancel"), Binding("y", "answer(True)", "yes"),
+                Binding("n", "answer(False)", "no")]
+
+    def __init__(self, title: str, body: str) -> None:
+        super().__init__()
+        self.title_text, self.body = title, body
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="confirm"):
+            yield Label(Text(self.title_text, style="bold"), id="confirm-title")
+            yield Static(self.body, id="confirm-body")
+            with Horizontal(id="confirm-buttons"):
+                yield Button("Run it (y)", variant="warning", id="yes")
+                yield Button("Cancel (n)", variant="primary", id="no")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)
+
+
+class MessageScreen(ModalScreen[None]):
+    """A read-only text (an issue's body, a refusal)."""
+
+    BINDINGS = [Binding("escape", "app.pop_screen", "close"), Binding("q", "app.pop_screen", "close")]
+
+    def __init__(self, title: str, markdown: str) -> None:
+        super().__init__()
+        self.title_text, self.markdown = title, markdown
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="message"):
+            yield Label(Text(self.title_text, style="bold"))
+            yield Markdown(self.markdown)
+
+
+KEYS_HELP = """\
+| key | what it does |
+|---|---|
+| ↑ ↓ | move in the checklist / tables |
+| enter | open the selected gotcha's card (or playbook issue) |
+| r | rerun the selected check |
+| R | rerun all non-intrusive checks |
+| c | cancel the running checks |
+| b | G5: measure bandwidth (asks first: it loads the machine) |
+| / | filter the process table |
+| s | change the process table's sort |
+| p | pause / resume sampling |
+| e | the events log: every verdict change and when |
+| tab | move between panels |
+| o / y | playbook issue: open its URL / copy it |
+| ctrl+p | command palette |
+| ? | this help |
+| q | quit |
+
+In a card: `c` copies the fix's commands, `r` reruns, `escape` returns.
+"""
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape", "app.pop_screen", "close"), Binding("question_mark", "app.pop_screen", "close")]
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="help"):
+            yield Markdown("# sparktui keys\n\n" + KEYS_HELP)
+
+
+class EventsScreen(Screen):
+    """Every verdict change in this session, newest first."""
+
+    BINDINGS = [Binding("escape", "app.pop_screen", "back")]
+
+    def __init__(self, log: EventLog, fmt_time: Callable[[float], str]) -> None:
+        super().__init__()
+        self.event_log, self.fmt_time = log, fmt_time
+
+    def compose(self) -> ComposeResult:
+        yield Label(Text("Verdict changes this session (newest first) · escape returns", style="bold"))
+        yield DataTable(id="events-table", cursor_type="row")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        t = self.query_one(DataTable)
+        t.add_columns("time", "check", "from", "to", "finding")
+        for ch in reversed(list(self.event_log)):
+            style = "bold red" if ch.new is Status.FAIL else "bold yellow" if ch.new is Status.WARN else ""
+            t.add_row(self.fmt_time(ch.t), ch.id, ch.old.value if ch.old else "—", Text(ch.new.value, style=style),
+                      Text(ch.summary, overflow="ellipsis", no_wrap=True))
+        if not len(self.event_log):
+            t.add_row("", "", "", "", Text("no changes yet", style="dim"))

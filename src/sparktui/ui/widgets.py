@@ -1,0 +1,341 @@
+"""The dashboard's panels. They only show: data arrives through their ``show_*`` methods."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.widgets import DataTable, Input, Label, Sparkline, Static
+
+from sparktui.core.telemetry import History, free_gib
+from sparktui.core.verdict import Status, Verdict
+from sparktui.gotchas import REGISTRY
+from sparktui.ui.format import SPINNER, STATUS_STYLE, age, bucket_max, gib
+
+
+class Checklist(DataTable):
+    """G1-G10, one row each, keyed by id; cells are updated in place."""
+
+    COLUMNS = (("", "glyph", 1), ("id", "id", 3), ("check", "check", 26), ("finding", "finding", 40), ("age", "age", 5))
+
+    def on_mount(self) -> None:
+        self.cursor_type = "row"
+        self.zebra_stripes = False
+        self.show_horizontal_scrollbar = False
+        for label, key, width in self.COLUMNS:
+            self.add_column(label, key=key, width=width)
+        for g in REGISTRY.values():
+            self.add_row(Text("·", style="dim"), g.id, Text(g.title, overflow="ellipsis", no_wrap=True),
+                         Text("waiting", style="dim"), "—", key=g.id)
+        self._fit(self.size.width)
+
+    def on_resize(self, event) -> None:
+        self._fit(event.size.width)
+
+    def _fit(self, width: int) -> None:
+        """The finding column takes whatever the fixed columns leave."""
+        if not width:
+            return
+        check = self.columns.get("check")  # type: ignore[arg-type]
+        if check is not None:
+            check.width = 26 if width >= 100 else 16
+        fixed = sum(w for _, k, w in self.COLUMNS if k not in ("finding", "check")) + (check.width if check else 26)
+        fixed += 2 * len(self.COLUMNS) + 2
+        col = self.columns.get("finding")  # type: ignore[arg-type]
+        if col is not None:
+            col.width = max(12, width - fixed)
+            col.auto_width = False
+            self._require_update_dimensions = True
+            self.refresh()
+
+    def show(self, gid: str, verdict: Verdict | None, running_s: float | None, now: float, tick: int) -> None:
+        if running_s is not None:
+            glyph = Text(SPINNER[tick % len(SPINNER)], style="bold cyan")
+            finding = Text(f"checking… {running_s:.0f}s" + ("  (c cancels)" if running_s >= 5 else ""), style="cyan")
+        elif verdict is None:
+            glyph, finding = Text("·", style="dim"), Text("waiting", style="dim")
+        else:
+            style = STATUS_STYLE[verdict.status]
+            glyph = Text(verdict.status.glyph, style=style)
+            finding = Text(verdict.summary, style="" if verdict.status is not Status.SKIP else "dim", no_wrap=True,
+                           overflow="ellipsis")
+        when = age(now - verdict.measured_at) if verdict is not None and verdict.measured_at else "—"
+        self.update_cell(gid, "glyph", glyph)
+        self.update_cell(gid, "finding", finding)
+        self.update_cell(gid, "age", when)
+
+    @property
+    def selected_id(self) -> str | None:
+        if self.row_count == 0:
+            return None
+        try:
+            return self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
+        except Exception:
+            return None
+
+
+class Meter(Horizontal):
+    """A label, the current value with units, and a sparkline of the session's history."""
+
+    def __init__(self, label: str, meter_id: str) -> None:
+        super().__init__(id=meter_id, classes="meter")
+        self._label = label
+
+    def compose(self) -> ComposeResult:
+        yield Label(self._label, classes="meter-label")
+        yield Label("—", classes="meter-value")
+        yield Sparkline([], summary_function=max, classes="meter-spark")
+
+    def show(self, value: str, series: list | None = None) -> None:
+        self.query_one(".meter-value", Label).update(value)
+        if series is not None:
+            spark = self.query_one(Sparkline)
+            spark.data = bucket_max(series, max(8, spark.size.width or 30))
+
+
+class TelemetryPanel(Vertical):
+    """Temperature, power, SM clock, memory as `free -g` sees it, and the last measured bandwidth."""
+
+    def compose(self) -> ComposeResult:
+        yield Meter("temp", "m-temp")
+        yield Meter("power", "m-power")
+        yield Meter("SM clk", "m-clock")
+        yield Meter("memory", "m-mem")
+        yield Meter("avail", "m-avail")
+        yield Label("bandwidth: not measured (b)", id="bandwidth")
+        yield Label("", id="telemetry-note")
+
+    def show(self, history: History, rated_w: float, span_s: float | None) -> None:
+        s = history.latest
+        if not s:
+            return
+        g0 = (s.get("gpus") or [{}])[0] if s.get("gpus") else {}
+        errs = (g0.get("errors") or {}) if g0 else {}
+
+        def val(key: str, fmt: str, unit: str) -> str:
+            v = g0.get(key) if g0 else None
+            if v is None:
+                why = errs.get(key) or (s.get("errors") or {}).get("nvml") or "unavailable"
+                return f"n/a ({why.split(' (')[0][:18]})"
+            return f"{v:{fmt}} {unit}"
+
+        self.query_one("#m-temp", Meter).show(val("temp_c", ".0f", "°C"), history.values("g0.temp_c"))
+        power = val("power_w", ".1f", "W")
+        if g0 and g0.get("power_w") is not None:
+            power += f" / {rated_w:.0f}"
+        self.query_one("#m-power", Meter).show(power, history.values("g0.power_w"))
+        self.query_one("#m-clock", Meter).show(val("sm_mhz", ".0f", "MHz"), history.values("g0.sm_mhz"))
+        f = free_gib(s.get("mem") or {})
+        if f.get("total") is not None:
+            mem = f"{f['used']:.0f}/{f['total']:.0f} GiB, cache {f['buff_cache'] or 0:.0f}"
+        else:
+            mem = "n/a (/proc/meminfo)"
+        total = (s.get("mem") or {}).get("MemTotal")
+        used_series = [None if a is None or total is None else total - a for a in history.values("mem.MemAvailable")]
+        self.query_one("#m-mem", Meter).show(mem, used_series)
+        avail = f"{f['available']:.1f} GiB" if f.get("available") is not None else "n/a"
+        self.query_one("#m-avail", Meter).show(avail, history.values("mem.MemAvailable"))
+        reasons = [r for r in (g0.get("reasons") or []) if r != "gpu_idle"] if g0 else []
+        note = f"history: {span_s / 60:.0f} min" if span_s else ""
+        if reasons:
+            note = f"clock events: {', '.join(reasons)}  " + note
+        self.query_one("#telemetry-note", Label).update(Text(note, style="yellow" if reasons else "dim"))
+
+    def show_bandwidth(self, text: str) -> None:
+        self.query_one("#bandwidth", Label).update(text)
+
+
+class ProcessTable(Vertical):
+    """Everything on the unified pool (G6): keyed by pid, filtered by '/' and sorted by 's'."""
+
+    COLUMNS = (("pid", 7), ("user", 9), ("kind", 9), ("name", 16), ("GPU mem", 9), ("RSS", 8), ("cap", 14), ("age", 7), ("command", 60))
+    SORTS = (("GPU mem", True), ("RSS", True), ("age", True), ("pid", False), ("name", False))
+
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.rows: dict[str, dict[str, Any]] = {}
+        self.filter_text = ""
+        self.sort_index = 0
+        self.view_note = ""
+
+    def compose(self) -> ComposeResult:
+        yield Input(placeholder="filter processes (name, command, user, kind); Esc closes", id="proc-filter")
+        yield Label("", id="proc-note")
+        yield DataTable(id="proc-table", cursor_type="row")
+
+    def on_mount(self) -> None:
+        t = self.query_one(DataTable)
+        for name, width in self.COLUMNS:
+            t.add_column(name, key=name, width=width)
+        self.query_one(Input).display = False
+
+    @property
+    def sort_label(self) -> str:
+        key, desc = self.SORTS[self.sort_index]
+        return f"{key} {'↓' if desc else '↑'}"
+
+    def cycle_sort(self) -> str:
+        self.sort_index = (self.sort_index + 1) % len(self.SORTS)
+        self._render()
+        return self.sort_label
+
+    def set_filter(self, text: str) -> None:
+        self.filter_text = text.strip().lower()
+        self._render()
+
+    def show(self, data: dict[str, Any] | None, now: float) -> None:
+        self.rows = {}
+        if data:
+            for row in data.get("rows") or []:
+                self.rows[str(row.get("pid"))] = row
+        self.view_note = _visibility_note(data)
+        self._now = now
+        self._render()
+
+    def _sort_value(self, row: dict[str, Any], key: str):
+        if key == "GPU mem":
+            return row.get("gpu_mem_bytes") or 0
+        if key == "RSS":
+            return row.get("rss_bytes") or 0
+        if key == "age":
+            return row.get("age_s") or 0
+        if key == "pid":
+            return int(row.get("pid") or 0)
+        return str(row.get("name") or "").lower()
+
+    def visible_rows(self) -> list[dict[str, Any]]:
+        rows = list(self.rows.values())
+        if self.filter_text:
+            ft = self.filter_text
+            rows = [r for r in rows if ft in " ".join(str(r.get(k) or "") for k in ("name", "command", "user", "kind", "pid")).lower()]
+        key, desc = self.SORTS[self.sort_index]
+        rows.sort(key=lambda r: self._sort_value(r, key), reverse=desc)
+        return rows
+
+    def _render(self) -> None:
+        t = self.query_one(DataTable)
+        rows = self.visible_rows()
+        wanted = [str(r.get("pid")) for r in rows]
+        present = [rk.value for rk in t.rows]
+        note = f"{len(rows)} of {len(self.rows)} processes · sort: {self.sort_label}"
+        if self.filter_text:
+            note += f" · filter: {self.filter_text!r}"
+        if self.view_note:
+            note = f"{self.view_note} · {note}"
+        self.query_one("#proc-note", Label).update(Text(note, style="dim"))
+        with self.app.batch_update():
+            if present != wanted:
+                t.clear()
+                for r in rows:
+                    t.add_row(*self._cells(r), key=str(r.get("pid")))
+            else:
+                for r in rows:
+                    for (name, _), cell in zip(self.COLUMNS, self._cells(r)):
+                        t.update_cell(str(r.get("pid")), name, cell)
+
+    def _cells(self, r: dict[str, Any]) -> list[Text]:
+        cap_txt = cap_text(r.get("cap"))
+        kind = str(r.get("kind") or "")
+        style = {"server": "yellow", "training": "cyan"}.get(kind, "")
+        return [Text(str(r.get("pid"))), Text(str(r.get("user") or "?")), Text(kind, style=style),
+                Text(str(r.get("name") or "?")), Text(gib(r.get("gpu_mem_bytes")) + (" G" if r.get("gpu_mem_bytes") is not None else "")),
+                Text(gib(r.get("rss_bytes")) + " G" if r.get("rss_bytes") is not None else "?"), Text(cap_txt),
+                Text(age(r.get("age_s"))), Text(str(r.get("command") or ""), overflow="ellipsis", no_wrap=True)]
+
+
+def cap_text(cap: dict[str, Any] | None) -> str:
+    if not cap or cap.get("state") == "n/a":
+        return ""
+    frac = cap.get("fraction")
+    if cap.get("state") == "set" and frac is not None:
+        return f"{frac:g}"
+    if cap.get("state") == "default":
+        return f"default {frac:g}" if frac is not None else "default"
+    return str(cap.get("state") or "")
+
+
+def _visibility_note(data: dict[str, Any] | None) -> str:
+    if not data:
+        return "no process scan yet"
+    if data.get("scan_error"):
+        return data["scan_error"]
+    nv = data.get("nvml") or {}
+    if not nv.get("ok"):
+        return f"NVML process list unavailable ({nv.get('error') or 'no NVML'})"
+    if (data.get("container") or {}).get("inside") and not nv.get("count"):
+        return "inside a container: host processes not visible"
+    return ""
+
+
+class PlaybookPanel(Vertical):
+    """G8: open issues against the followed playbook, or how to configure it."""
+
+    def compose(self) -> ComposeResult:
+        yield Label("", id="pb-note")
+        yield DataTable(id="pb-table", cursor_type="row")
+
+    def on_mount(self) -> None:
+        t = self.query_one(DataTable)
+        for name, width in (("#", 6), ("title", 50), ("age", 6), ("💬", 4), ("why it matched", 40)):
+            t.add_column(name, key=name, width=width)
+        self.issues: dict[str, dict[str, Any]] = {}
+
+    def show(self, verdict: Verdict | None, data: dict[str, Any] | None, now: float) -> None:
+        t = self.query_one(DataTable)
+        note = self.query_one("#pb-note", Label)
+        if data is None or not (data.get("slugs") or data.get("commands")):
+            note.update(Text("Not configured. Follow a playbook with `sparktui --playbook vllm` or "
+                             "[playbooks] slugs = [\"vllm\"] in ~/.config/sparktui/config.toml.", style="dim"))
+            return
+        head = verdict.summary if verdict else "fetching…"
+        err = data.get("error")
+        if err:
+            head += f"  ({err})"
+        note.update(head)
+        t.clear()
+        self.issues = {}
+        for iss in data.get("matches") or data.get("issues") or []:
+            key = str(iss.get("number"))
+            self.issues[key] = iss
+            reasons = iss.get("reasons") or []
+            t.add_row(Text(f"#{key}"), Text(str(iss.get("title") or ""), overflow="ellipsis", no_wrap=True),
+                      Text(_iso_age(iss.get("created_at"), now)), Text(str(iss.get("comments", ""))),
+                      Text("; ".join(str(x) for x in reasons), overflow="ellipsis", no_wrap=True), key=key)
+
+    def selected(self) -> dict[str, Any] | None:
+        t = self.query_one(DataTable)
+        if t.row_count == 0:
+            return None
+        try:
+            return self.issues.get(t.coordinate_to_cell_key(t.cursor_coordinate).row_key.value)
+        except Exception:
+            return None
+
+
+def _iso_age(iso: str | None, now: float) -> str:
+    if not iso:
+        return "?"
+    from datetime import datetime
+
+    try:
+        t = datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return "?"
+    return age(now - t)
+
+
+class HeaderBar(Static):
+    """Host, GPU, driver, CUDA, source, and how long sparktui has been watching."""
+
+    def show(self, host: str, gpu: str, driver: str, cuda: str, watching: str, source: str, paused: bool) -> None:
+        t = Text()
+        t.append(" sparktui ", style="bold reverse")
+        t.append(f" {host} ", style="bold")
+        t.append(f"· {gpu} · driver {driver} · CUDA {cuda} · ")
+        t.append(f"watching {watching}", style="bold")
+        t.append(f" · {source}", style="dim")
+        if paused:
+            t.append("  ⏸ PAUSED", style="bold yellow")
+        self.update(t)

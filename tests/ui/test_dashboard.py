@@ -1,0 +1,302 @@
+"""The dashboard driven by Pilot: every key and flow, on the shipped GB10 recording (no GPU needed)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from sparktui.core.config import Config
+from sparktui.core.readings import Reading, Readings
+from sparktui.core.verdict import Status, Verdict
+from sparktui.ui.app import SparkApp
+from sparktui.ui.screens import CardScreen, ConfirmScreen, EventsScreen, HelpScreen, MessageScreen, fix_commands
+from sparktui.ui.widgets import Checklist, ProcessTable
+
+DEMO = Path(__file__).resolve().parents[2] / "src" / "sparktui" / "data" / "gb10-demo.jsonl"
+
+
+def replay_app(**kw) -> SparkApp:
+    return SparkApp(Config(), replay=str(DEMO), speed=None, **kw)
+
+
+async def settle(app, pilot, seconds: float = 0.5) -> None:
+    await app.workers.wait_for_complete()
+    await pilot.pause(seconds)
+
+
+async def loaded(app, pilot) -> None:
+    """Wait until the replay has been fed and the telemetry checks judged."""
+    for _ in range(100):
+        if getattr(app.source, "finished", False) and app.board["G3"].verdict is not None:
+            break
+        await pilot.pause(0.1)
+    app.judge_telemetry()
+    await settle(app, pilot)
+
+
+def row_text(app, gid: str) -> str:
+    t = app.query_one(Checklist)
+    return " ".join(str(c) for c in t.get_row(gid))
+
+
+async def test_main_screen_lists_the_ten_checks_and_judges_telemetry_from_the_replay():
+    app = replay_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await loaded(app, pilot)
+        t = app.query_one(Checklist)
+        assert [rk.value for rk in t.rows] == [f"G{i}" for i in range(1, 11)]
+        # G4 over the recording: the demo throttles (SW thermal slowdown grows)
+        assert app.board["G4"].verdict.status in (Status.WARN, Status.FAIL)
+        assert app.board["G3"].verdict is not None and app.board["G6"].verdict is not None
+        header = str(app.query_one("#header").render())
+        assert "NVIDIA GB10" in header and "580.95.05" in header and "CUDA 13.0" in header
+        assert "spark-demo" in header
+
+
+async def test_enter_opens_the_card_with_evidence_and_escape_returns():
+    app = replay_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await loaded(app, pilot)
+        app.query_one(Checklist).move_cursor(row=3)  # G4
+        await pilot.press("enter")
+        await pilot.pause(0.3)
+        assert isinstance(app.screen, CardScreen) and app.screen.gotcha.id == "G4"
+        md = app.screen.query_one("#card-md").source
+        assert md.startswith("# G4: ") and "## Evidence" in md and "## Fix" in md
+        await pilot.press("escape")
+        await pilot.pause(0.2)
+        assert not isinstance(app.screen, CardScreen)
+
+
+async def test_card_copies_the_fix_commands():
+    app = replay_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await loaded(app, pilot)
+        app.query_one(Checklist).move_cursor(row=2)  # G3
+        await pilot.press("enter", "c")
+        await pilot.pause(0.2)
+        assert "drop_caches" in app.clipboard
+        assert "```" not in app.clipboard  # commands only, no Markdown
+
+
+def test_fix_commands_takes_only_code_blocks():
+    assert fix_commands("text\n```bash\nsync\necho 3\n```\nmore\n```\nls\n```") == "sync\necho 3\nls"
+
+
+async def test_r_reruns_the_selected_check_and_R_reruns_all():
+    app = replay_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await loaded(app, pilot)
+        runs_before = app.board["G1"].runs
+        app.query_one(Checklist).move_cursor(row=0)
+        await pilot.press("r")
+        await settle(app, pilot)
+        assert app.board["G1"].runs == runs_before + 1
+        before = {g: app.board[g].runs for g in ("G2", "G7", "G10")}
+        await pilot.press("R")
+        await settle(app, pilot)
+        assert all(app.board[g].runs == before[g] + 1 for g in before)
+
+
+async def test_b_in_replay_mode_does_not_measure():
+    app = replay_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await loaded(app, pilot)
+        await pilot.press("b")
+        await pilot.pause(0.2)
+        assert not isinstance(app.screen, ConfirmScreen)
+        assert any("live machine only" in n.message for n in app._notifications)
+
+
+async def test_slash_filters_the_process_table_and_escape_clears():
+    app = replay_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await loaded(app, pilot)
+        pt = app.query_one(ProcessTable)
+        total = len(pt.visible_rows())
+        assert total >= 2
+        await pilot.press("slash")
+        await pilot.press(*"vllm")
+        await pilot.pause(0.2)
+        rows = pt.visible_rows()
+        assert 0 < len(rows) < total
+        assert all("vllm" in (r["name"] + r["command"]).lower() for r in rows)
+        await pilot.press("escape")
+        await pilot.pause(0.2)
+        assert len(pt.visible_rows()) == total
+
+
+async def test_s_cycles_the_process_sort():
+    app = replay_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await loaded(app, pilot)
+        pt = app.query_one(ProcessTable)
+        assert pt.sort_label.startswith("GPU mem")
+        await pilot.press("s")
+        assert pt.sort_label.startswith("RSS")
+        rss = [r.get("rss_bytes") or 0 for r in pt.visible_rows()]
+        assert rss == sorted(rss, reverse=True)
+
+
+async def test_p_pauses_and_resumes_sampling():
+    app = replay_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("p")
+        assert app.source.paused
+        assert "PAUSED" in str(app.query_one("#header").render())
+        await pilot.press("p")
+        assert not app.source.paused
+
+
+async def test_help_and_events_screens():
+    app = replay_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await loaded(app, pilot)
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        await pilot.press("e")
+        assert isinstance(app.screen, EventsScreen)
+        table = app.screen.query_one("#events-table")
+        assert table.row_count >= 3  # first verdicts of the session are changes too
+        await pilot.press("escape")
+
+
+async def test_a_verdict_that_gets_worse_notifies_and_rings_the_bell():
+    app = replay_app(bell=True)
+    rings = []
+    app.bell = lambda: rings.append(1)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await loaded(app, pilot)
+        app.auto_checks = False  # nothing else may change a verdict during the assertion
+        rings.clear()
+        app._set_verdict(Verdict("G10", Status.OK, "no TP settings"), time.monotonic())
+        app._set_verdict(Verdict("G10", Status.FAIL, "TP=2 in train.yaml across two Sparks"), time.monotonic())
+        await pilot.pause(0.2)
+        assert rings == [1]
+        assert any("got worse" == n.title and "G10" in n.message for n in app._notifications)
+        last = list(app.events)[-1]
+        assert (last.id, last.old, last.new) == ("G10", Status.OK, Status.FAIL)
+
+
+async def test_narrow_terminal_stacks_the_panels():
+    app = replay_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(app, pilot)
+        assert app.has_class("narrow")
+        cl = app.query_one(Checklist)
+        assert cl.region.width == 80 and cl.region.height >= 11
+    app = replay_app()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause(0.2)
+        assert not app.has_class("narrow")
+
+
+async def test_command_palette_offers_the_actions():
+    from sparktui.ui.app import SparkCommands
+
+    app = replay_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        provider = SparkCommands(app.screen)
+        hits = [h async for h in provider.search("bandwidth")]
+        assert hits and "bandwidth" in str(hits[0].match_display).lower()
+
+
+# --- live mode: cancel a hung check, and G5's confirmation ---------------------------------------
+
+class StillSource:
+    """A live-like source that never samples (the checks are what these tests drive)."""
+
+    kind = "live"
+    label = "test"
+    static: dict = {}
+    interval_s = 1.0
+
+    def __init__(self) -> None:
+        from sparktui.core.telemetry import History
+
+        self.history = History(10)
+        self.paused = False
+
+    def start(self): pass
+    def stop(self): pass
+    def pause(self): self.paused = True
+    def resume(self): self.paused = False
+    def now(self): return time.time()
+
+
+async def test_a_hung_check_shows_its_elapsed_time_and_c_cancels_it(tmp_path):
+    from tests.standins.make import make_standin
+
+    py = make_standin(tmp_path, "hang_import")
+    cfg = Config().with_overrides(target={"python": py, "timeout_s": 60.0})
+    app = SparkApp(cfg, source=StillSource(), auto_checks=False)
+    async with app.run_test(size=(120, 36)) as pilot:
+        app.query_one(Checklist).move_cursor(row=0)
+        await pilot.press("r")
+        await pilot.pause(1.6)
+        app.refresh_checklist()
+        assert app.board["G1"].running_since is not None
+        assert "checking… 1s" in row_text(app, "G1") or "checking… 2s" in row_text(app, "G1")
+        t0 = time.monotonic()
+        await pilot.press("c")
+        await settle(app, pilot)
+        assert time.monotonic() - t0 < 5
+        v = app.board["G1"].verdict
+        assert v.status is Status.UNKNOWN and "cancelled" in v.summary
+
+
+async def test_bandwidth_asks_first_and_no_means_nothing_runs(tmp_path, monkeypatch):
+    from sparktui.gotchas.g05_bandwidth import GateDecision
+    import sparktui.cli.bandwidth as cb
+
+    monkeypatch.setattr(cb, "decide", lambda readings, size, force: GateDecision(True, 1 << 30, ()))
+    app = SparkApp(Config().with_overrides(target={"python": "/nonexistent/python"}), source=StillSource(), auto_checks=False)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("b")
+        await settle(app, pilot, 0.5)
+        assert isinstance(app.screen, ConfirmScreen)
+        assert "1.00 GiB" in app.screen.body
+        await pilot.press("n")
+        await pilot.pause(0.2)
+        assert not isinstance(app.screen, ConfirmScreen)
+        assert app.bandwidth_worker is None and app.board["G5"].verdict is None
+
+
+async def test_bandwidth_refused_by_the_gate_says_why(monkeypatch):
+    app = SparkApp(Config(), source=StillSource(), auto_checks=False)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("b")
+        await settle(app, pilot, 0.5)
+        # no NVML on this machine: the process view is blind, so the gate refuses
+        assert isinstance(app.screen, MessageScreen)
+        assert "refused" in app.screen.title_text
+
+
+async def test_bandwidth_yes_runs_the_probe_and_shows_the_figure(tmp_path, monkeypatch):
+    import sys
+
+    from sparktui.gotchas.g05_bandwidth import GateDecision
+    import sparktui.cli.bandwidth as cb
+    from tests.standins.make import make_script
+    from tests.test_g05 import FAKE_CUDA_TORCH
+
+    site = tmp_path / "site"
+    (site / "torch").mkdir(parents=True)
+    (site / "torch" / "__init__.py").write_text(FAKE_CUDA_TORCH)
+    py = make_script(tmp_path, "python-fake", f"PYTHONPATH='{site}' exec '{sys.executable}' \"$@\"\n")
+    monkeypatch.setattr(cb, "decide", lambda readings, size, force: GateDecision(True, 1 << 30, ()))
+    app = SparkApp(Config().with_overrides(target={"python": py}), source=StillSource(), auto_checks=False)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("b")
+        await settle(app, pilot, 0.5)
+        await pilot.press("y")
+        await settle(app, pilot, 0.5)
+        v = app.board["G5"].verdict
+        assert v is not None and v.status in (Status.OK, Status.WARN) and "GB/s copy" in v.summary
+        assert "GB/s copy" in str(app.query_one("#bandwidth").render())
