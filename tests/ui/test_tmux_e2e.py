@@ -1,0 +1,106 @@
+"""End to end: the real `sparktui` in a real tmux session, driven by send-keys, read by capture-pane."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+DEMO = Path(__file__).resolve().parents[2] / "src" / "sparktui" / "data" / "gb10-demo.jsonl"
+
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux not installed")]
+
+
+class Tmux:
+    def __init__(self, tmp_path: Path) -> None:
+        self.name = f"sparktui-e2e-{uuid.uuid4().hex[:8]}"
+        self.sock = str(tmp_path / "tmux.sock")
+
+    def run(self, *args: str) -> str:
+        return subprocess.run(["tmux", "-S", self.sock, *args], capture_output=True, text=True, check=True).stdout
+
+    def start(self, command: str, width: int = 120, height: int = 36) -> None:
+        self.run("new-session", "-d", "-s", self.name, "-x", str(width), "-y", str(height), command)
+
+    def keys(self, *keys: str) -> None:
+        self.run("send-keys", "-t", self.name, *keys)
+
+    def screen(self) -> str:
+        return self.run("capture-pane", "-p", "-t", self.name)
+
+    def wait_for(self, text: str, timeout: float = 20.0) -> str:
+        end = time.monotonic() + timeout
+        last = ""
+        while time.monotonic() < end:
+            try:
+                last = self.screen()
+            except subprocess.CalledProcessError:
+                last = "(session gone)"
+            if text in last:
+                return last
+            time.sleep(0.2)
+        raise AssertionError(f"{text!r} not on screen after {timeout}s; screen was:\n{last}")
+
+    def alive(self) -> bool:
+        return subprocess.run(["tmux", "-S", self.sock, "has-session", "-t", self.name], capture_output=True).returncode == 0
+
+    def kill(self) -> None:
+        subprocess.run(["tmux", "-S", self.sock, "kill-server"], capture_output=True)
+
+
+@pytest.fixture
+def tmux(tmp_path):
+    t = Tmux(tmp_path)
+    yield t
+    t.kill()
+
+
+def sparktui_cmd(tmp_path: Path, *args: str) -> str:
+    env = " ".join(f"{k}={v}" for k, v in {
+        "XDG_CONFIG_HOME": os.environ["XDG_CONFIG_HOME"], "XDG_STATE_HOME": os.environ["XDG_STATE_HOME"],
+        "XDG_CACHE_HOME": os.environ["XDG_CACHE_HOME"], "TERM": "xterm-256color", "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
+    }.items())
+    # Textual draws on stderr, so it is not redirected; a crash would show on the pane.
+    return f"env {env} {sys.executable} -m sparktui {' '.join(args)}; echo EXITED $? > {tmp_path}/exit.txt"
+
+
+def test_dashboard_in_tmux_keys_drill_in_and_quit(tmux, tmp_path):
+    tmux.start(sparktui_cmd(tmp_path, "--replay", str(DEMO), "--speed", "0"))
+    screen = tmux.wait_for("G10")
+    assert "G1" in screen and "spark-demo" in screen and "NVIDIA GB10" in screen
+    tmux.wait_for("°C")
+    # drill into G4 (4th row), see its card, come back
+    tmux.keys("Down", "Down", "Down", "Enter")
+    card = tmux.wait_for("G4: Thermal throttling")
+    assert "Evidence" in card
+    tmux.keys("Escape")
+    tmux.wait_for("Processes (G6)")
+    time.sleep(0.3)
+    # help screen
+    tmux.keys("?")
+    tmux.wait_for("sparktui keys")
+    tmux.keys("Escape")
+    tmux.wait_for("Processes (G6)")
+    time.sleep(0.3)  # a key right after Escape would read as Alt+key
+    # quit ends the process (and with it the session)
+    tmux.keys("q")
+    end = time.monotonic() + 10
+    while tmux.alive() and time.monotonic() < end:
+        time.sleep(0.2)
+    assert not tmux.alive(), tmux.screen()
+    assert (tmp_path / "exit.txt").read_text().strip() == "EXITED 0"
+
+
+def test_dashboard_reads_at_80x24(tmux, tmp_path):
+    tmux.start(sparktui_cmd(tmp_path, "--replay", str(DEMO), "--speed", "0"), width=80, height=24)
+    screen = tmux.wait_for("G10")
+    lines = screen.splitlines()
+    assert len(lines) <= 24 and all(len(l) <= 80 for l in lines)
+    for gid in [f"G{i}" for i in range(1, 11)]:
+        assert any(l.lstrip(" ?✔▲✘–·⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏").startswith(gid) or f" {gid} " in l for l in lines), gid
