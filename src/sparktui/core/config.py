@@ -65,6 +65,7 @@ class HardwareConfig:
 class MemoryConfig:
     available_floor_gib: float = _setting(8.0, "warn when MemAvailable drops below this (G3)", _positive)
     cache_warn_fraction: float = _setting(0.25, "point out page cache above this share of MemTotal (G3)", _fraction)
+    server_cap_ok_fraction: float = _setting(0.5, "an inference server capped at or under this share of memory may share the box (G6)", _fraction)
 
 
 @dataclass(frozen=True)
@@ -72,12 +73,17 @@ class ThermalConfig:
     window_min: float = _setting(10.0, "minutes of samples before G4 judges throttling", _positive)
     hot_c: float = _setting(85.0, "temperature treated as 'high' for G4", _positive)
     plateau_fraction: float = _setting(0.75, "power under this share of rated power counts as 'well under' (G4)", _fraction)
+    load_util_pct: float = _setting(50.0, "GPU utilization (%) from which a sample counts as 'under load' (G4)", _positive)
+    fault_clock_mhz: float = _setting(1000.0, "SM clock under load below this suggests a power-delivery fault (G4; normal ~2400)", _positive)
+    fault_power_w: float = _setting(40.0, "power under load below this suggests a power-delivery fault (G4; safe mode ~30 W)", _positive)
 
 
 @dataclass(frozen=True)
 class TelemetryConfig:
     interval_s: float = _setting(1.0, "sampling interval for the dashboard and recordings", _positive)
     history: int = _setting(3600, "samples kept per series (ring buffer)", _positive)
+    check_window_s: float = _setting(2.0, "seconds `sparktui check` samples for G4 (`--watch MIN` for longer)", _positive)
+    processes_every_s: float = _setting(10.0, "how often the process view (G6) is rescanned while sampling", _positive)
 
 
 @dataclass(frozen=True)
@@ -90,6 +96,15 @@ class PlaybooksConfig:
 
 
 @dataclass(frozen=True)
+class FleetConfig:
+    peers: list = _setting_list([], "peers (ssh destinations: host, user@host or ~/.ssh/config aliases) compared with this machine")
+    peer_command: str = _setting("sparktui", "command that runs sparktui on a peer (` snapshot -o -` is appended), e.g. '~/.venv/bin/sparktui'")
+    ssh_config: Optional[str] = _setting(None, "ssh client config file given to ssh with -F (default: ssh's own, ~/.ssh/config)")
+    connect_timeout_s: float = _setting(10.0, "ssh ConnectTimeout for peers", _positive)
+    peer_timeout_s: float = _setting(180.0, "total time a peer may take to answer (its torch-side probe included)", _positive)
+
+
+@dataclass(frozen=True)
 class Config:
     target: TargetConfig = field(default_factory=TargetConfig)
     scan: ScanConfig = field(default_factory=ScanConfig)
@@ -99,6 +114,7 @@ class Config:
     thermal: ThermalConfig = field(default_factory=ThermalConfig)
     telemetry: TelemetryConfig = field(default_factory=TelemetryConfig)
     playbooks: PlaybooksConfig = field(default_factory=PlaybooksConfig)
+    fleet: FleetConfig = field(default_factory=FleetConfig)
     source: Optional[str] = None  # the file it was read from, if any
 
     def with_overrides(self, **sections: dict) -> "Config":

@@ -40,7 +40,7 @@ def names() -> list[str]:
     return list(_registry())
 
 
-CANCELLABLE = frozenset({"target"})  # probes whose read() takes ``cancel`` (they run subprocesses)
+CANCELLABLE = frozenset({"target", "telemetry"})  # probes whose read() takes ``cancel`` (they run subprocesses)
 
 
 def safe_read(name: str, cfg: Config, cancel=None) -> Reading:

@@ -124,6 +124,11 @@ def stage_import_torch():
         info["cudnn"] = torch.backends.cudnn.version()
     except Exception as e:
         info["cudnn_error"] = str(e)
+    try:  # the NCCL torch links (multi-machine jobs need the same one); no CUDA context
+        v = torch.cuda.nccl.version()
+        info["nccl"] = ".".join(str(x) for x in v) if isinstance(v, tuple) else str(v)
+    except Exception as e:  # CPU-only builds have no NCCL
+        info["nccl_error"] = str(e)[:300]
     return info
 
 

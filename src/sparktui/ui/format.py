@@ -19,7 +19,7 @@ def age(seconds: float | None) -> str:
         return "—"
     s = max(0, int(seconds))
     if s < 60:
-        return f"{s}s"
+        return "<1m"  # minute granularity: the checklist repaints once a minute, not every second
     if s < 3600:
         return f"{s // 60}m"
     if s < 86400:
@@ -28,8 +28,9 @@ def age(seconds: float | None) -> str:
 
 
 def duration(seconds: float) -> str:
+    """h:mm, so the header changes once a minute."""
     s = max(0, int(seconds))
-    return f"{s // 3600}:{(s % 3600) // 60:02d}:{s % 60:02d}"
+    return f"{s // 3600}h{(s % 3600) // 60:02d}m"
 
 
 def gib(v: float | int | None) -> str:

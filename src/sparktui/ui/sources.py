@@ -14,7 +14,6 @@ from sparktui.core.config import Config
 from sparktui.core.telemetry import History
 
 Callback = Callable[[dict[str, Any]], None]
-PROCESS_SCAN_S = 5.0
 
 
 class LiveSource:
@@ -23,7 +22,8 @@ class LiveSource:
     def __init__(self, cfg: Config, on_sample: Callback, on_processes: Callback) -> None:
         from sparktui.probes.sampler import Sampler
 
-        self.sampler = Sampler(cfg, on_sample=on_sample, on_processes=on_processes, processes_every_s=PROCESS_SCAN_S)
+        self.sampler = Sampler(cfg, on_sample=on_sample, on_processes=on_processes,
+                               processes_every_s=cfg.telemetry.processes_every_s)
         self.history: History = self.sampler.history
         self.interval_s = self.sampler.interval_s
         self.static: dict[str, Any] = {}

@@ -15,6 +15,16 @@ from sparktui.gotchas import REGISTRY
 from sparktui.ui.format import SPINNER, STATUS_STYLE, age, bucket_max, gib
 
 
+def set_content(widget: Static, content: Any) -> None:
+    """Update a fixed-size text widget only when its content changed, without a layout pass
+    (a 1 Hz dashboard must not re-layout the screen every second)."""
+    key = content.plain + str(content.spans) if isinstance(content, Text) else str(content)
+    if getattr(widget, "_sparktui_last", None) == key:
+        return
+    widget._sparktui_last = key  # type: ignore[attr-defined]
+    widget.update(content, layout=False)
+
+
 class Checklist(DataTable):
     """G1-G10, one row each, keyed by id; cells are updated in place."""
 
@@ -62,9 +72,12 @@ class Checklist(DataTable):
             finding = Text(verdict.summary, style="" if verdict.status is not Status.SKIP else "dim", no_wrap=True,
                            overflow="ellipsis")
         when = age(now - verdict.measured_at) if verdict is not None and verdict.measured_at else "—"
-        self.update_cell(gid, "glyph", glyph)
-        self.update_cell(gid, "finding", finding)
-        self.update_cell(gid, "age", when)
+        cache = self.__dict__.setdefault("_shown", {})
+        for col, cell in (("glyph", glyph), ("finding", finding), ("age", when)):
+            key = (cell.plain, cell.style) if isinstance(cell, Text) else cell
+            if cache.get((gid, col)) != key:  # unchanged cells cost nothing: no row re-render
+                cache[(gid, col)] = key
+                self.update_cell(gid, col, cell)
 
     @property
     def selected_id(self) -> str | None:
@@ -89,10 +102,12 @@ class Meter(Horizontal):
         yield Sparkline([], summary_function=max, classes="meter-spark")
 
     def show(self, value: str, series: list | None = None) -> None:
-        self.query_one(".meter-value", Label).update(value)
+        set_content(self.query_one(".meter-value", Label), value)
         if series is not None:
             spark = self.query_one(Sparkline)
-            spark.data = bucket_max(series, max(8, spark.size.width or 30))
+            data = bucket_max(series, max(8, spark.size.width or 30))
+            if data != spark.data:
+                spark.data = data
 
 
 class TelemetryPanel(Vertical):
@@ -141,10 +156,10 @@ class TelemetryPanel(Vertical):
         note = f"history: {span_s / 60:.0f} min" if span_s else ""
         if reasons:
             note = f"clock events: {', '.join(reasons)}  " + note
-        self.query_one("#telemetry-note", Label).update(Text(note, style="yellow" if reasons else "dim"))
+        set_content(self.query_one("#telemetry-note", Label), Text(note, style="yellow" if reasons else "dim"))
 
     def show_bandwidth(self, text: str) -> None:
-        self.query_one("#bandwidth", Label).update(text)
+        set_content(self.query_one("#bandwidth", Label), text)
 
 
 class ProcessTable(Vertical):
@@ -224,7 +239,11 @@ class ProcessTable(Vertical):
             note += f" · filter: {self.filter_text!r}"
         if self.view_note:
             note = f"{self.view_note} · {note}"
-        self.query_one("#proc-note", Label).update(Text(note, style="dim"))
+        set_content(self.query_one("#proc-note", Label), Text(note, style="dim"))
+        signature = [tuple(str(c) for c in self._cells(r)) for r in rows]
+        if signature == getattr(self, "_last_signature", None):
+            return  # nothing changed since the last scan: no table work at all
+        self._last_signature = signature
         with self.app.batch_update():
             if present != wanted:
                 t.clear()
@@ -286,14 +305,14 @@ class PlaybookPanel(Vertical):
         t = self.query_one(DataTable)
         note = self.query_one("#pb-note", Label)
         if data is None or not (data.get("slugs") or data.get("commands")):
-            note.update(Text("Not configured. Follow a playbook with `sparktui --playbook vllm` or "
+            set_content(note, Text("Not configured. Follow a playbook with `sparktui --playbook vllm` or "
                              "[playbooks] slugs = [\"vllm\"] in ~/.config/sparktui/config.toml.", style="dim"))
             return
         head = verdict.summary if verdict else "fetching…"
         err = data.get("error")
         if err:
             head += f"  ({err})"
-        note.update(head)
+        set_content(note, head)
         t.clear()
         self.issues = {}
         for iss in data.get("matches") or data.get("issues") or []:
@@ -338,4 +357,4 @@ class HeaderBar(Static):
         t.append(f" · {source}", style="dim")
         if paused:
             t.append("  ⏸ PAUSED", style="bold yellow")
-        self.update(t)
+        set_content(self, t)

@@ -1,0 +1,131 @@
+"""Dashboard overhead: sparktui vs a minimal Textual app with one 1 Hz sparkline, side by side.
+
+Both run in real tmux sessions for the same time; the script samples each process's CPU time and
+RSS with psutil and prints CPU share, RSS at start and end (growth), and time to first paint.
+Targets: sparktui CPU under 2x the minimal app's, RSS under 100 MB, first paint under 1 s, no RSS
+growth over a 10-minute soak.
+
+    python benchmarks/overhead.py [--seconds 60] [--replay FILE]   # default: live (this machine)
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+
+import psutil
+
+MINIMAL_APP = '''
+import random
+from textual.app import App
+from textual.widgets import Sparkline, Static
+
+
+class Minimal(App):
+    def compose(self):
+        yield Static("minimal")
+        yield Sparkline([], id="s")
+
+    def on_mount(self):
+        self.data = []
+        self.set_interval(1.0, self.tick)
+
+    def tick(self):
+        self.data = (self.data + [random.random()])[-120:]
+        self.query_one("#s", Sparkline).data = list(self.data)
+
+
+Minimal().run()
+'''
+
+
+def tmux(sock: str, *args: str) -> str:
+    return subprocess.run(["tmux", "-S", sock, *args], capture_output=True, text=True).stdout
+
+
+def start(sock: str, name: str, command: str) -> None:
+    subprocess.run(["tmux", "-S", sock, "new-session", "-d", "-s", name, "-x", "120", "-y", "36", command], check=True)
+
+
+def pane_pid(sock: str, name: str) -> int:
+    return int(tmux(sock, "display-message", "-p", "-t", name, "#{pane_pid}").strip())
+
+
+def app_process(shell_pid: int) -> psutil.Process:
+    """The python process under the pane (the pane's command is exec'd, or a child of sh)."""
+    p = psutil.Process(shell_pid)
+    if "python" in p.name():
+        return p
+    for c in p.children(recursive=True):
+        if "python" in c.name():
+            return c
+    return p
+
+
+def first_paint(sock: str, name: str, marker: str, t0: float, timeout: float = 30.0) -> float | None:
+    while time.monotonic() - t0 < timeout:
+        if marker in tmux(sock, "capture-pane", "-p", "-t", name):
+            return time.monotonic() - t0
+        time.sleep(0.02)
+    return None
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seconds", type=float, default=60.0)
+    ap.add_argument("--replay", help="run sparktui on a recording instead of this machine")
+    a = ap.parse_args()
+    if not shutil.which("tmux"):
+        print("tmux not installed")
+        return 1
+    tmp = tempfile.mkdtemp()
+    sock = os.path.join(tmp, "tmux.sock")
+    minimal = os.path.join(tmp, "minimal.py")
+    with open(minimal, "w") as f:
+        f.write(MINIMAL_APP)
+    spark_args = f"--replay {a.replay} --speed 1" if a.replay else ""
+    runs = {"sparktui": f"exec {sys.executable} -m sparktui {spark_args}", "minimal": f"exec {sys.executable} {minimal}"}
+    marks = {"sparktui": "G10", "minimal": "minimal"}
+    procs, paint = {}, {}
+    try:
+        for name, cmd in runs.items():
+            t0 = time.monotonic()
+            start(sock, name, cmd)
+            paint[name] = first_paint(sock, name, marks[name], t0)
+            procs[name] = app_process(pane_pid(sock, name))
+        time.sleep(3)  # let start-up work (imports, first checks) pass before measuring
+        base = {n: (p.cpu_times(), p.memory_info().rss, time.monotonic()) for n, p in procs.items()}
+        rss_samples = {n: [] for n in procs}
+        end = time.monotonic() + a.seconds
+        while time.monotonic() < end:
+            time.sleep(min(5.0, max(0.1, end - time.monotonic())))
+            for n, p in procs.items():
+                rss_samples[n].append(p.memory_info().rss)
+        print(f"{'':10} {'cpu %':>7} {'rss start':>10} {'rss end':>9} {'rss max':>9} {'first paint':>12}")
+        share = {}
+        for n, p in procs.items():
+            ct0, rss0, t0 = base[n]
+            ct1 = p.cpu_times()
+            cpu = (ct1.user + ct1.system - ct0.user - ct0.system) / (time.monotonic() - t0) * 100
+            share[n] = cpu
+            fp = f"{paint[n]:.2f} s" if paint[n] is not None else "never"
+            print(f"{n:10} {cpu:7.2f} {rss0 / 2**20:9.1f}M {rss_samples[n][-1] / 2**20:8.1f}M "
+                  f"{max(rss_samples[n]) / 2**20:8.1f}M {fp:>12}")
+        ratio = share["sparktui"] / max(share["minimal"], 1e-6)
+        growth = (rss_samples["sparktui"][-1] - base["sparktui"][1]) / 2**20
+        print(f"\nsparktui/minimal CPU ratio: {ratio:.2f} (target < 2)")
+        print(f"sparktui RSS: {rss_samples['sparktui'][-1] / 2**20:.1f} MB (target < 100), growth over {a.seconds:.0f} s: {growth:+.1f} MB")
+        print(f"first paint: sparktui {paint['sparktui']:.2f} s (target < 1 s), minimal {paint['minimal']:.2f} s")
+    finally:
+        subprocess.run(["tmux", "-S", sock, "kill-server"], capture_output=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,167 @@
+"""What one telemetry sample costs, against the nvidia-smi call it replaces; and whether sampling
+at 10 Hz for minutes grows the process.
+
+    PYTHONPATH=src python3 benchmarks/sample_cost.py [--samples 2000] [--smi-calls 20] [--minutes 10]
+    PYTHONPATH=src python3 benchmarks/sample_cost.py --fake --minutes 1     # no GPU: fake NVML, RSS part only
+
+Part 1 (needs a GPU and nvidia-smi; otherwise it says so and goes on / exits 0): the mean wall time
+of one full sample (every NVML field of every GPU + /proc/meminfo, through the Sampler the dashboard
+uses, session already open) next to one `nvidia-smi --query-gpu=... --format=csv` call reading the
+same fields, measured alternately in the same run; prints both and the ratio. A bare NVML call
+(temperature) is timed too, for scale.
+
+Part 2: a Sampler thread at 10 Hz (interval 0.1 s, default history 3600 samples = 6 min at 10 Hz)
+plus a process-view scan every 5 s, as the dashboard runs it, for --minutes; prints RSS at start,
+every minute, at the end, the growth, CPU used, and samples taken vs expected.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+import psutil  # noqa: E402
+
+from sparktui.core.config import Config  # noqa: E402
+from sparktui.probes import nvml  # noqa: E402
+from sparktui.probes.sampler import Sampler  # noqa: E402
+
+SMI_FIELDS = ("timestamp,temperature.gpu,power.draw,power.limit,clocks.sm,clocks.gr,clocks.mem,utilization.gpu,"
+              "utilization.memory,clocks_event_reasons.active,memory.used,memory.total")
+SMI_FALLBACK = "timestamp,temperature.gpu,power.draw,clocks.sm,clocks.gr,utilization.gpu,utilization.memory"
+
+
+def smi_query() -> list[str] | None:
+    exe = shutil.which("nvidia-smi")
+    if exe is None:
+        return None
+    for fields in (SMI_FIELDS, SMI_FALLBACK):
+        cmd = [exe, f"--query-gpu={fields}", "--format=csv,noheader"]
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode == 0:
+            return cmd
+    return None
+
+
+def part1(samples: int, smi_calls: int) -> None:
+    print("== cost of one sample vs one nvidia-smi call ==")
+    cmd = smi_query()
+    s = Sampler(Config())
+    t0 = time.perf_counter()
+    session = s.open()
+    init_ms = (time.perf_counter() - t0) * 1e3
+    if not session.open or not s.readers:
+        print(f"no GPU through NVML ({session.error or 'no devices'}): cost comparison skipped")
+        s.close()
+        return
+    if cmd is None:
+        print("nvidia-smi not found or failing: cost comparison skipped")
+        s.close()
+        return
+    first = s.take()
+    print(f"NVML session open (nvmlInit + handles): {init_ms:.1f} ms, once per session")
+    print(f"GPUs: {len(first['gpus'])}; fields unavailable on GPU 0: {sorted(first['gpus'][0]['errors']) or 'none'}")
+    print("nvidia-smi:", " ".join(cmd[1:]))
+    print("sample GPU 0:", {k: first["gpus"][0][k] for k in ("temp_c", "power_w", "sm_mhz", "util_gpu", "reasons")})
+    print("nvidia-smi  :", subprocess.run(cmd, capture_output=True, text=True).stdout.strip().splitlines()[0])
+    sample_t, smi_t = [], []
+    per_round = max(1, samples // smi_calls)
+    for _ in range(smi_calls):  # alternate so both see the same machine state
+        t = time.perf_counter()
+        for _ in range(per_round):
+            s.take()
+        sample_t.append((time.perf_counter() - t) / per_round)
+        t = time.perf_counter()
+        subprocess.run(cmd, capture_output=True)
+        smi_t.append(time.perf_counter() - t)
+    h = s.readers[0].h
+    nv = session.nv
+    t = time.perf_counter()
+    for _ in range(samples):
+        nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU)
+    bare = (time.perf_counter() - t) / samples
+    s.close()
+    one, smi = statistics.mean(sample_t), statistics.mean(smi_t)
+    print(f"one full sample (NVML + meminfo): mean {one * 1e6:.0f} us (median {statistics.median(sample_t) * 1e6:.0f} us, "
+          f"{per_round * smi_calls} samples)")
+    print(f"one nvidia-smi --query-gpu call : mean {smi * 1e3:.1f} ms (median {statistics.median(smi_t) * 1e3:.1f} ms, "
+          f"{smi_calls} calls)")
+    print(f"bare NVML call (temperature)    : mean {bare * 1e6:.1f} us -> {smi / bare:.0f}x cheaper than nvidia-smi")
+    print(f"RATIO nvidia-smi / full sample  : {smi / one:.0f}x (target >= 100x)")
+
+
+def rss_mb() -> float:
+    return psutil.Process().memory_info().rss / 1e6
+
+
+def part2(minutes: float, hz: float, processes_every: float) -> None:
+    print(f"== {hz:g} Hz for {minutes:g} min: RSS growth ==")
+    cfg = Config()
+    count = {"n": 0}
+    s = Sampler(cfg, interval_s=1.0 / hz, on_sample=lambda _: count.__setitem__("n", count["n"] + 1),
+                processes_every_s=processes_every)
+    s.open()
+    s.sample_once()  # first sample: imports and buffers warmed
+    s.scan_processes()
+    me = psutil.Process()
+    cpu0 = sum(me.cpu_times()[:2])
+    start = rss_mb()
+    t0 = time.monotonic()
+    print(f"history {s.history.maxlen} samples ({s.history.maxlen / hz / 60:.1f} min at {hz:g} Hz); RSS at start {start:.1f} MB")
+    s.start()
+    stop = threading.Event()
+    peak = start
+    try:
+        minute = 0
+        while not stop.wait(1.0):
+            peak = max(peak, rss_mb())
+            el = time.monotonic() - t0
+            if el >= (minute + 1) * 60:
+                minute += 1
+                print(f"  {minute:>3} min: RSS {rss_mb():.1f} MB, samples {count['n']}, in history {len(s.history)}", flush=True)
+            if el >= minutes * 60:
+                break
+    finally:
+        s.stop()
+    el = time.monotonic() - t0
+    end = rss_mb()
+    cpu = sum(me.cpu_times()[:2]) - cpu0
+    print(f"RSS start {start:.1f} MB, end {end:.1f} MB, peak {peak:.1f} MB: GROWTH {end - start:+.2f} MB (target < 5 MB)")
+    print(f"samples taken {count['n']} of {int(el * hz)} expected over {el:.0f} s; in history {len(s.history)}; "
+          f"process scans every {processes_every:g} s")
+    print(f"CPU used {cpu:.1f} s over {el:.0f} s = {100 * cpu / el:.1f}% of one core")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--samples", type=int, default=2000, help="full samples timed in part 1")
+    ap.add_argument("--smi-calls", type=int, default=20, help="nvidia-smi calls timed in part 1")
+    ap.add_argument("--minutes", type=float, default=10.0, help="length of the 10 Hz RSS run (0 = skip)")
+    ap.add_argument("--hz", type=float, default=10.0)
+    ap.add_argument("--processes-every", type=float, default=5.0, help="process-view scan period in part 2")
+    ap.add_argument("--fake", action="store_true", help="use the fake GB10 NVML from tests/ (no GPU here)")
+    a = ap.parse_args()
+    if a.fake:
+        sys.path.insert(0, str(ROOT))
+        from tests.fakes import fake_nvml
+
+        nvml.set_backend(fake_nvml.gb10_loaded())
+        print("(fake GB10 NVML: part 1 skipped; part 2 measures sparktui's own memory only)")
+    else:
+        part1(a.samples, a.smi_calls)
+    if a.minutes > 0:
+        part2(a.minutes, a.hz, a.processes_every)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

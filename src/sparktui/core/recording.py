@@ -1,0 +1,278 @@
+"""Recordings: telemetry as JSON lines, and replaying them into the judges and the dashboard.
+
+Format (schema 1), one JSON object per line:
+
+    {"type": "header", "kind": "sparktui-recording", "schema": 1, "sparktui_version": "0.1.0",
+     "started_at": 1733200000.0, "interval_s": 1.0, "host": {...}, "static": {...NVML static...}}
+    {"type": "sample", "t": ..., "gpus": [...], "mem": {...}}          # see core/telemetry.py
+    {"type": "processes", "t": ..., "data": {...processes reading...}}  # at a lower rate
+
+A recording is written append-only and flushed per line, so a crash or power loss costs at most
+the line being written: the reader tolerates a torn last line and names every malformed line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from sparktui.core.readings import Reading, Readings
+from sparktui.core.telemetry import sample_window
+
+RECORDING_SCHEMA = 1
+RECORDING_KIND = "sparktui-recording"
+
+
+class RecordingError(ValueError):
+    """A recording that cannot be used at all; the message says why."""
+
+
+def header(*, interval_s: float, host: dict[str, Any], static: dict[str, Any] | None, version: str,
+           started_at: float | None = None, **extra: Any) -> dict[str, Any]:
+    return {"type": "header", "kind": RECORDING_KIND, "schema": RECORDING_SCHEMA, "sparktui_version": version,
+            "started_at": started_at if started_at is not None else time.time(), "interval_s": interval_s,
+            "host": host, "static": static or {}, **extra}
+
+
+class RecordingWriter:
+    """Appends lines and flushes each one. An existing recording is continued, not overwritten;
+    an existing file that is not a recording is refused."""
+
+    def __init__(self, path: str | os.PathLike, head: dict[str, Any]) -> None:
+        self.path = Path(path)
+        self.lines = 0
+        existing = self.path.exists() and self.path.stat().st_size > 0
+        if existing:
+            first = _first_line(self.path)
+            try:
+                doc = json.loads(first)
+            except ValueError:
+                doc = None
+            if not isinstance(doc, dict) or doc.get("kind") != RECORDING_KIND:
+                raise RecordingError(f"{self.path}: exists and is not a sparktui recording; refusing to append")
+        self._f = open(self.path, "a", encoding="utf-8")
+        if existing and not _ends_with_newline(self.path):
+            self._f.write("\n")  # a torn last line from an earlier crash stays on its own line
+        if not existing:
+            self._write(head)
+        else:
+            self._write({**head, "type": "segment"})  # where a continued recording resumes
+
+    def _write(self, obj: dict[str, Any]) -> None:
+        self._f.write(json.dumps(obj, separators=(",", ":"), default=str) + "\n")
+        self._f.flush()
+        self.lines += 1
+
+    def sample(self, sample: dict[str, Any]) -> None:
+        self._write({"type": "sample", **sample})
+
+    def processes(self, data: dict[str, Any]) -> None:
+        self._write({"type": "processes", "t": data.get("t"), "data": data})
+
+    def close(self) -> None:
+        if not self._f.closed:
+            self._f.close()
+
+    def __enter__(self) -> "RecordingWriter":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def _first_line(path: Path) -> str:
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return f.readline()
+
+
+def _ends_with_newline(path: Path) -> bool:
+    with open(path, "rb") as f:
+        f.seek(-1, os.SEEK_END)
+        return f.read(1) == b"\n"
+
+
+@dataclass
+class Recording:
+    path: str
+    header: dict[str, Any]
+    samples: list[dict[str, Any]] = field(default_factory=list)
+    processes: list[dict[str, Any]] = field(default_factory=list)  # processes readings' data
+    problems: list[str] = field(default_factory=list)  # malformed lines, in words
+    torn_tail: bool = False
+
+    @property
+    def duration_s(self) -> float:
+        if len(self.samples) < 2:
+            return 0.0
+        return float(self.samples[-1]["t"] - self.samples[0]["t"])
+
+
+def read_recording(path: str | os.PathLike) -> Recording:
+    """Parse a recording. Raises RecordingError only when nothing usable is there."""
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except FileNotFoundError:
+        raise RecordingError(f"{p}: no such file") from None
+    except OSError as e:
+        raise RecordingError(f"{p}: cannot read: {e.strerror or e}") from None
+    text = raw.decode("utf-8", "replace")
+    lines = text.split("\n")
+    complete = text.endswith("\n")
+    if complete:
+        lines = lines[:-1]
+    if not lines or not lines[0].strip():
+        raise RecordingError(f"{p}: empty file, not a sparktui recording")
+    try:
+        head = json.loads(lines[0])
+    except ValueError as e:
+        raise RecordingError(f"{p}: line 1 is not JSON ({e}); not a sparktui recording") from None
+    if not isinstance(head, dict) or head.get("kind") != RECORDING_KIND:
+        raise RecordingError(f"{p}: not a sparktui recording (line 1 has no \"kind\": \"{RECORDING_KIND}\")")
+    if head.get("schema") != RECORDING_SCHEMA:
+        raise RecordingError(f"{p}: recording schema {head.get('schema')!r}; this sparktui reads schema {RECORDING_SCHEMA}")
+    rec = Recording(str(p), head)
+    last = len(lines)
+    for n, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError as e:
+            if n == last and not complete:
+                rec.torn_tail = True  # the writer was cut off mid-line: expected after a crash
+                rec.problems.append(f"line {n}: torn last line ignored ({len(line)} bytes)")
+            else:
+                rec.problems.append(f"line {n}: not JSON ({e.msg} at column {e.colno}); skipped")
+            continue
+        kind = obj.get("type") if isinstance(obj, dict) else None
+        if kind == "sample":
+            if not isinstance(obj.get("t"), (int, float)):
+                rec.problems.append(f"line {n}: sample without a numeric \"t\"; skipped")
+                continue
+            obj.pop("type")
+            rec.samples.append(obj)
+        elif kind == "processes" and isinstance(obj.get("data"), dict):
+            rec.processes.append(obj["data"])
+        elif kind == "segment":
+            continue
+        else:
+            rec.problems.append(f"line {n}: unknown line type {kind!r}; skipped")
+    return rec
+
+
+class Replay:
+    """Yields a recording's samples paced by their timestamps divided by ``speed``.
+
+    ``speed=None`` (or 0) yields as fast as possible (tests, `check --replay`). ``stop()`` ends a
+    paced replay promptly from another thread; ``pause()``/``resume()`` hold it, and the pause does
+    not count against the schedule. ``sleep`` is injectable so pacing can be tested exactly.
+    """
+
+    def __init__(self, recording: Recording, speed: float | None = 1.0, *,
+                 monotonic: Callable[[], float] = time.monotonic) -> None:
+        if speed is not None and speed < 0:
+            raise ValueError("speed must be positive")
+        self.recording = recording
+        self.speed = speed or None
+        self.monotonic = monotonic
+        self._stop = threading.Event()
+        self._resume = threading.Event()
+        self._resume.set()
+        self.position = 0
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._resume.set()
+
+    def pause(self) -> None:
+        self._resume.clear()
+
+    def resume(self) -> None:
+        self._resume.set()
+
+    def _wait(self, seconds: float) -> bool:
+        """Wait ``seconds``; False when stopped."""
+        if seconds > 0:
+            self._stop.wait(seconds)
+        return not self._stop.is_set()
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        samples = self.recording.samples
+        if not samples:
+            return
+        t0_rec = samples[0]["t"]
+        t0_wall = self.monotonic()
+        for i, s in enumerate(samples):
+            if self._stop.is_set():
+                return
+            if not self._resume.is_set():
+                paused_at = self.monotonic()
+                self._resume.wait()
+                t0_wall += self.monotonic() - paused_at
+                if self._stop.is_set():
+                    return
+            if self.speed:
+                due = t0_wall + (s["t"] - t0_rec) / self.speed
+                if not self._wait(due - self.monotonic()):
+                    return
+            self.position = i + 1
+            yield s
+
+    def processes_at(self, t: float) -> dict[str, Any] | None:
+        """The latest processes snapshot taken at or before ``t``."""
+        best = None
+        for p in self.recording.processes:
+            if (p.get("t") or 0) <= t:
+                best = p
+        return best
+
+
+def readings_from_samples(samples: list[dict[str, Any]], *, static: dict[str, Any] | None = None,
+                          processes: dict[str, Any] | None = None, source: str = "recording",
+                          meminfo_at: str = "latest", window_s: float | None = None,
+                          interval_s: float | None = None) -> Readings:
+    """The readings G3, G4 and G6 judge, built from samples (a recording or the live history).
+
+    ``meminfo_at``: "latest" (dashboard: now) or "lowest" (review: the moment MemAvailable was
+    lowest, over all samples). ``window_s`` keeps only the trailing window for "telemetry"; G4's
+    judge applies its own rolling window (``thermal.window_min``) on top.
+    """
+    r = Readings()
+    all_samples = samples
+    if window_s is not None:
+        samples = sample_window(samples, window_s)
+    started = samples[-1]["t"] if samples else 0.0
+    span = (samples[-1]["t"] - samples[0]["t"]) if len(samples) > 1 else 0.0
+    r.add(Reading("telemetry", {"samples": samples, "window_s": round(span, 3), "requested_window_s": window_s,
+                                "interval_s": interval_s, "static": static or {}, "source": source},
+                  error=None if samples else "no samples", source=source, started_at=started))
+    with_mem = [s for s in all_samples if (s.get("mem") or {}).get("MemAvailable") is not None]
+    if with_mem:
+        pick = min(with_mem, key=lambda s: s["mem"]["MemAvailable"]) if meminfo_at == "lowest" else with_mem[-1]
+        what = "lowest MemAvailable" if meminfo_at == "lowest" else "latest sample"
+        r.add(Reading("meminfo", dict(pick["mem"]), source=f"/proc/meminfo via {source} ({what}, t={pick['t']:.0f})",
+                      started_at=pick["t"]))
+    else:
+        r.add(Reading("meminfo", None, error=f"no /proc/meminfo figures in {source}", source=source, started_at=0.0))
+    if static:
+        err = static.get("error") if isinstance(static, dict) else None
+        r.add(Reading("nvml", None if err else static, error=err, source=f"NVML via {source}", started_at=started))
+    if processes is not None:
+        r.add(Reading("processes", processes, error=processes.get("scan_error"), source=f"process view via {source}",
+                      started_at=processes.get("t") or started))
+    return r
+
+
+def readings_from_recording(rec: Recording, *, window_s: float | None = None, meminfo_at: str = "lowest") -> Readings:
+    """Readings for `check --replay`: all samples for G4 (its judge takes the trailing window), the
+    lowest-MemAvailable moment for G3, the last process snapshot for G6."""
+    source = f"recording {os.path.basename(rec.path)}"
+    return readings_from_samples(rec.samples, static=rec.header.get("static") or None,
+                                 processes=rec.processes[-1] if rec.processes else None, source=source,
+                                 meminfo_at=meminfo_at, window_s=window_s, interval_s=rec.header.get("interval_s"))

@@ -1,0 +1,220 @@
+"""Telemetry samples: their shape, the clock-event reason names, `free`'s arithmetic, ring buffers.
+
+A sample is a plain JSON-able dict, the same whether it comes from the live sampler, a recording
+or a test::
+
+    {"t": 1733200000.5,                                  # unix time of the sample
+     "gpus": [{"index": 0, "temp_c": 72, "power_w": 80.1, "power_limit_w": None, "sm_mhz": 2405,
+               "gr_mhz": 2405, "mem_mhz": None, "util_gpu": 97, "util_mem": 0, "reasons_mask": 32,
+               "reasons": ["sw_thermal_slowdown"], "thermal_viol_ns": 903158000, "power_viol_ns": 0,
+               "mem_used": None, "mem_total": None,
+               "errors": {"power_limit_w": "NOT_SUPPORTED (Not Supported)", ...}}],
+     "mem": {"MemTotal": 130_668_..., "MemAvailable": ..., ...},   # /proc/meminfo, bytes
+     "errors": {"nvml": "nvmlInit failed: ..."}}                     # only when something failed
+
+A field that could not be read is ``None`` and its reason is in the matching ``errors`` map.
+This module is pure (no I/O) so judges, the recorder and the dashboard can all use it.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import deque
+from typing import Any, Iterable
+
+SAMPLE_SCHEMA = 1
+GIB = 1024 ** 3
+
+GPU_FIELDS = ("temp_c", "power_w", "power_limit_w", "sm_mhz", "gr_mhz", "mem_mhz", "util_gpu", "util_mem",
+              "reasons_mask", "thermal_viol_ns", "power_viol_ns", "mem_used", "mem_total")
+MEM_FIELDS = ("MemTotal", "MemFree", "MemAvailable", "Buffers", "Cached", "SReclaimable", "Shmem",
+              "SwapTotal", "SwapFree")
+
+# nvmlClocksEventReason* bits (nvml.h); names as nvidia-smi -q prints them, in snake case.
+REASON_BITS: tuple[tuple[int, str], ...] = (
+    (0x001, "gpu_idle"),
+    (0x002, "applications_clocks_setting"),
+    (0x004, "sw_power_cap"),
+    (0x008, "hw_slowdown"),
+    (0x010, "sync_boost"),
+    (0x020, "sw_thermal_slowdown"),
+    (0x040, "hw_thermal_slowdown"),
+    (0x080, "hw_power_brake_slowdown"),
+    (0x100, "display_clock_setting"),
+    (0x200, "board_limit"),
+    (0x400, "reliability"),
+)
+THERMAL_REASONS = frozenset({"sw_thermal_slowdown", "hw_thermal_slowdown"})
+POWER_REASONS = frozenset({"sw_power_cap", "hw_power_brake_slowdown"})
+HW_REASONS = frozenset({"hw_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown"})
+SLOWDOWN_REASONS = THERMAL_REASONS | POWER_REASONS | HW_REASONS
+
+
+def decode_reasons(mask: int | None) -> list[str] | None:
+    """Clock-event bitmask -> names; unknown bits show as ``bit_0x...``."""
+    if mask is None:
+        return None
+    names, rest = [], int(mask)
+    for bit, name in REASON_BITS:
+        if rest & bit:
+            names.append(name)
+            rest &= ~bit
+    b = 1
+    while rest:
+        if rest & b:
+            names.append(f"bit_{b:#x}")
+            rest &= ~b
+        b <<= 1
+    return names
+
+
+def free_gib(mem: dict[str, int]) -> dict[str, float | None]:
+    """/proc/meminfo bytes -> the columns of ``free`` in GiB (floats).
+
+    procps-ng 4.x (checked against free 4.0.2's man page and output): used = MemTotal - MemAvailable;
+    buff/cache = Buffers + Cached + SReclaimable; shared = Shmem. procps-ng 3.3.x computed used as
+    total - free - buffers - cache instead, which differs by the unreclaimable part of the cache.
+    """
+
+    def g(*keys: str) -> float | None:
+        if any(mem.get(k) is None for k in keys):
+            return None
+        return sum(mem[k] for k in keys) / GIB
+
+    total, avail = mem.get("MemTotal"), mem.get("MemAvailable")
+    used = (total - avail) / GIB if total is not None and avail is not None else None
+    buffcache = None
+    if mem.get("Buffers") is not None and mem.get("Cached") is not None:
+        buffcache = (mem["Buffers"] + mem["Cached"] + (mem.get("SReclaimable") or 0)) / GIB
+    swap_used = None
+    if mem.get("SwapTotal") is not None and mem.get("SwapFree") is not None:
+        swap_used = (mem["SwapTotal"] - mem["SwapFree"]) / GIB
+    return {"total": g("MemTotal"), "used": used, "free": g("MemFree"), "shared": g("Shmem"),
+            "buff_cache": buffcache, "available": g("MemAvailable"), "swap_total": g("SwapTotal"),
+            "swap_used": swap_used, "swap_free": g("SwapFree")}
+
+
+def render_free_g(mem: dict[str, int]) -> str:
+    """The two-row table ``free -g`` prints (GiB, truncated to whole numbers as procps does)."""
+    f = free_gib(mem)
+
+    def c(v: float | None) -> str:
+        return f"{int(v):>11}" if v is not None else f"{'?':>11}"
+
+    head = f"{'':<7}{'total':>12}{'used':>12}{'free':>12}{'shared':>12}{'buff/cache':>12}{'available':>12}"
+    row = f"{'Mem:':<7} {c(f['total'])} {c(f['used'])} {c(f['free'])} {c(f['shared'])} {c(f['buff_cache'])} {c(f['available'])}"
+    swap = f"{'Swap:':<7} {c(f['swap_total'])} {c(f['swap_used'])} {c(f['swap_free'])}"
+    return "\n".join([head, row, swap])
+
+
+def sample_window(samples: list[dict[str, Any]], seconds: float) -> list[dict[str, Any]]:
+    """The samples within ``seconds`` of the last one (the rolling window a judge looks at)."""
+    if not samples:
+        return []
+    end = samples[-1].get("t") or 0.0
+    return [s for s in samples if (s.get("t") or 0.0) >= end - seconds]
+
+
+class History:
+    """Bounded ring buffers, one per series (``deque(maxlen=...)``): memory stays flat forever.
+
+    Series are ``t``, ``g{i}.{field}`` and ``mem.{key}``; per-sample error maps are kept as one
+    shared object while they do not change, and a value equal to the previous one reuses its
+    object, so a 3600-sample history of a GB10 stays within a few MB.
+    """
+
+    def __init__(self, maxlen: int) -> None:
+        self.maxlen = int(maxlen)
+        self.series: dict[str, deque] = {}
+        self._errors: deque = deque(maxlen=self.maxlen)
+        self._ngpu: deque = deque(maxlen=self.maxlen)
+        self.appended = 0  # total ever appended (the buffers hold the last maxlen)
+        self.latest: dict[str, Any] | None = None
+
+    def __len__(self) -> int:
+        return len(self._ngpu)
+
+    def _series(self, key: str) -> deque:
+        d = self.series.get(key)
+        if d is None:
+            d = deque([None] * len(self._ngpu), maxlen=self.maxlen)
+            self.series[key] = d
+        return d
+
+    def append(self, sample: dict[str, Any]) -> None:
+        flat: dict[str, Any] = {"t": sample.get("t")}
+        errors: dict[str, str] = dict(sample.get("errors") or {})
+        gpus = sample.get("gpus") or []
+        for i, g in enumerate(gpus):
+            for f in GPU_FIELDS:
+                flat[f"g{i}.{f}"] = g.get(f)
+            for f, why in (g.get("errors") or {}).items():
+                errors[f"g{i}.{f}"] = why
+        for k, v in (sample.get("mem") or {}).items():
+            flat[f"mem.{k}"] = v
+        for key in flat:
+            self._series(key)
+        for key, d in self.series.items():
+            v = flat.get(key)
+            if d and d[-1] == v and type(d[-1]) is type(v):
+                v = d[-1]  # share the previous object: constant series cost one slot per sample
+            d.append(v)
+        prev = self._errors[-1] if self._errors else None
+        self._errors.append(prev if prev == errors else {k: sys.intern(v) if isinstance(v, str) else v
+                                                          for k, v in errors.items()})
+        self._ngpu.append(len(gpus))
+        self.appended += 1
+        self.latest = sample
+
+    def extend(self, samples: Iterable[dict[str, Any]]) -> None:
+        for s in samples:
+            self.append(s)
+
+    def values(self, key: str, last: int | None = None) -> list[Any]:
+        """One series (e.g. ``"g0.temp_c"``, ``"mem.MemAvailable"``), oldest first."""
+        d = self.series.get(key)
+        if d is None:
+            return []
+        vals = list(d)
+        return vals[-last:] if last else vals
+
+    def samples(self, last_s: float | None = None) -> list[dict[str, Any]]:
+        """Rebuild sample dicts (oldest first); ``last_s`` keeps only the trailing window."""
+        n = len(self._ngpu)
+        if n == 0:
+            return []
+        cols = {k: list(d) for k, d in self.series.items()}
+        times = cols.get("t", [None] * n)
+        start = 0
+        if last_s is not None and times[-1] is not None:
+            cut = times[-1] - last_s
+            while start < n and (times[start] or 0.0) < cut:
+                start += 1
+        mem_keys = [k for k in cols if k.startswith("mem.")]
+        errs = list(self._errors)
+        ngpus = list(self._ngpu)
+        out = []
+        for i in range(start, n):
+            sample_errors: dict[str, str] = {}
+            gpu_errors: dict[int, dict[str, str]] = {}
+            for k, why in errs[i].items():
+                if k.startswith("g") and "." in k and k[1:k.index(".")].isdigit():
+                    gi = int(k[1:k.index(".")])
+                    gpu_errors.setdefault(gi, {})[k[k.index(".") + 1:]] = why
+                else:
+                    sample_errors[k] = why
+            gpus = []
+            for gi in range(ngpus[i]):
+                g: dict[str, Any] = {"index": gi}
+                for f in GPU_FIELDS:
+                    col = cols.get(f"g{gi}.{f}")
+                    g[f] = col[i] if col is not None else None
+                g["reasons"] = decode_reasons(g["reasons_mask"])
+                g["errors"] = gpu_errors.get(gi, {})
+                gpus.append(g)
+            s: dict[str, Any] = {"t": times[i], "gpus": gpus,
+                                 "mem": {k[4:]: cols[k][i] for k in mem_keys if cols[k][i] is not None}}
+            if sample_errors:
+                s["errors"] = sample_errors
+            out.append(s)
+        return out

@@ -1,0 +1,454 @@
+"""Everything on the unified memory pool: NVML's GPU processes plus a psutil scan for inference
+servers and training jobs, each server with the memory cap read from its flags or environment.
+
+The scan reads; G6 judges. A process that exits or denies access mid-scan is skipped and counted,
+never fatal. Inside a container NVML's process list is empty (its own PID namespace), so the
+reading says whether this looks like a container: an empty list there means "cannot see".
+
+Reading "processes" data::
+
+    {"rows": [{"pid", "ppid", "user", "kind": "server"|"training"|"gpu-process"|"other",
+               "server": "vllm"|"sglang"|"llamacpp"|"ollama"|"trtllm"|"nim"|"triton"|"tgi"|None,
+               "name", "process_name", "command", "gpu_mem_bytes" (NVML; None if not listed or N/A),
+               "on_gpu", "gpu_list": "compute"|"graphics", "rss_bytes", "age_s",
+               "cap": {"state": "set"|"default"|"none"|"unreadable"|"n/a", "fraction", "source", "detail"},
+               "env": {memory-relevant variables} | "unreadable",
+               "group": pid of the instance's top process (launcher and its workers share it)}],
+     "nvml": {"ok", "error", "count"}, "container": {"inside": True|False|None, "markers", ...},
+     "skipped": {"vanished", "denied"}, "scanned": N, "t": unix time}
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from typing import Any, Iterable
+
+from sparktui.core.config import Config
+from sparktui.core.readings import Reading
+from sparktui.probes.nvml import NvmlSession
+
+# Environment variables worth showing per server (memory-relevant).
+SERVER_ENV = {
+    "nim": ("NIM_GPU_MEM_FRACTION", "NIM_KVCACHE_PERCENT", "NIM_MAX_MODEL_LEN", "NIM_TENSOR_PARALLEL_SIZE"),
+    "ollama": ("OLLAMA_MAX_LOADED_MODELS", "OLLAMA_GPU_OVERHEAD", "OLLAMA_NUM_PARALLEL", "OLLAMA_KEEP_ALIVE",
+               "OLLAMA_CONTEXT_LENGTH", "OLLAMA_FLASH_ATTENTION", "OLLAMA_KV_CACHE_TYPE"),
+    "tgi": ("CUDA_MEMORY_FRACTION",),
+    "vllm": ("VLLM_GPU_MEMORY_UTILIZATION",),
+}
+# Defaults when a server is started without its cap (FACTS.md table; TRT-LLM's is a share of
+# the memory left after the weights; TGI's --cuda-memory-fraction defaults to 1.0).
+DEFAULT_CAPS = {"vllm": 0.92, "trtllm": 0.9, "tgi": 1.0}
+
+_TRAIN_SCRIPT = re.compile(r"(train|sft|finetun|fine[-_]tun|pretrain|dpo|grpo|ppo|lora|distill)", re.I)
+_PY = re.compile(r"^python(\d+(\.\d+)?)?$")
+_NIM = re.compile(r"(^|/)nim[-_][\w-]*$|/opt/nim/|vllm_nvext|nimlib|nim_llm", re.I)
+
+
+def _base(arg: str) -> str:
+    return os.path.basename(arg.rstrip("/")) if arg else ""
+
+
+_PY_OPTS_WITH_ARG = {"-W", "-X", "-Q"}
+
+
+def program(tokens: list[str]) -> tuple[str, str | None, list[str]]:
+    """(program, module, args): what an argv runs. For a Python interpreter that is the script
+    (console scripts such as ``vllm`` or ``torchrun`` run as ``python /venv/bin/vllm serve ...``)
+    or the ``-m`` module; after ``-c CODE`` the next argument is taken as the program name."""
+    if not tokens:
+        return "", None, []
+    exe = _base(tokens[0])
+    if not _PY.match(exe):
+        return exe, None, tokens[1:]
+    i = 1
+    while i < len(tokens):
+        t = tokens[i]
+        if t == "-m" and i + 1 < len(tokens):
+            return exe, tokens[i + 1], tokens[i + 2:]
+        if t == "-c":
+            rest = tokens[i + 2:]
+            return (_base(rest[0]), None, rest[1:]) if rest else (exe, None, [])
+        if t in _PY_OPTS_WITH_ARG:
+            i += 2
+            continue
+        if t.startswith("-"):
+            i += 1
+            continue
+        return _base(t), None, tokens[i + 1:]
+    return exe, None, []
+
+
+def classify(name: str, cmdline: list[str]) -> tuple[str, str | None, str]:
+    """(kind, server, label) from a process name and argv. kind: server/training/other/''."""
+    tokens = [t for t in (cmdline or []) if t is not None]
+    if len(tokens) == 1 and " " in tokens[0] and tokens[0].startswith(("VLLM::", "sglang::")):
+        tokens = tokens[0].split()  # setproctitle'd processes may pad argv[0]
+    argv0 = tokens[0] if tokens else name
+    title = argv0 if argv0.startswith(("VLLM::", "sglang::")) else (name or "")
+    prog, module, args = program(tokens)
+    module = module or ""
+    sub = args[0] if args else ""
+
+    # inference servers
+    if title.startswith("VLLM::"):
+        return "server", "vllm", title
+    if (prog == "vllm" and sub == "serve") or module.startswith("vllm.entrypoints"):
+        return "server", "vllm", "vllm serve"
+    if title.startswith("sglang::"):
+        return ("server" if "scheduler" in title else "other"), "sglang", title
+    if module == "sglang.launch_server" or (prog == "sglang" and sub == "serve"):
+        return "server", "sglang", "sglang.launch_server"
+    if prog == "llama-server" or module == "llama_cpp.server":
+        return "server", "llamacpp", "llama-server"
+    if prog == "ollama_llama_server" or (prog == "ollama" and sub == "runner"):
+        return "server", "ollama", "ollama runner"
+    if prog == "ollama" and sub == "serve":
+        return "server", "ollama", "ollama serve"
+    if prog == "trtllm-serve" or module == "tensorrt_llm.commands.serve":
+        return "server", "trtllm", "trtllm-serve"
+    if prog == "tritonserver":
+        return "server", "triton", "tritonserver"
+    if prog in ("text-generation-launcher", "text-generation-server"):
+        return "server", "tgi", prog
+    if prog == "text-generation-router":
+        return "other", "tgi", prog  # HTTP router: holds no GPU memory
+    if _NIM.search(prog) or any(_NIM.search(t) for t in tokens[:3]) or _NIM.search(module):
+        return "server", "nim", "NIM"
+
+    # training jobs
+    if prog in ("torchrun", "deepspeed", "axolotl") or module in ("torch.distributed.run", "torch.distributed.launch"):
+        return "training", None, prog if prog in ("torchrun", "deepspeed", "axolotl") else module
+    if (prog == "accelerate" and sub == "launch") or module == "accelerate.commands.launch":
+        return "training", None, "accelerate launch"
+    if prog == "llamafactory-cli" and sub == "train":
+        return "training", None, "llamafactory-cli train"
+    if prog == "tune" and sub == "run":
+        return "training", None, "tune run"
+    if _PY.match(_base(tokens[0]) if tokens else "") and any("unsloth" in t.lower() for t in tokens[1:]):
+        return "training", None, "unsloth"
+    if module and _TRAIN_SCRIPT.search(module.rsplit(".", 1)[-1]) and not module.startswith("pytest"):
+        return "training", None, module
+    if prog.endswith(".py") and _TRAIN_SCRIPT.search(prog):
+        return "training", None, prog
+    return "", None, ""
+
+
+def flag_value(tokens: list[str], *names: str) -> str | None:
+    """Value of ``--flag X`` or ``--flag=X`` (last one wins, as argparse does)."""
+    found = None
+    for i, t in enumerate(tokens):
+        for n in names:
+            if t == n and i + 1 < len(tokens):
+                found = tokens[i + 1]
+            elif t.startswith(n + "="):
+                found = t[len(n) + 1:]
+    return found
+
+
+def _fraction(text: str | None) -> float | None:
+    try:
+        v = float(str(text).strip().strip("'\""))
+    except (TypeError, ValueError):
+        return None
+    return v / 100.0 if v > 1.0 else v
+
+
+def _from_file(path: str | None, *keys: str) -> tuple[float | None, str | None]:
+    """Find ``key: value`` in a small YAML/JSON config without a YAML dependency."""
+    if not path:
+        return None, None
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read(256 * 1024)
+    except OSError:
+        return None, None
+    for k in keys:
+        m = re.search(rf"['\"]?{re.escape(k)}['\"]?\s*[:=]\s*['\"]?([0-9.]+)", text)
+        if m:
+            return _fraction(m.group(1)), f"{k} in {path}"
+    return None, None
+
+
+def parse_cap(server: str, tokens: list[str], env: dict[str, str] | None, env_error: str | None) -> dict[str, Any]:
+    """The memory cap a server was started with.
+
+    ``state``: "set" (flag/env/config), "default" (flag absent: the server's default applies),
+    "none" (the server has no fractional cap), "unreadable" (the cap lives in the environment and
+    psutil was denied it), "n/a" (helper process without GPU memory).
+    """
+    def cap(state: str, fraction: float | None, source: str, detail: str = "") -> dict[str, Any]:
+        return {"state": state, "fraction": fraction, "source": source, "detail": detail}
+
+    env = env or {}
+    if server == "vllm":
+        v = flag_value(tokens, "--gpu-memory-utilization", "--gpu_memory_utilization")
+        if v is not None and _fraction(v) is not None:
+            return cap("set", _fraction(v), f"--gpu-memory-utilization {v}")
+        f, where = _from_file(flag_value(tokens, "--config"), "gpu-memory-utilization", "gpu_memory_utilization")
+        if f is not None:
+            return cap("set", f, where or "--config")
+        return cap("default", DEFAULT_CAPS["vllm"], "no --gpu-memory-utilization: vLLM's default")
+    if server == "sglang":
+        v = flag_value(tokens, "--mem-fraction-static", "--mem_fraction_static")
+        if v is not None and _fraction(v) is not None:
+            return cap("set", _fraction(v), f"--mem-fraction-static {v}")
+        return cap("default", None, "no --mem-fraction-static: SGLang picks a large share by GPU size")
+    if server == "trtllm":
+        v = flag_value(tokens, "--kv_cache_free_gpu_memory_fraction", "--kv-cache-free-gpu-memory-fraction")
+        if v is not None and _fraction(v) is not None:
+            return cap("set", _fraction(v), f"--kv_cache_free_gpu_memory_fraction {v}",
+                       "share of the memory left after the weights")
+        f, where = _from_file(flag_value(tokens, "--extra_llm_api_options", "--config"), "free_gpu_memory_fraction")
+        if f is not None:
+            return cap("set", f, where or "--extra_llm_api_options", "share of the memory left after the weights")
+        return cap("default", DEFAULT_CAPS["trtllm"], "no free_gpu_memory_fraction: TensorRT-LLM's default",
+                   "share of the memory left after the weights")
+    if server == "tgi":
+        v = flag_value(tokens, "--cuda-memory-fraction")
+        if v is None and "CUDA_MEMORY_FRACTION" in env:
+            v = env["CUDA_MEMORY_FRACTION"]
+        if v is not None and _fraction(v) is not None:
+            return cap("set", _fraction(v), f"--cuda-memory-fraction {v}")
+        if env_error:
+            return cap("unreadable", None, f"environment unreadable ({env_error})")
+        return cap("default", DEFAULT_CAPS["tgi"], "no --cuda-memory-fraction: TGI's default (1.0)")
+    if server == "nim":
+        if env_error:
+            return cap("unreadable", None, f"NIM_GPU_MEM_FRACTION lives in the environment, unreadable ({env_error})")
+        for key in ("NIM_GPU_MEM_FRACTION", "NIM_KVCACHE_PERCENT"):
+            if key in env and _fraction(env[key]) is not None:
+                return cap("set", _fraction(env[key]), f"env {key}={env[key]}")
+        return cap("default", None, "no NIM_GPU_MEM_FRACTION / NIM_KVCACHE_PERCENT: NIM's default")
+    if server == "ollama":
+        shown = {k: env[k] for k in SERVER_ENV["ollama"] if k in env}
+        detail = ", ".join(f"{k}={v}" for k, v in shown.items()) if not env_error else f"environment unreadable ({env_error})"
+        return cap("none", None, "Ollama has no fractional cap; loads models on demand", detail or "no OLLAMA_* limits set")
+    if server == "llamacpp":
+        parts = []
+        for flags, label in ((("-ngl", "--n-gpu-layers", "--gpu-layers"), "-ngl"), (("-c", "--ctx-size"), "--ctx-size")):
+            v = flag_value(tokens, *flags)
+            if v is not None:
+                parts.append(f"{label} {v}")
+        return cap("none", None, "llama.cpp has no fractional cap (size set by model, -ngl, --ctx-size)", ", ".join(parts))
+    if server == "triton":
+        return cap("none", None, "Triton has no server-wide fractional cap (per-model backends decide)")
+    return cap("n/a", None, "")
+
+
+# -- container -------------------------------------------------------------------------------
+
+CONTAINER_MARKERS = ("/.dockerenv", "/run/.containerenv", "/run/systemd/container")  # the last: nspawn/podman+systemd
+_CGROUP_WORDS = ("docker", "kubepods", "containerd", "libpod", "lxc", "podman")
+
+
+def detect_container(markers: Iterable[str] = CONTAINER_MARKERS, proc: str = "/proc") -> dict[str, Any]:
+    """``inside``: True (marker file or container cgroup), False (no marker and PID 1 is an init
+    system), None (cannot tell: cgroup v2 and some runtimes hide the runtime's name)."""
+    found = [m for m in markers if os.path.exists(m)]
+    cgroup = ""
+    try:
+        with open(os.path.join(proc, "1", "cgroup"), encoding="utf-8", errors="replace") as f:
+            cgroup = f.read(64 * 1024)
+    except OSError:
+        pass
+    words = [w for w in _CGROUP_WORDS if w in cgroup]
+    pid1 = None
+    try:
+        with open(os.path.join(proc, "1", "comm"), encoding="utf-8", errors="replace") as f:
+            pid1 = f.read().strip()
+    except OSError:
+        pass
+    if found or words:
+        inside: bool | None = True
+    elif pid1 in ("systemd", "init"):
+        inside = False
+    else:
+        inside = None
+    return {"inside": inside, "markers": found, "cgroup_words": words, "pid1": pid1}
+
+
+# -- NVML --------------------------------------------------------------------------------------
+
+def nvml_processes(session: NvmlSession) -> dict[str, Any]:
+    """{pid: bytes|None} over all GPUs, compute and graphics lists; errors per list."""
+    out: dict[str, Any] = {"ok": False, "error": None, "pids": {}, "compute": set(), "lists_read": 0}
+    if session.nv is None or not session.open:
+        out["error"] = session.error or "NVML not initialised"
+        return out
+    errors = []
+    for h in session.handles:
+        for fn in ("nvmlDeviceGetComputeRunningProcesses", "nvmlDeviceGetGraphicsRunningProcesses"):
+            f = session.get(fn, h, convert=lambda procs: [(int(p.pid), p.usedGpuMemory) for p in procs])
+            if f.error is not None:
+                errors.append(f"{fn}: {f.error}")
+                continue
+            out["lists_read"] += 1
+            if "Compute" in fn:
+                out["compute"].update(pid for pid, _ in f.value)
+            for pid, used in f.value:
+                used = int(used) if isinstance(used, int) else None
+                prev = out["pids"].get(pid)
+                out["pids"][pid] = max(prev or 0, used or 0) if (prev is not None or used is not None) else None
+    out["ok"] = out["lists_read"] > 0
+    out["error"] = "; ".join(errors) or None
+    return out
+
+
+# -- psutil scan -------------------------------------------------------------------------------
+
+def list_candidates() -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """Phase 1: every process's pid, ppid, name and argv, with its kind if it is interesting."""
+    import psutil
+
+    rows, skipped = [], {"vanished": 0, "denied": 0}
+    me = os.getpid()
+    for p in psutil.process_iter(["pid", "ppid", "name", "cmdline"], ad_value=None):
+        try:
+            info = p.info
+        except Exception:
+            skipped["vanished"] += 1
+            continue
+        if info.get("pid") == me:
+            continue
+        cmd = info.get("cmdline") or []
+        kind, server, label = classify(info.get("name") or "", cmd)
+        rows.append({"pid": info["pid"], "ppid": info.get("ppid"), "name": info.get("name") or "",
+                     "cmdline": list(cmd), "kind": kind, "server": server, "label": label})
+    return rows, skipped
+
+
+def describe(pid: int, base: dict[str, Any], now: float, skipped: dict[str, int]) -> dict[str, Any] | None:
+    """Phase 2: details of one process; None when it vanished meanwhile."""
+    import psutil
+
+    try:
+        p = psutil.Process(pid)
+        with p.oneshot():
+            try:
+                user = p.username()
+            except (psutil.AccessDenied, KeyError):
+                user = None
+            try:
+                rss = int(p.memory_info().rss)
+            except psutil.AccessDenied:
+                rss = None
+                skipped["denied"] += 1
+            created = p.create_time()
+            cmdline = base.get("cmdline") or p.cmdline()
+        env, env_error = None, None
+        if base.get("server"):
+            try:
+                env = p.environ()
+            except psutil.AccessDenied:
+                env_error = "permission denied"
+            except psutil.NoSuchProcess:
+                raise
+            except Exception as e:  # some platforms raise OSError for kernel threads etc.
+                env_error = f"{type(e).__name__}"
+    except psutil.NoSuchProcess:  # includes ZombieProcess
+        skipped["vanished"] += 1
+        return None
+    except psutil.AccessDenied:
+        skipped["denied"] += 1
+        return None
+    row = {
+        "pid": pid, "ppid": base.get("ppid"), "user": user, "kind": base.get("kind") or "gpu-process",
+        "server": base.get("server"), "name": base.get("label") or base.get("name") or "",
+        "process_name": base.get("name") or "", "command": " ".join(cmdline)[:400],
+        "gpu_mem_bytes": None, "rss_bytes": rss, "age_s": round(max(0.0, now - created), 1), "cap": None,
+    }
+    if base.get("server"):
+        row["cap"] = parse_cap(base["server"], list(cmdline), env, env_error)
+        keys = SERVER_ENV.get(base["server"], ())
+        row["env"] = ({k: env[k] for k in keys if k in env} if env is not None else "unreadable")
+    return row
+
+
+def _same_instance(row: dict[str, Any], anc: dict[str, Any]) -> bool:
+    if row.get("server"):
+        return anc.get("server") == row["server"]
+    if row["kind"] == "training":
+        return anc["kind"] == "training"
+    if row["kind"] == "gpu-process":  # an unnamed worker of a server or a training launcher
+        return anc["kind"] in ("training", "server")
+    return False
+
+
+def _group(rows: list[dict[str, Any]], ppids: dict[int, int | None]) -> None:
+    """Give each row ``group``: the pid of its top-most ancestor in the same instance (a vLLM
+    launcher and its VLLM::EngineCore, torchrun and its ranks), and let a server's workers inherit
+    the cap their launcher was given."""
+    by_pid = {r["pid"]: r for r in rows}
+    for row in rows:
+        top, pid, hops = row["pid"], row.get("ppid"), 0
+        while pid and hops < 64:
+            anc = by_pid.get(pid)
+            if anc is not None and _same_instance(row, anc):
+                top = pid
+            pid, hops = ppids.get(pid), hops + 1
+        row["group"] = top
+    for row in rows:
+        cap = row.get("cap")
+        top = by_pid.get(row["group"])
+        if top is None or top is row or not row.get("server") or not cap or cap["state"] not in ("default", "none"):
+            continue
+        if top.get("cap") and top["cap"]["state"] == "set":
+            row["cap"] = dict(top["cap"], source=f"{top['cap']['source']} (launcher pid {top['pid']})")
+
+
+def scan(session: NvmlSession | None, cfg: Config | None = None, *, markers: Iterable[str] = CONTAINER_MARKERS,
+         clock=time.time) -> dict[str, Any]:
+    """The process view: servers, training jobs and NVML GPU processes. Never raises."""
+    now = clock()
+    nv = nvml_processes(session) if session is not None else {"ok": False, "error": "NVML not used", "pids": {}}
+    try:
+        cands, skipped = list_candidates()
+    except Exception as e:  # psutil missing or /proc unreadable
+        return {"rows": [], "nvml": _nvml_summary(nv), "container": detect_container(markers),
+                "scan_error": f"process scan failed: {e!r}", "skipped": {"vanished": 0, "denied": 0}, "t": now}
+    by_pid = {c["pid"]: c for c in cands}
+    ppids = {c["pid"]: c.get("ppid") for c in cands}
+    wanted = [c for c in cands if c["kind"]]
+    for pid in nv["pids"]:
+        if pid not in by_pid:  # NVML sees it, psutil does not (another PID namespace)
+            wanted.append({"pid": pid, "ppid": None, "name": "", "cmdline": [], "kind": "gpu-process",
+                           "server": None, "label": "(not visible to psutil)"})
+        elif not by_pid[pid]["kind"]:
+            wanted.append(by_pid[pid])
+    rows = []
+    for c in wanted:
+        if c["label"] == "(not visible to psutil)":
+            row = {"pid": c["pid"], "ppid": None, "user": None, "kind": "gpu-process", "server": None,
+                   "name": c["label"], "process_name": "", "command": "", "gpu_mem_bytes": None,
+                   "rss_bytes": None, "age_s": None, "cap": None}
+        else:
+            row = describe(c["pid"], c, now, skipped)
+            if row is None:
+                continue
+        if c["pid"] in nv["pids"]:
+            row["gpu_mem_bytes"] = nv["pids"][c["pid"]]
+            row["on_gpu"] = True
+            row["gpu_list"] = "compute" if c["pid"] in nv.get("compute", ()) else "graphics"
+        rows.append(row)
+    _group(rows, ppids)
+    rows.sort(key=lambda r: (-(r.get("gpu_mem_bytes") or 0), r["pid"]))
+    return {"rows": rows, "nvml": _nvml_summary(nv), "container": detect_container(markers),
+            "skipped": skipped, "scanned": len(cands), "t": round(now, 3)}
+
+
+def _nvml_summary(nv: dict[str, Any]) -> dict[str, Any]:
+    return {"ok": bool(nv.get("ok")), "error": nv.get("error"), "count": len(nv.get("pids") or {})}
+
+
+def read(cfg: Config) -> Reading:
+    """Probe "processes"."""
+    started = time.time()
+    session = NvmlSession()
+    try:
+        data = scan(session, cfg)
+    finally:
+        session.close()
+    return Reading("processes", data, error=data.get("scan_error"), source="NVML process lists + psutil",
+                   started_at=started, took_s=time.time() - started)

@@ -1,0 +1,305 @@
+"""Live telemetry: one NVML session, sampled on a fixed interval, into bounded ring buffers.
+
+Each field is read on its own (``NvmlSession.get``): NOT_SUPPORTED, N/A, a lost GPU or a missing
+library costs that field, recorded as ``None`` with the reason, never the sample. A field that
+answered NOT_SUPPORTED once is not asked again (the answer is a property of the device), which
+keeps a GB10 sample cheap. No subprocess, no CUDA context, no busy loop: the sampling thread waits
+on an Event with a timeout.
+"""
+
+from __future__ import annotations
+
+import queue
+import sys
+import threading
+import time
+from typing import Any, Callable
+
+from sparktui.core.config import Config
+from sparktui.core.readings import Reading
+from sparktui.core.telemetry import MEM_FIELDS, History, decode_reasons
+from sparktui.probes.host import MEMINFO, read_meminfo_bytes
+from sparktui.probes.nvml import Field, NvmlSession, static_info
+
+SampleCallback = Callable[[dict[str, Any]], None]
+
+_NOT_SUPPORTED_PREFIX = "NOT_SUPPORTED"
+_MISSING_FN = ("FUNCTION_NOT_FOUND", "not in this nvidia-ml-py")
+
+
+def _w(mw: Any) -> float:
+    return round(float(mw) / 1000.0, 3)
+
+
+class GpuReader:
+    """Reads one GPU's fields through the session; remembers which fields the device lacks."""
+
+    def __init__(self, session: NvmlSession, index: int, handle: Any) -> None:
+        self.s, self.index, self.h = session, index, handle
+        self.unsupported: dict[str, str] = {}  # field -> reason, asked once
+        nv = session.nv
+        self.k = {
+            "temp": getattr(nv, "NVML_TEMPERATURE_GPU", 0),
+            "sm": getattr(nv, "NVML_CLOCK_SM", 1),
+            "gr": getattr(nv, "NVML_CLOCK_GRAPHICS", 0),
+            "mem": getattr(nv, "NVML_CLOCK_MEM", 2),
+            "thermal": getattr(nv, "NVML_PERF_POLICY_THERMAL", 1),
+            "power": getattr(nv, "NVML_PERF_POLICY_POWER", 0),
+        }
+
+    def _get(self, name: str, calls: list[tuple[str, tuple, Callable[[Any], Any] | None]]) -> Field:
+        """First call that answers wins; a function this driver/binding lacks falls through."""
+        if name in self.unsupported:
+            return Field(error=self.unsupported[name])
+        first: Field | None = None
+        for fn, args, convert in calls:
+            f = self.s.get(fn, self.h, *args, convert=convert)
+            if f.error is None:
+                return f
+            first = first or f
+            if not any(m in f.error for m in _MISSING_FN):
+                break
+        assert first is not None
+        if first.error and first.error.startswith(_NOT_SUPPORTED_PREFIX):
+            self.unsupported[name] = sys.intern(first.error)
+        return first
+
+    def read(self) -> dict[str, Any]:
+        k = self.k
+        out: dict[str, Any] = {"index": self.index}
+        errors: dict[str, str] = {}
+
+        def put(name: str, f: Field) -> None:
+            out[name] = f.value
+            if f.error is not None:
+                errors[name] = sys.intern(f.error)
+
+        put("temp_c", self._get("temp_c", [("nvmlDeviceGetTemperature", (k["temp"],), int),
+                                           ("nvmlDeviceGetTemperatureV", (k["temp"],), int)]))
+        put("power_w", self._get("power_w", [("nvmlDeviceGetPowerUsage", (), _w)]))
+        put("power_limit_w", self._get("power_limit_w", [("nvmlDeviceGetEnforcedPowerLimit", (), _w)]))
+        put("sm_mhz", self._get("sm_mhz", [("nvmlDeviceGetClockInfo", (k["sm"],), int)]))
+        put("gr_mhz", self._get("gr_mhz", [("nvmlDeviceGetClockInfo", (k["gr"],), int)]))
+        put("mem_mhz", self._get("mem_mhz", [("nvmlDeviceGetClockInfo", (k["mem"],), int)]))
+        util = self._get("util", [("nvmlDeviceGetUtilizationRates", (), lambda u: (int(u.gpu), int(u.memory)))])
+        put("util_gpu", Field(util.value[0], None) if util.error is None else util)
+        put("util_mem", Field(util.value[1], None) if util.error is None else util)
+        put("reasons_mask", self._get("reasons", [("nvmlDeviceGetCurrentClocksEventReasons", (), int),
+                                                  ("nvmlDeviceGetCurrentClocksThrottleReasons", (), int)]))
+        out["reasons"] = decode_reasons(out["reasons_mask"])
+        viol = lambda v: int(v.violationTime)  # noqa: E731 - nanoseconds, cumulative
+        put("thermal_viol_ns", self._get("thermal_viol", [("nvmlDeviceGetViolationStatus", (k["thermal"],), viol)]))
+        put("power_viol_ns", self._get("power_viol", [("nvmlDeviceGetViolationStatus", (k["power"],), viol)]))
+        mem = self._get("memory", [("nvmlDeviceGetMemoryInfo", (), lambda m: (int(m.used), int(m.total)))])
+        put("mem_used", Field(mem.value[0], None) if mem.error is None else mem)
+        put("mem_total", Field(mem.value[1], None) if mem.error is None else mem)
+        out["errors"] = errors
+        return out
+
+
+def read_mem(path: str = MEMINFO) -> tuple[dict[str, int], str | None]:
+    try:
+        mi = read_meminfo_bytes(path)
+    except OSError as e:
+        return {}, sys.intern(f"cannot read {path}: {e.strerror or e}")
+    return {k: mi[k] for k in MEM_FIELDS if k in mi}, None
+
+
+class Sampler:
+    """Samples NVML and /proc/meminfo every ``interval_s`` into a ``History``.
+
+    ``sample_once()`` takes one sample now (any thread); ``start()`` runs a daemon thread that
+    samples until ``stop()``; ``pause()``/``resume()`` hold it without stopping. New samples go to
+    ``on_sample`` and/or ``out_queue`` (put without blocking; a full queue drops the sample and
+    counts it in ``dropped``), and process scans (every ``processes_every_s``, if set) to
+    ``on_processes``. Callback errors are counted, never raised into the loop.
+    """
+
+    def __init__(self, cfg: Config | None = None, *, interval_s: float | None = None, history: int | None = None,
+                 on_sample: SampleCallback | None = None, out_queue: "queue.Queue | None" = None,
+                 on_processes: SampleCallback | None = None, processes_every_s: float | None = None,
+                 meminfo_path: str = MEMINFO, clock: Callable[[], float] = time.time) -> None:
+        self.cfg = cfg or Config()
+        self.interval_s = float(interval_s or self.cfg.telemetry.interval_s)
+        self.history = History(history or self.cfg.telemetry.history)
+        self.on_sample, self.out_queue, self.on_processes = on_sample, out_queue, on_processes
+        self.processes_every_s = processes_every_s
+        self.meminfo_path = meminfo_path
+        self.clock = clock
+        self.session: NvmlSession | None = None
+        self.readers: list[GpuReader] = []
+        self.latest_processes: dict[str, Any] | None = None
+        self.dropped = 0
+        self.callback_errors = 0
+        self.last_callback_error: str | None = None
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._paused = False
+        self._thread: threading.Thread | None = None
+        self._next_processes = 0.0
+
+    # -- session -------------------------------------------------------------------------------
+    def open(self) -> NvmlSession:
+        """Open the one NVML session (idempotent). A missing library is recorded, not raised."""
+        if self.session is None:
+            self.session = NvmlSession()
+            self.readers = [GpuReader(self.session, i, h) for i, h in enumerate(self.session.handles)]
+        return self.session
+
+    def close(self) -> None:
+        if self.session is not None:
+            self.session.close()
+
+    def static(self) -> dict[str, Any]:
+        """Driver, CUDA and device facts for a recording header."""
+        s = self.open()
+        if not s.open:
+            return {"error": s.error or "NVML unavailable"}
+        try:
+            return static_info(s)
+        except Exception as e:  # never let a header cost the recording
+            return {"error": f"static info failed: {e!r}"}
+
+    # -- sampling ------------------------------------------------------------------------------
+    def take(self) -> dict[str, Any]:
+        """One sample (not stored). Never raises."""
+        s = self.open()
+        sample: dict[str, Any] = {"t": round(self.clock(), 3), "gpus": []}
+        errors: dict[str, str] = {}
+        if not s.open or s.error:
+            errors["nvml"] = sys.intern(s.error or "NVML not initialised")
+        for r in self.readers:
+            try:
+                sample["gpus"].append(r.read())
+            except Exception as e:  # a bug in one GPU's read costs that GPU, not the sample
+                sample["gpus"].append({"index": r.index, "errors": {"all": f"read failed: {e!r}"}})
+        mem, mem_err = read_mem(self.meminfo_path)
+        sample["mem"] = mem
+        if mem_err:
+            errors["meminfo"] = mem_err
+        if errors:
+            sample["errors"] = errors
+        return sample
+
+    def sample_once(self) -> dict[str, Any]:
+        """Take a sample now, store it in the ring buffers and hand it to the listeners."""
+        with self._lock:
+            sample = self.take()
+            self.history.append(sample)
+        self._emit(self.on_sample, sample)
+        if self.out_queue is not None:
+            try:
+                self.out_queue.put_nowait(sample)
+            except queue.Full:
+                self.dropped += 1
+        return sample
+
+    def scan_processes(self) -> dict[str, Any]:
+        from sparktui.probes import processes  # psutil import only when the view is wanted
+
+        with self._lock:
+            data = processes.scan(self.open(), self.cfg)
+        self.latest_processes = data
+        self._emit(self.on_processes, data)
+        return data
+
+    def _emit(self, cb: SampleCallback | None, payload: dict[str, Any]) -> None:
+        if cb is None:
+            return
+        try:
+            cb(payload)
+        except Exception as e:
+            self.callback_errors += 1
+            self.last_callback_error = repr(e)
+
+    # -- thread --------------------------------------------------------------------------------
+    def start(self) -> "Sampler":
+        if self._thread is not None and self._thread.is_alive():
+            return self
+        self._stop.clear()
+        self.open()
+        self._thread = threading.Thread(target=self._run, name="sparktui-sampler", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
+        self.close()
+
+    def pause(self) -> None:
+        self._paused = True
+
+    def resume(self) -> None:
+        self._paused = False
+        self._wake.set()
+
+    @property
+    def paused(self) -> bool:
+        return self._paused
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def _run(self) -> None:
+        next_at = time.monotonic()
+        while not self._stop.is_set():
+            if not self._paused:
+                self.sample_once()
+                if self.processes_every_s and time.monotonic() >= self._next_processes:
+                    self._next_processes = time.monotonic() + self.processes_every_s
+                    try:
+                        self.scan_processes()
+                    except Exception as e:  # the scan guards itself; this is belt and braces
+                        self.last_callback_error = f"process scan: {e!r}"
+            next_at += self.interval_s
+            delay = next_at - time.monotonic()
+            if delay < 0:  # fell behind (suspend, slow call): skip missed ticks, do not burst
+                next_at = time.monotonic()
+                delay = 0.0
+            self._wake.wait(delay if not self._paused else self.interval_s)
+            self._wake.clear()
+
+
+def gather(cfg: Config, window_s: float, interval_s: float, *, meminfo_path: str = MEMINFO,
+           stop: threading.Event | None = None) -> dict[str, Any]:
+    """Sample for ``window_s`` seconds (first sample at once, last at the window's end)."""
+    sampler = Sampler(cfg, interval_s=interval_s, history=max(2, int(window_s / interval_s) + 2),
+                      meminfo_path=meminfo_path)
+    stop = stop or threading.Event()
+    requested = window_s
+    try:
+        static = sampler.static()
+        t0 = time.monotonic()
+        n = 0
+        while True:
+            sampler.sample_once()
+            n += 1
+            target = t0 + n * interval_s
+            if target - t0 > window_s + 1e-6:
+                break
+            if stop.wait(max(0.0, target - time.monotonic())):
+                break
+    finally:
+        sampler.close()
+    samples = sampler.history.samples()
+    span = (samples[-1]["t"] - samples[0]["t"]) if len(samples) > 1 else 0.0
+    return {"samples": samples, "window_s": round(span, 3), "requested_window_s": requested,
+            "interval_s": interval_s, "static": static, "source": "live"}
+
+
+def read_telemetry(cfg: Config, cancel: threading.Event | None = None) -> Reading:
+    """Probe "telemetry": a short window of samples (``telemetry.check_window_s``; ``--watch``).
+    ``cancel`` ends the window early; the data then says how long it really was."""
+    started = time.time()
+    window = cfg.telemetry.check_window_s
+    interval = min(cfg.telemetry.interval_s, max(window / 2.0, 0.05)) if window < 60 else cfg.telemetry.interval_s
+    data = gather(cfg, window, interval, stop=cancel)
+    nvml_err = (data["samples"][-1].get("errors") or {}).get("nvml") if data["samples"] else None
+    return Reading("telemetry", data, error=nvml_err, source="NVML (nvidia-ml-py) + /proc/meminfo",
+                   started_at=started, took_s=time.time() - started)

@@ -1,0 +1,1 @@
+"""Fakes used at the hardware boundary only (NVML). Everything else in tests is real."""

@@ -1,0 +1,299 @@
+"""A stand-in for the ``pynvml`` module, modelled on what real machines answer.
+
+It raises the real library's exception classes (``pynvml.NVMLError(code)`` maps each code to its
+subclass) and carries the real constants, so code under test cannot tell it from nvidia-ml-py.
+Function names and return shapes follow nvidia-ml-py 13.x: power in milliwatts, clocks in MHz,
+violation time in nanoseconds inside a struct with ``referenceTime``/``violationTime``, process
+lists as objects with ``pid`` and ``usedGpuMemory`` (None when the driver cannot say).
+
+Two profiles:
+
+- ``gb10()``: DGX Spark per FACTS.md (driver 580.x, CUDA 13.0, "NVIDIA GB10", capability (12, 1);
+  device memory and the power limit NOT_SUPPORTED; memory clock N/A; power 3-11 W idle; temperature,
+  SM/graphics clocks, clock-event reasons and violation counters work; utilization.memory always 0;
+  per-process list works on the host and is EMPTY inside a container).
+- ``h200()``: a discrete data-centre GPU where everything answers.
+
+Scripting: ``fake.set(power_w=80)`` changes what the next reads return; ``fake.fail("power_w")``
+makes one field raise NOT_SUPPORTED (or any code); ``fake.lose_gpu()`` makes every device call raise
+GPU_IS_LOST; ``fake.script([...])`` applies one dict of values per ``tick()``; ``library_missing=True``
+makes nvmlInit raise LIBRARY_NOT_FOUND.
+"""
+
+from __future__ import annotations
+
+import types
+from dataclasses import dataclass, field
+from typing import Any
+
+import pynvml
+
+NVMLError = pynvml.NVMLError
+NOT_SUPPORTED = pynvml.NVML_ERROR_NOT_SUPPORTED
+GPU_IS_LOST = pynvml.NVML_ERROR_GPU_IS_LOST
+LIBRARY_NOT_FOUND = pynvml.NVML_ERROR_LIBRARY_NOT_FOUND
+UNINITIALIZED = pynvml.NVML_ERROR_UNINITIALIZED
+INVALID_ARGUMENT = pynvml.NVML_ERROR_INVALID_ARGUMENT
+FUNCTION_NOT_FOUND = pynvml.NVML_ERROR_FUNCTION_NOT_FOUND
+
+# Field names the fake scripts, mapped to the NVML call that reads them (for fail()).
+FIELDS = ("temp_c", "power_w", "power_limit_w", "sm_mhz", "gr_mhz", "mem_mhz", "util", "reasons",
+          "thermal_viol_ns", "power_viol_ns", "memory", "processes", "name", "capability")
+
+
+@dataclass
+class GpuState:
+    name: str
+    uuid: str
+    capability: tuple[int, int]
+    values: dict[str, Any]
+    errors: dict[str, int] = field(default_factory=dict)  # field -> NVML error code
+    processes: list[tuple[int, int | None]] = field(default_factory=list)  # (pid, bytes or None)
+    graphics_processes: list[tuple[int, int | None]] = field(default_factory=list)
+    lost: bool = False
+
+
+class _Handle:
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+    def __repr__(self) -> str:
+        return f"<fake nvmlDevice {self.index}>"
+
+
+class _Obj:
+    """Like pynvml's nvmlFriendlyObject / ctypes structs: attributes only."""
+
+    def __init__(self, **kw: Any) -> None:
+        self.__dict__.update(kw)
+
+
+class FakeNvml(types.ModuleType):
+    """Install with ``sparktui.probes.nvml.set_backend(fake)``."""
+
+    def __init__(self, gpus: list[GpuState], *, driver: str = "580.95.05", cuda: int = 13000,
+                 library_missing: bool = False, in_container: bool = False) -> None:
+        super().__init__("fake_pynvml")
+        # Real constants and exception classes, so callers written against pynvml work unchanged.
+        for name in dir(pynvml):
+            if name.startswith(("NVML_", "NVMLError", "nvmlClocks")):
+                setattr(self, name, getattr(pynvml, name))
+        self.NVMLError = pynvml.NVMLError
+        self.gpus = gpus
+        self.driver = driver
+        self.cuda = cuda
+        self.library_missing = library_missing
+        self.in_container = in_container
+        self.initialised = 0
+        self.calls: dict[str, int] = {}
+        self._script: list[dict[str, Any]] = []
+
+    # -- scripting -------------------------------------------------------------------------
+    def set(self, gpu: int = 0, **values: Any) -> "FakeNvml":
+        self.gpus[gpu].values.update(values)
+        return self
+
+    def fail(self, *fields: str, code: int = NOT_SUPPORTED, gpu: int = 0) -> "FakeNvml":
+        for f in fields:
+            self.gpus[gpu].errors[f] = code
+        return self
+
+    def heal(self, *fields: str, gpu: int = 0) -> "FakeNvml":
+        for f in fields:
+            self.gpus[gpu].errors.pop(f, None)
+        return self
+
+    def lose_gpu(self, gpu: int = 0) -> "FakeNvml":
+        self.gpus[gpu].lost = True
+        return self
+
+    def set_processes(self, procs: list[tuple[int, int | None]], gpu: int = 0,
+                      graphics: list[tuple[int, int | None]] | None = None) -> "FakeNvml":
+        self.gpus[gpu].processes = list(procs)
+        self.gpus[gpu].graphics_processes = list(graphics or [])
+        return self
+
+    def script(self, steps: list[dict[str, Any]]) -> "FakeNvml":
+        """One dict of values per tick(); ``{"lost": True}`` loses GPU 0 at that step."""
+        self._script = list(steps)
+        return self
+
+    def tick(self) -> None:
+        if not self._script:
+            return
+        step = dict(self._script.pop(0))
+        if step.pop("lost", False):
+            self.lose_gpu(0)
+        self.set(0, **step)
+
+    # -- plumbing ----------------------------------------------------------------------------
+    def _count(self, fn: str) -> None:
+        self.calls[fn] = self.calls.get(fn, 0) + 1
+
+    def _ready(self, fn: str) -> None:
+        self._count(fn)
+        if self.library_missing:
+            raise NVMLError(UNINITIALIZED)
+        if self.initialised <= 0:
+            raise NVMLError(UNINITIALIZED)
+
+    def _gpu(self, handle: Any, fn: str, fld: str | None = None) -> GpuState:
+        self._ready(fn)
+        if not isinstance(handle, _Handle) or not 0 <= handle.index < len(self.gpus):
+            raise NVMLError(INVALID_ARGUMENT)
+        g = self.gpus[handle.index]
+        if g.lost:
+            raise NVMLError(GPU_IS_LOST)
+        if fld is not None and fld in g.errors:
+            raise NVMLError(g.errors[fld])
+        return g
+
+    # -- the pynvml API subset sparktui uses ----------------------------------------------------
+    def nvmlInit(self) -> None:
+        self._count("nvmlInit")
+        if self.library_missing:
+            raise NVMLError(LIBRARY_NOT_FOUND)
+        self.initialised += 1
+
+    def nvmlInitWithFlags(self, flags: int) -> None:
+        self.nvmlInit()
+
+    def nvmlShutdown(self) -> None:
+        self._count("nvmlShutdown")
+        if self.initialised <= 0:
+            raise NVMLError(UNINITIALIZED)
+        self.initialised -= 1
+
+    def nvmlSystemGetDriverVersion(self) -> str:
+        self._ready("nvmlSystemGetDriverVersion")
+        return self.driver
+
+    def nvmlSystemGetCudaDriverVersion(self) -> int:
+        self._ready("nvmlSystemGetCudaDriverVersion")
+        return self.cuda
+
+    def nvmlSystemGetCudaDriverVersion_v2(self) -> int:
+        self._ready("nvmlSystemGetCudaDriverVersion_v2")
+        return self.cuda
+
+    def nvmlSystemGetNVMLVersion(self) -> str:
+        self._ready("nvmlSystemGetNVMLVersion")
+        return "13." + self.driver
+
+    def nvmlDeviceGetCount(self) -> int:
+        self._ready("nvmlDeviceGetCount")
+        return len(self.gpus)
+
+    def nvmlDeviceGetHandleByIndex(self, index: int) -> _Handle:
+        self._ready("nvmlDeviceGetHandleByIndex")
+        if not 0 <= index < len(self.gpus):
+            raise NVMLError(INVALID_ARGUMENT)
+        return _Handle(index)
+
+    def nvmlDeviceGetName(self, h: Any) -> str:
+        return self._gpu(h, "nvmlDeviceGetName", "name").name
+
+    def nvmlDeviceGetUUID(self, h: Any) -> str:
+        return self._gpu(h, "nvmlDeviceGetUUID").uuid
+
+    def nvmlDeviceGetCudaComputeCapability(self, h: Any) -> tuple[int, int]:
+        return self._gpu(h, "nvmlDeviceGetCudaComputeCapability", "capability").capability
+
+    def nvmlDeviceGetMemoryInfo(self, h: Any, version: Any = None) -> Any:
+        g = self._gpu(h, "nvmlDeviceGetMemoryInfo", "memory")
+        v = g.values
+        return _Obj(total=v["mem_total"], free=v["mem_total"] - v["mem_used"], used=v["mem_used"],
+                    **({"reserved": 0, "version": version} if version else {}))
+
+    def nvmlDeviceGetTemperature(self, h: Any, sensor: int) -> int:
+        g = self._gpu(h, "nvmlDeviceGetTemperature", "temp_c")
+        if sensor != pynvml.NVML_TEMPERATURE_GPU:
+            raise NVMLError(INVALID_ARGUMENT)
+        return int(g.values["temp_c"])
+
+    def nvmlDeviceGetPowerUsage(self, h: Any) -> int:
+        return int(round(self._gpu(h, "nvmlDeviceGetPowerUsage", "power_w").values["power_w"] * 1000))
+
+    def nvmlDeviceGetEnforcedPowerLimit(self, h: Any) -> int:
+        return int(self._gpu(h, "nvmlDeviceGetEnforcedPowerLimit", "power_limit_w").values["power_limit_w"] * 1000)
+
+    def nvmlDeviceGetPowerManagementDefaultLimit(self, h: Any) -> int:
+        return int(self._gpu(h, "nvmlDeviceGetPowerManagementDefaultLimit", "power_limit_w").values["power_limit_w"] * 1000)
+
+    def nvmlDeviceGetClockInfo(self, h: Any, clock_type: int) -> int:
+        fld = {pynvml.NVML_CLOCK_SM: "sm_mhz", pynvml.NVML_CLOCK_GRAPHICS: "gr_mhz",
+               pynvml.NVML_CLOCK_MEM: "mem_mhz"}.get(clock_type)
+        if fld is None:
+            raise NVMLError(INVALID_ARGUMENT)
+        return int(self._gpu(h, "nvmlDeviceGetClockInfo", fld).values[fld])
+
+    def nvmlDeviceGetUtilizationRates(self, h: Any) -> Any:
+        v = self._gpu(h, "nvmlDeviceGetUtilizationRates", "util").values
+        return _Obj(gpu=int(v["util_gpu"]), memory=int(v["util_mem"]))
+
+    def nvmlDeviceGetCurrentClocksEventReasons(self, h: Any) -> int:
+        return int(self._gpu(h, "nvmlDeviceGetCurrentClocksEventReasons", "reasons").values["reasons"])
+
+    def nvmlDeviceGetCurrentClocksThrottleReasons(self, h: Any) -> int:
+        return int(self._gpu(h, "nvmlDeviceGetCurrentClocksThrottleReasons", "reasons").values["reasons"])
+
+    def nvmlDeviceGetViolationStatus(self, h: Any, policy: int) -> Any:
+        fld = {pynvml.NVML_PERF_POLICY_THERMAL: "thermal_viol_ns",
+               pynvml.NVML_PERF_POLICY_POWER: "power_viol_ns"}.get(policy)
+        if fld is None:
+            raise NVMLError(NOT_SUPPORTED)
+        g = self._gpu(h, "nvmlDeviceGetViolationStatus", fld)
+        return _Obj(referenceTime=int(g.values.get("reference_ns", 0)), violationTime=int(g.values[fld]))
+
+    def _procs(self, h: Any, fn: str, graphics: bool) -> list[Any]:
+        g = self._gpu(h, fn, "processes")
+        if self.in_container:
+            return []  # FACTS.md: the list comes back empty inside a container's PID namespace
+        src = g.graphics_processes if graphics else g.processes
+        return [_Obj(pid=pid, usedGpuMemory=mem, gpuInstanceId=0xFFFFFFFF, computeInstanceId=0xFFFFFFFF)
+                for pid, mem in src]
+
+    def nvmlDeviceGetComputeRunningProcesses(self, h: Any) -> list[Any]:
+        return self._procs(h, "nvmlDeviceGetComputeRunningProcesses", False)
+
+    def nvmlDeviceGetComputeRunningProcesses_v3(self, h: Any) -> list[Any]:
+        return self._procs(h, "nvmlDeviceGetComputeRunningProcesses_v3", False)
+
+    def nvmlDeviceGetGraphicsRunningProcesses(self, h: Any) -> list[Any]:
+        return self._procs(h, "nvmlDeviceGetGraphicsRunningProcesses", True)
+
+    def nvmlDeviceGetGraphicsRunningProcesses_v3(self, h: Any) -> list[Any]:
+        return self._procs(h, "nvmlDeviceGetGraphicsRunningProcesses_v3", True)
+
+
+GIB = 1024 ** 3
+
+
+def gb10(**kw: Any) -> FakeNvml:
+    """A DGX Spark at idle, answering as FACTS.md reports (driver 580.x, CUDA 13.0)."""
+    values = {
+        "temp_c": 41, "power_w": 4.7, "power_limit_w": 140.0, "sm_mhz": 208, "gr_mhz": 208, "mem_mhz": 0,
+        "util_gpu": 0, "util_mem": 0, "reasons": pynvml.nvmlClocksEventReasonGpuIdle,
+        "thermal_viol_ns": 903_158_000, "power_viol_ns": 0, "mem_total": 0, "mem_used": 0,
+    }
+    gpu = GpuState(name="NVIDIA GB10", uuid="GPU-5b7f3c1e-0000-4000-8000-00000000gb10", capability=(12, 1),
+                   values=values,
+                   errors={"memory": NOT_SUPPORTED, "power_limit_w": NOT_SUPPORTED, "mem_mhz": NOT_SUPPORTED})
+    return FakeNvml([gpu], driver=kw.pop("driver", "580.95.05"), cuda=13000, **kw)
+
+
+def gb10_loaded(fake: FakeNvml | None = None) -> FakeNvml:
+    """GB10 under an LLM load: ~80 W, 2.4 GHz, full utilization (memory utilization still 0)."""
+    fake = fake or gb10()
+    return fake.set(temp_c=72, power_w=80.0, sm_mhz=2405, gr_mhz=2405, util_gpu=97, util_mem=0, reasons=0)
+
+
+def h200(**kw: Any) -> FakeNvml:
+    """A discrete H200 where every field answers (141 GB HBM3e, 700 W limit)."""
+    values = {
+        "temp_c": 34, "power_w": 78.0, "power_limit_w": 700.0, "sm_mhz": 345, "gr_mhz": 345, "mem_mhz": 3201,
+        "util_gpu": 0, "util_mem": 0, "reasons": pynvml.nvmlClocksEventReasonGpuIdle,
+        "thermal_viol_ns": 0, "power_viol_ns": 0, "mem_total": 143_771 * 1024 * 1024, "mem_used": 512 * 1024 * 1024,
+    }
+    gpu = GpuState(name="NVIDIA H200", uuid="GPU-0f0e0d0c-0000-4000-8000-000000h200", capability=(9, 0), values=values)
+    return FakeNvml([gpu], driver=kw.pop("driver", "570.124.06"), cuda=12080, **kw)

@@ -1,0 +1,231 @@
+"""The sampler at the NVML boundary: faults cost fields, never samples; buffers stay bounded."""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+
+import pytest
+
+from sparktui.core.config import Config
+from sparktui.core.telemetry import History, decode_reasons, free_gib, render_free_g
+from sparktui.gotchas import g04_throttling
+from sparktui.probes import nvml, safe_read
+from sparktui.probes.sampler import Sampler, gather
+from tests.conftest import readings_of
+from tests.fakes import fake_nvml
+
+MEMINFO = """\
+MemTotal:       127611680 kB
+MemFree:         3145728 kB
+MemAvailable:   89128960 kB
+Buffers:          314572 kB
+Cached:         83886080 kB
+SwapCached:            0 kB
+SReclaimable:    1258291 kB
+Shmem:            838860 kB
+SwapTotal:       4194304 kB
+SwapFree:        4194304 kB
+"""
+
+
+@pytest.fixture
+def meminfo(tmp_path):
+    p = tmp_path / "meminfo"
+    p.write_text(MEMINFO)
+    return str(p)
+
+
+@pytest.fixture
+def install():
+    def _install(fake):
+        nvml.set_backend(fake)
+        return fake
+
+    yield _install
+    nvml.set_backend(None)
+
+
+def test_gb10_sample_reads_what_works_and_names_what_does_not(install, meminfo):
+    install(fake_nvml.gb10_loaded())
+    s = Sampler(meminfo_path=meminfo).sample_once()
+    g = s["gpus"][0]
+    assert (g["temp_c"], g["power_w"], g["sm_mhz"], g["util_gpu"], g["util_mem"]) == (72, 80.0, 2405, 97, 0)
+    assert g["thermal_viol_ns"] == 903_158_000 and g["reasons"] == []
+    for field in ("power_limit_w", "mem_mhz", "mem_used", "mem_total"):
+        assert g[field] is None and g["errors"][field].startswith("NOT_SUPPORTED"), field
+    assert s["mem"]["MemAvailable"] == 89128960 * 1024 and "errors" not in s
+
+
+def test_library_missing_costs_the_gpu_fields_not_the_sample(install, meminfo):
+    install(fake_nvml.gb10(library_missing=True))
+    s = Sampler(meminfo_path=meminfo).sample_once()
+    assert s["gpus"] == [] and "LIBRARY_NOT_FOUND" in s["errors"]["nvml"]
+    assert s["mem"]["MemTotal"] == 127611680 * 1024  # host side still read
+    v = g04_throttling.judge(readings_of(telemetry={"samples": [s]}), Config())
+    assert v.status.value == "unknown" and "LIBRARY_NOT_FOUND" in v.summary
+
+
+@pytest.mark.parametrize("field,key", [("temp_c", "temp_c"), ("power_w", "power_w"), ("sm_mhz", "sm_mhz"),
+                                       ("util", "util_gpu"), ("reasons", "reasons_mask"),
+                                       ("thermal_viol_ns", "thermal_viol_ns"), ("power_viol_ns", "power_viol_ns")])
+def test_not_supported_per_field_costs_only_that_field(install, meminfo, field, key):
+    fake = install(fake_nvml.gb10_loaded())
+    fake.fail(field)
+    g = Sampler(meminfo_path=meminfo).sample_once()["gpus"][0]
+    assert g[key] is None and g["errors"][key] == "NOT_SUPPORTED (Not Supported)"
+    others = {"temp_c": 72, "power_w": 80.0, "sm_mhz": 2405, "util_gpu": 97, "thermal_viol_ns": 903_158_000}
+    for k, v in others.items():
+        if k != key:
+            assert g[k] == v, k
+
+
+def test_not_supported_is_asked_once_other_errors_every_time(install, meminfo):
+    fake = install(fake_nvml.gb10_loaded())
+    fake.fail("temp_c", code=fake_nvml.pynvml.NVML_ERROR_UNKNOWN)
+    s = Sampler(meminfo_path=meminfo)
+    for _ in range(5):
+        s.sample_once()
+    assert fake.calls["nvmlDeviceGetMemoryInfo"] == 1  # NOT_SUPPORTED on GB10: a device property
+    assert fake.calls["nvmlDeviceGetEnforcedPowerLimit"] == 1
+    assert fake.calls["nvmlDeviceGetTemperature"] == 5  # a transient error is retried
+    fake.heal("temp_c")
+    assert s.sample_once()["gpus"][0]["temp_c"] == 72
+
+
+def test_gpu_lost_mid_run_keeps_sampling(install, meminfo):
+    fake = install(fake_nvml.gb10_loaded())
+    fake.script([{"temp_c": 70}, {"temp_c": 71}, {"lost": True}, {}])
+    s = Sampler(meminfo_path=meminfo)
+    samples = []
+    for _ in range(5):
+        fake.tick()
+        samples.append(s.sample_once())
+    assert [x["gpus"][0]["temp_c"] for x in samples[:2]] == [70, 71]
+    for x in samples[2:]:
+        g = x["gpus"][0]
+        assert g["temp_c"] is None and g["errors"]["temp_c"].startswith("GPU_IS_LOST")
+        assert g["power_w"] is None and x["mem"]["MemAvailable"]  # host memory still sampled
+    v = g04_throttling.judge(readings_of(telemetry={"samples": samples}), Config())
+    assert v.status.value == "unknown"  # 0 of 10 min, and no reason to claim anything
+
+
+def test_events_function_missing_falls_back_to_throttle_reasons(install, meminfo):
+    fake = install(fake_nvml.gb10_loaded())
+    fake.set(reasons=0x20)
+    fake.nvmlDeviceGetCurrentClocksEventReasons = None  # an older nvidia-ml-py without it
+    g = Sampler(meminfo_path=meminfo).sample_once()["gpus"][0]
+    assert g["reasons"] == ["sw_thermal_slowdown"] and fake.calls["nvmlDeviceGetCurrentClocksThrottleReasons"] == 1
+
+
+def test_h200_profile_reports_device_memory_and_limit(install, meminfo):
+    install(fake_nvml.h200())
+    g = Sampler(meminfo_path=meminfo).sample_once()["gpus"][0]
+    assert g["power_limit_w"] == 700.0 and g["mem_total"] == 143_771 * 1024 * 1024 and g["mem_mhz"] == 3201
+    assert g["errors"] == {}
+
+
+def test_meminfo_unreadable_is_an_error_not_a_crash(install, tmp_path):
+    install(fake_nvml.gb10())
+    s = Sampler(meminfo_path=str(tmp_path / "nope")).sample_once()
+    assert s["mem"] == {} and "cannot read" in s["errors"]["meminfo"]
+    assert s["gpus"][0]["temp_c"] == 41
+
+
+def test_ring_buffers_stay_bounded_and_round_trip(install, meminfo):
+    fake = install(fake_nvml.gb10_loaded())
+    ticks = iter(range(100))
+    s = Sampler(history=5, meminfo_path=meminfo, clock=lambda: 1000.0 + next(ticks))
+    taken = []
+    for i in range(20):
+        fake.set(temp_c=60 + i, reasons=0x20 if i % 2 else 0)
+        taken.append(s.sample_once())
+    h = s.history
+    assert len(h) == 5 and h.appended == 20
+    assert all(len(d) == 5 for d in h.series.values()) and len(h._errors) == 5
+    assert h.values("g0.temp_c") == [75, 76, 77, 78, 79]
+    assert h.samples() == taken[-5:]  # rebuilt samples equal what was taken
+    assert [x["t"] for x in h.samples(last_s=0.0)] == [taken[-1]["t"]]
+
+
+def test_history_pads_series_that_appear_later():
+    h = History(10)
+    h.append({"t": 1.0, "gpus": [], "mem": {"MemTotal": 5}, "errors": {"nvml": "x"}})
+    h.append({"t": 2.0, "gpus": [{"index": 0, "temp_c": 50, "errors": {}}], "mem": {"MemTotal": 5}})
+    out = h.samples()
+    assert out[0]["gpus"] == [] and out[0]["errors"] == {"nvml": "x"}
+    assert out[1]["gpus"][0]["temp_c"] == 50 and "errors" not in out[1]
+
+
+def test_thread_samples_pauses_resumes_and_survives_a_bad_callback(install, meminfo):
+    install(fake_nvml.gb10())
+    q: queue.Queue = queue.Queue(maxsize=1000)
+    calls = []
+
+    def bad_callback(sample):
+        calls.append(sample["t"])
+        raise RuntimeError("listener bug")
+
+    s = Sampler(interval_s=0.01, meminfo_path=meminfo, on_sample=bad_callback, out_queue=q).start()
+    try:
+        for _ in range(3):
+            q.get(timeout=2)
+        s.pause()
+        time.sleep(0.05)
+        n = len(calls)
+        time.sleep(0.1)
+        assert len(calls) <= n + 1  # at most the one in flight when paused
+        s.resume()
+        deadline = time.monotonic() + 2
+        while len(calls) < n + 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert len(calls) >= n + 3
+    finally:
+        s.stop()
+    assert not s.running and s.callback_errors >= 3 and "listener bug" in s.last_callback_error
+    assert not any(t.name == "sparktui-sampler" for t in threading.enumerate())
+
+
+def test_gather_reports_its_window(install, meminfo):
+    install(fake_nvml.gb10())
+    data = gather(Config(), window_s=0.2, interval_s=0.1, meminfo_path=meminfo)
+    assert len(data["samples"]) == 3 and data["requested_window_s"] == 0.2
+    assert 0.15 <= data["window_s"] <= 1.0 and data["static"]["devices"][0]["name"]["value"] == "NVIDIA GB10"
+
+
+def test_gather_can_be_cancelled_and_says_how_long_it_ran(install, meminfo):
+    install(fake_nvml.gb10())
+    stop = threading.Event()
+    threading.Timer(0.15, stop.set).start()
+    t0 = time.monotonic()
+    data = gather(Config(), window_s=60.0, interval_s=0.05, meminfo_path=meminfo, stop=stop)
+    assert time.monotonic() - t0 < 2.0
+    assert data["requested_window_s"] == 60.0 and data["window_s"] < 1.0 and len(data["samples"]) >= 2
+
+
+def test_telemetry_and_processes_probes_registered_and_never_raise(install):
+    install(fake_nvml.gb10(library_missing=True))
+    cfg = Config().with_overrides(telemetry={"check_window_s": 0.1})
+    t = safe_read("telemetry", cfg)
+    assert t.data["samples"] and "LIBRARY_NOT_FOUND" in t.error
+    p = safe_read("processes", cfg)
+    assert p.data is not None and p.data["nvml"]["ok"] is False and "LIBRARY_NOT_FOUND" in p.data["nvml"]["error"]
+
+
+def test_decode_reasons_names_known_and_unknown_bits():
+    assert decode_reasons(0x1 | 0x20 | 0x40) == ["gpu_idle", "sw_thermal_slowdown", "hw_thermal_slowdown"]
+    assert decode_reasons(0x800) == ["bit_0x800"] and decode_reasons(0) == [] and decode_reasons(None) is None
+
+
+def test_free_columns_follow_procps_4():
+    from sparktui.probes.host import parse_meminfo
+
+    f = free_gib(parse_meminfo(MEMINFO))
+    kib = 1024 * 1024
+    assert f["total"] == pytest.approx(127611680 / kib)
+    assert f["used"] == pytest.approx((127611680 - 89128960) / kib)  # total - available
+    assert f["buff_cache"] == pytest.approx((314572 + 83886080 + 1258291) / kib)
+    lines = render_free_g(parse_meminfo(MEMINFO)).splitlines()
+    assert lines[0].split() == ["total", "used", "free", "shared", "buff/cache", "available"]
+    assert lines[1].split() == ["Mem:", "121", "36", "3", "0", "81", "85"]  # truncated like free -g

@@ -1,0 +1,191 @@
+"""Generate src/sparktui/data/gb10-demo.jsonl: a synthetic 25-minute DGX Spark recording.
+
+Modelled on public GB10 reports (shared/reference/FACTS.md), NOT a measurement: idle at ~5 W,
+a vLLM server capped at 0.5 loads, a LoRA training job ramps the GPU to ~95 W, the temperature
+climbs to 83-85 °C, SW thermal slowdown sets in (the counter grows, clocks and power drop to a
+plateau well under the 140 W rating while the temperature sits high), page cache fills what the
+processes leave, then the capped server is replaced by an uncapped one and MemAvailable falls
+under the 8 GiB floor. Device memory and the power limit read NOT_SUPPORTED, as on real GB10.
+
+Deterministic (seeded): `python tools/make_demo_recording.py [OUT]` rewrites the same bytes.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+from sparktui.core.recording import RecordingWriter, header  # noqa: E402
+from sparktui.core.telemetry import decode_reasons  # noqa: E402
+
+GIB = 1024 ** 3
+T0 = 1764000000.0  # 2025-11-24 16:00 UTC
+INTERVAL = 5.0
+DURATION = 25 * 60
+PROCESS_EVERY = 60.0
+NS = "NOT_SUPPORTED (Not Supported)"
+TOTAL_GIB = 121.7
+SW_THERMAL = 0x20
+IDLE = 0x01
+
+STATIC = {
+    "driver_version": {"value": "580.95.05"},
+    "cuda_driver_version": {"value": "13.0"},
+    "nvml_version": {"value": "13.580.95.05"},
+    "devices": [{
+        "index": 0,
+        "name": {"value": "NVIDIA GB10"},
+        "uuid": {"value": "GPU-5b7f3c1e-demo-4000-8000-000000000b10"},
+        "compute_capability": {"value": [12, 1]},
+        "memory": {"value": None, "error": NS},
+        "power_limit_w": {"value": None, "error": NS},
+        "power_default_limit_w": {"value": None, "error": NS},
+    }],
+}
+HOST = {"hostname": "spark-demo", "system": "Linux", "kernel": "6.11.0-1016-nvidia", "machine": "aarch64",
+        "cpu_count": 20, "os_release": "Ubuntu 24.04.3 LTS", "dmi_product": "NVIDIA DGX Spark",
+        "mem_total_bytes": int(TOTAL_GIB * GIB)}
+
+# Timeline (seconds from the start)
+VLLM1_START, VLLM1_STOP = 60, 1020
+TRAIN_START = 180
+VLLM2_START = 1050
+
+
+def ramp(t: float, start: float, length: float) -> float:
+    return 0.0 if t < start else min(1.0, (t - start) / length)
+
+
+def memory_at(t: float, rnd: random.Random) -> dict[str, int]:
+    base = 5.5
+    anon = 0.0
+    if VLLM1_START <= t < VLLM1_STOP:
+        anon += 60.9 * ramp(t, VLLM1_START, 60)  # --gpu-memory-utilization 0.5 of 121.7 GiB
+    anon += 16.0 * ramp(t, TRAIN_START, 90)  # LoRA fine-tune: weights, optimizer, activations
+    if t >= VLLM2_START:
+        anon += 88.0 * ramp(t, VLLM2_START, 150)  # uncapped: grabs what is left
+        if 1240 <= t < 1290:
+            anon += 5.0  # CUDA graph capture spike
+        elif t >= 1290:
+            anon += 2.5
+    cache_target = 9.0 + 14.0 * ramp(t, VLLM1_START, 60) + 18.0 * ramp(t, TRAIN_START + 30, 240) \
+        + 6.0 * ramp(t, 600, 30) + 6.0 * ramp(t, 900, 30) + 12.0 * ramp(t, VLLM2_START, 90)
+    shmem, buffers, sreclaim, min_free = 0.8, 0.3, 1.2, 2.4 + rnd.uniform(-0.3, 0.3)
+    cache = max(1.5, min(cache_target, TOTAL_GIB - base - anon - buffers - sreclaim - min_free))
+    free = TOTAL_GIB - base - anon - cache - buffers - sreclaim
+    avail = free + (cache - shmem) * 0.97 + buffers + sreclaim * 0.6
+    kb = lambda g: int(g * 1024 * 1024) * 1024  # noqa: E731 - whole kB, as /proc/meminfo has them
+    return {"MemTotal": kb(TOTAL_GIB), "MemFree": kb(free), "MemAvailable": kb(avail), "Buffers": kb(buffers),
+            "Cached": kb(cache), "SReclaimable": kb(sreclaim), "Shmem": kb(shmem), "SwapTotal": 0, "SwapFree": 0}
+
+
+def gpu_at(t: float, state: dict, rnd: random.Random) -> dict:
+    train = ramp(t, TRAIN_START, 60)
+    loading = (VLLM1_START <= t < VLLM1_START + 45) or (VLLM2_START <= t < VLLM2_START + 60)
+    # Temperature: first-order approach to ~84.5 °C under load, ~42 °C idle.
+    target = 42.0 + 42.5 * train + (6.0 if loading and not train else 0.0)
+    state["temp"] += (target - state["temp"]) * (1 - math.exp(-INTERVAL / 220.0))
+    temp = state["temp"] + rnd.uniform(-0.4, 0.4)
+    reasons = 0
+    if train < 0.05:
+        power = rnd.uniform(3.5, 7.5) + (14.0 if loading else 0.0)
+        sm = 208 if not loading else rnd.choice((1800, 2100, 2405))
+        util = 0 if not loading else rnd.randint(5, 30)
+        reasons = IDLE if not loading else 0
+    else:
+        util = int(min(100, 99 * train + rnd.uniform(-2, 1)))
+        power = 4.0 + 92.0 * train + rnd.uniform(-3.5, 3.5)
+        sm = 2405 + rnd.choice((0, 0, 13, -13))
+        if temp >= 83.0 and t > 700:  # SW thermal slowdown holds the temperature at its ceiling
+            if rnd.random() < 0.7:
+                reasons = SW_THERMAL
+                throttled_s = rnd.uniform(2.0, INTERVAL)
+                state["thermal_ns"] += int(throttled_s * 1e9)
+                sm = rnd.randint(1880, 2110)
+                power = rnd.uniform(69.0, 76.0)
+                temp = min(temp, 85.0)
+            else:
+                power = rnd.uniform(74.0, 79.0)
+                sm = rnd.randint(2150, 2300)
+    return {
+        "index": 0, "temp_c": int(round(temp)), "power_w": round(power, 2), "power_limit_w": None, "sm_mhz": sm,
+        "gr_mhz": sm, "mem_mhz": None, "util_gpu": util, "util_mem": 0, "reasons_mask": reasons,
+        "reasons": decode_reasons(reasons), "thermal_viol_ns": state["thermal_ns"], "power_viol_ns": 0,
+        "mem_used": None, "mem_total": None,
+        "errors": {"power_limit_w": NS, "mem_mhz": NS, "mem_used": NS, "mem_total": NS},
+    }
+
+
+def row(pid, ppid, kind, server, name, command, gpu_gib, rss_gib, age, cap=None, group=None, user="spark"):
+    r = {"pid": pid, "ppid": ppid, "user": user, "kind": kind, "server": server, "name": name,
+         "process_name": name[:15], "command": command, "gpu_mem_bytes": int(gpu_gib * GIB) if gpu_gib is not None else None,
+         "rss_bytes": int(rss_gib * GIB), "age_s": round(age, 1), "cap": cap, "group": group or pid}
+    if gpu_gib is not None:
+        r["on_gpu"], r["gpu_list"] = True, "compute"
+    if server:
+        r["env"] = {}
+    return r
+
+
+def processes_at(t: float) -> dict:
+    rows = []
+    if VLLM1_START <= t < VLLM1_STOP:
+        cap = {"state": "set", "fraction": 0.5, "source": "--gpu-memory-utilization 0.5", "detail": ""}
+        rows.append(row(2141, 1877, "server", "vllm", "vllm serve",
+                        "/home/spark/.venv/bin/python3 /home/spark/.venv/bin/vllm serve Qwen/Qwen3-8B "
+                        "--gpu-memory-utilization 0.5 --max-model-len 16384 --port 8000",
+                        None, 2.1, t - VLLM1_START, cap))
+        rows.append(row(2290, 2141, "server", "vllm", "VLLM::EngineCore", "VLLM::EngineCore",
+                        56.8 * ramp(t, VLLM1_START, 60), 3.4, t - VLLM1_START - 8,
+                        dict(cap, source="--gpu-memory-utilization 0.5 (launcher pid 2141)"), group=2141))
+    if t >= TRAIN_START:
+        rows.append(row(3310, 3002, "training", None, "torchrun",
+                        "/home/spark/ft/.venv/bin/python3 /home/spark/ft/.venv/bin/torchrun --nproc-per-node 1 "
+                        "train_lora.py --config configs/qwen3-8b-lora.yaml", None, 0.4, t - TRAIN_START))
+        rows.append(row(3325, 3310, "training", None, "train_lora.py",
+                        "/home/spark/ft/.venv/bin/python3 -u train_lora.py --config configs/qwen3-8b-lora.yaml",
+                        15.2 * ramp(t, TRAIN_START, 90), 6.8, t - TRAIN_START - 3, group=3310))
+    if t >= VLLM2_START:
+        cap = {"state": "default", "fraction": 0.92, "source": "no --gpu-memory-utilization: vLLM's default", "detail": ""}
+        rows.append(row(5120, 1877, "server", "vllm", "vllm serve",
+                        "/home/spark/.venv/bin/python3 /home/spark/.venv/bin/vllm serve "
+                        "nvidia/Llama-3.3-70B-Instruct-FP8 --max-model-len 32768 --port 8001", None, 2.3,
+                        t - VLLM2_START, cap))
+        rows.append(row(5188, 5120, "server", "vllm", "VLLM::EngineCore", "VLLM::EngineCore",
+                        86.0 * ramp(t, VLLM2_START, 150), 3.9, t - VLLM2_START - 9, cap, group=5120))
+    rows.sort(key=lambda r: (-(r.get("gpu_mem_bytes") or 0), r["pid"]))
+    on_gpu = sum(1 for r in rows if r.get("on_gpu"))
+    return {"rows": rows, "nvml": {"ok": True, "error": None, "count": on_gpu},
+            "container": {"inside": False, "markers": [], "cgroup_words": [], "pid1": "systemd"},
+            "skipped": {"vanished": 0, "denied": 0}, "scanned": 412, "t": round(T0 + t, 3)}
+
+
+def main(out: Path) -> None:
+    rnd = random.Random(20251124)
+    if out.exists():
+        out.unlink()
+    head = header(interval_s=INTERVAL, host=HOST, static=STATIC, version="0.1.0", started_at=T0,
+                  processes_every_s=PROCESS_EVERY, demo=True,
+                  note="synthetic GB10 recording modelled on public reports (FACTS.md); not a measurement")
+    state = {"temp": 42.0, "thermal_ns": 903_158_000}
+    n = 0
+    next_proc = 0.0
+    with RecordingWriter(out, head) as w:
+        t = 0.0
+        while t <= DURATION + 1e-9:
+            w.sample({"t": round(T0 + t, 3), "gpus": [gpu_at(t, state, rnd)], "mem": memory_at(t, rnd)})
+            n += 1
+            if t >= next_proc:
+                w.processes(processes_at(t))
+                next_proc += PROCESS_EVERY
+            t += INTERVAL
+    print(f"wrote {out}: {n} samples, {out.stat().st_size / 1024:.0f} KiB")
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "src" / "sparktui" / "data" / "gb10-demo.jsonl")
