@@ -1,16 +1,349 @@
-"""(stub, being written) G10."""
+"""G10: two Sparks train with data parallelism (DDP/FSDP), never with tensor parallelism.
+
+The judge reads the 'tpscan' probe (every TP setting > 1 found under the scan paths, each with the
+context of its file) and decides per finding:
+
+- training + multi-node                      -> fail (this is the gotcha)
+- training, node count not found             -> warn (a two-Spark launch of it would fail)
+- context unknown + multi-node/unknown       -> warn (cannot rule out training across two Sparks)
+- TP of a generation engine inside training  -> warn when multi-node (NeMo-RL's vllm_cfg ...), else ok
+- serving (vLLM, TRT-LLM, SGLang, NIM ...)   -> ok with a note: NVIDIA's own two-Spark playbooks
+                                                serve with TP=2; that is not this error
+- single node                                -> ok with a note: TP does not cross the ConnectX-7
+                                                link, so not this gotcha (a Spark has one GPU, so
+                                                TP > 1 on one node needs a multi-GPU machine)
+- value from a variable sparktui cannot resolve: warn in training, unknown where the context is
+  unknown too, ok (noted) for serving or single node.
+
+No finding is ``ok`` only when files were actually read: missing paths, nothing readable, or a
+scan cut short is ``unknown`` ("no TP found" must never mean "wrong directory").
+"""
+
+from __future__ import annotations
+
+from typing import Any
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
-from sparktui.core.verdict import Status, Verdict
-from sparktui.gotchas.base import Gotcha
+from sparktui.core.verdict import Evidence, Status, Verdict, worst
+from sparktui.gotchas.base import Gotcha, unknown_from
+
+GID = "G10"
+MAX_DETAILS = 60
+SOURCE = "tpscan"
+
+TITLE = "Dual-Spark is DDP/FSDP only: no tensor parallelism for training across two Sparks"
+
+SYMPTOM = (
+    "A training job spread over two Sparks with tensor parallelism (TP > 1) does not train usefully: "
+    "it stalls or times out in NCCL collectives, or each step takes far longer than the same job on "
+    "one Spark. Serving a model with TP=2 over the same two Sparks works."
+)
+
+CAUSE = (
+    "Tensor parallelism splits every layer's matrix multiplies across GPUs and joins the pieces with "
+    "all-reduce/all-gather inside every layer, forward and backward: many small, latency-bound "
+    "collectives per step, built for NVLink inside one server. A Spark has one GPU, so TP=2 always "
+    "crosses the only link between two Sparks, the ConnectX-7 network port; training over it with TP "
+    "is not viable on this hardware. Data parallelism (DDP) or sharded data parallelism (FSDP/ZeRO) "
+    "exchanges gradients or shards once per step and overlaps that with compute, which the link can "
+    "carry. Inference is different: NVIDIA's own vLLM and TensorRT-LLM playbooks serve with TP=2 "
+    "across two Sparks, and that is fine."
+)
+
+CHECK = (
+    "sparktui scans the scan paths (`--path DIR`, repeatable; default the current folder) "
+    "recursively: YAML, JSON, TOML, shell launch scripts (by extension or a sh/bash shebang), .env "
+    "files, Dockerfiles and Python launchers. It looks for every spelling of a tensor-parallel "
+    "setting: vLLM `--tensor-parallel-size`/`-tp`/`tensor_parallel_size`, SGLang `--tp-size`/`--tp`/"
+    "`tp_size`, TRT-LLM `--tp_size`, Megatron/NeMo `tensor_model_parallel_size`, NeMo-RL "
+    "`tensor_parallel_size`, NeMo AutoModel `distributed.tp_size`, torchtitan "
+    "`tensor_parallel_degree`, DeepSpeed `tensor_parallel.autotp_size`, accelerate "
+    "`parallelism_config_tp_size`, transformers `tp_size`/`tp_plan: auto`, NIM "
+    "`NIM_TENSOR_PARALLEL_SIZE`, in `key: 2`, `key = 2`, `--flag 2`, `--flag=2` and `KEY=2` forms; "
+    "`$VAR` values are resolved from the same script where possible and reported as unresolved "
+    "otherwise. Each file is classed as training or serving (torchrun, accelerate launch, deepspeed, "
+    "optimizer/trainer keys vs. vllm serve, trtllm-serve, sglang.launch_server, NIM) and as "
+    "multi-node or single node (--nnodes, num_nodes, num_machines, --node-rank, MASTER_ADDR, rdzv "
+    "endpoints, Ray clusters, hostfiles); a config with no node count of its own takes it from a "
+    "launch script that names it. TP > 1 in training across nodes fails; in training with the node "
+    "count unknown it warns; serving with TP=2 is ok. It skips .git, virtualenvs, node_modules, "
+    "site-packages, binary and oversized files, survives unreadable folders and symlink loops, and "
+    "reports what it skipped. Finding nothing is ok only if files were read."
+)
+
+FIX = """\
+Across two Sparks, train with data parallelism: TP=1 and DDP or FSDP (FSDP/ZeRO shards weights,
+gradients and optimizer state over both machines, which is how a model too big for one Spark
+trains on two). Launch one process per Spark over the QSFP link:
+
+```bash
+# on both Sparks: the ConnectX-7 interface that `ibdev2netdev` shows as (Up)
+export NCCL_SOCKET_IFNAME=enp1s0f1np1 GLOO_SOCKET_IFNAME=enp1s0f1np1
+# Spark 1 (its QSFP address is the master address)
+torchrun --nnodes=2 --nproc-per-node=1 --node-rank=0 \\
+  --master-addr=<spark-1 QSFP IP> --master-port=29500 train.py --config cfg.yaml
+# Spark 2
+torchrun --nnodes=2 --nproc-per-node=1 --node-rank=1 \\
+  --master-addr=<spark-1 QSFP IP> --master-port=29500 train.py --config cfg.yaml
+```
+
+Set tensor parallelism to 1 in the framework's config, and let data parallelism use both ranks:
+
+```yaml
+# NeMo AutoModel
+distributed:
+  tp_size: 1
+  cp_size: 1
+  dp_size: none        # all ranks data-parallel (FSDP2)
+# Megatron / NeMo
+tensor_model_parallel_size: 1
+pipeline_model_parallel_size: 1
+# NeMo-RL (policy)
+dtensor_cfg:
+  tensor_parallel_size: 1
+# accelerate config
+distributed_type: FSDP
+parallelism_config_tp_size: 1
+```
+
+```toml
+# torchtitan
+[parallelism]
+tensor_parallel_degree = 1
+data_parallel_shard_degree = -1   # FSDP over all ranks
+```
+
+DeepSpeed: drop the `"tensor_parallel"` block (or set `"autotp_size": 1`) and shard with ZeRO:
+
+```json
+{"zero_optimization": {"stage": 3}}
+```
+
+For transformers, drop the `tp_plan` argument of `from_pretrained(...)` and wrap the model with
+FSDP instead (e.g. `accelerate launch` with an FSDP config).
+
+Serving is not this gotcha: NVIDIA's two-Spark playbooks run `vllm serve ... --tensor-parallel-size 2`
+(over a Ray cluster) and `trtllm-serve ... --tp_size 2` (over MPI), and sparktui reports those as ok.
+Then rerun the check:
+
+```bash
+sparktui check G10 --path ./configs --path ./scripts
+```
+"""
+
+FIX_UNKNOWN = """\
+Point the scan at the folders that hold the job's launch scripts and configs (or at the files
+themselves):
+
+```bash
+sparktui check G10 --path ~/my-training-job --path ~/my-training-job/configs/train.yaml
+```
+
+or set them once in the config file:
+
+```toml
+[scan]
+paths = ["~/my-training-job"]
+```
+"""
+
+_NODES = {"multi": "multi-node", "single": "single node", "unknown": "nodes unknown"}
+_CONTEXT = {"training": "training", "serving": "serving", "unknown": "context unknown"}
+
+_SERVING_NOTE = ("serving with TP across two Sparks is what NVIDIA's vLLM and TensorRT-LLM playbooks do; "
+                 "it is not the training error")
+_SINGLE_NOTE = ("single node: TP does not cross the ConnectX-7 link, so not this gotcha "
+                "(but a Spark has one GPU: TP > 1 on one node needs a machine with more GPUs)")
+_GENERATION_NOTE = ("TP of a generation engine inside a training job: inference-style TP over two Sparks "
+                    "can work, but make sure the trained model itself uses DDP/FSDP")
+
+
+def classify(match: dict[str, Any], ctx: dict[str, Any]) -> tuple[Status, str]:
+    """Status of one finding given its file's context, and a short reason."""
+    context = ctx.get("context") or "unknown"
+    nodes = ctx.get("nodes") or "unknown"
+    unresolved = match.get("status") == "unresolved"
+    if context == "serving":
+        return Status.OK, _SERVING_NOTE
+    if nodes == "single":
+        return Status.OK, _SINGLE_NOTE
+    if context == "training" and match.get("scope") == "generation":
+        if nodes == "multi":
+            return Status.WARN, _GENERATION_NOTE
+        return Status.OK, _GENERATION_NOTE
+    if context == "training":
+        if unresolved:
+            return Status.WARN, "TP comes from a variable sparktui cannot resolve: a value > 1 fails across two Sparks"
+        if nodes == "multi":
+            return Status.FAIL, "TP > 1 in training across nodes: not viable over the ConnectX-7 link"
+        return Status.WARN, "training with TP > 1; node count not found: launched on two Sparks this fails"
+    # context unknown
+    if unresolved:
+        return Status.UNKNOWN, "TP from an unresolved variable in a file sparktui cannot class as training or serving"
+    return Status.WARN, ("cannot tell training from serving here: if this trains across two Sparks, it fails"
+                         if nodes == "multi" else
+                         "cannot tell training from serving or the node count: if this trains on two Sparks, it fails")
+
+
+def describe(match: dict[str, Any], ctx: dict[str, Any]) -> str:
+    """`path:line: key=value (training, multi-node)`."""
+    key = match.get("key_path") or match.get("key", "?")
+    value = match.get("value", "?")
+    if match.get("status") == "unresolved":
+        value = f"{value} (unresolved)"
+    elif match.get("via"):
+        value = f"{value} = {match.get('degree')} ({match['via']})"
+    context = _CONTEXT.get(ctx.get("context") or "unknown", "context unknown")
+    nodes = _NODES.get(ctx.get("nodes") or "unknown", "nodes unknown")
+    return f"{match.get('file', '?')}:{match.get('line', '?')}: {key}={value} ({context}, {nodes})"
 
 
 def judge(r: Readings, cfg: Config) -> Verdict:
-    return Verdict("G10", Status.UNKNOWN, "not implemented yet")
+    reading = r.get_reading(SOURCE)
+    data = reading.data
+    if data is None:
+        return unknown_from(GID, reading, "the tensor-parallel scan")
+    src = reading.source or SOURCE
+    ev: list[Evidence] = []
+    roots = data.get("paths") or []
+    ev.append(Evidence("scan paths", src, [f"{p.get('path')} ({p.get('status', '?')})" for p in roots]))
+    files_read = int(data.get("files_read") or 0)
+    ev.append(Evidence("files read (YAML/JSON/TOML/shell/.env/Dockerfile/Python)", src,
+                       {"files": files_read, "folders": data.get("dirs_walked", 0), "bytes": data.get("bytes_read", 0)}))
+    skipped = data.get("skipped") or {}
+    ev.append(Evidence("skipped (by reason)", src, skipped))
+    matches = [m for m in (data.get("matches") or []) if isinstance(m, dict)]
+    total = int(data.get("matches_total") or len(matches))
+    ev.append(Evidence("tensor-parallel settings > 1 or unresolved", src, total))
+    if data.get("at_one"):
+        ev.append(Evidence("tensor-parallel settings at 1 (fine)", src,
+                           {"count": data["at_one"], "sample": data.get("at_one_sample") or []}))
+
+    files = data.get("files") or {}
+    graded: list[tuple[Status, str, str]] = []
+    for m in matches:
+        ctx = files.get(m.get("file"), {})
+        status, why = classify(m, ctx)
+        graded.append((status, describe(m, ctx), why))
+    for shown in _flagged_files(matches, files, graded):
+        ctx = files.get(shown, {})
+        ev.append(Evidence(f"context of {shown}", src, _context_value(ctx)))
+
+    missing = [p for p in roots if p.get("status") not in ("scanned", "already scanned")]
+    truncated = data.get("truncated")
+    status = worst([g[0] for g in graded]) if graded else Status.OK
+    details = _details(graded, total - len(matches))
+
+    if not graded:
+        unread = sum(n for reason, n in skipped.items() if "permission" in reason or "unreadable" in reason)
+        if missing and len(missing) == len(roots):
+            what = "; ".join(f"{p.get('path')}: {p.get('status')}" for p in missing)
+            return Verdict(GID, Status.UNKNOWN, f"cannot tell: nothing to scan ({what})", tuple(ev), FIX_UNKNOWN)
+        if files_read == 0:
+            return Verdict(GID, Status.UNKNOWN,
+                           f"cannot tell: no launch config or script could be read under {_paths(roots)} "
+                           "(wrong directory? pass --path)", tuple(ev), FIX_UNKNOWN)
+        if missing:
+            what = "; ".join(f"{p.get('path')}: {p.get('status')}" for p in missing)
+            return Verdict(GID, Status.UNKNOWN,
+                           f"no TP > 1 in {files_read} files read, but not every path could be scanned ({what})",
+                           tuple(ev), FIX_UNKNOWN)
+        if truncated:
+            return Verdict(GID, Status.UNKNOWN,
+                           f"no TP > 1 in {files_read} files read, but the scan was cut short ({truncated})",
+                           tuple(ev), FIX_UNKNOWN)
+        tail = f"; {unread} unreadable (see evidence)" if unread else ""
+        return Verdict(GID, Status.OK, f"no tensor-parallel setting > 1 in {files_read} files under {_paths(roots)}{tail}",
+                       tuple(ev), "")
+
+    counts = {s: sum(1 for g in graded if g[0] is s) for s in Status}
+    first = {s: next((g[1] for g in graded if g[0] is s), None) for s in Status}
+    extra = f" (+{total - len(matches)} not listed)" if total > len(matches) else ""
+    if status is Status.FAIL:
+        summary = (f"TP > 1 in a multi-node training config: {first[Status.FAIL]}"
+                   + (f" and {counts[Status.FAIL] - 1} more" if counts[Status.FAIL] > 1 else "")
+                   + "; across two Sparks use DDP/FSDP with TP=1" + extra)
+        fix = FIX
+    elif status is Status.WARN:
+        summary = (f"TP > 1 that may be training across two Sparks: {first[Status.WARN]}"
+                   + (f" and {counts[Status.WARN] - 1} more" if counts[Status.WARN] > 1 else "") + extra)
+        fix = FIX
+    elif status is Status.UNKNOWN:
+        summary = (f"cannot tell: TP set from a variable in a file that is neither clearly training nor serving: "
+                   f"{first[Status.UNKNOWN]}" + extra)
+        fix = FIX
+    else:
+        serving = sum(1 for g in graded if g[2] == _SERVING_NOTE)
+        parts = []
+        if serving:
+            parts.append(f"{serving} in serving configs (TP=2 serving across two Sparks is what NVIDIA's playbooks do)")
+        if len(graded) - serving:
+            parts.append(f"{len(graded) - serving} single-node or inference-engine settings")
+        summary = "TP > 1 only where it is fine: " + "; ".join(parts) + extra
+        fix = ""
+    if status is not Status.FAIL and status is not Status.WARN and (missing or truncated):
+        status = worst([status, Status.UNKNOWN])
+        summary += "; not every path could be scanned" if missing else f"; scan cut short ({truncated})"
+        fix = fix or FIX_UNKNOWN
+    return Verdict(GID, status, summary, tuple(ev), fix, details)
+
+
+def _paths(roots: list[dict[str, Any]]) -> str:
+    return ", ".join(str(p.get("path")) for p in roots) or "(no paths)"
+
+
+def _details(graded: list[tuple[Status, str, str]], not_listed: int) -> tuple[str, ...]:
+    """One line per finding, worst first: `path:line: key=value (training, multi-node): status: why`."""
+    order = sorted(graded, key=lambda g: -g[0].severity)
+    lines = [f"{text}: {status.value}: {why}" for status, text, why in order[:MAX_DETAILS]]
+    hidden = len(order) - MAX_DETAILS + max(0, not_listed)
+    if hidden > 0:
+        lines.append(f"... and {hidden} more")
+    return tuple(lines)
+
+
+def _flagged_files(matches, files, graded, limit: int = 10) -> list[str]:
+    out: list[str] = []
+    for m, g in sorted(zip(matches, graded), key=lambda mg: -mg[1][0].severity):
+        f = m.get("file")
+        if f in files and f not in out:
+            out.append(f)
+            if len(out) >= limit:
+                break
+    return out
+
+
+def _context_value(ctx: dict[str, Any]) -> dict[str, Any]:
+    out = {
+        "context": ctx.get("context", "unknown"),
+        "training markers": ctx.get("training_markers") or [],
+        "serving markers": ctx.get("serving_markers") or [],
+        "nodes": ctx.get("nodes", "unknown"),
+        "node markers": ctx.get("node_markers") or [],
+    }
+    if ctx.get("node_unresolved"):
+        out["unresolved node counts"] = ctx["node_unresolved"]
+    if ctx.get("launched_by"):
+        out["launched by"] = ctx["launched_by"]
+    return out
 
 
 GOTCHA = Gotcha(
-    id="G10", slug="tensor-parallel", title="tensor-parallel", symptom="", cause="", check="", fix="", intrusive=False,
-    cadence_s=None, probes=(), judge=judge,
+    id=GID,
+    slug="tensor-parallel",
+    title=TITLE,
+    symptom=SYMPTOM,
+    cause=CAUSE,
+    check=CHECK,
+    fix=FIX,
+    intrusive=False,
+    cadence_s=300.0,
+    probes=(SOURCE,),
+    judge=judge,
+    references=(
+        "FACTS.md, 'Tensor-parallel keys (G10)': the key spellings; NVIDIA's playbooks serve with TP=2 across two Sparks",
+        "NVIDIA/dgx-spark-playbooks nvidia/vllm, 'Run on two Sparks': vllm serve --tensor-parallel-size 2 over a Ray cluster",
+        "NVIDIA/dgx-spark-playbooks nvidia/trt-llm: mpirun ... trtllm-serve --tp_size 2 on two Sparks",
+    ),
 )

@@ -1,8 +1,752 @@
-"""(stub, being written) probe 'tpscan'."""
+"""Probe 'tpscan' (G10): find tensor-parallel settings > 1 in launch configs under the scan paths.
+
+Reads YAML, JSON, TOML, shell scripts (by extension or a sh/bash/zsh shebang), .env files,
+Dockerfiles and Python launchers (not Python test modules), recursively, and returns plain data:
+every TP setting > 1 (or set from a variable it cannot resolve) with file, line, key and value,
+plus what each matching file looks like (training or serving; multi-node or single node) so the
+judge can tell NVIDIA's two-Spark TP *serving* from two-Spark TP *training*. It never judges.
+
+Speed (issue 2 asks for at most 1.5x ``grep -rlE``): one ``os.scandir`` walk, files opened
+relative to their folder's descriptor, one ``os.read`` for a small file, and one pre-filter regex
+over the lowercased bytes that starts with a literal (see PREFILTER); lines, values and context
+are worked out only for the few files that pass it. Threads did not help (the GIL, two cores).
+
+It says what it did not read: skipped folders and files are counted by reason with a bounded
+sample, so "no TP found" can be told from "wrong directory" or "could not read".
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import stat
+import time
+from dataclasses import dataclass, field
+from typing import Any
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Reading
 
+MAX_MATCHES = 500  # TP findings kept; the rest are only counted
+MAX_AT_ONE_SAMPLE = 10  # sample of TP settings found at 1 (proof the config was seen)
+MAX_SKIP_SAMPLE = 50
+MAX_MARKERS = 6  # context markers kept per file
+MAX_LINE_CHARS = 200
+MAX_LAUNCHERS = 20000  # launch scripts remembered for lending context to the configs they name
+LAUNCHER_BYTES = 16 * 1024 * 1024  # of those, bytes kept in memory (the rest are read again)
+SCAN_DEADLINE_S = 60.0  # a scan of a whole home folder stops here and says so
+_CHUNK = 65536
+_BINARY_WINDOW = 8192
+
+# File kinds by extension; extensionless files count as shell only with a sh-family shebang.
+_EXT_KIND = {
+    "yaml": "yaml", "yml": "yaml", "json": "json", "toml": "toml",
+    "sh": "shell", "bash": "shell", "zsh": "shell", "env": "env", "py": "python",
+}
+_NAME_KIND = {"Dockerfile": "dockerfile", "Containerfile": "dockerfile", ".env": "env"}
+_SHEBANG = re.compile(rb"#![^\n]*\b(?:sh|bash|zsh|dash|ksh)\b")
+
+# Folders never entered (their names); folders holding pyvenv.cfg are virtualenvs too.
+_SKIP_DIRS = {
+    ".git": "vcs folder", ".hg": "vcs folder", ".svn": "vcs folder",
+    "node_modules": "node_modules", "site-packages": "site-packages", "dist-packages": "site-packages",
+    "__pycache__": "__pycache__", ".venv": "virtualenv", "venv": "virtualenv", "env": "virtualenv",
+    ".tox": "virtualenv", ".mypy_cache": "tool cache", ".pytest_cache": "tool cache",
+}
+
+# Kernel and device trees under / hold no launch configs, and reading their files can block.
+_SYSTEM_DIRS = {"proc": "system folder", "sys": "system folder", "dev": "system folder"}
+
+
+def _is_test_module(name: str) -> bool:
+    """Python test modules carry TP settings as test data (strings in Python forms), not as the
+    settings of a job; they are skipped, and counted as such."""
+    return name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
+
+
+# --- the keys (FACTS.md "Tensor-parallel keys (G10)") -------------------------------------------
+# vLLM --tensor-parallel-size/-tp/tensor_parallel_size; SGLang --tp-size/--tp/tp_size; TRT-LLM
+# --tp_size; Megatron/NeMo tensor_model_parallel_size; NeMo-RL tensor_parallel_size; NeMo
+# AutoModel distributed.tp_size; torchtitan tensor_parallel_degree; DeepSpeed
+# tensor_parallel.autotp_size; accelerate parallelism_config_tp_size; transformers tp_size/tp_plan;
+# NIM NIM_TENSOR_PARALLEL_SIZE.
+# The pre-filter runs on the lowercased bytes of every file, so it must be cheap: it starts with
+# the literal "p" (every key has one: "parallel", "tp"), which lets the regex engine run its
+# tight single-character scan and try the alternatives only at each "p". A superset of KEY.
+PREFILTER = re.compile(rb"p(?:arallel[-_](?:size|degree)|(?<=tp)[-_](?:size|plan)|(?<=-tp)\b)")
+_NAMES = (
+    r"tensor[-_]model[-_]parallel[-_]size|tensor[-_]parallel[-_](?:size|degree)"
+    r"|parallelism_config_tp_size|autotp[-_]size|tp[-_](?:size|plan)"
+)
+KEY = re.compile(
+    r"(?P<key>(?<![\w.\-])--?tp(?![\w-])"  # vLLM -tp, SGLang --tp (flags only)
+    r"|(?<![\w.\-])(?:--?)?(?:[A-Za-z_][\w-]*\.)*(?:" + _NAMES + r")(?![\w-])"  # keys, flags, a.b.key overrides
+    r"|(?<![\w.])(?:[A-Z][A-Z0-9]*_)*TENSOR_PARALLEL_SIZE(?![\w-]))"  # NIM_TENSOR_PARALLEL_SIZE and kin
+)
+_VALUE = r"""(?P<val>\$\{[^}\n]*\}|\$\(\([^)\n]*\)\)|\$[A-Za-z_]\w*|\{\{[^}\n]*\}\}|-?\d+(?:\.\d+)?|[A-Za-z_][\w.\-]*)"""
+# After a key: `key: 2`, `key = 2`, `"key": 2`, `KEY=2`; after a flag also `--flag 2` and
+# `"--flag", "2"` (argument arrays). In Python only Python forms count (`key=2`, `"key": 2`,
+# `"--flag", "2"`), so prose and docstrings do not.
+_AFTER_KEY = re.compile(r"""["']?\s*[:=]\s*["']?""" + _VALUE)
+_AFTER_FLAG = re.compile(r"""["']?(?:\s*[:=,]\s*|\s+)["']?""" + _VALUE)
+_AFTER_KEY_PY = re.compile(r"""(?:\s*=\s*|["']\s*[:,]\s*)["']?""" + _VALUE)
+_KEY_AT_END = re.compile(r"""["']?\s*,?\s*(?:#.*)?$""")
+_LIST_ITEM = re.compile(r"""^\s*(?:-\s+)?["']?""" + _VALUE + r"""["']?\s*,?\s*(?:#.*)?$""")
+_TRAILING_COMMENT = re.compile(r"\s#")
+_NULLISH = {"null", "none", "false", "no", "off", "~", ""}
+
+# Shell-ish variable assignment (`TP=2`, `export TP=2`, Dockerfile `ENV TP=2`).
+_ASSIGN = re.compile(
+    r"""^\s*(?:export\s+|declare\s+(?:-\w+\s+)?|local\s+|readonly\s+|ENV\s+|ARG\s+)?([A-Za-z_]\w*)=["']?([^\s"';#]*)""",
+    re.M,
+)
+_VAR_REF = re.compile(r"^\$\{?([A-Za-z_]\w*)(?:(:?[-=])([^}]*))?\}?$")
+
+# --- context of a file: training or serving; multi-node or single node --------------------------
+# Strong markers decide; weak ones (words that also turn up in the names of served models, like
+# "my-sft-model") count only when no strong marker of either kind is present.
+_TRAINING_STRONG = re.compile(
+    r"\btorchrun\b|torch\.distributed\.(?:run|launch)\b|\baccelerate\s+launch\b|^\s*deepspeed\s"
+    r"|zero_optimization|\b(?:SFT|DPO|GRPO|PPO|Seq2Seq)?Trainer\(|^\s*trainer\s*:|\btrainer\.\w"
+    r"|\bmax_steps\b|\bnum_train_epochs\b|\blearning_rate\b|\blr\s*[:=]|\boptim(?:izer)?\s*[:=]"
+    r"|\bgradient_accumulation|\bmicro_batch_size\b|\bglobal_batch_size\b|\btrain_batch_size\b"
+    r"|\bdistributed_type\s*:|\bdtensor_cfg\b|llm\.finetune|^\s*\[training\]"
+    r"|\bnemo\s+llm\s+(?:finetune|pretrain)|\btrain\w*\.py\b",
+    re.I | re.M,
+)
+_TRAINING_WEAK = re.compile(r"\bfine[-_]?tun|\bpre[-_]?train|\bsft\b|\bgrpo\b|\bunsloth\b|\bmegatron\b|\bfsdp", re.I)
+_SERVING_STRONG = re.compile(
+    r"\bvllm\s+serve\b|vllm\.entrypoints|\btrtllm-serve\b|\btrtllm-llmapi-launch\b|sglang\.launch_server"
+    r"|\bsglang\s+serve\b|\bllama-server\b|\bNIM_[A-Z_]+|nvcr\.io/nim/|\btext-generation-launcher\b"
+    r"|\btritonserver\b|\bollama\s+serve\b|openai\.api_server|vllm/vllm-openai|lmsysorg/sglang"
+    r"|nvcr\.io/nvidia/vllm|tensorrt-llm/release"
+)
+_SERVING_WEAK = re.compile(
+    r"--served-model-name|--max-num-seqs|--max-model-len|\bkv_cache_config\b|from\s+vllm\s+import|\bvllm\.LLM\b|\bLLM\("
+)
+_TRAIN_NAME = re.compile(r"(?<![a-z])(?:train|fine[-_]?tun|sft|pretrain|grpo|dpo)", re.I)
+_SERVE_NAME = re.compile(r"serv|infer|deploy|(?<![a-z])nim(?![a-z])", re.I)
+
+# Node counts: `--nnodes 2`, `--nnodes=1:2`, `num_nodes: 2`, `trainer.num_nodes=2`, accelerate
+# `num_machines: 2`, SLURM `--nodes=2`/`-N 2`.
+_NODE_COUNT = re.compile(
+    r"(?P<k>(?<![\w-])--?nnodes|(?<![\w])(?:[\w-]+\.)*nnodes|(?<![\w-])--?num[-_]nodes|(?<![\w])(?:[\w-]+\.)*num_nodes"
+    r"|(?<![\w-])--?num[-_]machines|(?<![\w])num_machines|(?<![\w-])--nodes|#SBATCH\s+-N|\bsrun\s+-N)"
+    r"""["']?\s*[:=]?\s*["']?(?P<v>\$\{[^}\n]*\}|\$[A-Za-z_]\w*|\d+(?::\d+)?)""",
+    re.I,
+)
+_MULTI_HINTS = re.compile(
+    r"(?<![\w-])--?node[-_]rank\b|\bNODE_RANK\b|\bmachine_rank\s*:\s*[1-9]|\bmain_process_ip\s*:\s*\S"
+    r"|(?:--master[-_]addr|MASTER_ADDR)[=\s\"']+(?!localhost|127\.|\"?\$?\{?HOSTNAME)[\w$.{}-]+"
+    r"|--rdzv[-_]endpoint[=\s\"']+(?!localhost|127\.)[\w$.{}-]+|\bhostfile\b|\bray\s+start\b|ray://"
+    r"|\brun_cluster\.sh\b|\bHEAD_NODE_IP\b|--dist-init-addr|--headless\b|connect-two-sparks"
+    r"|\benp1s0f[01]np[01]\b|--pipeline[-_]parallel[-_]size[=\s\"']+[2-9]|pipeline_parallel_size\s*[:=]\s*[2-9]"
+    r"|(?<![\w-])(?:-H|--host)\s+[\w.-]+,[\w.-]+",
+    re.M,
+)
+_SINGLE_HINTS = re.compile(r"--standalone\b")
+# Config files a launch script passes along (`--config configs/tp.yaml`), to lend them its context.
+_REFERENCED = re.compile(r"""[\w./~${}-]*[\w-]\.(?:ya?ml|json|toml)\b""")
+_CFG_REF = re.compile(rb"\.(?:ya?ml|json|toml)\b").search  # a shell script naming a config file
+# YAML paths whose TP belongs to a generation engine inside a training job (NeMo-RL vllm_cfg ...).
+_GENERATION_SEGMENT = re.compile(r"generation|vllm|sglang|rollout|inference|sampler", re.I)
+
+
+@dataclass
+class _Scan:
+    limit: int
+    deadline_s: float
+    deadline: float
+    files_read: int = 0
+    files_considered: int = 0
+    other_files: int = 0
+    dirs_walked: int = 0
+    bytes_read: int = 0
+    prefilter_hits: int = 0
+    matches: list = field(default_factory=list)
+    matches_total: int = 0
+    at_one: int = 0
+    at_one_sample: list = field(default_factory=list)
+    files: dict = field(default_factory=dict)  # display path -> context, only for files with findings
+    launchers: list = field(default_factory=list)  # (path, bytes or None) of shell launch scripts
+    launcher_bytes: int = 0
+    skipped: dict = field(default_factory=dict)
+    skipped_sample: list = field(default_factory=list)
+    visited: set = field(default_factory=set)
+    truncated: str | None = None
+
+    def skip(self, path: str, reason: str) -> None:
+        self.skipped[reason] = self.skipped.get(reason, 0) + 1
+        if len(self.skipped_sample) < MAX_SKIP_SAMPLE:
+            self.skipped_sample.append({"path": path, "reason": reason})
+
 
 def read(cfg: Config) -> Reading:
-    return Reading("tpscan", None, error="not implemented yet")
+    started = time.time()
+    t0 = time.perf_counter()
+    paths = [str(p) for p in (cfg.scan.paths or ["."])]
+    data = scan(paths, cfg.scan.max_file_bytes)
+    source = "scan of " + ", ".join(paths)
+    return Reading("tpscan", data, source=source, started_at=started, took_s=time.perf_counter() - t0)
+
+
+def scan(paths: list[str], max_file_bytes: int, deadline_s: float = SCAN_DEADLINE_S) -> dict[str, Any]:
+    """Scan ``paths`` (folders recursively, or single files); returns plain JSON-able data."""
+    t0 = time.perf_counter()
+    st = _Scan(limit=max_file_bytes, deadline_s=deadline_s, deadline=time.monotonic() + deadline_s)
+    roots = [_scan_root(st, p) for p in paths]
+    _lend_launcher_context(st)
+    matches = sorted(st.matches, key=lambda m: (m["file"], m["line"]))
+    return {
+        "paths": roots,
+        "cwd": _safe_cwd(),
+        "files_read": st.files_read,
+        "files_considered": st.files_considered,
+        "other_files": st.other_files,
+        "dirs_walked": st.dirs_walked,
+        "bytes_read": st.bytes_read,
+        "prefilter_hits": st.prefilter_hits,
+        "matches": matches,
+        "matches_total": st.matches_total,
+        "matches_dropped": st.matches_total - len(matches),
+        "at_one": st.at_one,
+        "at_one_sample": st.at_one_sample,
+        "files": st.files,
+        "skipped": dict(sorted(st.skipped.items())),
+        "skipped_sample": st.skipped_sample,
+        "truncated": st.truncated,
+        "max_file_bytes": max_file_bytes,
+        "scan_s": round(time.perf_counter() - t0, 4),
+    }
+
+
+def _safe_cwd() -> str | None:
+    try:
+        return os.getcwd()
+    except OSError:
+        return None
+
+
+def _scan_root(st: _Scan, path: str) -> dict[str, Any]:
+    path_shown, path = path, os.path.expanduser(path)
+    entry: dict[str, Any] = {"path": path_shown, "abs": os.path.abspath(path)}
+    try:
+        s = os.stat(path)
+    except FileNotFoundError:
+        entry["status"] = "missing"
+        return entry
+    except PermissionError:
+        entry["status"] = "permission denied"
+        return entry
+    except OSError as e:
+        entry["status"] = f"unreadable: {e.strerror or e}"
+        return entry
+    before = st.files_read
+    if stat.S_ISDIR(s.st_mode):
+        entry["kind"] = "folder"
+        key = (s.st_dev, s.st_ino)
+        if key in st.visited:
+            entry["status"] = "already scanned"
+            return entry
+        st.visited.add(key)
+        ok = _walk(st, path)
+        entry["status"] = "scanned" if ok else "permission denied"
+    else:
+        entry["kind"] = "file"
+        kind = _kind_of(os.path.basename(path)) or "any"  # named explicitly: read whatever it is
+        folder, name = os.path.split(path)
+        _read_files(st, None, folder, [(name, kind)])
+        entry["status"] = "scanned"
+    entry["files_read"] = st.files_read - before
+    return entry
+
+
+def _kind_of(name: str) -> str | None:
+    """File kind from its name; '' means 'extensionless: check the shebang'; None: not a candidate."""
+    k = _NAME_KIND.get(name)
+    if k:
+        return k
+    dot = name.rfind(".")
+    if dot <= 0:
+        return "" if dot < 0 else None
+    return _EXT_KIND.get(name[dot + 1:])
+
+
+_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+_FD_WALK = os.scandir in os.supports_fd and os.open in os.supports_dir_fd
+
+
+def _walk(st: _Scan, root: str) -> bool:
+    """Iterative scandir walk. Directory symlinks are followed, but a folder (by device and inode)
+    is entered once, so a symlink loop ends at its first repeat. Files are opened relative to
+    their folder's descriptor (one path component to resolve, not the whole path). False if the
+    root itself could not be read."""
+    stack = [root]
+    root_ok = True
+    ext_kind, name_kind, skip_dirs, visited = _EXT_KIND, _NAME_KIND, _SKIP_DIRS, st.visited
+    while stack:
+        if time.monotonic() > st.deadline:
+            st.truncated = f"stopped after {st.deadline_s:g} s; {len(stack)} folders not scanned"
+            break
+        d = stack.pop()
+        dfd = None
+        try:
+            if _FD_WALK:
+                dfd = os.open(d, _DIR_FLAGS)
+                with os.scandir(dfd) as it:
+                    entries = list(it)
+            else:
+                with os.scandir(d) as it:
+                    entries = list(it)
+        except OSError as e:
+            if dfd is not None:
+                os.close(dfd)
+            st.skip(d, _reason(e))
+            root_ok = root_ok and d != root
+            continue
+        try:
+            if d != root and any(e.name == "pyvenv.cfg" for e in entries):
+                st.skip(d, "virtualenv")
+                continue
+            st.dirs_walked += 1
+            prefix = d if d.endswith(os.sep) else d + os.sep
+            files: list[tuple[str, str]] = []
+            for e in entries:
+                name = e.name
+                try:
+                    if e.is_file():
+                        kind = name_kind.get(name)
+                        if kind is None:
+                            dot = name.rfind(".")
+                            kind = "" if dot < 0 else ext_kind.get(name[dot + 1:]) if dot > 0 else None
+                            if kind is None:
+                                st.other_files += 1
+                                continue
+                            if kind == "python" and _is_test_module(name):
+                                st.skip(prefix + name, "python test module")
+                                continue
+                        files.append((name, kind))
+                    elif e.is_dir():
+                        reason = skip_dirs.get(name) or (prefix == "/" and _SYSTEM_DIRS.get(name))
+                        if reason:
+                            st.skip(prefix + name, reason)
+                            continue
+                        s = e.stat()
+                        key = (s.st_dev, s.st_ino)
+                        if key in visited:
+                            st.skip(prefix + name, "symlink to a folder already scanned (loop or duplicate)")
+                            continue
+                        visited.add(key)
+                        stack.append(prefix + name)
+                    elif e.is_symlink():
+                        st.skip(prefix + name, "broken symlink")
+                except OSError as err:
+                    st.skip(prefix + name, _reason(err))
+            if files:
+                _read_files(st, dfd, d, files)
+        finally:
+            if dfd is not None:
+                os.close(dfd)
+    return root_ok
+
+
+def _reason(err: OSError) -> str:
+    if isinstance(err, PermissionError):
+        return "permission denied"
+    if err.errno == errno.ELOOP:
+        return "symlink loop"
+    return f"unreadable ({err.strerror or err})"
+
+
+def _read_files(st: _Scan, dfd: int | None, folder: str, files: list[tuple[str, str]]) -> None:
+    """The hot loop: read each file of one folder and test it with the cheap checks; only files
+    passing them go on. Reasons for skipping are recorded, never raised."""
+    limit = st.limit
+    first = min(_CHUNK, limit + 1)
+    os_open, os_read, os_close, prefilter, shebang = os.open, os.read, os.close, PREFILTER.search, _SHEBANG.match
+    prefix = folder if not folder or folder.endswith(os.sep) else folder + os.sep
+    considered = read = nbytes = other = 0
+    for name, kind in files:
+        try:
+            fd = os_open(name, _FLAGS, dir_fd=dfd) if dfd is not None else os_open(prefix + name, _FLAGS)
+        except OSError as e:
+            st.skip(prefix + name, _reason(e))
+            continue
+        try:
+            data = os_read(fd, first)
+            if kind == "":  # extensionless: a shell script only with a sh-family shebang
+                if not shebang(data):
+                    other += 1
+                    continue
+                kind = "shell"
+            if len(data) == first:
+                data = _read_rest(fd, data, limit)
+                if data is None:
+                    st.skip(prefix + name, "too large")
+                    continue
+        except OSError as e:
+            st.skip(prefix + name, f"unreadable ({e.strerror or e})")
+            continue
+        finally:
+            os_close(fd)
+        considered += 1
+        if data.find(b"\0", 0, _BINARY_WINDOW) != -1:
+            st.skip(prefix + name, "binary")
+            continue
+        read += 1
+        nbytes += len(data)
+        low = data.lower()
+        if prefilter(low):
+            _take_hit(st, prefix + name, kind, data)
+            if kind == "shell":
+                _note_launcher(st, prefix + name, data)
+        elif kind == "shell" and _CFG_REF(low):
+            _note_launcher(st, prefix + name, data)
+    st.files_considered += considered
+    st.files_read += read
+    st.bytes_read += nbytes
+    st.other_files += other
+
+
+def _read_rest(fd: int, data: bytes, limit: int) -> bytes | None:
+    """Rest of a file whose first block came back full; None if it exceeds ``limit``."""
+    if len(data) > limit or os.fstat(fd).st_size > limit:
+        return None
+    parts = [data]
+    total = len(data)
+    while True:
+        more = os.read(fd, _CHUNK * 4)
+        if not more:
+            break
+        parts.append(more)
+        total += len(more)
+        if total > limit:
+            return None
+    return b"".join(parts)
+
+
+def _take_hit(st: _Scan, path: str, kind: str, data: bytes) -> None:
+    """A file that passed the pre-filter: its settings, line by line, and its context."""
+    st.prefilter_hits += 1
+    text = data.decode("utf-8", "replace")
+    found = _find_settings(text, kind)
+    if not found:
+        return
+    shown = os.path.normpath(path)
+    ctx = file_context(text, os.path.basename(path))
+    ctx["kind"] = kind
+    kept = False
+    for m in found:
+        if m["status"] == "one":
+            st.at_one += 1
+            if len(st.at_one_sample) < MAX_AT_ONE_SAMPLE:
+                st.at_one_sample.append(f"{shown}:{m['line']}: {m['key']}={m['value']}")
+            continue
+        st.matches_total += 1
+        if len(st.matches) < MAX_MATCHES:
+            m["file"] = shown
+            st.matches.append(m)
+            kept = True
+    if kept:
+        ctx["real"] = os.path.realpath(path)
+        st.files[shown] = ctx
+
+
+# --- finding the settings in one file's text ------------------------------------------------------
+
+
+def _find_settings(text: str, kind: str) -> list[dict[str, Any]]:
+    """Every TP setting in ``text``: value > 1, at 1 (status 'one', for evidence) or unresolved."""
+    lines = text.split("\n")  # not splitlines(): form feeds and U+2028 must not shift line numbers
+    assigns = _assignments(text) if kind in ("shell", "env", "dockerfile", "any") else None
+    parents = _Nesting(kind)
+    out: list[dict[str, Any]] = []
+    for i, line in enumerate(lines):
+        parents.feed(line)
+        if "tp" not in line and "TP" not in line and "arallel" not in line and "ARALLEL" not in line:
+            continue
+        stripped = line.strip()
+        if stripped.startswith("#") or stripped.startswith("//"):
+            continue  # commented out: not a setting
+        code = line
+        if kind != "json":
+            cm = _TRAILING_COMMENT.search(line)
+            if cm:
+                code = line[: cm.start()]
+        for km in KEY.finditer(code):
+            key = km.group("key")
+            after = _AFTER_KEY_PY if kind == "python" else _AFTER_FLAG if key.startswith("-") else _AFTER_KEY
+            vm = after.match(code, km.end())
+            raw = vm.group("val") if vm else None
+            if raw is None and _KEY_AT_END.match(code, km.end()) and kind in ("yaml", "json", "any"):
+                raw = _next_list_value(lines, i + 1)
+            if raw is None:
+                continue
+            m = _judge_value(key, raw, kind, assigns, i + 1)
+            if m is None:
+                continue
+            m.update(line=i + 1, key=key, text=stripped[:MAX_LINE_CHARS])
+            path = parents.path_for(key)
+            if path:
+                m["key_path"] = path
+                if _GENERATION_SEGMENT.search(path.rsplit(".", 1)[0]):
+                    m["scope"] = "generation"
+            out.append(m)
+    return out
+
+
+def _next_list_value(lines: list[str], j: int) -> str | None:
+    """`- --tensor-parallel-size` / `- "2"` (YAML lists) and `"--tp",` / `"2"` (JSON arrays)."""
+    while j < len(lines) and not lines[j].strip():
+        j += 1
+    if j < len(lines):
+        m = _LIST_ITEM.match(lines[j])
+        if m:
+            return m.group("val")
+    return None
+
+
+def _judge_value(key: str, raw: str, kind: str, assigns, lineno: int) -> dict[str, Any] | None:
+    """Classify one value: a number, 'auto'-style tp_plan, or a variable (resolved in-file if it can be)."""
+    value = raw.strip()
+    low = value.lower()
+    if low in _NULLISH:
+        return None
+    if value.startswith("$") or value.startswith("{{"):
+        resolved, via = _resolve(value, assigns, lineno + 1)
+        if resolved is None:
+            return {"status": "unresolved", "value": value, "degree": None}
+        num = _as_int(resolved)
+        if num is None:
+            return {"status": "unresolved", "value": value, "degree": None, "via": via}
+        return {"status": "set" if num > 1 else "one", "value": value, "degree": num, "via": via}
+    num = _as_int(value)
+    if num is not None:
+        return {"status": "set" if num > 1 else "one", "value": value, "degree": num}
+    if low == "auto" and "tp_plan" in key.replace("-", "_"):
+        return {"status": "set", "value": value, "degree": None}  # tp_plan="auto": TP over all ranks
+    return None  # an identifier in code (args.tp), a type annotation, prose: not a value we can read
+
+
+def _as_int(s: str) -> int | None:
+    try:
+        return int(float(s))
+    except ValueError:
+        return None
+
+
+def _assignments(text: str) -> list[tuple[int, str, str]]:
+    out = []
+    for m in _ASSIGN.finditer(text):
+        out.append((text.count("\n", 0, m.start()) + 1, m.group(1), m.group(2)))
+    return out
+
+
+def _resolve(value: str, assigns, before: int, depth: int = 0) -> tuple[str | None, str | None]:
+    """Resolve `$TP`, `${TP}`, `${TP:-2}` from assignments on lines before ``before`` in the same
+    script (`TP=${TP:-2}` resolves to its default, not to itself)."""
+    m = _VAR_REF.match(value)
+    if not m or assigns is None or depth > 3:
+        return None, None
+    name, op, default = m.group(1), m.group(2), m.group(3)
+    last = None
+    for line, n, v in assigns:
+        if n == name and line < before:
+            last = (line, v)
+    if last is not None:
+        inner = last[1]
+        if inner.startswith("$"):
+            r, via = _resolve(inner, assigns, last[0], depth + 1)
+            return r, f"{name}={inner} (line {last[0]})" + (f"; {via}" if via else "")
+        return inner, f"{name}={inner} (line {last[0]})"
+    if op and default:
+        return default, f"default of ${{{name}}}"
+    return None, None
+
+
+class _Nesting:
+    """Dotted parent path of a line: YAML by indentation, TOML by [table] headers."""
+
+    _YAML_KEY = re.compile(r"""^(\s*)(?:-\s+)?["']?([\w.\-]+)["']?\s*:\s*(?:[&!][^\s#]*\s*)?(#.*)?$""")
+    _TOML_TABLE = re.compile(r"^\s*\[\[?\s*([\w.\-\"' ]+?)\s*\]\]?\s*(?:#.*)?$")
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.stack: list[tuple[int, str]] = []
+        self.table = ""
+        self.indent = 0
+
+    def feed(self, line: str) -> None:
+        if self.kind == "toml":
+            m = self._TOML_TABLE.match(line)
+            if m:
+                self.table = m.group(1).replace('"', "").replace("'", "")
+            return
+        if self.kind != "yaml":
+            return
+        s = line.lstrip()
+        if not s or s.startswith("#"):
+            return
+        indent = len(line) - len(s)
+        if s.startswith("- "):
+            indent += 2
+        while self.stack and self.stack[-1][0] >= indent:
+            self.stack.pop()
+        self.indent = indent
+        m = self._YAML_KEY.match(line)
+        if m:
+            self.stack.append((indent, m.group(2)))
+
+    def path_for(self, key: str) -> str | None:
+        bare = key.lstrip("-")
+        if self.kind == "toml" and self.table:
+            return f"{self.table}.{bare}"
+        if self.kind == "yaml":
+            parents = [k for ind, k in self.stack if ind < self.indent]
+            if parents:
+                return ".".join(parents + [bare])
+        return None
+
+
+# --- what kind of job a file describes ------------------------------------------------------------
+
+
+def _markers(rx: re.Pattern, text: str) -> list[str]:
+    seen: list[str] = []
+    for m in rx.finditer(text):
+        s = " ".join(m.group(0).split())[:60]
+        if s not in seen:
+            seen.append(s)
+            if len(seen) >= MAX_MARKERS:
+                break
+    return seen
+
+
+def file_context(text: str, name: str) -> dict[str, Any]:
+    """Training or serving, multi-node or single node, from a file's content and name (with the
+    markers that decided it, so the verdict can show its evidence)."""
+    training = _markers(_TRAINING_STRONG, text)
+    serving = _markers(_SERVING_STRONG, text)
+    if training:
+        context = "training"
+    elif serving:
+        context = "serving"
+    else:
+        training = _markers(_TRAINING_WEAK, text)
+        serving = _markers(_SERVING_WEAK, text)
+        if _TRAIN_NAME.search(name):
+            training.append(f"file name '{name}'")
+        elif _SERVE_NAME.search(name):
+            serving.append(f"file name '{name}'")
+        context = "training" if training else "serving" if serving else "unknown"
+    ctx = {"context": context, "training_markers": training, "serving_markers": serving}
+    ctx.update(node_info(text))
+    return ctx
+
+
+def node_info(text: str) -> dict[str, Any]:
+    counts: list[int] = []
+    unresolved: list[str] = []
+    markers: list[str] = []
+    assigns = _assignments(text)
+    for m in _NODE_COUNT.finditer(text):
+        v = m.group("v")
+        if v.startswith("$"):
+            lineno = text.count("\n", 0, m.start()) + 1
+            r, _via = _resolve(v, assigns, lineno + 1)
+            if r is None or _as_int(r.split(":")[-1]) is None:
+                unresolved.append(" ".join(m.group(0).split())[:60])
+                continue
+            v = r
+        n = max(_as_int(x) or 0 for x in v.split(":"))
+        counts.append(n)
+        if len(markers) < MAX_MARKERS:
+            markers.append(" ".join(m.group(0).split())[:60])
+    hints = _markers(_MULTI_HINTS, text)
+    single = _markers(_SINGLE_HINTS, text)
+    if counts:
+        nodes = "multi" if max(counts) > 1 else "single"
+        count = max(counts)
+    elif hints:
+        nodes, count = "multi", None
+        markers = hints
+    elif single:
+        nodes, count = "single", 1
+        markers = single
+    else:
+        nodes, count = "unknown", None
+    if counts and max(counts) > 1:
+        markers += [h for h in hints if h not in markers][: MAX_MARKERS - len(markers)]
+    return {"nodes": nodes, "node_count": count, "node_markers": markers[:MAX_MARKERS],
+            "node_unresolved": unresolved[:MAX_MARKERS]}
+
+
+def _note_launcher(st: _Scan, path: str, data: bytes) -> None:
+    """Remember a launch script (its bytes while a memory budget lasts, else just its path); it is
+    only looked at after the walk, and only if a finding needs the context it may carry."""
+    if len(st.launchers) >= MAX_LAUNCHERS:
+        return
+    if st.launcher_bytes + len(data) <= LAUNCHER_BYTES:
+        st.launcher_bytes += len(data)
+        st.launchers.append((path, data))
+    else:
+        st.launchers.append((path, None))
+
+
+def _lend_launcher_context(st: _Scan) -> None:
+    """A config without its own node count/context takes it from a launch script that names it
+    (`torchrun --nnodes 2 train.py --config cfg/tp.yaml`): the name is resolved against the
+    script's folder and the current directory, never matched by bare file name alone."""
+    needy = {ctx["real"]: shown for shown, ctx in st.files.items()
+             if ctx["nodes"] == "unknown" or ctx["context"] == "unknown"}
+    if needy and st.launchers:
+        names = sorted({os.path.basename(r).encode("utf-8", "surrogateescape") for r in needy})
+        names_in = re.compile(b"|".join(re.escape(n) for n in names)).search
+        cwd = _safe_cwd() or ""
+        for lpath, data in st.launchers:
+            if data is None:
+                data = _reread(lpath, st.limit)
+            if not data or not names_in(data):
+                continue
+            text = data.decode("utf-8", "replace")
+            lshown = os.path.normpath(lpath)
+            lctx = None
+            for ref in dict.fromkeys(_REFERENCED.findall(text)):
+                if "$" in ref or "{" in ref:
+                    continue
+                ref = os.path.expanduser(ref)
+                for base in (os.path.dirname(lpath), cwd):
+                    shown = needy.get(os.path.realpath(os.path.join(base, ref)))
+                    if shown is None or shown == lshown:
+                        continue
+                    if lctx is None:
+                        lctx = file_context(text, os.path.basename(lpath))
+                    _lend(st.files[shown], lctx, lshown)
+                    break
+    for ctx in st.files.values():
+        ctx.pop("real", None)
+
+
+def _lend(ctx: dict[str, Any], lctx: dict[str, Any], lshown: str) -> None:
+    if ctx["nodes"] == "unknown" and lctx["nodes"] != "unknown":
+        ctx["nodes"] = lctx["nodes"]
+        ctx["node_count"] = lctx["node_count"]
+        ctx["node_markers"] = [f"{lshown}: {m}" for m in lctx["node_markers"]][:MAX_MARKERS]
+    if ctx["context"] == "unknown" and lctx["context"] != "unknown":
+        ctx["context"] = lctx["context"]
+        key = "training_markers" if lctx["context"] == "training" else "serving_markers"
+        ctx[key] = [f"{lshown}: {m}" for m in lctx[key]][:MAX_MARKERS]
+    launched = ctx.setdefault("launched_by", [])
+    if lshown not in launched and len(launched) < MAX_MARKERS:
+        launched.append(lshown)
+
+
+def _reread(path: str, limit: int) -> bytes | None:
+    try:
+        with open(path, "rb") as f:
+            data = f.read(limit + 1)
+    except OSError:
+        return None
+    return data if len(data) <= limit else None

@@ -1,0 +1,206 @@
+"""G10 scan speed against `grep -rlE` for the same keys on the same tree (issue 2: at most 1.5x).
+
+Generates a tree of 50,000 files (YAML, JSON, TOML, shell, Python, text; nested folders; a few
+carrying tensor-parallel settings) in a temporary folder, then times, alternating the order and
+after a warm-up of both (the page cache cannot be dropped without root):
+
+  - ``grep -rlE '<the same keys>' DIR``
+  - sparktui's scan of DIR (``sparktui.probes.tpscan.scan``, in process)
+
+and prints the medians and the ratio. Also prints the whole ``sparktui check G10 --path DIR`` as a
+command (interpreter start-up included) for information.
+
+    python benchmarks/g10_scan.py [--files 50000] [--rounds 5] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from sparktui.probes import tpscan
+
+# The keys of FACTS.md "Tensor-parallel keys (G10)", as one extended regex for grep.
+GREP_PATTERN = r"tensor[-_](model[-_])?parallel[-_](size|degree)|TENSOR_PARALLEL_SIZE|tp[-_](size|plan)|-tp\b"
+
+YAML = """# training recipe {i}
+model:
+  name: meta-llama/Llama-3.1-8B
+  dtype: bfloat16
+data:
+  path: /data/shard-{i}.jsonl
+  url: https://example.com/datasets/{i}
+  num_workers: 4
+optimizer:
+  name: adamw
+  lr: 2.0e-5
+  weight_decay: 0.01
+step_scheduler:
+  max_steps: {i}
+  output_dir: ./output/run-{i}
+"""
+JSON = """{{
+  "name": "run-{i}",
+  "train_micro_batch_size_per_gpu": 4,
+  "gradient_accumulation_steps": 8,
+  "zero_optimization": {{"stage": 2, "overlap_comm": true}},
+  "bf16": {{"enabled": true}},
+  "wall_clock_breakdown": false,
+  "output": "http://localhost:8000/v1/{i}"
+}}
+"""
+TOML = """[job]
+dump_folder = "./outputs/{i}"
+description = "llama3 8B training {i}"
+
+[training]
+batch_size = 8
+seq_len = 8192
+steps = {i}
+
+[parallelism]
+data_parallel_shard_degree = -1
+"""
+SH = """#!/usr/bin/env bash
+set -euo pipefail
+export HF_HOME=/cache/hf
+export OUT=./output/{i}
+python -m pip list > "$OUT/pip.txt"
+torchrun --standalone --nproc_per_node 1 train.py --config configs/run-{i}.yaml --output "$OUT"
+echo "done {i}"
+"""
+PY = '''"""Helper module {i}."""
+import json
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def output_dir(i={i}):
+    return os.path.join("output", str(i), "http-cache")
+'''
+TXT = """Notes for run {i}: the output was fine; see http://example.com/{i} for the dashboard.
+Throughput looked stable. Nothing to report on the interconnect.
+"""
+TEMPLATES = [("yaml", YAML), ("json", JSON), ("toml", TOML), ("sh", SH), ("py", PY), ("txt", TXT)]
+
+# {tp} is filled in when the file is written, so this script itself carries no TP setting for a
+# `sparktui check G10` of this repository to find.
+TP_FILES = [
+    ("yaml", "distributed:\n  dp_size: 1\n  tp_size: {tp}\noptimizer:\n  lr: 1.0e-5\n"),
+    ("sh", "#!/bin/bash\nvllm serve meta-llama/Llama-3.3-70B-Instruct --tensor-parallel-size {tp}\n"),
+    ("json", '{{"tensor_parallel": {{"autotp_size": {tp}}}, "zero_optimization": {{"stage": 1}}}}\n'),
+    ("toml", "[parallelism]\ntensor_parallel_degree = {tp}\n"),
+    ("yaml", "trainer:\n  num_nodes: 2\nmodel:\n  tensor_model_parallel_size: {tp}\n"),
+]
+
+
+def generate(root: Path, n_files: int, seed: int = 10) -> int:
+    """Write ``n_files`` files under ``root`` in nested folders; returns how many carry TP keys."""
+    rng = random.Random(seed)
+    per_dir = 40
+    written = tp = 0
+    d = 0
+    while written < n_files:
+        folder = root / f"proj{d // 100:03d}" / f"sub{(d // 10) % 10}" / f"leaf{d % 10}"
+        folder.mkdir(parents=True, exist_ok=True)
+        for _ in range(min(per_dir, n_files - written)):
+            if written % 2500 == 7:
+                ext, body = TP_FILES[tp % len(TP_FILES)]
+                body = body.format(tp=2)
+                tp += 1
+            else:
+                ext, tmpl = TEMPLATES[rng.randrange(len(TEMPLATES))]
+                body = tmpl.format(i=written) * rng.choice((1, 1, 2, 4))
+            (folder / f"f{written:05d}.{ext}").write_text(body)
+            written += 1
+        d += 1
+    return tp
+
+
+def time_grep(root: Path) -> tuple[float, int]:
+    t0 = time.perf_counter()
+    proc = subprocess.run(["grep", "-rlE", GREP_PATTERN, str(root)], capture_output=True, text=True)
+    took = time.perf_counter() - t0
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"grep failed: {proc.stderr}")
+    return took, len(proc.stdout.splitlines())
+
+
+def time_scan(root: Path) -> tuple[float, dict]:
+    t0 = time.perf_counter()
+    data = tpscan.scan([str(root)], 4 * 1024 * 1024)
+    return time.perf_counter() - t0, data
+
+
+def time_cli(root: Path) -> str:
+    exe = [sys.executable, "-m", "sparktui", "check", "G10", "--path", str(root), "--json"]
+    t0 = time.perf_counter()
+    proc = subprocess.run(exe, capture_output=True, text=True)
+    took = time.perf_counter() - t0
+    try:
+        status = json.loads(proc.stdout)["checks"][0]["status"]
+    except (ValueError, KeyError, IndexError, TypeError):
+        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        return f"did not run (exit {proc.returncode}: {tail})"
+    return f"{took * 1000:.0f} ms (G10 {status})"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--files", type=int, default=50_000)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--keep", metavar="DIR", help="generate into DIR (reused if already there) and leave it")
+    args = ap.parse_args()
+    if shutil.which("grep") is None:
+        print("grep not found", file=sys.stderr)
+        return 2
+    base = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="sparktui-g10-bench-"))
+    root = base / "tree"
+    try:
+        t0 = time.perf_counter()
+        if (root / ".complete").exists():
+            print(f"reusing {root}")
+        else:
+            n_tp = generate(root, args.files)
+            (root / ".complete").write_text(str(args.files))
+            print(f"generated {args.files} files ({n_tp} with TP settings) in {time.perf_counter() - t0:.1f} s under {root}")
+        time_grep(root)  # warm the page cache for both
+        _, data = time_scan(root)
+        grep_t, scan_t = [], []
+        for r in range(args.rounds):
+            order = (("grep", "scan") if r % 2 == 0 else ("scan", "grep"))
+            for which in order:
+                if which == "grep":
+                    t, grep_files = time_grep(root)
+                    grep_t.append(t)
+                else:
+                    t, data = time_scan(root)
+                    scan_t.append(t)
+        g, s = statistics.median(grep_t), statistics.median(scan_t)
+        best = min(scan_t) / min(grep_t)
+        print(f"grep -rlE      : median {g * 1000:7.1f} ms  (runs: {', '.join(f'{x * 1000:.0f}' for x in grep_t)}) -> {grep_files} files")
+        print(f"sparktui scan  : median {s * 1000:7.1f} ms  (runs: {', '.join(f'{x * 1000:.0f}' for x in scan_t)}) -> "
+              f"{len(data['files'])} files, {data['matches_total']} TP findings, {data['files_read']} files read")
+        ratio = s / g
+        verdict = "within" if ratio <= 1.5 else "OVER"
+        print(f"ratio scan/grep: {ratio:.2f}x of medians ({verdict} the 1.5x target); {best:.2f}x of best runs")
+        print(f"sparktui check G10 --path --json (whole command, interpreter start-up included): {time_cli(root)}")
+        return 0 if ratio <= 1.5 else 1
+    finally:
+        if not args.keep:
+            shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,363 @@
+"""The G10 scan ('tpscan' probe) on real files and folders in tmp_path.
+
+File contents below write every value as ``@2``; ``put`` drops the ``@``. The scan skips Python
+test modules anyway, but this keeps the settings out of this file even if it is read by other
+tools (a ``grep`` for TP keys, say).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from sparktui.core.config import Config, ScanConfig
+from sparktui.probes import tpscan
+
+MB = 1024 * 1024
+
+
+def put(root: Path, rel: str, text: str | bytes, mode: int | None = None) -> Path:
+    p = root / rel
+    p.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(text, bytes):
+        p.write_bytes(text.replace(b"@", b""))
+    else:
+        p.write_text(text.replace("@", ""))
+    if mode is not None:
+        p.chmod(mode)
+    return p
+
+
+def scan(*paths, max_bytes: int = 4 * MB, **kw) -> dict:
+    data = tpscan.scan([str(p) for p in paths], max_bytes, **kw)
+    json.loads(json.dumps(data))  # plain JSON, as snapshots need
+    return data
+
+
+def found(data: dict) -> set[tuple[str, str, str]]:
+    """(file name, key, value) of every reported finding."""
+    return {(Path(m["file"]).name, m["key"], m["value"]) for m in data["matches"]}
+
+
+# --- every key spelling, every form -----------------------------------------------------------
+
+SPELLINGS = [
+    # (file, content, key as reported, value)
+    ("vllm.sh", "vllm serve m --tensor-parallel-size @2\n", "--tensor-parallel-size", "2"),
+    ("vllm_eq.sh", "vllm serve m --tensor-parallel-size=@4\n", "--tensor-parallel-size", "4"),
+    ("vllm_short.sh", "vllm serve m -tp @2 --port 8000\n", "-tp", "2"),
+    ("vllm.yaml", "model: m\ntensor_parallel_size: @2\n", "tensor_parallel_size", "2"),
+    ("sglang.sh", "python -m sglang.launch_server --model m --tp-size @2\n", "--tp-size", "2"),
+    ("sglang_tp.sh", "python -m sglang.launch_server --model m --tp @2\n", "--tp", "2"),
+    ("sglang.yaml", "tp_size: @2\n", "tp_size", "2"),
+    ("trtllm.sh", "trtllm-serve m --tp_size @2 --backend pytorch\n", "--tp_size", "2"),
+    ("megatron.yaml", "model:\n  tensor_model_parallel_size: @2\n", "tensor_model_parallel_size", "2"),
+    ("megatron.sh", "torchrun pretrain_gpt.py --tensor-model-parallel-size @2\n", "--tensor-model-parallel-size", "2"),
+    ("nemo.sh", "python finetune.py trainer.strategy.tensor_model_parallel_size=@2\n",
+     "trainer.strategy.tensor_model_parallel_size", "2"),
+    ("nemo_rl.yaml", "policy:\n  dtensor_cfg:\n    tensor_parallel_size: @2\n", "tensor_parallel_size", "2"),
+    ("automodel.yaml", "distributed:\n  dp_size: none\n  tp_size: @2\n", "tp_size", "2"),
+    ("titan.toml", "[parallelism]\ntensor_parallel_degree = @2\n", "tensor_parallel_degree", "2"),
+    ("titan.sh", "torchrun -m torchtitan.train --parallelism.tensor_parallel_degree @2\n",
+     "--parallelism.tensor_parallel_degree", "2"),
+    ("ds.json", '{"train_batch_size": 8, "tensor_parallel": {"autotp_size": @2}}\n', "autotp_size", "2"),
+    ("accelerate.yaml", "distributed_type: FSDP\nparallelism_config_tp_size: @2\n", "parallelism_config_tp_size", "2"),
+    ("hf.yaml", "tp_plan: @auto\n", "tp_plan", "auto"),
+    ("hf.py", 'model = AutoModelForCausalLM.from_pretrained("m", tp_plan=@"auto")\n', "tp_plan", "auto"),
+    ("llm.py", 'llm = LLM(model="m", tensor_parallel_size=@2)\n', "tensor_parallel_size", "2"),
+    ("nim.sh", "export NIM_TENSOR_PARALLEL_SIZE=@2\ndocker run nvcr.io/nim/meta/llama\n", "NIM_TENSOR_PARALLEL_SIZE", "2"),
+    ("nim.env", "NIM_TENSOR_PARALLEL_SIZE=@2\n", "NIM_TENSOR_PARALLEL_SIZE", "2"),
+    ("quoted.json", '{"tensor_parallel_size": "@2"}\n', "tensor_parallel_size", "2"),
+    ("args.json", '{"args": ["serve", "--tensor-parallel-size", "@2"]}\n', "--tensor-parallel-size", "2"),
+    ("Dockerfile", "FROM nvcr.io/nim/x\nENV NIM_TENSOR_PARALLEL_SIZE=@2\n", "NIM_TENSOR_PARALLEL_SIZE", "2"),
+    ("run", "#!/usr/bin/env bash\nvllm serve m --tensor-parallel-size @2\n", "--tensor-parallel-size", "2"),
+]
+
+
+@pytest.mark.parametrize("name,content,key,value", SPELLINGS, ids=[s[0] for s in SPELLINGS])
+def test_every_key_spelling_and_form_is_found(tmp_path, name, content, key, value):
+    put(tmp_path, f"job/{name}", content)
+    data = scan(tmp_path)
+    assert found(data) == {(name, key, value)}
+    m = data["matches"][0]
+    assert m["line"] == content.count("\n", 0, content.index(key.lstrip("-").split(".")[-1])) + 1
+    assert m["status"] == "set"
+    assert key.split(".")[-1] in m["text"]
+
+
+def test_yaml_and_toml_report_the_nested_key_path(tmp_path):
+    put(tmp_path, "automodel.yaml", "step_scheduler:\n  max_steps: 10\ndistributed:\n  dp_size: none\n  tp_size: @2  # two-way\n")
+    put(tmp_path, "titan.toml", "[job]\nname = 'x'\n\n[parallelism]\ntensor_parallel_degree = @2\n")
+    put(tmp_path, "grpo.yaml", "policy:\n  generation:\n    vllm_cfg:\n      tensor_parallel_size: @2\n")
+    by_file = {Path(m["file"]).name: m for m in scan(tmp_path)["matches"]}
+    assert by_file["automodel.yaml"]["key_path"] == "distributed.tp_size"
+    assert by_file["automodel.yaml"]["line"] == 5
+    assert by_file["titan.toml"]["key_path"] == "parallelism.tensor_parallel_degree"
+    assert by_file["grpo.yaml"]["key_path"] == "policy.generation.vllm_cfg.tensor_parallel_size"
+    assert by_file["grpo.yaml"]["scope"] == "generation"
+
+
+def test_yaml_list_value_on_the_next_line(tmp_path):
+    put(tmp_path, "compose.yaml", "services:\n  llm:\n    command:\n      - --tensor-parallel-size\n      - \"@2\"\n")
+    assert found(scan(tmp_path)) == {("compose.yaml", "--tensor-parallel-size", "2")}
+
+
+def test_tp_of_one_comments_nulls_and_lookalikes_are_not_findings(tmp_path):
+    put(tmp_path, "a.yaml", "tensor_parallel_size: @1\n# tensor_parallel_size: @2\ntp_size: null\n"
+                            "pipeline_parallel_size: @2\nbase_model_tp_plan: @auto\n")
+    put(tmp_path, "b.sh", "vllm serve m --pipeline-parallel-size @2  # --tensor-parallel-size @2\nls -tp /tmp\n")
+    put(tmp_path, "c.py", '"""Set tp_size: @2 in the YAML, or pass --tp @2."""\nx = args.tensor_parallel_size\n')
+    data = scan(tmp_path)
+    assert data["matches"] == []
+    assert data["at_one"] == 1
+    assert data["at_one_sample"] == [f"{tmp_path / 'a.yaml'}:1: tensor_parallel_size=1"]
+
+
+# --- variables ----------------------------------------------------------------------------------
+
+
+def test_variables_resolve_from_the_same_script_or_are_reported_unresolved(tmp_path):
+    put(tmp_path, "serve.sh", "#!/bin/bash\nTP=@4\nvllm serve m --tensor-parallel-size $TP\n")
+    put(tmp_path, "default.sh", "TP=${TP:-@2}\nvllm serve m -tp \"${TP}\"\n")
+    put(tmp_path, "env.sh", "vllm serve m --tensor-parallel-size ${TP_SIZE}\n")
+    put(tmp_path, "hydra.yaml", "model:\n  tensor_model_parallel_size: ${oc.env:TP}\n")
+    by_file = {Path(m["file"]).name: m for m in scan(tmp_path)["matches"]}
+    assert by_file["serve.sh"]["degree"] == 4 and by_file["serve.sh"]["status"] == "set"
+    assert "TP=4 (line 2)" in by_file["serve.sh"]["via"]
+    assert by_file["default.sh"]["degree"] == 2
+    assert by_file["env.sh"]["status"] == "unresolved" and by_file["env.sh"]["value"] == "${TP_SIZE}"
+    assert by_file["hydra.yaml"]["status"] == "unresolved" and by_file["hydra.yaml"]["degree"] is None
+
+
+# --- context: training vs serving, multi-node vs single node ---------------------------------------
+
+
+def contexts(data: dict) -> dict[str, tuple[str, str]]:
+    return {Path(f).name: (c["context"], c["nodes"]) for f, c in data["files"].items()}
+
+
+def test_training_serving_and_node_count_are_told_apart(tmp_path):
+    put(tmp_path, "train_multi.sh", "torchrun --nnodes=2 --nproc-per-node=1 --node-rank=0 --master-addr=192.168.100.10 "
+                                    "train.py --tensor-model-parallel-size @2\n")
+    put(tmp_path, "train_single.sh", "torchrun --standalone --nproc-per-node=1 train.py --tensor-model-parallel-size @2\n")
+    put(tmp_path, "train_one_node.yaml", "trainer:\n  num_nodes: 1\n  max_steps: 100\nmodel:\n  tensor_model_parallel_size: @2\n")
+    put(tmp_path, "nemo.yaml", "trainer:\n  num_nodes: @2\noptim:\n  lr: 1e-4\nmodel:\n  tensor_model_parallel_size: @2\n")
+    put(tmp_path, "accel.yaml", "distributed_type: FSDP\nnum_machines: @2\nmachine_rank: 0\nparallelism_config_tp_size: @2\n")
+    put(tmp_path, "ds.json", '{"zero_optimization": {"stage": 1}, "tensor_parallel": {"autotp_size": @2}}\n')
+    put(tmp_path, "vllm_ray.sh", "ray start --address=10.0.0.1:6379\nvllm serve m --tensor-parallel-size @2\n")
+    put(tmp_path, "trt.sh", "mpirun --hostfile /etc/openmpi-hostfile trtllm-llmapi-launch trtllm-serve m --tp_size @2\n")
+    put(tmp_path, "sglang.sh", "python -m sglang.launch_server --tp @2 --nnodes @2 --dist-init-addr 10.0.0.1:5000\n")
+    put(tmp_path, "mystery.yaml", "tp_size: @2\n")
+    put(tmp_path, "elastic.sh", "torchrun --nnodes=1:@2 --rdzv-endpoint=spark1:29400 train.py --tp @2\n")
+    assert contexts(scan(tmp_path)) == {
+        "train_multi.sh": ("training", "multi"),
+        "train_single.sh": ("training", "single"),
+        "train_one_node.yaml": ("training", "single"),
+        "nemo.yaml": ("training", "multi"),
+        "accel.yaml": ("training", "multi"),
+        "ds.json": ("training", "unknown"),
+        "vllm_ray.sh": ("serving", "multi"),
+        "trt.sh": ("serving", "multi"),
+        "sglang.sh": ("serving", "multi"),
+        "mystery.yaml": ("unknown", "unknown"),
+        "elastic.sh": ("training", "multi"),
+    }
+
+
+def test_served_fine_tuned_model_is_still_serving(tmp_path):
+    # "sft"/"finetuned" in a model name is a weak hint; `vllm serve` decides.
+    put(tmp_path, "serve.sh", "vllm serve org/llama-sft-finetuned --tensor-parallel-size @2 --served-model-name sft\n")
+    assert contexts(scan(tmp_path)) == {"serve.sh": ("serving", "unknown")}
+
+
+def test_a_launch_script_lends_its_node_count_to_the_config_it_names(tmp_path):
+    put(tmp_path, "configs/tp.yaml", "distributed:\n  tp_size: @2\n")
+    put(tmp_path, "configs/other.yaml", "distributed:\n  tp_size: @2\n")
+    put(tmp_path, "scripts/launch.sh", "#!/bin/bash\ntorchrun --nnodes=2 --node-rank=$RANK train.py --config ../configs/tp.yaml\n")
+    data = scan(tmp_path)
+    ctx = {Path(f).name: c for f, c in data["files"].items()}
+    assert (ctx["tp.yaml"]["context"], ctx["tp.yaml"]["nodes"]) == ("training", "multi")
+    assert ctx["tp.yaml"]["launched_by"] == [str(tmp_path / "scripts/launch.sh")]
+    assert any("--nnodes=2" in m for m in ctx["tp.yaml"]["node_markers"])
+    # named by path, not by bare file name: the other config stays unknown
+    assert (ctx["other.yaml"]["context"], ctx["other.yaml"]["nodes"]) == ("unknown", "unknown")
+
+
+# --- what is skipped, and why -------------------------------------------------------------------
+
+
+def test_vcs_virtualenvs_node_modules_site_packages_and_caches_are_skipped(tmp_path):
+    tp = "tensor_parallel_size: @2\n"
+    put(tmp_path, "real.yaml", tp)
+    put(tmp_path, ".git/config.yaml", tp)
+    put(tmp_path, ".venv/cfg.yaml", tp)
+    put(tmp_path, "venv/cfg.yaml", tp)
+    put(tmp_path, "env/cfg.yaml", tp)
+    put(tmp_path, "myenv/pyvenv.cfg", "home = /usr/bin\n")
+    put(tmp_path, "myenv/lib/cfg.yaml", tp)
+    put(tmp_path, "web/node_modules/pkg/cfg.yaml", tp)
+    put(tmp_path, "opt/lib/python3.12/site-packages/vllm/cfg.yaml", tp)
+    put(tmp_path, "src/__pycache__/cfg.yaml", tp)
+    put(tmp_path, "notes.txt", tp)  # not a launch-config type: not read
+    data = scan(tmp_path)
+    assert found(data) == {("real.yaml", "tensor_parallel_size", "2")}
+    assert data["skipped"] == {"__pycache__": 1, "node_modules": 1, "site-packages": 1, "vcs folder": 1, "virtualenv": 4}
+    assert {Path(s["path"]).name for s in data["skipped_sample"]} >= {".git", "myenv", "node_modules", "site-packages"}
+    assert data["files_read"] == 1 and data["other_files"] == 1
+
+
+def test_python_test_modules_are_skipped_but_launchers_are_read(tmp_path):
+    put(tmp_path, "tools/launch.py", 'llm = LLM(model="m", tensor_parallel_size=@2)\n')
+    for name in ("tests/test_cfg.py", "tests/cfg_test.py", "tests/conftest.py"):
+        put(tmp_path, name, 'CASES = [("--tensor-parallel-size", "@2")]\nkw = dict(tp_size=@2)\n')
+    data = scan(tmp_path)
+    assert found(data) == {("launch.py", "tensor_parallel_size", "2")}
+    assert data["skipped"] == {"python test module": 3}
+
+
+def test_kernel_and_device_trees_under_root_are_not_entered():
+    data = scan("/", deadline_s=0.3)  # the listing of / is all this needs; stop soon after
+    system = {s["path"] for s in data["skipped_sample"] if s["reason"] == "system folder"}
+    assert system == {p for p in ("/proc", "/sys", "/dev") if os.path.isdir(p)}
+
+
+def test_binary_and_huge_files_are_skipped_with_a_reason(tmp_path):
+    put(tmp_path, "model.json", b'{"tensor_parallel_size": @2}\x00\x01\x02' + b"x" * 100)
+    put(tmp_path, "big.yaml", "tensor_parallel_size: @2\n" + "# padding\n" * 20_000)
+    put(tmp_path, "small.yaml", "tensor_parallel_size: @2\n")
+    data = scan(tmp_path, max_bytes=64 * 1024)
+    assert found(data) == {("small.yaml", "tensor_parallel_size", "2")}
+    assert data["skipped"] == {"binary": 1, "too large": 1}
+    reasons = {Path(s["path"]).name: s["reason"] for s in data["skipped_sample"]}
+    assert reasons == {"model.json": "binary", "big.yaml": "too large"}
+
+
+def test_files_just_over_the_first_read_block_are_read_whole(tmp_path):
+    body = "# pad\n" * 12_000 + "tensor_parallel_size: @2\n"  # ~72 KB: past the first 64 KB block
+    put(tmp_path, "long.yaml", body)
+    data = scan(tmp_path)
+    assert [m["line"] for m in data["matches"]] == [12_001]
+
+
+def test_malformed_yaml_json_and_bad_utf8_survive(tmp_path):
+    put(tmp_path, "broken.yaml", "model: [unclosed\n  tensor_parallel_size: @2\n\t- : :\n")
+    put(tmp_path, "broken.json", '{"tensor_parallel_size": @2,, "x": }\n')
+    put(tmp_path, "latin1.sh", b"# caf\xe9 \xff\xfe\nvllm serve m --tensor-parallel-size @2\n")
+    put(tmp_path, "empty.toml", "")
+    put(tmp_path, "crlf.yaml", "# page\x0c break\r\nmodel:\r\n  tensor_parallel_size: @2\r\n")
+    data = scan(tmp_path)
+    assert {n for n, _, _ in found(data)} == {"broken.yaml", "broken.json", "latin1.sh", "crlf.yaml"}
+    assert [(m["line"], m.get("key_path")) for m in data["matches"] if m["file"].endswith("crlf.yaml")] == [
+        (3, "model.tensor_parallel_size")]
+    assert data["skipped"] == {}
+
+
+def _scan_as_nobody(root: Path) -> dict:
+    """Run the scan in a forked child that dropped root (uid 65534), so permissions apply."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child
+        code = 0
+        try:
+            os.close(r)
+            os.setgroups([])
+            os.setgid(65534)
+            os.setuid(65534)
+            out = json.dumps(tpscan.scan([str(root)], 4 * MB)).encode()
+            while out:
+                out = out[os.write(w, out):]
+        except BaseException:
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(w)
+    chunks = []
+    while True:
+        b = os.read(r, 65536)
+        if not b:
+            break
+        chunks.append(b)
+    os.close(r)
+    _, status = os.waitpid(pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        pytest.skip("cannot drop root privileges here to test permission errors")
+    return json.loads(b"".join(chunks))
+
+
+def test_unreadable_folders_and_files_are_recorded_not_fatal():
+    base = Path(tempfile.mkdtemp(prefix="sparktui-g10-perm-"))
+    try:
+        base.chmod(0o755)
+        put(base, "ok/serve.sh", "vllm serve m --tensor-parallel-size @2\n", mode=0o644)
+        (base / "ok").chmod(0o755)
+        put(base, "locked/secret.yaml", "tensor_parallel_size: @2\n", mode=0o644)
+        put(base, "closed.yaml", "tensor_parallel_size: @2\n", mode=0o000)
+        (base / "locked").chmod(0o000)
+        data = _scan_as_nobody(base) if os.geteuid() == 0 else scan(base)
+        assert found(data) == {("serve.sh", "--tensor-parallel-size", "2")}
+        assert data["skipped"] == {"permission denied": 2}
+        assert {Path(s["path"]).name for s in data["skipped_sample"]} == {"locked", "closed.yaml"}
+        assert data["paths"][0]["status"] == "scanned"
+    finally:
+        (base / "locked").chmod(0o755)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def test_symlink_loops_end_and_are_recorded(tmp_path):
+    put(tmp_path, "job/a/train.yaml", "tensor_parallel_size: @2\n")
+    (tmp_path / "job/a/loop").symlink_to(tmp_path / "job")  # a/loop -> job -> a -> loop ...
+    (tmp_path / "job/self").symlink_to("self")  # a symlink to itself
+    (tmp_path / "job/dangling.yaml").symlink_to(tmp_path / "nowhere.yaml")
+    put(tmp_path, "outside/serve.sh", "vllm serve m --tp @2\n")
+    (tmp_path / "job/linked").symlink_to(tmp_path / "outside")  # followed once
+    data = scan(tmp_path / "job")
+    assert sorted(n for n, _, _ in found(data)) == ["serve.sh", "train.yaml"]
+    assert data["skipped"] == {"broken symlink": 1, "symlink loop": 1,
+                               "symlink to a folder already scanned (loop or duplicate)": 1}
+
+
+def test_overlapping_paths_are_scanned_once(tmp_path):
+    put(tmp_path, "job/cfg/a.yaml", "tp_size: @2\n")
+    data = scan(tmp_path / "job", tmp_path / "job")
+    assert len(data["matches"]) == 1
+    assert [p["status"] for p in data["paths"]] == ["scanned", "already scanned"]
+
+
+def test_missing_paths_and_explicit_files(tmp_path):
+    put(tmp_path, "launch.cmd", "vllm serve m --tensor-parallel-size @2\n")  # unknown type, named explicitly
+    data = scan(tmp_path / "nope", tmp_path / "launch.cmd")
+    assert [p["status"] for p in data["paths"]] == ["missing", "scanned"]
+    assert found(data) == {("launch.cmd", "--tensor-parallel-size", "2")}
+
+
+def test_results_are_bounded(tmp_path):
+    put(tmp_path, "many.sh", "vllm serve m --tensor-parallel-size @2\n" * (tpscan.MAX_MATCHES + 40))
+    data = scan(tmp_path)
+    assert len(data["matches"]) == tpscan.MAX_MATCHES
+    assert data["matches_total"] == tpscan.MAX_MATCHES + 40
+    assert data["matches_dropped"] == 40
+
+
+def test_deadline_marks_the_scan_truncated(tmp_path):
+    put(tmp_path, "a/b.yaml", "tp_size: @2\n")
+    data = scan(tmp_path, deadline_s=-1)
+    assert data["truncated"] and data["files_read"] == 0
+
+
+def test_read_scans_the_configured_paths_relative_to_cwd(tmp_path, monkeypatch):
+    put(tmp_path, "proj/configs/a.yaml", "trainer:\n  num_nodes: @2\nmodel:\n  tensor_model_parallel_size: @2\n")
+    monkeypatch.chdir(tmp_path / "proj")
+    reading = tpscan.read(Config())
+    assert reading.error is None and reading.probe == "tpscan"
+    assert reading.data["paths"][0]["path"] == "."
+    assert [m["file"] for m in reading.data["matches"]] == ["configs/a.yaml"]
+    reading = tpscan.read(Config(scan=ScanConfig(paths=["configs", "missing"])))
+    assert [p["status"] for p in reading.data["paths"]] == ["scanned", "missing"]
+    monkeypatch.setenv("HOME", str(tmp_path))
+    reading = tpscan.read(Config(scan=ScanConfig(paths=["~/proj"])))
+    assert reading.data["paths"][0]["path"] == "~/proj" and len(reading.data["matches"]) == 1
