@@ -43,6 +43,9 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--playbook", metavar="SLUG", action="append", help="G8: playbook slug being followed (repeatable)")
     p.add_argument("--command", dest="commands", metavar="CMD", action="append", help="G8: a command from your launch script (repeatable)")
     p.add_argument("--api-url", metavar="URL", help="G8: GitHub REST API base URL")
+    p.add_argument("--peer", metavar="HOST", action="append", help="another machine to compare with, over ssh (repeatable; used by the dashboard, peers, preflight, report)")
+    p.add_argument("--peer-command", metavar="CMD", help="how to run sparktui on the peers (default 'sparktui'), e.g. '~/.venv/bin/sparktui'")
+    p.add_argument("--ssh-config", metavar="FILE", help="ssh client config for the peers (passed to ssh as -F FILE)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -81,6 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
     from sparktui.cli import record as _record
 
     _record.add_parser(sub, _common)
+    from sparktui.cli import fleet as _fleet
+
+    _fleet.add_parsers(sub, _common)
     return p
 
 
@@ -93,6 +99,8 @@ def config_from_args(args: argparse.Namespace) -> Config:
         pins={"file": args.pins},
         playbooks={"slugs": args.playbook, "commands": args.commands, "api_url": args.api_url},
         telemetry={"check_window_s": args.watch * 60 if getattr(args, "watch", None) else None},
+        fleet={"peers": getattr(args, "peer", None), "peer_command": getattr(args, "peer_command", None),
+               "ssh_config": getattr(args, "ssh_config", None)},
     )
 
 
@@ -219,11 +227,18 @@ def _cmd_record(args: argparse.Namespace) -> int:
     return cmd_record(args)
 
 
+def _cmd_fleet(args: argparse.Namespace) -> int:
+    from sparktui.cli import fleet
+
+    return fleet.run(args)
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         handler = {"check": cmd_check, "snapshot": cmd_snapshot, "explain": cmd_explain, "list": cmd_list,
-                   "bandwidth": cmd_bandwidth, "record": _cmd_record}.get(args.cmd)
+                   "bandwidth": cmd_bandwidth, "record": _cmd_record,
+                   **dict.fromkeys(("peers", "export", "report", "preflight"), _cmd_fleet)}.get(args.cmd)
         if handler is None:
             handler = cmd_dashboard
         return handler(args)

@@ -1,0 +1,276 @@
+"""`sparktui peers`, `export`, `report` and `preflight`: the commands that look beyond one box.
+
+Exit codes follow docs/cli.md. ``peers`` exits on the comparison (2 when something that must
+match differs, 3 when it could not be compared, 1 when only advisory rows differ). ``preflight``
+exits 2 on any failed check (or a required mismatch with a peer) and 0 otherwise; with
+``--strict`` a warning exits 1 and an unknown 3, so only an all-clear starts the job.
+``report`` exits 0 once the report is written. ``export`` runs until stopped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+COMMANDS = ("peers", "export", "report", "preflight")
+
+
+def add_parsers(sub, common) -> None:
+    p = sub.add_parser("peers", help="compare this machine with its peers over ssh (what must match for DDP/FSDP)")
+    common(p)
+    p.add_argument("ids", nargs="*", metavar="ID", help="checks shown side by side (default all)")
+    p.add_argument("--json", action="store_true", help="print a JSON document instead of a table")
+    p.add_argument("--snapshot", metavar="FILE", help="use a saved snapshot as this machine's column")
+    p.add_argument("--differences", action="store_true", help="show only rows that differ or could not be compared")
+
+    e = sub.add_parser("export", help="serve telemetry and verdicts as Prometheus metrics")
+    common(e)
+    e.add_argument("ids", nargs="*", metavar="ID", help="checks to export (default all; G10 left out when run from /)")
+    e.add_argument("--listen", default=None, metavar="HOST:PORT", help="address to serve on (default 127.0.0.1:9400)")
+    e.add_argument("--allow-remote", action="store_true", help="allow a non-loopback --listen address (no auth: put a proxy in front)")
+    e.add_argument("--host-label", metavar="NAME", help="value of the 'host' label (default: this machine's hostname)")
+
+    r = sub.add_parser("report", help="write a Markdown report for an issue (tokens scrubbed; --redact for paths)")
+    common(r)
+    r.add_argument("ids", nargs="*", metavar="ID", help="checks to include (default all; G3 G4 G6 with --replay)")
+    r.add_argument("-o", "--output", default="-", metavar="FILE", help="where to write it (default: stdout)")
+    r.add_argument("--redact", action="store_true", help="replace home paths, the user name and host names with placeholders")
+    r.add_argument("--replay", metavar="FILE", help="report on a recording instead of this machine")
+    r.add_argument("--snapshot", metavar="FILE", help="report on a saved snapshot instead of this machine")
+    r.add_argument("--watch", type=float, metavar="MIN", help="sample telemetry this many minutes first (default: a few seconds)")
+
+    f = sub.add_parser("preflight", help="run the non-intrusive checks; exit non-zero on a failure (for launch scripts)")
+    common(f)
+    f.add_argument("ids", nargs="*", metavar="ID", help="checks to run (default every non-intrusive one)")
+    f.add_argument("--strict", action="store_true", help="warnings (exit 1) and unknowns (exit 3) block too")
+    f.add_argument("--snapshot", metavar="FILE", help="judge a saved snapshot instead of this machine")
+    f.add_argument("--json", action="store_true", help="print a JSON document instead of the summary")
+
+
+def run(args: argparse.Namespace) -> int:
+    return {"peers": cmd_peers, "export": cmd_export, "report": cmd_report, "preflight": cmd_preflight}[args.cmd](args)
+
+
+# -- shared --------------------------------------------------------------------------------------
+
+def _local(cfg, snapshot: str | None):
+    """(readings, host facts, source) of this machine, or of a saved snapshot."""
+    from sparktui import probes
+    from sparktui.core.readings import read_snapshot
+    from sparktui.runner import collect
+
+    if snapshot:
+        readings, host, _ = read_snapshot(snapshot)
+        return readings, host, f"snapshot {snapshot}"
+    readings = collect(probes.names(), cfg)
+    return readings, dict(readings.data("host") or {}), "live"
+
+
+def _peer_specs(cfg):
+    from sparktui.cli.main import UsageError
+    from sparktui.fleet.peers import specs_from_config, validate_host
+
+    for h in cfg.fleet.peers:
+        bad = validate_host(h)
+        if bad:
+            raise UsageError(f"sparktui: {bad}")
+    return specs_from_config(cfg)
+
+
+def _with_peers(cfg, ids, local_fn):
+    """Run ``local_fn()`` while the peers are fetched; returns (local result, peer results)."""
+    from sparktui.fleet.peers import fetch_peers
+
+    specs = _peer_specs(cfg)
+    if not specs:
+        return local_fn(), []
+    print(f"sparktui: asking {len(specs)} peer(s) over ssh: {', '.join(s.host for s in specs)} "
+          f"(up to {cfg.fleet.peer_timeout_s:g} s) ...", file=sys.stderr)
+    box: dict[str, Any] = {}
+    t = threading.Thread(target=lambda: box.setdefault("peers", fetch_peers(specs, cfg, ids)), daemon=True)
+    t.start()
+    local = local_fn()
+    t.join()
+    return local, box["peers"]
+
+
+def _comparison(readings, verdicts, peers):
+    from sparktui.fleet.compare import checklists, compare
+    from sparktui.fleet.peers import local_machine
+
+    machines = [local_machine(readings, verdicts)] + [p.machine() for p in peers]
+    return compare(machines), machines
+
+
+def _write_json(doc: dict) -> None:
+    json.dump(doc, sys.stdout, indent=2, default=str)
+    sys.stdout.write("\n")
+
+
+# -- peers -----------------------------------------------------------------------------------------
+
+def cmd_peers(args: argparse.Namespace) -> int:
+    from sparktui.cli.main import EXIT_FOR, UsageError, _ids, config_from_args
+    from sparktui.fleet.compare import checklists, format_comparison
+    from sparktui.runner import run_checks
+
+    cfg = config_from_args(args)
+    ids = _ids(args.ids)
+    if not cfg.fleet.peers:
+        raise UsageError("sparktui peers: no peers: give --peer HOST (repeatable) or set [fleet] peers in the config")
+    (readings, host, source), peers = _with_peers(cfg, ids, lambda: _local(cfg, args.snapshot))
+    verdicts, _ = run_checks(ids, cfg, readings)
+    cmp, machines = _comparison(readings, verdicts, peers)
+    for p in peers:
+        for note in p.notes:
+            print(f"sparktui: {p.host}: {note}", file=sys.stderr)
+    if args.json:
+        _write_json({"schema": 1, "kind": "sparktui-peers", "generated_at": time.time(), "status": cmp.status.value,
+                     "local": {"source": source, "host": host, "checks": [v.to_dict() for v in verdicts]},
+                     "peers": [p.to_dict() for p in peers], "comparison": cmp.to_dict()})
+    else:
+        sys.stdout.write(format_comparison(cmp, checklists(machines, ids), all_rows=not args.differences))
+    return EXIT_FOR[cmp.status]
+
+
+# -- export ----------------------------------------------------------------------------------------
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from sparktui.cli.main import _ids, config_from_args
+    from sparktui.fleet.exporter import DEFAULT_LISTEN, run_export
+
+    cfg = config_from_args(args)
+    ids = _ids(args.ids) if args.ids else None
+    return run_export(cfg, args.listen or DEFAULT_LISTEN, args.allow_remote, ids, args.host_label)
+
+
+# -- report ----------------------------------------------------------------------------------------
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from sparktui import __version__
+    from sparktui.cli.main import EXIT_OK, EXIT_USAGE, UsageError, _ids, config_from_args
+    from sparktui.fleet.compare import checklists
+    from sparktui.fleet.report import Redaction, ReportInput, render_report
+    from sparktui.runner import run_checks
+
+    if args.replay and args.snapshot:
+        raise UsageError("sparktui report: --replay and --snapshot are alternatives; give one")
+    cfg = config_from_args(args)
+    peers: list = []
+    if args.replay:
+        from sparktui.cli.record import REPLAY_IDS
+        from sparktui.core.recording import RecordingError, read_recording, readings_from_recording
+
+        try:
+            rec = read_recording(args.replay)
+        except RecordingError as e:
+            print(f"sparktui: {e}", file=sys.stderr)
+            return EXIT_USAGE
+        ids = _ids(args.ids) if args.ids else list(REPLAY_IDS)
+        readings = readings_from_recording(rec)
+        verdicts, _ = run_checks(ids, cfg, readings)
+        name = Path(args.replay).name
+        inp = ReportInput(verdicts, readings, dict(rec.header.get("host") or {}),
+                          f"recording {name} ({len(rec.samples)} samples over {rec.duration_s / 60:.1f} min)",
+                          __version__, time.time(), samples=rec.samples, samples_source=f"recording {name}",
+                          problems=list(rec.problems), stack=False)
+    else:
+        ids = _ids(args.ids)
+        if args.watch:
+            print(f"sparktui: sampling telemetry for {args.watch:g} min ...", file=sys.stderr)
+        (readings, host, source), peers = _with_peers(cfg, ids, lambda: _local(cfg, args.snapshot))
+        verdicts, _ = run_checks(ids, cfg, readings)
+        tel = readings.data("telemetry") or {}
+        inp = ReportInput(verdicts, readings, host, source, __version__, time.time(),
+                          samples=list(tel.get("samples") or []),
+                          samples_source=f"{source}, {tel.get('window_s', 0):g} s window" if tel else source)
+        if peers:
+            inp.comparison, machines = _comparison(readings, verdicts, peers)
+            inp.checklist = checklists(machines, ids)
+    redaction = None
+    if args.redact:
+        extra = [inp.host.get("hostname") or ""]
+        for p in peers:
+            extra += [p.host.split("@")[-1], p.host_facts.get("hostname") or ""]
+        redaction = Redaction.current(extra_hostnames=[x for x in extra if x])
+    text = render_report(inp, redaction)
+    if args.output == "-":
+        sys.stdout.write(text)
+    else:
+        try:
+            Path(args.output).write_text(text, encoding="utf-8")
+        except OSError as e:
+            print(f"sparktui: cannot write {args.output}: {e.strerror or e}", file=sys.stderr)
+            return EXIT_USAGE
+        print(f"wrote {args.output}: {len(verdicts)} checks" + (" (redacted)" if args.redact else ""), file=sys.stderr)
+    return EXIT_OK
+
+
+# -- preflight -------------------------------------------------------------------------------------
+
+def _one_line(text: str, n: int = 150) -> str:
+    t = " ".join(text.split())
+    return t if len(t) <= n else t[: n - 1] + "…"
+
+
+def cmd_preflight(args: argparse.Namespace) -> int:
+    from sparktui.cli.main import EXIT_FAIL, EXIT_FOR, EXIT_OK, UsageError, _ids, config_from_args
+    from sparktui.core.verdict import Status, worst
+    from sparktui.gotchas import REGISTRY
+    from sparktui.runner import run_checks
+
+    cfg = config_from_args(args)
+    ids = _ids(args.ids) if args.ids else [g for g in REGISTRY if not REGISTRY[g].intrusive]
+    intrusive = [g for g in ids if REGISTRY[g].intrusive]
+    if intrusive:
+        raise UsageError(f"sparktui preflight: {', '.join(intrusive)} is intrusive; preflight never runs it "
+                         f"(use `sparktui {'bandwidth' if 'G5' in intrusive else 'check'}` on an idle machine)")
+    (readings, host, source), peers = _with_peers(cfg, ids, lambda: _local(cfg, args.snapshot))
+    verdicts, _ = run_checks(ids, cfg, readings)
+    statuses = [v.status for v in verdicts]
+    cmp = None
+    if peers:
+        cmp, _ = _comparison(readings, verdicts, peers)
+        statuses.append(cmp.status)
+    overall = worst(statuses)
+    if args.strict:
+        code = EXIT_FOR[overall]
+    else:
+        code = EXIT_FAIL if overall is Status.FAIL else EXIT_OK
+    if args.json:
+        _write_json({"schema": 1, "kind": "sparktui-preflight", "generated_at": time.time(), "source": source,
+                     "host": host, "strict": args.strict, "passed": code == EXIT_OK, "exit_code": code,
+                     "checks": [v.to_dict() for v in verdicts],
+                     "peers": cmp.to_dict() if cmp is not None else None})
+        return code
+    out = []
+    for v in verdicts:
+        if v.status not in (Status.OK, Status.SKIP):
+            out.append(f"{v.id:<4} {v.status.glyph} {v.status.value:<7} {_one_line(v.summary)}")
+    if cmp is not None:
+        for m in cmp.machines:
+            if not m.reachable:
+                out.append(f"peer {m.name}: {_one_line(m.reason or 'unreachable')}")
+        for r in cmp.differing():
+            vals = ", ".join(f"{m.name} {c.text}" for m, c in zip(cmp.machines, r.cells))
+            level = "✘ fail   " if r.required else "▲ warn   "
+            out.append(f"peer {level}{r.what} differs: {_one_line(vals, 200)}")
+        for r in cmp.unknown():
+            out.append(f"peer ? unknown {r.what} could not be compared")
+    counts = {s: sum(1 for v in verdicts if v.status is s) for s in Status}
+    tally = ", ".join(f"{n} {s.value}" for s, n in counts.items() if n)
+    blockers = [v.id for v in verdicts if v.status is Status.FAIL or (args.strict and v.status in (Status.WARN, Status.UNKNOWN))]
+    if cmp is not None and (cmp.status is Status.FAIL or (args.strict and cmp.status is not Status.OK)):
+        blockers.append("peers")
+    verdict_line = (f"preflight: PASSED ({len(verdicts)} checks: {tally})" if code == EXIT_OK else
+                    f"preflight: FAILED on {', '.join(blockers)} ({len(verdicts)} checks: {tally}); "
+                    f"details: sparktui check -v {' '.join(b for b in blockers if b != 'peers')}".rstrip())
+    if code == EXIT_OK and not args.strict and any(s in (Status.WARN, Status.UNKNOWN) for s in statuses):
+        verdict_line += "; warnings and unknowns do not block (use --strict to make them)"
+    sys.stdout.write("\n".join(out + [verdict_line]) + "\n")
+    return code

@@ -1,0 +1,387 @@
+"""`sparktui report`: one Markdown document a user can paste into an issue.
+
+It holds the host facts, every verdict with its evidence and fix, the training stack's versions
+and a telemetry summary (min / max / last). Building it is pure (data in, text out); the text then
+always goes through ``scrub_secrets`` (tokens and secret-looking values never leave), and through
+``redact_paths`` when asked (home folders, the user's name and the host name become placeholders).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import getpass
+import json
+import os
+import re
+import socket
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterable, Sequence
+
+from sparktui.core.readings import Readings
+from sparktui.core.telemetry import GIB
+from sparktui.core.verdict import Status, Verdict
+
+REDACTED = "[redacted]"
+
+# -- secrets ---------------------------------------------------------------------------------------
+
+_TOKEN_PATTERNS = (
+    re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{16,}"),  # GitHub classic / OAuth / app tokens
+    re.compile(r"\bgithub_pat_[A-Za-z0-9_]{16,}"),  # GitHub fine-grained tokens
+    re.compile(r"\bglpat-[A-Za-z0-9_-]{16,}"),  # GitLab
+    re.compile(r"\bhf_[A-Za-z0-9]{20,}"),  # Hugging Face
+    re.compile(r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}"),  # OpenAI / Anthropic style keys
+    re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"),  # Slack
+    re.compile(r"\bAKIA[0-9A-Z]{16}\b"),  # AWS access key id
+    re.compile(r"\bnvapi-[A-Za-z0-9_-]{20,}"),  # NVIDIA NGC / build.nvidia.com API keys
+)
+# A key that names a secret, ending the key (so "tokenizers" and "max_tokens" are left alone).
+_SECRET_KEY = r"[A-Za-z0-9_.-]*(?:TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIALS?)"
+_KEY_VALUE = re.compile(
+    r"(?i)(?<![A-Za-z0-9_])(?P<q>[\"']?)(?P<key>" + _SECRET_KEY + r")(?P=q)(?P<sep>\s*[:=]\s*)"
+    r"(?P<val>\"(?:[^\"\\]|\\.)*\"|'[^']*'|[^\s,;|}\]]+)")
+_FLAG_VALUE = re.compile(r"(?i)(?P<flag>--[A-Za-z0-9-]*(?:token|secret|password|passwd|api-key|apikey|access-key)(?:=|\s+))"
+                         r"(?P<val>\"[^\"]*\"|'[^']*'|\S+)")
+_URL_CREDENTIALS = re.compile(r"(?i)\b(?P<scheme>[a-z][a-z0-9+.-]*://)[^/\s:@]+:[^/\s@]+@")
+_BEARER = re.compile(r"(?i)\b(?P<b>bearer\s+|token\s+)(?P<val>[A-Za-z0-9._~+/=-]{16,})")
+
+
+def _quoted(val: str) -> str:
+    if len(val) >= 2 and val[0] == val[-1] and val[0] in "\"'":
+        return f"{val[0]}{REDACTED}{val[0]}"
+    return REDACTED
+
+
+def scrub_secrets(text: str) -> str:
+    """Replace anything that looks like a token or a secret's value with ``[redacted]``."""
+    for pat in _TOKEN_PATTERNS:
+        text = pat.sub(REDACTED, text)
+    text = _KEY_VALUE.sub(lambda m: f"{m['q']}{m['key']}{m['q']}{m['sep']}{_quoted(m['val'])}", text)
+    text = _FLAG_VALUE.sub(lambda m: f"{m['flag']}{_quoted(m['val'])}", text)
+    text = _URL_CREDENTIALS.sub(lambda m: f"{m['scheme']}{REDACTED}@", text)
+    text = _BEARER.sub(lambda m: f"{m['b']}{REDACTED}", text)
+    return text
+
+
+# -- --redact --------------------------------------------------------------------------------------
+
+# Names too common to replace as words (they are also OS, vendor or tool names).
+_COMMON_WORDS = frozenset({"root", "user", "admin", "ubuntu", "nvidia", "spark", "docker", "runner", "debian",
+                           "python", "torch", "test", "local", "localhost", "home", "linux"})
+
+
+@dataclass(frozen=True)
+class Redaction:
+    """What ``--redact`` hides; defaults are this process's own home, user and host."""
+
+    home: str | None = None
+    user: str | None = None
+    hostnames: tuple[str, ...] = ()
+
+    @classmethod
+    def current(cls, extra_hostnames: Iterable[str] = ()) -> "Redaction":
+        try:
+            user = getpass.getuser()
+        except Exception:
+            user = None
+        names = [socket.gethostname(), *extra_hostnames]
+        try:
+            names.append(socket.getfqdn())
+        except OSError:
+            pass
+        return cls(home=os.path.expanduser("~"), user=user, hostnames=tuple(n for n in names if n))
+
+
+def _word(name: str) -> re.Pattern:
+    return re.compile(r"(?<![A-Za-z0-9_.-])" + re.escape(name) + r"(?![A-Za-z0-9_-])")
+
+
+def redact_paths(text: str, r: Redaction) -> str:
+    """Home folders become ``~`` (this user's) or ``/home/<user>`` (anyone's), ``/root`` becomes
+    ``~``, and the user's name and the host names become ``<user>`` and ``<host>``."""
+    home = (r.home or "").rstrip("/")
+    if home and home != "" and len(home) > 1:
+        text = re.sub(re.escape(home) + r"(?=/|\b|$)", "~", text)
+    text = re.sub(r"(?<![A-Za-z0-9_.-])/home/[^/\s\"'`|)]+", "/home/<user>", text)
+    text = re.sub(r"(?<![A-Za-z0-9_.-])/root(?=/|[\s\"'`|),:;]|$)", "~", text)
+    for host in sorted(set(r.hostnames), key=len, reverse=True):
+        if len(host) >= 3 and host.lower() not in _COMMON_WORDS:
+            text = _word(host).sub("<host>", text)
+    if r.user and len(r.user) >= 3 and r.user.lower() not in _COMMON_WORDS:
+        text = _word(r.user).sub("<user>", text)
+    return text
+
+
+# -- telemetry summary -----------------------------------------------------------------------------
+
+_GPU_METRICS = (
+    ("temp_c", "GPU temperature", "°C", 1.0, "{:.0f}"),
+    ("power_w", "GPU power", "W", 1.0, "{:.1f}"),
+    ("sm_mhz", "SM clock", "MHz", 1.0, "{:.0f}"),
+    ("gr_mhz", "graphics clock", "MHz", 1.0, "{:.0f}"),
+    ("util_gpu", "GPU utilization", "%", 1.0, "{:.0f}"),
+)
+_MEM_METRICS = (
+    ("MemAvailable", "MemAvailable", "GiB", 1 / GIB, "{:.1f}"),
+    ("Cached", "page cache (Cached)", "GiB", 1 / GIB, "{:.1f}"),
+)
+
+
+@dataclass
+class SummaryRow:
+    what: str
+    unit: str
+    min: float | None = None
+    max: float | None = None
+    last: float | None = None
+    n: int = 0
+    why: str | None = None  # why there are no values
+    fmt: str = "{:g}"
+
+    def cell(self, v: float | None) -> str:
+        return "–" if v is None else self.fmt.format(v)
+
+
+@dataclass
+class TelemetrySummary:
+    samples: int = 0
+    span_s: float = 0.0
+    first_t: float | None = None
+    last_t: float | None = None
+    rows: list[SummaryRow] = field(default_factory=list)
+    reasons: dict[str, int] = field(default_factory=dict)  # clock-event reason -> samples showing it
+    thermal_throttled_s: float | None = None  # growth of NVML's thermal violation counter
+    power_throttled_s: float | None = None
+    errors: list[str] = field(default_factory=list)
+
+
+def _row(what: str, unit: str, values: list[Any], scale: float, fmt: str, why: str | None) -> SummaryRow:
+    nums = [float(v) * scale for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    if not nums:
+        return SummaryRow(what, unit, why=why or "not reported", fmt=fmt)
+    return SummaryRow(what, unit, min(nums), max(nums), nums[-1], len(nums), fmt=fmt)
+
+
+def telemetry_summary(samples: Sequence[dict[str, Any]]) -> TelemetrySummary:
+    """min / max / last of each series over ``samples`` (telemetry.py's sample shape)."""
+    s = TelemetrySummary(samples=len(samples))
+    if not samples:
+        return s
+    s.first_t, s.last_t = samples[0].get("t"), samples[-1].get("t")
+    if isinstance(s.first_t, (int, float)) and isinstance(s.last_t, (int, float)):
+        s.span_s = float(s.last_t - s.first_t)
+    errs = {}
+    for smp in samples:
+        errs.update(smp.get("errors") or {})
+    s.errors = sorted({f"{k}: {v}" for k, v in errs.items()})
+    ngpu = max((len(smp.get("gpus") or []) for smp in samples), default=0)
+    for gi in range(ngpu):
+        gpus = [((smp.get("gpus") or [])[gi] if gi < len(smp.get("gpus") or []) else {}) for smp in samples]
+        prefix = f"GPU{gi} " if ngpu > 1 else ""
+        for key, what, unit, scale, fmt in _GPU_METRICS:
+            why = next((g.get("errors", {}).get(key) or g.get("errors", {}).get("util" if key == "util_gpu" else key)
+                        for g in reversed(gpus) if (g.get("errors") or {}).get(key)), None)
+            s.rows.append(_row(prefix + what, unit, [g.get(key) for g in gpus], scale, fmt, why))
+        for g in gpus:
+            for reason in g.get("reasons") or []:
+                s.reasons[reason] = s.reasons.get(reason, 0) + 1
+        for key, attr in (("thermal_viol_ns", "thermal_throttled_s"), ("power_viol_ns", "power_throttled_s")):
+            vals = [g.get(key) for g in gpus if isinstance(g.get(key), (int, float))]
+            if len(vals) >= 2 and gi == 0:
+                setattr(s, attr, max(0.0, (vals[-1] - vals[0]) / 1e9))
+    if ngpu == 0:
+        why = errs.get("nvml") or "no GPU in the samples"
+        for key, what, unit, scale, fmt in _GPU_METRICS:
+            s.rows.append(SummaryRow(what, unit, why=why, fmt=fmt))
+    for key, what, unit, scale, fmt in _MEM_METRICS:
+        s.rows.append(_row(what, unit, [(smp.get("mem") or {}).get(key) for smp in samples], scale, fmt,
+                           errs.get("meminfo")))
+    return s
+
+
+# -- the document ----------------------------------------------------------------------------------
+
+def _cell(value: Any, limit: int = 300) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    text = text.replace("\r", " ").replace("\n", " ⏎ ").replace("|", "\\|")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _when(t: float | None) -> str:
+    if not isinstance(t, (int, float)) or t <= 0:
+        return "?"
+    return _dt.datetime.fromtimestamp(t, _dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _field(d: Any) -> Any:
+    return d.get("value") if isinstance(d, dict) else d
+
+
+def host_lines(host: dict[str, Any], nvml: dict[str, Any] | None, nvml_error: str | None,
+               container: dict[str, Any] | None) -> list[str]:
+    mem = host.get("mem_total_bytes")
+    rows = [
+        ("host name", host.get("hostname")),
+        ("product (DMI)", host.get("dmi_product")),
+        ("OS", host.get("os_release")),
+        ("kernel", host.get("kernel")),
+        ("architecture", host.get("machine")),
+        ("CPUs", host.get("cpu_count")),
+        ("memory (MemTotal)", f"{mem / GIB:.1f} GiB" if isinstance(mem, (int, float)) else None),
+    ]
+    if nvml:
+        rows.append(("NVIDIA driver", _field(nvml.get("driver_version"))))
+        rows.append(("CUDA (driver API)", _field(nvml.get("cuda_driver_version"))))
+        for dev in nvml.get("devices") or []:
+            cc = _field(dev.get("compute_capability"))
+            cc_text = f" (compute capability {cc[0]}.{cc[1]})" if isinstance(cc, (list, tuple)) and len(cc) == 2 else ""
+            rows.append((f"GPU {dev.get('index', '?')}", f"{_field(dev.get('name'))}{cc_text}"))
+    else:
+        rows.append(("NVML", f"unavailable: {nvml_error or 'not read'}"))
+    if container is not None:
+        from sparktui.fleet.compare import container_image
+        from sparktui.core.readings import Reading
+
+        rd = Readings()
+        rd.add(Reading("container", container))
+        img = container_image(rd)
+        where = f"{container.get('runtime') or 'container'}" if container.get("in_container") else "none detected"
+        rows.append(("container", where + (f" · {img.value}" if img.known else "")))
+    out = ["| | |", "|---|---|"]
+    out += [f"| {k} | {_cell(v if v is not None else '?')} |" for k, v in rows]
+    return out
+
+
+def stack_lines(readings: Readings) -> list[str]:
+    from sparktui.fleet.compare import NOT_INSTALLED, _nccl, _torch_field, _torch_version, packages_of
+
+    t = readings.data("target")
+    if not t:
+        why = readings.get_reading("target").error or "not read"
+        return [f"_The training interpreter could not be read: {_cell(why)}_"]
+    py = t.get("python") or {}
+    lines = ["| | |", "|---|---|",
+             f"| interpreter | {_cell(t.get('interpreter') or py.get('executable') or '?')} ({_cell(t.get('selected_by') or '')}) |",
+             f"| Python | {_cell(py.get('version') or '?')} |"]
+    for what, cell in (("torch", _torch_version(readings)), ("torch built for CUDA", _torch_field(readings, "cuda", "torch.version.cuda")),
+                       ("cuDNN", _torch_field(readings, "cudnn", "cuDNN")), ("NCCL", _nccl(readings))):
+        lines.append(f"| {what} | {_cell(cell.value if cell.known else f'? ({cell.why})')} |")
+    tc = t.get("torch_cuda") or {}
+    if tc.get("arch_list"):
+        lines.append(f"| torch arch list | {_cell(' '.join(tc['arch_list']))} |")
+    pk, why = packages_of(readings)
+    if pk is None:
+        lines.append(f"_Package versions unavailable: {_cell(why)}_")
+        return lines
+    installed = {k: v for k, v in sorted(pk.items()) if v}
+    missing = sorted(k for k, v in pk.items() if not v)
+    if installed:
+        lines += ["", "| package | version |", "|---|---|"] + [f"| {k} | {_cell(v)} |" for k, v in installed.items()]
+    if missing:
+        lines += ["", f"{NOT_INSTALLED.capitalize()}: " + ", ".join(missing)]
+    env = py.get("env") or {}
+    if env:
+        lines += ["", "Environment seen by the interpreter:", "", "```"] + [f"{k}={v}" for k, v in sorted(env.items())] + ["```"]
+    return lines
+
+
+def telemetry_lines(s: TelemetrySummary, source: str) -> list[str]:
+    if not s.samples:
+        return [f"_No telemetry samples ({source})._"]
+    lines = [f"{s.samples} samples over {s.span_s:.0f} s ({source}; {_when(s.first_t)} → {_when(s.last_t)}).", "",
+             "| metric | min | max | last |", "|---|---|---|---|"]
+    for r in s.rows:
+        if r.n:
+            lines.append(f"| {r.what} ({r.unit}) | {r.cell(r.min)} | {r.cell(r.max)} | {r.cell(r.last)} |")
+        else:
+            lines.append(f"| {r.what} ({r.unit}) | unavailable: {_cell(r.why, 80)} | | |")
+    if s.reasons:
+        lines += ["", "Clock-event reasons seen (samples): "
+                  + ", ".join(f"{k} ({n})" for k, n in sorted(s.reasons.items(), key=lambda kv: -kv[1]))]
+    parts = [f"{what} {v:.1f} s" for what, v in (("thermal", s.thermal_throttled_s), ("power", s.power_throttled_s))
+             if v is not None]
+    if parts:
+        lines += ["", "Time NVML counted as throttled during the window: " + ", ".join(parts) + "."]
+    if s.errors:
+        lines += ["", "Unreadable fields: " + "; ".join(_cell(e, 120) for e in s.errors[:12])]
+    return lines
+
+
+def verdict_lines(v: Verdict) -> list[str]:
+    from sparktui.gotchas import REGISTRY
+
+    g = REGISTRY.get(v.id)
+    title = g.title if g else v.id
+    lines = [f"### {v.id} · {title}: {v.status.glyph} {v.status.value}", "", v.summary, ""]
+    if v.evidence:
+        lines += ["| evidence | value | source |", "|---|---|---|"]
+        lines += [f"| {_cell(e.what, 120)} | {_cell(e.value)} | {_cell(e.source, 160)} |" for e in v.evidence]
+        lines.append("")
+    if v.details:
+        shown = list(v.details[:30])
+        lines += ["```"] + shown + ([f"… {len(v.details) - 30} more"] if len(v.details) > 30 else []) + ["```", ""]
+    if v.status in (Status.WARN, Status.FAIL):
+        fix = (v.fix or (g.fix if g else "")).strip()
+        if fix:
+            lines += ["**Fix.**", "", fix, ""]
+    return lines
+
+
+@dataclass
+class ReportInput:
+    """Everything one report is made of (gathered by the CLI, or given by a test)."""
+
+    verdicts: list[Verdict]
+    readings: Readings
+    host: dict[str, Any]
+    source: str  # "live", "snapshot FILE", "recording FILE"
+    version: str
+    generated_at: float
+    samples: list[dict[str, Any]] = field(default_factory=list)
+    samples_source: str = ""
+    problems: list[str] = field(default_factory=list)  # e.g. malformed recording lines
+    comparison: Any = None  # fleet.compare.Comparison, when peers were asked for
+    checklist: Any = None  # fleet.compare.checklists(...) rows
+    stack: bool = True  # False for a recording: it holds no training-stack facts
+
+
+def build_report(inp: ReportInput) -> str:
+    """The Markdown text (not yet scrubbed: use ``render_report``)."""
+    counts = {s: sum(1 for v in inp.verdicts if v.status is s) for s in Status}
+    host_name = inp.host.get("hostname") or "?"
+    out = [f"# sparktui report: {host_name}", "",
+           f"Generated {_when(inp.generated_at)} by sparktui {inp.version} from {inp.source}. "
+           + ", ".join(f"{n} {s.value}" for s, n in counts.items() if n) + ".", ""]
+    from sparktui.gotchas import REGISTRY
+
+    out += ["| check | status | summary |", "|---|---|---|"]
+    out += [f"| {v.id} {_cell(REGISTRY[v.id].title if v.id in REGISTRY else '', 60)} | {v.status.glyph} {v.status.value} | "
+            f"{_cell(v.summary, 200)} |" for v in inp.verdicts]
+    out += ["", "## Host", ""]
+    nv = inp.readings.get_reading("nvml")
+    cont = inp.readings.data("container")
+    out += host_lines(inp.host, nv.data, nv.error, cont)
+    out += ["", "## Checks", ""]
+    for v in inp.verdicts:
+        out += verdict_lines(v)
+    out += ["## Training stack", ""]
+    out += stack_lines(inp.readings) if inp.stack else ["_Not in a recording: run `sparktui report` on the machine for it._"]
+    out += ["", "## Telemetry", ""]
+    out += telemetry_lines(telemetry_summary(inp.samples), inp.samples_source or inp.source)
+    if inp.comparison is not None:
+        from sparktui.fleet.compare import format_comparison
+
+        out += ["", "## Peers", "", "```", format_comparison(inp.comparison, inp.checklist).rstrip(), "```"]
+    if inp.problems:
+        out += ["", "## Input problems", ""] + [f"- {_cell(p, 300)}" for p in inp.problems[:50]]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def render_report(inp: ReportInput, redact: Redaction | None = None) -> str:
+    """The report as it may leave the machine: secrets always scrubbed, paths redacted on request."""
+    if redact is not None and inp.host.get("hostname"):  # short names escape the word match below
+        inp = replace(inp, host={**inp.host, "hostname": "<host>"})
+    text = scrub_secrets(build_report(inp))
+    if redact is not None:
+        text = redact_paths(text, redact)
+    return text
