@@ -106,12 +106,16 @@ def fake():
     nvml.set_backend(None)
 
 
-def scan_and_judge(host: bool = True, cfg: Config | None = None):
+def scan_and_judge(kids: Children, host: bool = True, cfg: Config | None = None):
+    """Scan the real process table, then judge only this test's own children: tests running in
+    parallel on the same machine start servers and training stand-ins of their own."""
     s = NvmlSession()
     try:
         data = processes.scan(s, markers=())
     finally:
         s.close()
+    mine = {p.pid for p in kids.procs} | set(kids.extra_pids)
+    data["rows"] = [r for r in data["rows"] if r["pid"] in mine]
     if host:  # this test box is itself a container; the judge is told what a host would say
         data["container"] = {"inside": False, "markers": [], "pid1": "systemd"}
     r = Readings()
@@ -127,7 +131,7 @@ def test_capped_vllm_beside_a_small_lora_is_fine(kids, fake):
     server = kids.run("vllm", "serve", "Qwen/Qwen3-8B", "--gpu-memory-utilization", "0.5")
     train = kids.run("train_lora.py", "--config", "lora.yaml")
     fake.set_processes([(server.pid, 58 * GIB), (train.pid, 3 * GIB)])
-    v, data = scan_and_judge()
+    v, data = scan_and_judge(kids)
     assert v.status.value == "ok", v.summary
     assert v.summary.startswith(f"vLLM pid {server.pid} capped at 0.5 beside training pid {train.pid}")
     (row,) = rows_for(data, server.pid)
@@ -138,10 +142,10 @@ def test_capped_vllm_beside_a_small_lora_is_fine(kids, fake):
 def test_uncapped_vllm_with_training_fails_and_alone_warns(kids, fake):
     server = kids.run("vllm", "serve", "meta-llama/Llama-3.1-70B")
     fake.set_processes([(server.pid, 89 * GIB)])
-    v, _ = scan_and_judge()
+    v, _ = scan_and_judge(kids)
     assert v.status.value == "warn" and f"vLLM pid {server.pid}: no cap given (default 0.92)" in v.summary
     train = kids.run("torchrun", "--nproc-per-node", "1", "sft.py")
-    v, data = scan_and_judge()
+    v, data = scan_and_judge(kids)
     assert v.status.value == "fail" and f"while training pid {train.pid} (torchrun) runs" in v.summary
     assert rows_for(data, train.pid)[0]["kind"] == "training"
 
@@ -156,7 +160,7 @@ def test_engine_core_inherits_its_launchers_cap(kids, fake):
     kids.extra_pids.append(core_pid)
     _wait_cmdline(core_pid, ["VLLM::EngineCore", "-c", "import time; time.sleep(60)"])
     fake.set_processes([(core_pid, 52 * GIB)])
-    v, data = scan_and_judge()
+    v, data = scan_and_judge(kids)
     (core,) = rows_for(data, core_pid)
     assert core["name"] == "VLLM::EngineCore" and core["group"] == launcher.pid
     assert core["cap"]["fraction"] == 0.45 and f"launcher pid {launcher.pid}" in core["cap"]["source"]
@@ -183,7 +187,7 @@ def test_each_server_is_recognised_with_its_cap(kids, fake, argv, env, server, s
     else:
         p = kids.run(*argv, env=env)
     fake.set_processes([(p.pid, 20 * GIB)])
-    v, data = scan_and_judge()
+    v, data = scan_and_judge(kids)
     (row,) = rows_for(data, p.pid)
     assert row["kind"] == "server" and row["server"] == server
     assert row["cap"]["state"] == state and row["cap"]["fraction"] == fraction

@@ -7,6 +7,8 @@ import subprocess
 import sys
 import time
 
+import psutil
+
 from sparktui.cli.main import EXIT_OK, EXIT_UNKNOWN, EXIT_WARN, main
 from sparktui.core.config import Config
 from sparktui.probes import playbooks as probe
@@ -91,7 +93,9 @@ def test_nothing_configured_suggests_slugs_from_running_processes(capsys):
     code = "import time; time.sleep(30)"
     child = subprocess.Popen([sys.executable, "-c", code, "vllm", "serve", "Qwen/Qwen3-8B", "--hf-token", "hf_abcdefghijklmnop"])
     try:
-        time.sleep(0.05)
+        deadline = time.monotonic() + 10  # under CI load the exec may not have happened yet
+        while "vllm" not in " ".join(psutil.Process(child.pid).cmdline()) and time.monotonic() < deadline:
+            time.sleep(0.02)
         reading = probe.read(Config())
     finally:
         child.kill()

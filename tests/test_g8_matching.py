@@ -141,6 +141,13 @@ def test_suggest_slugs_from_process_command_lines_and_script_lines():
     assert suggest_slugs(["vllm serve a", "vllm serve b"]) == [("vllm", "'vllm serve' in: vllm serve a")]
 
 
+def test_a_long_interpreter_path_does_not_push_the_model_out_of_the_quoted_line():
+    prefix = "/home/someone/.local/share/venvs/serving-env-2025-11/bin/python -c import time; time.sleep(30)"
+    ((slug, why),) = suggest_slugs([f"{prefix} vllm serve Qwen/Qwen3-8B --max-model-len 32768"])
+    assert slug == "vllm" and len(why) <= len("'vllm serve' in: ") + 80
+    assert why.startswith("'vllm serve' in: …") and "vllm serve Qwen/Qwen3-8B" in why
+
+
 def test_suggestions_hide_secrets_from_command_lines():
     line = "HF_TOKEN=hf_abcdefghijkl vllm serve x --api-key sk-12345678abcd GITHUB_TOKEN=ghp_0123456789ab"
     (slug, why), = suggest_slugs([line])

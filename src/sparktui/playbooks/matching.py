@@ -353,6 +353,19 @@ def _short(text: str, n: int = 60) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
+def _around(text: str, hint: str, n: int) -> str:
+    """``text`` cut to ``n`` characters so that ``hint`` stays visible: long interpreter paths and
+    ``-c`` arguments come before the part that matters (``vllm serve MODEL``)."""
+    text = " ".join(text.split())
+    if len(text) <= n:
+        return text
+    at = text.lower().find(hint.lower())
+    if at <= 0 or at + len(hint) + 30 <= n - 1:  # the hint and what follows it (the model) fit
+        return _short(text, n)
+    start = max(0, min(at - 10, len(text) - (n - 1)))
+    return "…" + _short(text[start:], n - 1)
+
+
 def command_tokens(command: str) -> list[CommandToken]:
     """The significant parts of a launch command, each with a weight and a text pattern."""
     out: dict[tuple[str, str], CommandToken] = {}
@@ -535,5 +548,5 @@ def suggest_slugs(cmdlines: Iterable[str]) -> list[tuple[str, str]]:
             continue
         for slug, hint, rx in rules:
             if slug not in out and rx.search(low):
-                out[slug] = f"'{hint}' in: {_short(redact_cmdline(line), 80)}"
+                out[slug] = f"'{hint}' in: {_around(redact_cmdline(line), hint, 80)}"
     return list(out.items())

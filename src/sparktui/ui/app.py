@@ -132,15 +132,22 @@ class SparkApp(App):
 
     # -- layout --------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
-        yield HeaderBar(id="header")
+        # Held as attributes, not queried: a timer tick that lands while a screen is pushed or the
+        # app is shutting down must not fail on a query of the wrong (or an emptied) screen.
+        self.header_bar = HeaderBar(id="header")
+        self.checklist = Checklist(id="checklist")
+        self.telemetry = TelemetryPanel(id="telemetry")
+        self.process_table = ProcessTable(id="processes")
+        self.playbook_panel = PlaybookPanel(id="playbooks")
+        yield self.header_bar
         with Horizontal(id="top"):
-            yield Checklist(id="checklist")
-            yield TelemetryPanel(id="telemetry")
+            yield self.checklist
+            yield self.telemetry
         with TabbedContent(id="tabs"):
             with TabPane("Processes (G6)", id="tab-processes"):
-                yield ProcessTable(id="processes")
+                yield self.process_table
             with TabPane("Playbook issues (G8)", id="tab-playbooks"):
-                yield PlaybookPanel(id="playbooks")
+                yield self.playbook_panel
         yield Footer()
 
     def on_mount(self) -> None:
@@ -148,7 +155,7 @@ class SparkApp(App):
         self.host_name = self._host_label()
         self.source.start()
         self.set_interval(1.0, self.tick)
-        self.query_one(Checklist).focus()
+        self.checklist.focus()
         self.tick()
 
     def on_resize(self, event) -> None:
@@ -176,11 +183,11 @@ class SparkApp(App):
         h = self.source.history
         times = h.values("t")
         span = (times[-1] - times[0]) if len(times) > 1 and times[0] is not None else None
-        self.query_one(TelemetryPanel).show(h, self.cfg.hardware.rated_power_w, span)
+        self.telemetry.show(h, self.cfg.hardware.rated_power_w, span)
 
     def on_processes_arrived(self, msg: ProcessesArrived) -> None:
         self.latest_processes = msg.data
-        self.query_one(ProcessTable).show(msg.data, self.now())
+        self.process_table.show(msg.data, self.now())
 
     # -- time ------------------------------------------------------------------------------------
     def now(self) -> float:
@@ -208,11 +215,11 @@ class SparkApp(App):
         gpu = name or (f"no GPU ({static.get('error', 'NVML unavailable')[:40]})" if not devs else "GPU ?")
         driver = (static.get("driver_version") or {}).get("value") or "?"
         cuda = (static.get("cuda_driver_version") or {}).get("value") or "?"
-        self.query_one(HeaderBar).show(self.host_name, gpu, driver, cuda, duration(time.monotonic() - self.started_mono),
+        self.header_bar.show(self.host_name, gpu, driver, cuda, duration(time.monotonic() - self.started_mono),
                                        self.source.label, self.source.paused)
 
     def refresh_checklist(self) -> None:
-        table = self.query_one(Checklist)
+        table = self.checklist
         mono, now = time.monotonic(), self.now()
         for gid, st in self.board.states.items():
             running = mono - st.running_since if st.running_since is not None else None
@@ -274,14 +281,14 @@ class SparkApp(App):
         mono = time.monotonic()
         for v in msg.verdicts:
             if v.id == "G5" and v.status is Status.SKIP and "last measured" in v.summary:
-                self.query_one(TelemetryPanel).show_bandwidth("bandwidth: " + v.summary.split("last measured ", 1)[1])
+                self.telemetry.show_bandwidth("bandwidth: " + v.summary.split("last measured ", 1)[1])
             if msg.cancelled:
                 v = Verdict(v.id, Status.UNKNOWN, "cancelled by the user; press r to run it again", evidence=v.evidence)
             self._set_verdict(v, mono)
         pb = msg.readings.data("playbook_issues") if "playbook_issues" in msg.readings else None
         if pb is not None or "G8" in msg.ids:
             self.playbook_data = pb
-            self.query_one(PlaybookPanel).show(self.board["G8"].verdict, pb, self.now())
+            self.playbook_panel.show(self.board["G8"].verdict, pb, self.now())
         self.refresh_checklist()
 
     def _set_verdict(self, v: Verdict, mono: float) -> None:
@@ -313,7 +320,7 @@ class SparkApp(App):
 
     # -- actions ---------------------------------------------------------------------------------
     def _selected(self) -> str | None:
-        return self.query_one(Checklist).selected_id
+        return self.checklist.selected_id
 
     def action_rerun_selected(self) -> None:
         gid = self._selected()
@@ -365,20 +372,20 @@ class SparkApp(App):
         self._open_issue()
 
     def _open_issue(self) -> None:
-        iss = self.query_one(PlaybookPanel).selected()
+        iss = self.playbook_panel.selected()
         if iss:
             body = iss.get("body") or iss.get("body_excerpt") or "(no body)"
             self.push_screen(MessageScreen(f"#{iss.get('number')} {iss.get('title')}", f"{iss.get('html_url') or iss.get('url') or ''}\n\n{body}"))
 
     def action_open_issue_url(self) -> None:
-        iss = self.query_one(PlaybookPanel).selected()
+        iss = self.playbook_panel.selected()
         url = iss and (iss.get("html_url") or iss.get("url"))
         if url:
             opened = webbrowser.open(url)
             self.notify(f"opened {url}" if opened else f"no browser here; URL: {url}")
 
     def action_copy_issue_url(self) -> None:
-        iss = self.query_one(PlaybookPanel).selected()
+        iss = self.playbook_panel.selected()
         url = iss and (iss.get("html_url") or iss.get("url"))
         if url:
             self.copy_to_clipboard(url)
@@ -392,7 +399,7 @@ class SparkApp(App):
 
     @on(Input.Changed, "#proc-filter")
     def _filter_changed(self, event: Input.Changed) -> None:
-        self.query_one(ProcessTable).set_filter(event.value)
+        self.process_table.set_filter(event.value)
 
     @on(Input.Submitted, "#proc-filter")
     def _filter_done(self, event: Input.Submitted) -> None:
@@ -403,13 +410,13 @@ class SparkApp(App):
         if event.key == "escape" and self.focused is box:
             box.value = ""
             box.display = False
-            self.query_one(ProcessTable).set_filter("")
-            self.query_one(Checklist).focus()
+            self.process_table.set_filter("")
+            self.checklist.focus()
             event.stop()
 
     def action_cycle_sort(self) -> None:
         self.query_one(TabbedContent).active = "tab-processes"
-        label = self.query_one(ProcessTable).cycle_sort()
+        label = self.process_table.cycle_sort()
         self.notify(f"processes sorted by {label}")
 
     def action_toggle_pause(self) -> None:
@@ -481,7 +488,7 @@ class SparkApp(App):
     def on_bandwidth_done(self, msg: BandwidthDone) -> None:
         self._set_verdict(msg.verdict.with_timing(msg.result.get("measured_at"), msg.result.get("seconds")), time.monotonic())
         if msg.result.get("status") == "ok":
-            self.query_one(TelemetryPanel).show_bandwidth(
+            self.telemetry.show_bandwidth(
                 f"bandwidth: {msg.result['copy_gbs']:.0f} GB/s copy, {msg.result.get('read_gbs', 0):.0f} read (G5)")
         self.refresh_checklist()
 
