@@ -99,16 +99,57 @@ def part1(samples: int, smi_calls: int) -> None:
     print(f"RATIO nvidia-smi / full sample  : {smi / one:.0f}x (target >= 100x)")
 
 
+def breakdown(calls: int) -> None:
+    """Each NVML call the sampler makes, timed on its own: where a sample's time goes."""
+    print("== per-call cost (GPU 0) ==")
+    session = nvml.NvmlSession()
+    if not session.open or not session.handles:
+        print(f"no GPU through NVML ({session.error or 'no devices'}): breakdown skipped")
+        return
+    nv, h = session.nv, session.handles[0]
+    fi = [nv.NVML_FI_DEV_PERF_POLICY_THERMAL, nv.NVML_FI_DEV_PERF_POLICY_POWER]
+    probes = {
+        "temperature": lambda: nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU),
+        "power usage": lambda: nv.nvmlDeviceGetPowerUsage(h),
+        "enforced limit": lambda: nv.nvmlDeviceGetEnforcedPowerLimit(h),
+        "SM clock": lambda: nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_SM),
+        "utilization": lambda: nv.nvmlDeviceGetUtilizationRates(h),
+        "clock-event reasons": lambda: nv.nvmlDeviceGetCurrentClocksEventReasons(h),
+        "memory info": lambda: nv.nvmlDeviceGetMemoryInfo(h),
+        "violation status (thermal)": lambda: nv.nvmlDeviceGetViolationStatus(h, nv.NVML_PERF_POLICY_THERMAL),
+        "violation status (power)": lambda: nv.nvmlDeviceGetViolationStatus(h, nv.NVML_PERF_POLICY_POWER),
+        "field values (both counters)": lambda: nv.nvmlDeviceGetFieldValues(h, fi),
+    }
+    for name, fn in probes.items():
+        try:
+            fn()
+        except Exception as e:
+            print(f"  {name:30s}: {nvml.describe_error(nv, e)}")
+            continue
+        t = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        print(f"  {name:30s}: {(time.perf_counter() - t) / calls * 1e6:8.1f} us")
+    try:
+        vs = [int(nv.nvmlDeviceGetViolationStatus(h, p).violationTime)
+              for p in (nv.NVML_PERF_POLICY_THERMAL, nv.NVML_PERF_POLICY_POWER)]
+        fv = [(int(v.nvmlReturn), int(v.valueType), int(v.value.ullVal)) for v in nv.nvmlDeviceGetFieldValues(h, fi)]
+        print(f"  counters: violation status {vs}; field values (return, type, value) {fv}")
+    except Exception as e:
+        print(f"  counters compared: {nvml.describe_error(nv, e)}")
+    session.close()
+
+
 def rss_mb() -> float:
     return psutil.Process().memory_info().rss / 1e6
 
 
-def part2(minutes: float, hz: float, processes_every: float) -> None:
+def part2(minutes: float, hz: float, processes_every: float, history: int | None = None) -> None:
     print(f"== {hz:g} Hz for {minutes:g} min: RSS growth ==")
     cfg = Config()
     count = {"n": 0}
     s = Sampler(cfg, interval_s=1.0 / hz, on_sample=lambda _: count.__setitem__("n", count["n"] + 1),
-                processes_every_s=processes_every)
+                processes_every_s=processes_every, history=history)
     s.open()
     s.sample_once()  # first sample: imports and buffers warmed
     s.scan_processes()
@@ -148,6 +189,9 @@ def main() -> int:
     ap.add_argument("--minutes", type=float, default=10.0, help="length of the 10 Hz RSS run (0 = skip)")
     ap.add_argument("--hz", type=float, default=10.0)
     ap.add_argument("--processes-every", type=float, default=5.0, help="process-view scan period in part 2")
+    ap.add_argument("--breakdown", type=int, default=200, help="calls per NVML function in the per-call table (0 = skip)")
+    ap.add_argument("--history", type=int, default=None, help="ring-buffer length in samples (default: the config's)")
+    ap.add_argument("--skip-cost", action="store_true", help="only the RSS run (part 2)")
     ap.add_argument("--fake", action="store_true", help="use the fake GB10 NVML from tests/ (no GPU here)")
     a = ap.parse_args()
     if a.fake:
@@ -156,10 +200,12 @@ def main() -> int:
 
         nvml.set_backend(fake_nvml.gb10_loaded())
         print("(fake GB10 NVML: part 1 skipped; part 2 measures sparktui's own memory only)")
-    else:
+    elif not a.skip_cost:
+        if a.breakdown:
+            breakdown(a.breakdown)
         part1(a.samples, a.smi_calls)
     if a.minutes > 0:
-        part2(a.minutes, a.hz, a.processes_every)
+        part2(a.minutes, a.hz, a.processes_every, a.history)
     return 0
 
 

@@ -119,6 +119,75 @@ def test_events_function_missing_falls_back_to_throttle_reasons(install, meminfo
     assert g["reasons"] == ["sw_thermal_slowdown"] and fake.calls["nvmlDeviceGetCurrentClocksThrottleReasons"] == 1
 
 
+def test_violation_counters_come_in_one_field_values_call_when_the_driver_answers(install, meminfo):
+    fake = install(fake_nvml.gb10_loaded())
+    s = Sampler(meminfo_path=meminfo)
+    for i in range(3):
+        fake.set(thermal_viol_ns=1_000 * i, power_viol_ns=7 + i)
+        g = s.sample_once()["gpus"][0]
+        assert (g["thermal_viol_ns"], g["power_viol_ns"]) == (1_000 * i, 7 + i)
+    assert fake.calls["nvmlDeviceGetFieldValues"] == 3 and "nvmlDeviceGetViolationStatus" not in fake.calls
+
+
+@pytest.mark.parametrize("code", [fake_nvml.NOT_SUPPORTED, fake_nvml.FUNCTION_NOT_FOUND])
+def test_without_field_values_the_slow_counter_call_runs_every_ten_seconds(install, meminfo, code):
+    """nvmlDeviceGetViolationStatus costs ~0.8 ms on a real H200: read it on its own cadence and
+    carry the last value between reads, so samples stay cheap and have no gaps."""
+    fake = install(fake_nvml.gb10_loaded())
+    fake.fail("field_values", code=code)
+    now = [100.0]
+    s = Sampler(meminfo_path=meminfo)
+    s.open()
+    for r in s.readers:
+        r.clock = lambda: now[0]
+    seen = []
+    for step in range(25):  # 1 s apart
+        fake.set(thermal_viol_ns=step * 1_000_000)
+        seen.append(s.sample_once()["gpus"][0]["thermal_viol_ns"])
+        now[0] += 1.0
+    assert fake.calls["nvmlDeviceGetViolationStatus"] == 2 * 3  # two counters at t=0, 10, 20 s
+    assert fake.calls["nvmlDeviceGetFieldValues"] == 1  # tried once, then never again
+    assert seen == [0] * 10 + [10_000_000] * 10 + [20_000_000] * 5
+    rows = [{"thermal_viol_ns": v, "power_viol_ns": 0} for v in seen]
+    assert g04_throttling._counter_growth(rows, "thermal_viol_ns") == 20_000_000
+
+
+def test_a_counter_the_field_call_cannot_read_is_asked_the_slow_way(install, meminfo):
+    fake = install(fake_nvml.gb10_loaded())
+    fake.fail("power_viol_ns")  # NOT_SUPPORTED in both paths
+    g = Sampler(meminfo_path=meminfo).sample_once()["gpus"][0]
+    assert g["thermal_viol_ns"] == 903_158_000 and g["power_viol_ns"] is None
+    assert g["errors"]["power_viol_ns"] == "NOT_SUPPORTED (Not Supported)"
+
+
+def test_mem_reader_keeps_proc_meminfo_open_and_matches_a_full_parse():
+    from sparktui.core.telemetry import MEM_FIELDS
+    from sparktui.probes.host import read_meminfo_bytes
+    from sparktui.probes.sampler import MemReader
+
+    r = MemReader("/proc/meminfo")
+    try:
+        a, err = r.read()
+        fd = r._fd
+        b, _ = r.read()
+        assert err is None and fd is not None and r._fd == fd  # same descriptor, re-read with pread
+        full = read_meminfo_bytes("/proc/meminfo")
+        assert set(a) == {k for k in MEM_FIELDS if k in full} and a["MemTotal"] == full["MemTotal"]
+        assert abs(b["MemAvailable"] - full["MemAvailable"]) < full["MemTotal"] // 10
+    finally:
+        r.close()
+
+
+def test_mem_reader_parses_only_whole_keys(tmp_path):
+    from sparktui.probes.sampler import MemReader
+
+    p = tmp_path / "meminfo"
+    p.write_text(MEMINFO.replace("Cached:         83886080 kB\n", ""))
+    got, err = MemReader(str(p)).read()
+    assert err is None and "Cached" not in got  # SwapCached is not Cached
+    assert got["SwapTotal"] == 4194304 * 1024
+
+
 def test_h200_profile_reports_device_memory_and_limit(install, meminfo):
     install(fake_nvml.h200())
     g = Sampler(meminfo_path=meminfo).sample_once()["gpus"][0]

@@ -38,7 +38,7 @@ FUNCTION_NOT_FOUND = pynvml.NVML_ERROR_FUNCTION_NOT_FOUND
 
 # Field names the fake scripts, mapped to the NVML call that reads them (for fail()).
 FIELDS = ("temp_c", "power_w", "power_limit_w", "sm_mhz", "gr_mhz", "mem_mhz", "util", "reasons",
-          "thermal_viol_ns", "power_viol_ns", "memory", "processes", "name", "capability")
+          "thermal_viol_ns", "power_viol_ns", "field_values", "memory", "processes", "name", "capability")
 
 
 @dataclass
@@ -244,6 +244,21 @@ class FakeNvml(types.ModuleType):
             raise NVMLError(NOT_SUPPORTED)
         g = self._gpu(h, "nvmlDeviceGetViolationStatus", fld)
         return _Obj(referenceTime=int(g.values.get("reference_ns", 0)), violationTime=int(g.values[fld]))
+
+    def nvmlDeviceGetFieldValues(self, h: Any, field_ids: list[int]) -> list[Any]:
+        """Per-value return codes as the real call gives them; ``fail("field_values")`` fails the
+        whole call (a driver without field support), ``fail("thermal_viol_ns")`` one value."""
+        g = self._gpu(h, "nvmlDeviceGetFieldValues", "field_values")
+        ids = {pynvml.NVML_FI_DEV_PERF_POLICY_THERMAL: "thermal_viol_ns",
+               pynvml.NVML_FI_DEV_PERF_POLICY_POWER: "power_viol_ns"}
+        out = []
+        for fid in field_ids:
+            fld = ids.get(fid)
+            code = NOT_SUPPORTED if fld is None else g.errors.get(fld, pynvml.NVML_SUCCESS)
+            value = int(g.values.get(fld, 0)) if code == pynvml.NVML_SUCCESS else 0
+            out.append(_Obj(fieldId=fid, scopeId=0, timestamp=0, latencyUsec=0, nvmlReturn=code,
+                            valueType=pynvml.NVML_VALUE_TYPE_UNSIGNED_LONG_LONG, value=_Obj(ullVal=value)))
+        return out
 
     def _procs(self, h: Any, fn: str, graphics: bool) -> list[Any]:
         g = self._gpu(h, fn, "processes")

@@ -9,7 +9,9 @@ on an Event with a timeout.
 
 from __future__ import annotations
 
+import os
 import queue
+import re
 import sys
 import threading
 import time
@@ -18,8 +20,8 @@ from typing import Any, Callable
 from sparktui.core.config import Config
 from sparktui.core.readings import Reading
 from sparktui.core.telemetry import MEM_FIELDS, History, decode_reasons
-from sparktui.probes.host import MEMINFO, read_meminfo_bytes
-from sparktui.probes.nvml import Field, NvmlSession, static_info
+from sparktui.probes.host import MEMINFO
+from sparktui.probes.nvml import Field, NvmlSession, describe_error, static_info
 
 SampleCallback = Callable[[dict[str, Any]], None]
 
@@ -31,12 +33,28 @@ def _w(mw: Any) -> float:
     return round(float(mw) / 1000.0, 3)
 
 
+# The cumulative violation counters through nvmlDeviceGetViolationStatus cost ~0.7-0.9 ms a call
+# on a real H200 (every other field: 1-10 us), more than the rest of a sample together. They are
+# read in one nvmlDeviceGetFieldValues call where the driver answers it; otherwise through the
+# slow call, but only every COUNTERS_EVERY_S (a cumulative counter loses nothing by being read
+# less often: G4 judges its growth over minutes). Between reads a sample carries the last value
+# read, so a recording or a Prometheus scrape never has a gap.
+COUNTERS_EVERY_S = 10.0
+_COUNTERS = (("thermal_viol_ns", "thermal", "NVML_FI_DEV_PERF_POLICY_THERMAL"),
+             ("power_viol_ns", "power", "NVML_FI_DEV_PERF_POLICY_POWER"))
+
+
 class GpuReader:
     """Reads one GPU's fields through the session; remembers which fields the device lacks."""
 
-    def __init__(self, session: NvmlSession, index: int, handle: Any) -> None:
+    def __init__(self, session: NvmlSession, index: int, handle: Any, *,
+                 counters_every_s: float = COUNTERS_EVERY_S, clock: Callable[[], float] = time.monotonic) -> None:
         self.s, self.index, self.h = session, index, handle
         self.unsupported: dict[str, str] = {}  # field -> reason, asked once
+        self.counters_every_s, self.clock = counters_every_s, clock
+        self.counter_fields: bool | None = None  # field-values path usable? None: not tried yet
+        self._counters_due = 0.0
+        self._last_counters: dict[str, Field] = {}
         nv = session.nv
         self.k = {
             "temp": getattr(nv, "NVML_TEMPERATURE_GPU", 0),
@@ -87,9 +105,8 @@ class GpuReader:
         put("reasons_mask", self._get("reasons", [("nvmlDeviceGetCurrentClocksEventReasons", (), int),
                                                   ("nvmlDeviceGetCurrentClocksThrottleReasons", (), int)]))
         out["reasons"] = decode_reasons(out["reasons_mask"])
-        viol = lambda v: int(v.violationTime)  # noqa: E731 - nanoseconds, cumulative
-        put("thermal_viol_ns", self._get("thermal_viol", [("nvmlDeviceGetViolationStatus", (k["thermal"],), viol)]))
-        put("power_viol_ns", self._get("power_viol", [("nvmlDeviceGetViolationStatus", (k["power"],), viol)]))
+        for name, f in self._counters().items():
+            put(name, f)
         mem = self._get("memory", [("nvmlDeviceGetMemoryInfo", (), lambda m: (int(m.used), int(m.total)))])
         put("mem_used", Field(mem.value[0], None) if mem.error is None else mem)
         put("mem_total", Field(mem.value[1], None) if mem.error is None else mem)
@@ -97,12 +114,89 @@ class GpuReader:
         return out
 
 
+    def _counters(self) -> dict[str, Field]:
+        """The two violation counters (ns, cumulative): read now, or the last read when not due."""
+        if self.counter_fields is not False:
+            got = self._counters_by_field_values()
+            if got is not None:
+                self.counter_fields = True
+                return got
+            self.counter_fields = False
+        now = self.clock()
+        if now < self._counters_due:
+            return self._last_counters
+        self._counters_due = now + self.counters_every_s
+        viol = lambda v: int(v.violationTime)  # noqa: E731 - nanoseconds, cumulative
+        self._last_counters = {name: self._get(name, [("nvmlDeviceGetViolationStatus", (self.k[policy],), viol)])
+                               for name, policy, _ in _COUNTERS}
+        return self._last_counters
+
+    def _counters_by_field_values(self) -> dict[str, Field] | None:
+        """Both counters in one nvmlDeviceGetFieldValues call; None when the driver cannot."""
+        nv = self.s.nv
+        ids = [getattr(nv, fid, None) for _, _, fid in _COUNTERS]
+        if None in ids:
+            return None
+        f = self.s.get("nvmlDeviceGetFieldValues", self.h, ids, convert=list)
+        if f.error is not None:
+            if any(m in f.error for m in _MISSING_FN) or f.error.startswith(_NOT_SUPPORTED_PREFIX):
+                return None  # this driver lacks the path: use the other one from now on
+            return {name: f for name, _, _ in _COUNTERS}  # e.g. GPU lost: the reason, both fields
+        out: dict[str, Field] = {}
+        for (name, _, _), v in zip(_COUNTERS, f.value):
+            code = int(getattr(v, "nvmlReturn", -1))
+            if code != 0:
+                if self.counter_fields is None:
+                    return None  # never answered here: fall back to the violation-status call
+                out[name] = Field(error=describe_error(nv, nv.NVMLError(code)))
+                continue
+            out[name] = Field(int(v.value.ullVal))
+        return out
+
+
+_MEM_LINE = re.compile(rb"^(" + b"|".join(k.encode() for k in MEM_FIELDS) + rb"):\s+(\d+)( kB)?", re.M)
+
+
+class MemReader:
+    """The sampled /proc/meminfo fields, read cheaply: the file stays open and is re-read with
+    pread (procfs regenerates it on every read), and only the wanted lines are parsed. About a
+    third of the cost of open + read + a full parse, on every sample for as long as it runs."""
+
+    def __init__(self, path: str = MEMINFO) -> None:
+        self.path = path
+        self.keep_open = path.startswith("/proc/")  # a test's regular file may be replaced between reads
+        self._fd: int | None = None
+
+    def read(self) -> tuple[dict[str, int], str | None]:
+        try:
+            if self.keep_open:
+                if self._fd is None:
+                    self._fd = os.open(self.path, os.O_RDONLY)
+                raw = os.pread(self._fd, 65536, 0)
+            else:
+                with open(self.path, "rb") as f:
+                    raw = f.read()
+        except OSError as e:
+            self.close()
+            return {}, sys.intern(f"cannot read {self.path}: {e.strerror or e}")
+        return {k.decode(): int(v) * 1024 if unit else int(v) for k, v, unit in _MEM_LINE.findall(raw)}, None
+
+    def close(self) -> None:
+        if self._fd is not None:
+            try:
+                os.close(self._fd)
+            except OSError:
+                pass
+            self._fd = None
+
+
 def read_mem(path: str = MEMINFO) -> tuple[dict[str, int], str | None]:
+    """One read of the sampled meminfo fields (bytes), or the reason it failed."""
+    r = MemReader(path)
     try:
-        mi = read_meminfo_bytes(path)
-    except OSError as e:
-        return {}, sys.intern(f"cannot read {path}: {e.strerror or e}")
-    return {k: mi[k] for k in MEM_FIELDS if k in mi}, None
+        return r.read()
+    finally:
+        r.close()
 
 
 class Sampler:
@@ -125,6 +219,7 @@ class Sampler:
         self.on_sample, self.out_queue, self.on_processes = on_sample, out_queue, on_processes
         self.processes_every_s = processes_every_s
         self.meminfo_path = meminfo_path
+        self.mem_reader = MemReader(meminfo_path)
         self.clock = clock
         self.session: NvmlSession | None = None
         self.readers: list[GpuReader] = []
@@ -148,6 +243,7 @@ class Sampler:
         return self.session
 
     def close(self) -> None:
+        self.mem_reader.close()
         if self.session is not None:
             self.session.close()
 
@@ -174,7 +270,7 @@ class Sampler:
                 sample["gpus"].append(r.read())
             except Exception as e:  # a bug in one GPU's read costs that GPU, not the sample
                 sample["gpus"].append({"index": r.index, "errors": {"all": f"read failed: {e!r}"}})
-        mem, mem_err = read_mem(self.meminfo_path)
+        mem, mem_err = self.mem_reader.read()
         sample["mem"] = mem
         if mem_err:
             errors["meminfo"] = mem_err
