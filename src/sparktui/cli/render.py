@@ -31,8 +31,9 @@ def _short(value: Any, limit: int = 100) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def table(verdicts: list[Verdict], verbose: bool = False, stream=sys.stdout) -> str:
-    colour = use_colour(stream)
+def table(verdicts: list[Verdict], verbose: bool = False, stream=None) -> str:
+    """The verdicts as text; coloured when ``stream`` (default: ``sys.stdout`` at call time) is a terminal."""
+    colour = use_colour(sys.stdout if stream is None else stream)
     width = shutil.get_terminal_size((100, 24)).columns
     lines = []
     for v in verdicts:

@@ -28,80 +28,99 @@ def _fraction(v: float) -> Optional[str]:
     return None if 0 < v <= 1 else "must be in (0, 1]"
 
 
-def _setting(default: Any, help: str, check=None):
-    return field(default=default, metadata={"help": help, "check": check})
+def _setting(default: Any, help: str, check=None, used_by: str = ""):
+    """``used_by``: which gotcha or command reads the setting (docs/config.md, tools/make_config_doc.py)."""
+    return field(default=default, metadata={"help": help, "check": check, "used_by": used_by})
 
 
-def _setting_list(default: list, help: str):
-    return field(default_factory=lambda: list(default), metadata={"help": help, "check": None})
+def _setting_list(default: list, help: str, used_by: str = ""):
+    return field(default_factory=lambda: list(default), metadata={"help": help, "check": None, "used_by": used_by})
 
 
 @dataclass(frozen=True)
 class TargetConfig:
-    python: Optional[str] = _setting(None, "interpreter of the training environment (default: active venv/conda, else this one)")
-    timeout_s: float = _setting(90.0, "how long the torch-side probe may run before it counts as hung", _positive)
-    cuda_smoke: bool = _setting(True, "allocate one float on the GPU (torch.zeros(1).cuda()) to catch G1's first-.cuda() crash")
+    """The training environment. Torch-side facts are read by a short-lived subprocess of its interpreter."""
+
+    python: Optional[str] = _setting(None, "interpreter of the training environment (default: active venv/conda, else this one)", used_by="G1, G2, G7, G9 (torch-side probe); G5 (`bandwidth`)")
+    timeout_s: float = _setting(90.0, "how long the torch-side probe may run before it counts as hung", _positive, used_by="G1, G2, G7, G9 (torch-side probe)")
+    cuda_smoke: bool = _setting(True, "allocate one float on the GPU (torch.zeros(1).cuda()) to catch G1's first-.cuda() crash", used_by="G1")
 
 
 @dataclass(frozen=True)
 class ScanConfig:
-    paths: list = _setting_list(["."], "folders and files the G10 scan reads (recursively)")
-    max_file_bytes: int = _setting(4 * 1024 * 1024, "files larger than this are skipped by the G10 scan", _positive)
+    """Where G10 looks for launch scripts and configs with tensor-parallel settings."""
+
+    paths: list = _setting_list(["."], "folders and files the G10 scan reads (recursively)", used_by="G10")
+    max_file_bytes: int = _setting(4 * 1024 * 1024, "files larger than this are skipped by the G10 scan", _positive, used_by="G10")
 
 
 @dataclass(frozen=True)
 class PinsConfig:
-    image: str = _setting("ngc-pytorch-25.11", "shipped pin set G9 compares against (see `sparktui pins`)")
-    file: Optional[str] = _setting(None, "your own pins (requirements/constraints format); overrides image")
+    """The versions G9 compares the installed training stack against."""
+
+    image: str = _setting("ngc-pytorch-25.11", "shipped pin set G9 compares against: a file in sparktui/data/pins/, named without .txt", used_by="G9")
+    file: Optional[str] = _setting(None, "your own pins (requirements/constraints format); overrides image", used_by="G9")
 
 
 @dataclass(frozen=True)
 class HardwareConfig:
-    rated_power_w: float = _setting(140.0, "GB10 rated power; NVML's limit reads N/A on GB10 (brick is 240 W, TDP 140 W)", _positive)
-    gpu_name_hint: Optional[str] = _setting(None, "treat the GPU as this model when NVML cannot name it")
+    """Facts about the machine that NVML cannot report on GB10."""
+
+    rated_power_w: float = _setting(140.0, "GB10 rated power; NVML's limit reads N/A on GB10 (brick is 240 W, TDP 140 W)", _positive, used_by="G4; dashboard power meter")
+    gpu_name_hint: Optional[str] = _setting(None, "treat the GPU as this model when NVML cannot name it", used_by="G1, G7")
 
 
 @dataclass(frozen=True)
 class MemoryConfig:
-    available_floor_gib: float = _setting(8.0, "warn when MemAvailable drops below this (G3)", _positive)
-    cache_warn_fraction: float = _setting(0.25, "point out page cache above this share of MemTotal (G3)", _fraction)
-    server_cap_ok_fraction: float = _setting(0.5, "an inference server capped at or under this share of memory may share the box (G6)", _fraction)
+    """Thresholds for the one unified memory pool (G3, G6)."""
+
+    available_floor_gib: float = _setting(8.0, "warn when MemAvailable drops below this (G3)", _positive, used_by="G3")
+    cache_warn_fraction: float = _setting(0.25, "point out page cache above this share of MemTotal (G3)", _fraction, used_by="G3")
+    server_cap_ok_fraction: float = _setting(0.5, "an inference server capped at or under this share of memory may share the box (G6)", _fraction, used_by="G6")
 
 
 @dataclass(frozen=True)
 class ThermalConfig:
-    window_min: float = _setting(10.0, "minutes of samples before G4 judges throttling", _positive)
-    hot_c: float = _setting(85.0, "temperature treated as 'high' for G4", _positive)
-    plateau_fraction: float = _setting(0.75, "power under this share of rated power counts as 'well under' (G4)", _fraction)
-    load_util_pct: float = _setting(50.0, "GPU utilization (%) from which a sample counts as 'under load' (G4)", _positive)
-    fault_clock_mhz: float = _setting(1000.0, "SM clock under load below this suggests a power-delivery fault (G4; normal ~2400)", _positive)
-    fault_power_w: float = _setting(40.0, "power under load below this suggests a power-delivery fault (G4; safe mode ~30 W)", _positive)
+    """Thresholds for the throttling judge (G4)."""
+
+    window_min: float = _setting(10.0, "minutes of samples before G4 judges throttling", _positive, used_by="G4")
+    hot_c: float = _setting(85.0, "temperature treated as 'high' for G4", _positive, used_by="G4")
+    plateau_fraction: float = _setting(0.75, "power under this share of rated power counts as 'well under' (G4)", _fraction, used_by="G4")
+    load_util_pct: float = _setting(50.0, "GPU utilization (%) from which a sample counts as 'under load' (G4)", _positive, used_by="G4")
+    fault_clock_mhz: float = _setting(1000.0, "SM clock under load below this suggests a power-delivery fault (G4; normal ~2400)", _positive, used_by="G4")
+    fault_power_w: float = _setting(40.0, "power under load below this suggests a power-delivery fault (G4; safe mode ~30 W)", _positive, used_by="G4")
 
 
 @dataclass(frozen=True)
 class TelemetryConfig:
-    interval_s: float = _setting(1.0, "sampling interval for the dashboard and recordings", _positive)
-    history: int = _setting(3600, "samples kept per series (ring buffer)", _positive)
-    check_window_s: float = _setting(2.0, "seconds `sparktui check` samples for G4 (`--watch MIN` for longer)", _positive)
-    processes_every_s: float = _setting(10.0, "how often the process view (G6) is rescanned while sampling", _positive)
+    """Sampling for the dashboard, `check`, `record` and `export`."""
+
+    interval_s: float = _setting(1.0, "sampling interval for the dashboard and recordings", _positive, used_by="sampling: dashboard, `record`, `export`, `check` (G4)")
+    history: int = _setting(3600, "samples kept per series (ring buffer)", _positive, used_by="dashboard (meters and sparklines)")
+    check_window_s: float = _setting(2.0, "seconds `sparktui check` samples for G4 (`--watch MIN` for longer)", _positive, used_by="G4 (`check`)")
+    processes_every_s: float = _setting(10.0, "how often the process view (G6) is rescanned while sampling", _positive, used_by="G6 while sampling: dashboard, `record`, `export`")
 
 
 @dataclass(frozen=True)
 class PlaybooksConfig:
-    repo: str = _setting("NVIDIA/dgx-spark-playbooks", "GitHub repository of the playbooks being followed (G8)")
-    slugs: list = _setting_list([], "playbook slugs being followed, e.g. ['vllm'] (G8)")
-    commands: list = _setting_list([], "commands from your launch script to match issues against (G8)")
-    api_url: str = _setting("https://api.github.com", "GitHub REST API base URL (GitHub Enterprise, tests)")
-    ttl_s: float = _setting(600.0, "a refresh inside this many seconds makes no request (G8)", _positive)
+    """The official playbooks being followed and the GitHub API watched for their issues (G8)."""
+
+    repo: str = _setting("NVIDIA/dgx-spark-playbooks", "GitHub repository of the playbooks being followed (G8)", used_by="G8")
+    slugs: list = _setting_list([], "playbook slugs being followed, e.g. ['vllm'] (G8)", used_by="G8")
+    commands: list = _setting_list([], "commands from your launch script to match issues against (G8)", used_by="G8")
+    api_url: str = _setting("https://api.github.com", "GitHub REST API base URL (GitHub Enterprise, tests)", used_by="G8")
+    ttl_s: float = _setting(600.0, "a refresh inside this many seconds makes no request (G8)", _positive, used_by="G8")
 
 
 @dataclass(frozen=True)
 class FleetConfig:
-    peers: list = _setting_list([], "peers (ssh destinations: host, user@host or ~/.ssh/config aliases) compared with this machine")
-    peer_command: str = _setting("sparktui", "command that runs sparktui on a peer (` snapshot -o -` is appended), e.g. '~/.venv/bin/sparktui'")
-    ssh_config: Optional[str] = _setting(None, "ssh client config file given to ssh with -F (default: ssh's own, ~/.ssh/config)")
-    connect_timeout_s: float = _setting(10.0, "ssh ConnectTimeout for peers", _positive)
-    peer_timeout_s: float = _setting(180.0, "total time a peer may take to answer (its torch-side probe included)", _positive)
+    """Other machines compared with this one over ssh (docs/fleet.md)."""
+
+    peers: list = _setting_list([], "peers (ssh destinations: host, user@host or ~/.ssh/config aliases) compared with this machine", used_by="fleet: dashboard, `peers`, `preflight`, `report`")
+    peer_command: str = _setting("sparktui", "command that runs sparktui on a peer (` snapshot -o -` is appended), e.g. '~/.venv/bin/sparktui'", used_by="fleet: ssh to the peers")
+    ssh_config: Optional[str] = _setting(None, "ssh client config file given to ssh with -F (default: ssh's own, ~/.ssh/config)", used_by="fleet: ssh to the peers")
+    connect_timeout_s: float = _setting(10.0, "ssh ConnectTimeout for peers", _positive, used_by="fleet: ssh to the peers")
+    peer_timeout_s: float = _setting(180.0, "total time a peer may take to answer (its torch-side probe included)", _positive, used_by="fleet: ssh to the peers")
 
 
 @dataclass(frozen=True)
