@@ -163,6 +163,46 @@ def test_shipped_demo_recording_drives_the_judges(capsys):
     assert "G3   ▲ warn" in out and "G4   ▲ warn" in out and "G6   ✘ fail" in out
 
 
+def test_the_demo_header_carries_readings_for_every_other_check(capsys):
+    """The shipped recording tells one story across all ten checks (tools/make_demo_recording.py)."""
+    assert main(["check", "--replay", str(DEMO), "--json"]) == EXIT_FAIL
+    got = {v["id"]: (v["status"], v["summary"]) for v in json.loads(capsys.readouterr().out)["checks"]}
+    assert {k: v[0] for k, v in got.items()} == {
+        "G1": "fail", "G2": "ok", "G3": "warn", "G4": "warn", "G5": "skip",
+        "G6": "fail", "G7": "warn", "G8": "warn", "G9": "fail", "G10": "ok"}
+    assert got["G1"][1].startswith("torch 2.9.0+cu128 is built for CUDA 12.8; GB10 needs CUDA 13.x")
+    assert "#109" in got["G8"][1] and "221 GB/s" in got["G5"][1]
+
+
+def test_the_demo_recording_is_what_its_generator_writes(tmp_path):
+    import subprocess
+    import sys
+
+    out = tmp_path / "demo.jsonl"
+    tool = DEMO.parents[3] / "tools" / "make_demo_recording.py"
+    subprocess.run([sys.executable, str(tool), str(out)], check=True, capture_output=True, timeout=120)
+    assert out.read_bytes() == DEMO.read_bytes(), "run: python tools/make_demo_recording.py"
+
+
+def test_header_readings_that_are_malformed_are_left_out_and_their_checks_not_judged(tmp_path, capsys):
+    from sparktui.core.readings import Reading
+
+    good = Reading("cudalibs", {"libcudart": [{"soname": "libcudart.so.13", "major": "13", "path": "/x",
+                                               "flags": "libc6,AArch64"}]}, source="ldconfig -p").to_dict()
+    path = tmp_path / "r.jsonl"
+    with RecordingWriter(path, head(readings={"cudalibs": good, "target": {"data": "no probe name"}})) as w:
+        w.sample(sample(1.0))
+    rec = read_recording(path)
+    from sparktui.core.recording import header_readings, readings_from_recording
+
+    assert list(header_readings(rec)) == ["cudalibs"]
+    r = readings_from_recording(rec)
+    assert "cudalibs" in r and "target" not in r and "telemetry" in r
+    assert main(["check", "--replay", str(path), "--json"]) in (1, 2, 3)
+    ids = [v["id"] for v in json.loads(capsys.readouterr().out)["checks"]]
+    assert ids == ["G3", "G4", "G6"]  # G1 needs the target reading too: not claimed from half the evidence
+
+
 def test_live_history_feeds_the_same_judges(tmp_path):
     meminfo = tmp_path / "meminfo"
     meminfo.write_text("MemTotal: 127611680 kB\nMemFree: 2000000 kB\nMemAvailable: 5000000 kB\n"

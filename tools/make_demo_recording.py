@@ -7,6 +7,13 @@ plateau well under the 140 W rating while the temperature sits high), page cache
 processes leave, then the capped server is replaced by an uncapped one and MemAvailable falls
 under the 8 GiB floor. Device memory and the power limit read NOT_SUPPORTED, as on real GB10.
 
+The header also carries the probe readings the other checks judge (`readings`), so a replay shows
+the whole G1-G10 checklist: the training venv on this Spark got a pip-resolved CUDA 12.8 torch when
+Unsloth was installed (G1 fails: the classic Spark mistake), flash-attn is absent (G2 fine), the
+vLLM playbook it follows has open issues (G8), a two-Spark launch script sets tensor parallelism
+across both boxes (G10). Readings that come from files are produced by the real probes on a
+temporary tree and then given the demo host's paths; the rest follow the probes' own shapes.
+
 Deterministic (seeded): `python tools/make_demo_recording.py [OUT]` rewrites the same bytes.
 """
 
@@ -165,12 +172,173 @@ def processes_at(t: float) -> dict:
             "skipped": {"vanished": 0, "denied": 0}, "scanned": 412, "t": round(T0 + t, 3)}
 
 
+VENV = "/home/spark/venvs/train"
+TORCH_CU128 = "2.9.0+cu128"
+TARGET = {
+    "crashes": [],
+    "cuda_smoke": {"ran": True, "ok": True, "seconds": 0.41, "device": "NVIDIA GB10"},
+    "cudart": {
+        "libcudart.so.12": {"loaded": True, "paths": [f"{VENV}/lib/python3.12/site-packages/nvidia/cuda_runtime/lib/libcudart.so.12"],
+                            "runtime_version": 12080},
+        "libcudart.so.13": {"loaded": True, "paths": ["/usr/local/cuda-13.0/targets/sbsa-linux/lib/libcudart.so.13"],
+                            "runtime_version": 13000},
+    },
+    "flash_attn": None,
+    "interpreter": f"{VENV}/bin/python",
+    "packages": {
+        "accelerate": "1.11.0", "apex": None, "bitsandbytes": "0.48.2", "datasets": "4.4.1", "deepspeed": None,
+        "flash-attn": None, "flash_attn": None, "numpy": "2.3.5", "nvidia-cuda-runtime": None,
+        "nvidia-cuda-runtime-cu12": "12.8.90", "nvidia-cuda-runtime-cu13": None, "nvidia-nccl-cu12": "2.27.5",
+        "nvidia-nccl-cu13": None, "peft": "0.18.0", "safetensors": "0.7.0", "tokenizers": "0.22.1",
+        "torch": TORCH_CU128, "torchaudio": None, "torchvision": "0.24.0+cu128", "transformer-engine": None,
+        "transformers": "4.57.1", "triton": "3.5.0", "trl": "0.24.0", "unsloth": "2025.11.3",
+        "unsloth_zoo": "2025.11.4", "vllm": None, "xformers": None,
+    },
+    "python": {"base_prefix": "/usr", "env": {}, "executable": f"{VENV}/bin/python", "implementation": "CPython",
+               "machine": "aarch64", "prefix": VENV, "system": "Linux", "version": "3.12.3"},
+    "selected_by": "configured (--python or [target] python)",
+    "stages": {name: {"seconds": secs, "status": "done", "warnings": []} for name, secs in (
+        ("python", 0.0002), ("packages", 0.21), ("import torch", 3.84), ("torch.cuda", 0.62),
+        ("cudart", 0.004), ("first .cuda()", 0.41))} | {
+        "import flash_attn": {"error": "No module named 'flash_attn'", "error_type": "ModuleNotFoundError",
+                              "seconds": 0.0002, "status": "error"}},
+    "torch": {"cuda": "12.8", "cudnn": 91002, "file": f"{VENV}/lib/python3.12/site-packages/torch/__init__.py",
+              "git_version": "0fabc3ba44823f257e70ce397d989c8de5e362c1", "hip": None, "nccl": "2.27.5",
+              "version": TORCH_CU128},
+    "torch_cuda": {"arch_list": ["sm_80", "sm_86", "sm_90", "sm_100", "sm_120", "compute_120"], "available": True,
+                   "capability": [12, 1], "device_count": 1, "name": "NVIDIA GB10"},
+}
+CUDALIBS = {"libcudart": [
+    {"flags": "libc6,AArch64", "major": "13", "path": "/usr/local/cuda-13.0/targets/sbsa-linux/lib/libcudart.so.13",
+     "soname": "libcudart.so.13"},
+    {"flags": "libc6,AArch64", "major": "12", "path": "/usr/local/cuda-12.8/targets/sbsa-linux/lib/libcudart.so.12",
+     "soname": "libcudart.so.12"},
+]}
+BANDWIDTH = {  # a kept G5 result from two days before the run, in the GB10 range (FACTS.md)
+    "status": "ok", "python": f"{VENV}/bin/python", "measured_at": T0 - 2 * 86400 + 3600, "seconds": 21.7,
+    "source": f"{VENV}/bin/python (subprocess)", "device": "NVIDIA GB10", "capability": [12, 1],
+    "size_gib": 4.0, "iterations": 40, "repeats": 5, "copy_gbs": 221.4, "copy_gbs_all": [221.4, 220.9, 221.8, 221.1, 221.6],
+    "read_gbs": 243.0, "read_gbs_all": [242.6, 243.0, 243.3, 242.8, 243.1], "spread": 0.004,
+    "convention": "copy: bytes read + written per second; read: bytes read per second (GB = 1e9 bytes)",
+}
+LAUNCH_FILES = {  # what G10 scans in the user's project folder (two Sparks, one model split across both)
+    "serve-70b.sh": "#!/bin/bash\n# Llama 3.1 70B across both Sparks\nvllm serve meta-llama/Llama-3.1-70B-Instruct \\\n"
+                    "  --tensor-parallel-size 2 --pipeline-parallel-size 1 \\\n  --distributed-executor-backend ray\n",
+    "train/lora.yaml": "model: unsloth/Llama-3.1-8B-Instruct\nlora_r: 16\nper_device_train_batch_size: 2\n",
+}
+PLAYBOOK_ISSUES = [  # modelled on real issues of NVIDIA/dgx-spark-playbooks (see shared/reference)
+    (109, "nvidia/vllm is wrong missing Ray", "https://github.com/NVIDIA/dgx-spark-playbooks/tree/main/nvidia/vllm", 4),
+    (88, "vLLM container: tensor-parallel across two Sparks hangs at NCCL init", "nvidia/vllm", 7),
+    (68, "SGLang: Mismatch between build.nvidia.com and GitHub playbook container image", "nvidia/sglang", 2),
+]
+
+
+def _reading(probe: str, data, source: str, took_s: float = 0.01, error: str | None = None) -> dict:
+    from sparktui.core.readings import Reading
+
+    return Reading(probe, data, error=error, source=source, started_at=T0 - 5.0, took_s=took_s).to_dict()
+
+
+def _relocate(obj, old: str, new: str):
+    """Replace a temporary path by the demo host's, everywhere in a probe's data."""
+    if isinstance(obj, str):
+        return obj.replace(old, new)
+    if isinstance(obj, list):
+        return [_relocate(x, old, new) for x in obj]
+    if isinstance(obj, dict):
+        return {_relocate(k, old, new): _relocate(v, old, new) for k, v in obj.items()}
+    return obj
+
+
+def _playbook_reading(tmp: Path) -> dict:
+    """The real G8 probe against a local GitHub-like server holding the issues above."""
+    import os
+
+    sys.path.insert(0, str(ROOT))
+    from sparktui.core.config import Config, PlaybooksConfig
+    from sparktui.probes import playbooks
+    from tests.g8_server import make_issue, serve_issues
+
+    issues = [make_issue(n, title, url if url.startswith("http") else
+                         f"https://github.com/NVIDIA/dgx-spark-playbooks/tree/main/{url}", comments=c,
+                         created_at=f"2025-11-{10 + i:02d}T09:00:00Z")  # fixed: the demo must not drift
+              for i, (n, title, url, c) in enumerate(PLAYBOOK_ISSUES)]
+    old = {k: os.environ.get(k) for k in ("XDG_CACHE_HOME", "GITHUB_TOKEN", "GH_TOKEN")}
+    os.environ["XDG_CACHE_HOME"] = str(tmp / "cache")
+    for k in ("GITHUB_TOKEN", "GH_TOKEN"):
+        os.environ.pop(k, None)
+    try:
+        server, _ = serve_issues(issues, commit_dates={"vllm": "2025-10-20T00:00:00Z"})
+        with server:
+            cfg = Config(playbooks=PlaybooksConfig(slugs=["vllm"], api_url=server.url))
+            r = playbooks.read(cfg).to_dict()
+            r = _relocate(r, server.url, "https://api.github.com")
+            r = _relocate(r, server.url.split("//", 1)[1].rstrip("/"), "api.github.com")
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    r["data"]["api_host"] = "api.github.com"
+    for k in ("fetched_at", "checked_at"):
+        if r["data"].get(k):
+            r["data"][k] = T0 - 60.0
+    r["data"]["age_s"] = 60.0
+    if r["data"].get("rate_limit"):
+        r["data"]["rate_limit"]["reset_at"] = T0 + 3000.0
+    r["data"]["suggestions"] = []
+    r["started_at"], r["took_s"] = T0 - 5.0, 0.38
+    return r
+
+
+def demo_readings() -> dict[str, dict]:
+    """Probe readings for the checks the samples cannot judge (the recording header's ``readings``)."""
+    import tempfile
+
+    from sparktui.core.config import Config
+    from sparktui.probes import container, pins, tpscan
+
+    with tempfile.TemporaryDirectory(prefix="sparktui-demo-") as tmp_s:
+        tmp = Path(tmp_s)
+        proj = tmp / "project"
+        for rel, text in LAUNCH_FILES.items():
+            (proj / rel).parent.mkdir(parents=True, exist_ok=True)
+            (proj / rel).write_text(text)
+        scan = _relocate(tpscan.scan([str(proj)], max_file_bytes=4 * 1024 * 1024), str(proj), "/home/spark/project")
+        scan.update(scan_s=0.012, cwd="/home/spark/project")
+        root = tmp / "root"
+        (root / "proc" / "1").mkdir(parents=True)
+        (root / "proc" / "self").mkdir(parents=True)
+        (root / "proc" / "1" / "cgroup").write_text("0::/init.scope\n")
+        (root / "proc" / "self" / "mountinfo").write_text("24 1 259:2 / / rw,relatime shared:1 - ext4 /dev/nvme0n1p2 rw\n")
+        host_env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/home/spark", "VIRTUAL_ENV": VENV}
+        cont = container.inspect(root, host_env)
+        pin = pins.read(Config()).to_dict()
+        shipped = str(Path(pins.SHIPPED_DIR))
+        pin = _relocate(pin, shipped, "/home/spark/venvs/tools/lib/python3.12/site-packages/sparktui/data/pins")
+        pin["started_at"], pin["took_s"] = T0 - 5.0, 0.002
+        playbook = _playbook_reading(tmp)
+    return {
+        "host": _reading("host", HOST, "uname, /etc/os-release, /proc/meminfo"),
+        "nvml": _reading("nvml", STATIC, "NVML (nvidia-ml-py)", 0.06),
+        "target": _reading("target", TARGET, f"{VENV}/bin/python (subprocess)", 5.2),
+        "cudalibs": _reading("cudalibs", CUDALIBS, "/usr/sbin/ldconfig -p", 0.02),
+        "container": _reading("container", cont, "/.dockerenv, /run/.containerenv, /proc/1/cgroup, "
+                              "/proc/self/mountinfo, environment", 0.001),
+        "pins": pin,
+        "tpscan": _reading("tpscan", scan, "scan of /home/spark/project", 0.012),
+        "bandwidth_last": _reading("bandwidth_last", BANDWIDTH, "~/.local/state/sparktui/bandwidth-last.json", 0.0002),
+        "playbook_issues": playbook,
+    }
+
+
 def main(out: Path) -> None:
     rnd = random.Random(20251124)
     if out.exists():
         out.unlink()
     head = header(interval_s=INTERVAL, host=HOST, static=STATIC, version="0.1.0", started_at=T0,
-                  processes_every_s=PROCESS_EVERY, demo=True,
+                  processes_every_s=PROCESS_EVERY, demo=True, readings=demo_readings(),
                   note="synthetic GB10 recording modelled on public reports (FACTS.md); not a measurement")
     state = {"temp": 42.0, "thermal_ns": 903_158_000}
     n = 0

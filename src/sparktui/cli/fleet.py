@@ -163,7 +163,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     cfg = config_from_args(args)
     peers: list = []
     if args.replay:
-        from sparktui.cli.record import REPLAY_IDS
+        from sparktui.cli.record import replay_ids_for
         from sparktui.core.recording import RecordingError, read_recording, readings_from_recording
 
         try:
@@ -171,8 +171,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         except RecordingError as e:
             print(f"sparktui: {e}", file=sys.stderr)
             return EXIT_USAGE
-        ids = _ids(args.ids) if args.ids else list(REPLAY_IDS)
         readings = readings_from_recording(rec)
+        ids = _ids(args.ids) if args.ids else replay_ids_for(readings)
         verdicts, _ = run_checks(ids, cfg, readings)
         name = Path(args.replay).name
         inp = ReportInput(verdicts, readings, dict(rec.header.get("host") or {}),

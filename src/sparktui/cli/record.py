@@ -17,7 +17,16 @@ import time
 from sparktui import __version__
 from sparktui.core.recording import RecordingError, RecordingWriter, header, read_recording, readings_from_recording
 
-REPLAY_IDS = ("G3", "G4", "G6")  # what a recording can answer
+REPLAY_IDS = ("G3", "G4", "G6")  # what any recording's samples answer
+
+
+def replay_ids_for(readings) -> list[str]:
+    """G3, G4, G6 from the samples, plus every check whose readings the header carries."""
+    from sparktui.core.recording import replay_ids
+    from sparktui.gotchas import REGISTRY
+
+    extra = set(replay_ids(readings, REGISTRY))
+    return [gid for gid in REGISTRY if gid in REPLAY_IDS or gid in extra]
 
 
 def positive_float(text: str) -> float:
@@ -112,9 +121,9 @@ def check_replay(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     for problem in rec.problems:
         print(f"sparktui: {args.replay}: {problem}", file=sys.stderr)
-    ids = _ids(args.ids) if args.ids else list(REPLAY_IDS)
     cfg = config_from_args(args)
     readings = readings_from_recording(rec)
+    ids = _ids(args.ids) if args.ids else replay_ids_for(readings)
     verdicts, _ = run_checks(ids, cfg, readings)
     host = dict(rec.header.get("host") or {})
     source = f"recording {args.replay} ({len(rec.samples)} samples over {rec.duration_s / 60:.1f} min)"

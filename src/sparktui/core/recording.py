@@ -19,7 +19,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Mapping
 
 from sparktui.core.readings import Reading, Readings
 from sparktui.core.telemetry import sample_window
@@ -269,10 +269,33 @@ def readings_from_samples(samples: list[dict[str, Any]], *, static: dict[str, An
     return r
 
 
+def header_readings(rec: Recording) -> Readings:
+    """The probe readings a recording's header carries (a snapshot taken when it started), for the
+    checks its samples cannot answer. Malformed entries are left out, so their checks say so."""
+    r = Readings()
+    raw = rec.header.get("readings")
+    for value in (raw.values() if isinstance(raw, dict) else ()):
+        try:
+            r.add(Reading.from_dict(value))
+        except (KeyError, TypeError, ValueError, AttributeError):
+            continue
+    return r
+
+
 def readings_from_recording(rec: Recording, *, window_s: float | None = None, meminfo_at: str = "lowest") -> Readings:
     """Readings for `check --replay`: all samples for G4 (its judge takes the trailing window), the
-    lowest-MemAvailable moment for G3, the last process snapshot for G6."""
+    lowest-MemAvailable moment for G3, the last process snapshot for G6, and whatever else the
+    header carries for the other checks (the samples win where both have a reading)."""
     source = f"recording {os.path.basename(rec.path)}"
-    return readings_from_samples(rec.samples, static=rec.header.get("static") or None,
-                                 processes=rec.processes[-1] if rec.processes else None, source=source,
-                                 meminfo_at=meminfo_at, window_s=window_s, interval_s=rec.header.get("interval_s"))
+    r = readings_from_samples(rec.samples, static=rec.header.get("static") or None,
+                              processes=rec.processes[-1] if rec.processes else None, source=source,
+                              meminfo_at=meminfo_at, window_s=window_s, interval_s=rec.header.get("interval_s"))
+    for name, reading in header_readings(rec).items():
+        if name not in r:
+            r.add(reading)
+    return r
+
+
+def replay_ids(readings: Readings, registry: Mapping[str, Any]) -> list[str]:
+    """The checks a recording can answer: those whose probes all have a reading in it."""
+    return [gid for gid, g in registry.items() if g.probes and all(p in readings for p in g.probes)]
