@@ -78,7 +78,7 @@ def test_dashboard_in_tmux_keys_drill_in_and_quit(tmux, tmp_path):
     # drill into G4 (4th row), see its card, come back
     tmux.keys("Down", "Down", "Down", "Enter")
     card = tmux.wait_for("G4: Thermal throttling")
-    assert "Evidence" in card
+    assert "Status: WARN" in card and "Fix" in card  # a warning card leads with its fix
     tmux.keys("Escape")
     tmux.wait_for("Processes (G6)")
     time.sleep(0.3)

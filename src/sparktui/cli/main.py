@@ -55,6 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--replay", metavar="FILE", help="show a recording instead of this machine")
     p.add_argument("--speed", type=float, default=1.0, metavar="N", help="replay speed (default 1; 0 = as fast as possible)")
     p.add_argument("--bell", action="store_true", help="ring the terminal bell when a verdict gets worse")
+    p.add_argument("--record", metavar="FILE", help="also append what the dashboard sees to a recording (JSON lines; "
+                   "samples, process scans and check readings; replay it with --replay)")
     sub = p.add_subparsers(dest="cmd", parser_class=_Parser)
 
     c = sub.add_parser("check", help="run the non-intrusive checks headless")
@@ -202,6 +204,8 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
     cfg = config_from_args(args)
     if args.speed is not None and args.speed < 0:
         raise UsageError("sparktui: --speed must be 0 or more")
+    if args.replay and args.record:
+        raise UsageError("sparktui: --record records this machine; it cannot be combined with --replay")
     if args.replay:
         from sparktui.core.recording import RecordingError, read_recording
 
@@ -211,7 +215,7 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
             raise UsageError(f"sparktui: {e}") from None
     from sparktui.ui.app import run_dashboard
 
-    return run_dashboard(cfg, replay=args.replay, speed=args.speed or None, bell=args.bell)
+    return run_dashboard(cfg, replay=args.replay, speed=args.speed or None, bell=args.bell, record=args.record)
 
 
 def cmd_list(args: argparse.Namespace) -> int:

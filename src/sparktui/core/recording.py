@@ -6,6 +6,7 @@ Format (schema 1), one JSON object per line:
      "started_at": 1733200000.0, "interval_s": 1.0, "host": {...}, "static": {...NVML static...}}
     {"type": "sample", "t": ..., "gpus": [...], "mem": {...}}          # see core/telemetry.py
     {"type": "processes", "t": ..., "data": {...processes reading...}}  # at a lower rate
+    {"type": "readings", "t": ..., "readings": {name: reading}}  # check results, as they complete
 
 A recording is written append-only and flushed per line, so a crash or power loss costs at most
 the line being written: the reader tolerates a torn last line and names every malformed line.
@@ -55,6 +56,7 @@ class RecordingWriter:
                 doc = None
             if not isinstance(doc, dict) or doc.get("kind") != RECORDING_KIND:
                 raise RecordingError(f"{self.path}: exists and is not a sparktui recording; refusing to append")
+        self._lock = threading.Lock()
         self._f = open(self.path, "a", encoding="utf-8")
         if existing and not _ends_with_newline(self.path):
             self._f.write("\n")  # a torn last line from an earlier crash stays on its own line
@@ -64,15 +66,22 @@ class RecordingWriter:
             self._write({**head, "type": "segment"})  # where a continued recording resumes
 
     def _write(self, obj: dict[str, Any]) -> None:
-        self._f.write(json.dumps(obj, separators=(",", ":"), default=str) + "\n")
-        self._f.flush()
-        self.lines += 1
+        line = json.dumps(obj, separators=(",", ":"), default=str) + "\n"
+        with self._lock:  # the sampler thread writes samples, the dashboard's thread readings
+            self._f.write(line)
+            self._f.flush()
+            self.lines += 1
 
     def sample(self, sample: dict[str, Any]) -> None:
         self._write({"type": "sample", **sample})
 
     def processes(self, data: dict[str, Any]) -> None:
         self._write({"type": "processes", "t": data.get("t"), "data": data})
+
+    def readings(self, readings: dict[str, Any], t: float | None = None) -> None:
+        """Probe readings (``Readings.to_dict()``) taken while recording, so a replay can judge
+        the checks the samples cannot answer."""
+        self._write({"type": "readings", "t": t if t is not None else time.time(), "readings": readings})
 
     def close(self) -> None:
         if not self._f.closed:
@@ -102,6 +111,7 @@ class Recording:
     header: dict[str, Any]
     samples: list[dict[str, Any]] = field(default_factory=list)
     processes: list[dict[str, Any]] = field(default_factory=list)  # processes readings' data
+    readings: list[dict[str, Any]] = field(default_factory=list)  # "readings" lines' maps, in order
     problems: list[str] = field(default_factory=list)  # malformed lines, in words
     torn_tail: bool = False
 
@@ -159,6 +169,8 @@ def read_recording(path: str | os.PathLike) -> Recording:
             rec.samples.append(obj)
         elif kind == "processes" and isinstance(obj.get("data"), dict):
             rec.processes.append(obj["data"])
+        elif kind == "readings" and isinstance(obj.get("readings"), dict):
+            rec.readings.append(obj["readings"])
         elif kind == "segment":
             continue
         else:
@@ -270,15 +282,17 @@ def readings_from_samples(samples: list[dict[str, Any]], *, static: dict[str, An
 
 
 def header_readings(rec: Recording) -> Readings:
-    """The probe readings a recording's header carries (a snapshot taken when it started), for the
-    checks its samples cannot answer. Malformed entries are left out, so their checks say so."""
+    """The probe readings a recording carries for the checks its samples cannot answer: the
+    header's snapshot, then any "readings" lines (a later reading of a probe replaces an earlier
+    one). Malformed entries are left out, so their checks say so."""
     r = Readings()
     raw = rec.header.get("readings")
-    for value in (raw.values() if isinstance(raw, dict) else ()):
-        try:
-            r.add(Reading.from_dict(value))
-        except (KeyError, TypeError, ValueError, AttributeError):
-            continue
+    for batch in ([raw] if isinstance(raw, dict) else []) + list(rec.readings):
+        for value in batch.values():
+            try:
+                r.add(Reading.from_dict(value))
+            except (KeyError, TypeError, ValueError, AttributeError):
+                continue
     return r
 
 

@@ -17,6 +17,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.command import Hit, Hits, Provider
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Input, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
@@ -29,6 +30,7 @@ from sparktui.gotchas import REGISTRY
 from sparktui.gotchas.base import Gotcha
 from sparktui.ui.board import TELEMETRY_CHECKS, TELEMETRY_REJUDGE_S, Board
 from sparktui.ui.format import age, duration
+from sparktui.ui.peers import PeersScreen, PeerWatch
 from sparktui.ui.screens import CardScreen, ConfirmScreen, EventsScreen, HelpScreen, MessageScreen
 from sparktui.ui.widgets import Checklist, HeaderBar, PlaybookPanel, ProcessTable, TelemetryPanel
 
@@ -43,6 +45,10 @@ class ProcessesArrived(Message):
     def __init__(self, data: dict[str, Any]) -> None:
         super().__init__()
         self.data = data
+
+
+class ReplayFinished(Message):
+    """The recording has been fed to its end: judge and draw its final state once."""
 
 
 class ChecksDone(Message):
@@ -69,6 +75,7 @@ class SparkCommands(Provider):
         ("Filter the process table", "filter_processes"),
         ("Change the process table's sort", "cycle_sort"),
         ("Show the events log", "events"),
+        ("Machines: this one beside its peers (what must match)", "peers"),
         ("Open the selected gotcha's card", "open_card"),
         ("Keys and help", "help"),
     )
@@ -96,13 +103,14 @@ class SparkApp(App):
         Binding("s", "cycle_sort", "sort"),
         Binding("p", "toggle_pause", "pause"),
         Binding("e", "events", "events"),
+        Binding("m", "peers", "machines"),
         Binding("o", "open_issue_url", "open URL", show=False),
         Binding("y", "copy_issue_url", "copy URL", show=False),
         Binding("question_mark", "help", "help"),
     ]
 
     def __init__(self, cfg: Config | None = None, *, replay: str | None = None, speed: float | None = 1.0,
-                 bell: bool = False, auto_checks: bool = True, source: Any = None) -> None:
+                 bell: bool = False, auto_checks: bool = True, source: Any = None, record: str | None = None) -> None:
         super().__init__()
         self.cfg = cfg or Config()
         self.bell_on_worse = bell
@@ -111,6 +119,7 @@ class SparkApp(App):
         self.events = EventLog()
         self.tick_n = 0
         self._judged_after_replay = False
+        self.replay_settled = False  # set once a replay's last sample has been judged and drawn
         self.started_mono = time.monotonic()
         self.last_telemetry_judge = 0.0
         self.latest_processes: dict[str, Any] | None = None
@@ -122,13 +131,15 @@ class SparkApp(App):
         elif replay:
             from sparktui.ui.sources import ReplaySource
 
-            self.source = ReplaySource(replay, self.cfg, self._on_sample_thread, self._on_processes_thread, speed)
+            self.source = ReplaySource(replay, self.cfg, self._on_sample_thread, self._on_processes_thread, speed,
+                                       on_finished=lambda: self.post_message(ReplayFinished()))
         else:
             from sparktui.ui.sources import LiveSource
 
-            self.source = LiveSource(self.cfg, self._on_sample_thread, self._on_processes_thread)
+            self.source = LiveSource(self.cfg, self._on_sample_thread, self._on_processes_thread, record_path=record)
         self.replay_readings = self._recorded_readings() if replay else None
         self.host_name = "?"
+        self.peer_watch = PeerWatch(self, self.cfg, replay=bool(replay))
 
     # -- layout --------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -154,8 +165,11 @@ class SparkApp(App):
         self._layout_for(self.size.width)
         self.host_name = self._host_label()
         self.source.start()
+        if getattr(self.source, "record_error", None):
+            self.notify(self.source.record_error, title="recording", severity="error", timeout=15)
         self.set_interval(1.0, self.tick)
         self.checklist.focus()
+        self.peer_watch.start()  # ssh to the peers in threads; nothing when none or a replay
         self.tick()
 
     def on_resize(self, event) -> None:
@@ -169,6 +183,7 @@ class SparkApp(App):
             if st.cancel is not None:
                 st.cancel.set()
         self.source.stop()
+        self.peer_watch.stop()
 
     # -- sources (called from their threads) --------------------------------------------------
     def _on_sample_thread(self, sample: dict[str, Any]) -> None:
@@ -181,9 +196,29 @@ class SparkApp(App):
         if self.screen.id != "_default":
             return  # nothing on the main screen is visible; the history keeps filling
         h = self.source.history
+        latest = h.latest
+        if latest is not None and latest is not msg.sample and latest.get("t") != msg.sample.get("t"):
+            return  # a newer sample is already queued behind this one: draw once, for that one
+        self._draw_telemetry()
+
+    def _draw_telemetry(self) -> None:
+        h = self.source.history
         times = h.values("t")
         span = (times[-1] - times[0]) if len(times) > 1 and times[0] is not None else None
-        self.telemetry.show(h, self.cfg.hardware.rated_power_w, span)
+        try:
+            self.telemetry.show(h, self.cfg.hardware.rated_power_w, span)
+        except NoMatches:
+            pass  # a sample that beat the panel's own children to the screen: the next one draws
+
+    def on_replay_finished(self, msg: ReplayFinished) -> None:
+        """Every sample message before this one has been handled: the final judgement and picture."""
+        self._judged_after_replay = True
+        self.last_telemetry_judge = time.monotonic()
+        self.judge_telemetry()
+        self._draw_telemetry()
+        self.refresh_header()
+        self.refresh_checklist()
+        self.replay_settled = True
 
     def on_processes_arrived(self, msg: ProcessesArrived) -> None:
         self.latest_processes = msg.data
@@ -215,7 +250,9 @@ class SparkApp(App):
         gpu = name or (f"no GPU ({static.get('error', 'NVML unavailable')[:40]})" if not devs else "GPU ?")
         driver = (static.get("driver_version") or {}).get("value") or "?"
         cuda = (static.get("cuda_driver_version") or {}).get("value") or "?"
-        self.header_bar.show(self.host_name, gpu, driver, cuda, duration(time.monotonic() - self.started_mono),
+        first_t = getattr(self.source, "first_t", None)  # a replay: how much of the recording has been seen
+        watched = self.now() - first_t if first_t is not None else time.monotonic() - self.started_mono
+        self.header_bar.show(self.host_name, gpu, driver, cuda, duration(watched),
                                        self.source.label, self.source.paused)
 
     def refresh_checklist(self) -> None:
@@ -279,6 +316,8 @@ class SparkApp(App):
 
     def on_checks_done(self, msg: ChecksDone) -> None:
         mono = time.monotonic()
+        if hasattr(self.source, "record_readings") and not msg.cancelled:
+            self.source.record_readings(msg.readings)  # `--record`: a replay can judge these checks too
         for v in msg.verdicts:
             if v.id == "G5" and v.status is Status.SKIP and "last measured" in v.summary:
                 self.telemetry.show_bandwidth("bandwidth: " + v.summary.split("last measured ", 1)[1])
@@ -290,6 +329,7 @@ class SparkApp(App):
             self.playbook_data = pb
             self.playbook_panel.show(self.board["G8"].verdict, pb, self.now())
         self.refresh_checklist()
+        self.peer_watch.saw(msg.readings)  # this machine's column in the peers view
 
     def _set_verdict(self, v: Verdict, mono: float) -> None:
         self.board.finish(v, mono)
@@ -431,6 +471,9 @@ class SparkApp(App):
     def action_events(self) -> None:
         self.push_screen(EventsScreen(self.events, lambda t: time.strftime("%H:%M:%S", time.localtime(t))))
 
+    def action_peers(self) -> None:
+        self.push_screen(PeersScreen(self.peer_watch, self.board, self.host_name))
+
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
 
@@ -503,6 +546,7 @@ class SparkApp(App):
                         self.board.abort(gid, time.monotonic())
 
 
-def run_dashboard(cfg: Config, replay: str | None = None, speed: float | None = 1.0, bell: bool = False) -> int:
-    SparkApp(cfg, replay=replay, speed=speed, bell=bell).run()
+def run_dashboard(cfg: Config, replay: str | None = None, speed: float | None = 1.0, bell: bool = False,
+                  record: str | None = None) -> int:
+    SparkApp(cfg, replay=replay, speed=speed, bell=bell, record=record).run()
     return 0

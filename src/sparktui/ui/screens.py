@@ -30,24 +30,41 @@ def _json(v: Any) -> str:
     return v if isinstance(v, str) else json.dumps(v, default=str)
 
 
+def _md_cell(value: Any) -> str:
+    """Evidence as table-cell text: lists joined, Markdown syntax taken literally (torch.__version__
+    must not turn bold), one line, bounded."""
+    if isinstance(value, (list, tuple)):
+        text = "; ".join(str(x) for x in value)
+    else:
+        text = _json(value)
+    text = " ".join(text.split())[:200]
+    for ch in ("\\", "|", "_", "*", "`", "<", "[", "]"):
+        text = text.replace(ch, "\\" + ch)
+    return text
+
+
 def card_markdown(g: Gotcha, v: Verdict | None, age_text: str) -> str:
+    """A failing or warning card leads with its fix: that is what someone opening it needs."""
     lines = [f"# {g.id}: {g.title}", ""]
+    fix = (v.fix if v is not None and v.fix else g.fix).strip()
+    acting = v is not None and v.status in (Status.WARN, Status.FAIL)
     if v is None:
         lines += ["**Status:** not checked yet", ""]
     else:
-        lines += [f"**Status: {v.status.value.upper()}** — {v.summary}", "",
+        lines += [f"**Status: {v.status.value.upper()}** · {v.summary}", "",
                   f"*measured {age_text} ago" + (f", took {v.took_s:.1f} s*" if v.took_s is not None else "*"), ""]
+        if acting:
+            lines += ["## Fix", "", fix, ""]
         if v.evidence:
             lines += ["## Evidence", "", "| what | value | from |", "|---|---|---|"]
             for e in v.evidence:
-                val = _json(e.value).replace("|", "\\|").replace("\n", " ")
-                lines.append(f"| {e.what} | {val[:160]} | {e.source} |")
+                lines.append(f"| {_md_cell(e.what)} | {_md_cell(e.value)} | {_md_cell(e.source)} |")
             lines.append("")
         if v.details:
             lines += ["## Details", ""] + [f"- {d}" for d in v.details[:50]] + [""]
     lines += [f"**Symptom.** {g.symptom}", "", f"**Cause.** {g.cause}", "", f"**How sparktui checks it.** {g.check}", ""]
-    fix = (v.fix if v is not None and v.fix else g.fix).strip()
-    lines += ["## Fix" + ("" if v is None or v.status in (Status.WARN, Status.FAIL) else " (for reference)"), "", fix, ""]
+    if not acting:
+        lines += ["## Fix" + ("" if v is None else " (for reference)"), "", fix, ""]
     return "\n".join(lines)
 
 
@@ -136,6 +153,7 @@ KEYS_HELP = """\
 | s | change the process table's sort |
 | p | pause / resume sampling |
 | e | the events log: every verdict change and when |
+| m | machines: this one beside its peers (ssh), what must match for DDP/FSDP; `r` there refetches |
 | tab | move between panels |
 | o / y | playbook issue: open its URL / copy it |
 | ctrl+p | command palette |

@@ -6,6 +6,7 @@ Neither creates a CUDA context: the live source is NVML + /proc only.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from typing import Any, Callable
@@ -17,24 +18,81 @@ Callback = Callable[[dict[str, Any]], None]
 
 
 class LiveSource:
+    """This machine, through the NVML sampler; with ``record_path`` every sample, process scan and
+    check reading is also appended to a recording (`sparktui --record FILE`)."""
+
     kind = "live"
 
-    def __init__(self, cfg: Config, on_sample: Callback, on_processes: Callback) -> None:
+    def __init__(self, cfg: Config, on_sample: Callback, on_processes: Callback, record_path: str | None = None) -> None:
         from sparktui.probes.sampler import Sampler
 
+        self.cfg = cfg
         self.sampler = Sampler(cfg, on_sample=on_sample, on_processes=on_processes,
                                processes_every_s=cfg.telemetry.processes_every_s)
         self.history: History = self.sampler.history
         self.interval_s = self.sampler.interval_s
         self.static: dict[str, Any] = {}
         self.label = "this machine"
+        self.record_path = record_path
+        self.writer: Any = None
+        self.record_error: str | None = None
 
     def start(self) -> None:
         self.static = self.sampler.static()
+        if self.record_path:
+            self._open_recording()
         self.sampler.start()
+
+    def _open_recording(self) -> None:
+        """A recording that cannot be opened costs the recording, not the dashboard."""
+        from sparktui import __version__, probes
+        from sparktui.core.recording import RecordingError, RecordingWriter, header
+
+        every = self.cfg.telemetry.processes_every_s
+        head = header(interval_s=self.interval_s, host=dict(probes.safe_read("host", self.cfg).data or {}),
+                      static=self.static, version=__version__, processes_every_s=every or None)
+        try:
+            self.writer = RecordingWriter(self.record_path, head)
+        except (RecordingError, OSError) as e:
+            self.record_error = f"not recording: {e}"
+            return
+        self.label = f"this machine, recording to {os.path.basename(self.record_path)}"
+        show_sample, show_processes = self.sampler.on_sample, self.sampler.on_processes
+
+        def on_sample(s: dict[str, Any]) -> None:
+            self._write(self.writer.sample, s)
+            if show_sample is not None:
+                show_sample(s)
+
+        def on_processes(p: dict[str, Any]) -> None:
+            self._write(self.writer.processes, p)
+            if show_processes is not None:
+                show_processes(p)
+
+        self.sampler.on_sample, self.sampler.on_processes = on_sample, on_processes
+
+    def _write(self, fn: Callable[..., None], *args: Any) -> None:
+        try:
+            fn(*args)
+        except (OSError, ValueError) as e:  # disk full, file closed: stop recording, keep watching
+            self.record_error = f"recording stopped: {e}"
+            self.writer = None
+
+    def record_readings(self, readings: Any) -> None:
+        """Check readings as they complete (not the telemetry the samples already carry)."""
+        if self.writer is None:
+            return
+        keep = {k: v for k, v in readings.to_dict().items() if k not in ("telemetry", "processes", "meminfo")}
+        if keep:
+            self._write(self.writer.readings, keep, time.time())
 
     def stop(self) -> None:
         self.sampler.stop()
+        if self.writer is not None:
+            try:
+                self.writer.close()
+            except OSError:
+                pass
 
     def pause(self) -> None:
         self.sampler.pause()
@@ -55,7 +113,8 @@ class ReplaySource:
 
     kind = "replay"
 
-    def __init__(self, path: str, cfg: Config, on_sample: Callback, on_processes: Callback, speed: float | None = 1.0) -> None:
+    def __init__(self, path: str, cfg: Config, on_sample: Callback, on_processes: Callback, speed: float | None = 1.0,
+                 on_finished: Callable[[], None] | None = None) -> None:
         from sparktui.core.recording import Replay, read_recording
 
         self.recording = read_recording(path)
@@ -63,8 +122,9 @@ class ReplaySource:
         self.history = History(max(cfg.telemetry.history, 1))
         self.interval_s = float(self.recording.header.get("interval_s") or cfg.telemetry.interval_s)
         self.static = self.recording.header.get("static") or {}
-        self.on_sample, self.on_processes = on_sample, on_processes
-        self.label = f"replay of {path}" + (f" at {speed:g}x" if speed else "")
+        self.on_sample, self.on_processes, self.on_finished = on_sample, on_processes, on_finished
+        self.first_t = self.recording.samples[0]["t"] if self.recording.samples else None
+        self.label = f"replay of {os.path.basename(path)}" + (f" at {speed:g}x" if speed else "")
         self._thread: threading.Thread | None = None
         self._paused = False
         self._t = self.recording.samples[0]["t"] if self.recording.samples else time.time()
@@ -85,6 +145,8 @@ class ReplaySource:
                 self.on_processes(procs[pi])
                 pi += 1
         self.finished = True
+        if self.on_finished is not None:
+            self.on_finished()
 
     def stop(self) -> None:
         self.replay.stop()

@@ -104,10 +104,21 @@ class Meter(Horizontal):
     def show(self, value: str, series: list | None = None) -> None:
         set_content(self.query_one(".meter-value", Label), value)
         if series is not None:
-            spark = self.query_one(Sparkline)
-            data = bucket_max(series, max(8, spark.size.width or 30))
-            if data != spark.data:
-                spark.data = data
+            self._series = series
+            self._fit()
+
+    def _fit(self) -> None:
+        """One bucket per column of the sparkline as it is now laid out."""
+        series = getattr(self, "_series", None)
+        if series is None:
+            return
+        spark = self.query_one(Sparkline)
+        data = bucket_max(series, max(8, spark.size.width or 30))
+        if data != spark.data:
+            spark.data = data
+
+    def on_resize(self) -> None:
+        self._fit()  # the first samples may arrive before the layout knows the width
 
 
 class TelemetryPanel(Vertical):
@@ -144,7 +155,7 @@ class TelemetryPanel(Vertical):
         self.query_one("#m-clock", Meter).show(val("sm_mhz", ".0f", "MHz"), history.values("g0.sm_mhz"))
         f = free_gib(s.get("mem") or {})
         if f.get("total") is not None:
-            mem = f"{f['used']:.0f}/{f['total']:.0f} GiB, cache {f['buff_cache'] or 0:.0f}"
+            mem = f"{f['used']:.0f}/{f['total']:.0f} GiB used, {f['buff_cache'] or 0:.0f} cached"
         else:
             mem = "n/a (/proc/meminfo)"
         total = (s.get("mem") or {}).get("MemTotal")
@@ -193,12 +204,12 @@ class ProcessTable(Vertical):
 
     def cycle_sort(self) -> str:
         self.sort_index = (self.sort_index + 1) % len(self.SORTS)
-        self._render()
+        self._redraw()
         return self.sort_label
 
     def set_filter(self, text: str) -> None:
         self.filter_text = text.strip().lower()
-        self._render()
+        self._redraw()
 
     def show(self, data: dict[str, Any] | None, now: float) -> None:
         self.rows = {}
@@ -207,7 +218,7 @@ class ProcessTable(Vertical):
                 self.rows[str(row.get("pid"))] = row
         self.view_note = _visibility_note(data)
         self._now = now
-        self._render()
+        self._redraw()
 
     def _sort_value(self, row: dict[str, Any], key: str):
         if key == "GPU mem":
@@ -229,7 +240,7 @@ class ProcessTable(Vertical):
         rows.sort(key=lambda r: self._sort_value(r, key), reverse=desc)
         return rows
 
-    def _render(self) -> None:
+    def _redraw(self) -> None:
         t = self.query_one(DataTable)
         rows = self.visible_rows()
         wanted = [str(r.get("pid")) for r in rows]
@@ -297,7 +308,7 @@ class PlaybookPanel(Vertical):
 
     def on_mount(self) -> None:
         t = self.query_one(DataTable)
-        for name, width in (("#", 6), ("title", 50), ("age", 6), ("💬", 4), ("why it matched", 40)):
+        for name, width in (("#", 6), ("title", 50), ("age", 6), ("cmts", 4), ("why it matched", 40)):
             t.add_column(name, key=name, width=width)
         self.issues: dict[str, dict[str, Any]] = {}
 
