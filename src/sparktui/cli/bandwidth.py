@@ -8,7 +8,7 @@ from typing import Callable
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
-from sparktui.core.verdict import Status, Verdict
+from sparktui.core.verdict import Verdict
 from sparktui.gotchas.g05_bandwidth import GIB, GateDecision, gate, judge_result
 
 

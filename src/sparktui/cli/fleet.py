@@ -100,7 +100,7 @@ def _with_peers(cfg, ids, local_fn):
 
 
 def _comparison(readings, verdicts, peers):
-    from sparktui.fleet.compare import checklists, compare
+    from sparktui.fleet.compare import compare
     from sparktui.fleet.peers import local_machine
 
     machines = [local_machine(readings, verdicts)] + [p.machine() for p in peers]

@@ -146,7 +146,6 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def host_facts(readings) -> dict:
     from sparktui import probes
-    from sparktui.core.readings import Reading
 
     h = readings.get("host") or probes.safe_read("host", Config())
     return dict(h.data or {})
@@ -161,7 +160,7 @@ def cmd_snapshot(args: argparse.Namespace) -> int:
     host = dict(readings.get_reading("host").data or {})
     out = args.output
     if out == "-":
-        import tempfile, os
+        import tempfile
 
         with tempfile.TemporaryDirectory() as d:
             tmp = Path(d) / "snap.json"

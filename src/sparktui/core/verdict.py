@@ -7,7 +7,7 @@ A verdict never lies: ``ok`` only when the evidence was actually seen; what coul
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 

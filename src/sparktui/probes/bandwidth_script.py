@@ -8,7 +8,6 @@ written once); the read-only figure times a sum over the source buffer.
 
 import os
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import target_script as ts  # noqa: E402  (same folder, stdlib only)

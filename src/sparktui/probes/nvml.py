@@ -90,7 +90,7 @@ class NvmlSession:
             for i in range(n):
                 try:
                     self.handles.append(self.nv.nvmlDeviceGetHandleByIndex(i))
-                except Exception as e:
+                except Exception:
                     self.handles.append(None)
         except Exception as e:
             self.error = f"nvmlDeviceGetCount failed: {describe_error(self.nv, e)}"

@@ -16,7 +16,7 @@ from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.command import Hit, Hits, Provider
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal
 from textual.css.query import NoMatches
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Input, TabbedContent, TabPane
@@ -24,7 +24,7 @@ from textual.worker import Worker, WorkerState
 
 from sparktui.core.config import Config
 from sparktui.core.events import EventLog
-from sparktui.core.readings import Reading, Readings
+from sparktui.core.readings import Readings
 from sparktui.core.verdict import Status, Verdict
 from sparktui.gotchas import REGISTRY
 from sparktui.gotchas.base import Gotcha
@@ -273,16 +273,11 @@ class SparkApp(App):
 
     # -- checks ----------------------------------------------------------------------------------
     def _recorded_readings(self) -> Readings:
-        """Probe readings a recording carries (its header's snapshot), for the non-telemetry checks."""
+        """Probe readings a recording carries (header snapshot, readings lines), for the other checks."""
+        from sparktui.core.recording import header_readings
+
         rec = getattr(self.source, "recording", None)
-        r = Readings()
-        raw = (rec.header.get("readings") if rec else None) or {}
-        for name, value in raw.items():
-            try:
-                r.add(Reading.from_dict(value))
-            except (KeyError, TypeError, ValueError):
-                continue
-        return r
+        return header_readings(rec) if rec is not None else Readings()
 
     def run_checks(self, ids: list[str]) -> None:
         # G5's judge reads only the kept result here; its measurement goes through action_bandwidth.
@@ -391,7 +386,7 @@ class SparkApp(App):
         self.notify(f"cancelling {', '.join(running)}" if running else "nothing is running")
 
     def action_open_card(self) -> None:
-        tabs = self.query_one(TabbedContent)
+        self.query_one(TabbedContent)
         focused = self.focused
         if isinstance(focused, DataTable) and focused.id == "pb-table":
             self._open_issue()
