@@ -386,7 +386,6 @@ class SparkApp(App):
         self.notify(f"cancelling {', '.join(running)}" if running else "nothing is running")
 
     def action_open_card(self) -> None:
-        self.query_one(TabbedContent)
         focused = self.focused
         if isinstance(focused, DataTable) and focused.id == "pb-table":
             self._open_issue()
