@@ -86,6 +86,20 @@ def test_nothing_configured_offers_the_slugs_running_processes_suggest():
     assert any(e.what == "suggests vllm" and "vllm serve" in e.value for e in v.evidence)
 
 
+def test_nothing_configured_offers_what_the_launch_scripts_suggest_too():
+    r = readings_of(
+        playbook_issues={"configured": False, "repo": "NVIDIA/dgx-spark-playbooks", "slugs": [], "commands": [],
+                         "suggestions": [{"slug": "vllm", "why": "'vllm serve' in: vllm serve m"}]},
+        tpscan={"files": {"jobs/serve.sh": {"serving_markers": ["vllm serve"], "training_markers": []},
+                          "ft/run.sh": {"serving_markers": [], "training_markers": ["unsloth"]}}})
+    v = judge(r, Config())
+    assert v.status is Status.SKIP
+    assert v.summary.endswith("; launch scripts and running processes suggest: --playbook vllm --playbook unsloth")
+    (unsloth,) = [e for e in v.evidence if e.what == "suggests unsloth"]
+    assert unsloth.source == "launch scripts" and unsloth.value == "'unsloth' in ft/run.sh"
+    assert [e.source for e in v.evidence if e.what == "suggests vllm"] == ["running processes"]  # not twice
+
+
 def test_missing_reading_is_unknown():
     v = verdict(None)
     assert v.status is Status.UNKNOWN and "unavailable" in v.summary
@@ -99,5 +113,5 @@ def test_many_matches_are_bounded_in_details():
 
 
 def test_gotcha_card():
-    assert GOTCHA.probes == ("playbook_issues",) and not GOTCHA.intrusive and GOTCHA.cadence_s == 900
+    assert GOTCHA.probes == ("playbook_issues", "tpscan") and not GOTCHA.intrusive and GOTCHA.cadence_s == 900
     assert "gh issue list -R NVIDIA/dgx-spark-playbooks" in GOTCHA.fix and "slugs = [\"vllm\"]" in GOTCHA.fix

@@ -303,3 +303,20 @@ async def test_bandwidth_yes_runs_the_probe_and_shows_the_figure(tmp_path, monke
         v = app.board["G5"].verdict
         assert v is not None and v.status in (Status.OK, Status.WARN) and "GB/s copy" in v.summary
         assert "GB/s copy" in str(app.query_one("#bandwidth").render())
+
+
+async def test_table_render_caches_stay_bounded_however_often_cells_change():
+    """A day of minute-by-minute age updates must not grow DataTable's per-update cell cache."""
+    from sparktui.ui.widgets import BoundedTable
+
+    app = replay_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await loaded(app, pilot)
+        t = app.query_one(Checklist)
+        for i in range(3000):
+            t.update_cell("G1", "age", f"{i}m")
+            if i % 200 == 0:
+                await pilot.pause(0)  # let it render, filling the cache with this version of the cell
+        await pilot.pause(0.2)
+        assert len(t._cell_render_cache) <= BoundedTable.CELL_CACHE
+        assert t._cell_render_cache.maxsize == BoundedTable.CELL_CACHE

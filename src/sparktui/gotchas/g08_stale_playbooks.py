@@ -26,6 +26,19 @@ _SOURCE_WORDS = {
 }
 
 
+def _script_suggestions(scan: dict[str, Any] | None) -> list[dict[str, str]]:
+    """Playbooks the G10 scan's launch scripts point at (a `vllm serve` line suggests vllm)."""
+    from sparktui.playbooks.matching import suggest_slugs
+
+    out: list[dict[str, str]] = []
+    files = (scan or {}).get("files") or {}
+    for path, info in sorted(files.items()):
+        for marker in (info.get("serving_markers") or []) + (info.get("training_markers") or []):
+            for slug, _ in suggest_slugs([str(marker)]):
+                out.append({"slug": slug, "why": f"'{marker}' in {path}", "from": "launch scripts"})
+    return out
+
+
 def judge(r: Readings, cfg: Config) -> Verdict:
     reading = r.get_reading(PROBE)
     d = reading.data
@@ -33,13 +46,20 @@ def judge(r: Readings, cfg: Config) -> Verdict:
         return unknown_from("G8", reading, "open issues of the playbooks repository")
     repo = d.get("repo") or cfg.playbooks.repo
     if not d.get("configured"):
-        suggestions = [s for s in d.get("suggestions") or [] if isinstance(s, dict) and s.get("slug")]
+        suggestions = [{**s, "from": "running processes"} for s in d.get("suggestions") or []
+                       if isinstance(s, dict) and s.get("slug")]
+        seen = {s["slug"] for s in suggestions}
+        for s in _script_suggestions(r.get_reading("tpscan").data):
+            if s["slug"] not in seen:
+                seen.add(s["slug"])
+                suggestions.append(s)
         hint = ""
         if suggestions:
             flags = " ".join(f"--playbook {s['slug']}" for s in suggestions[:3])
-            hint = f"; running processes suggest: {flags}"
+            where = " and ".join(sorted({s["from"] for s in suggestions}))
+            hint = f"; {where} suggest: {flags}"
         evidence = [_ev_config(d, repo)]
-        evidence += [Evidence(f"suggests {s['slug']}", "running processes", s.get("why")) for s in suggestions]
+        evidence += [Evidence(f"suggests {s['slug']}", s["from"], s.get("why")) for s in suggestions]
         return Verdict("G8", Status.SKIP,
                        "nothing to watch: no playbook or command configured (set [playbooks] slugs, "
                        f"or pass --playbook SLUG / --command CMD){hint}",
@@ -241,7 +261,7 @@ GOTCHA = Gotcha(
     fix=FIX,
     intrusive=False,
     cadence_s=900.0,
-    probes=(PROBE,),
+    probes=(PROBE, "tpscan"),  # the scan's launch scripts suggest what to follow when nothing is set
     judge=judge,
     references=(
         "NVIDIA/dgx-spark-playbooks #109: nvidia/vllm is wrong missing Ray",

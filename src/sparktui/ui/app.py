@@ -193,7 +193,7 @@ class SparkApp(App):
         self.post_message(ProcessesArrived(data))
 
     def on_sample_arrived(self, msg: SampleArrived) -> None:
-        if self.screen.id != "_default":
+        if not self.screen_stack or self.screen.id != "_default":  # shutting down, or a screen pushed
             return  # nothing on the main screen is visible; the history keeps filling
         h = self.source.history
         latest = h.latest

@@ -24,6 +24,7 @@ from sparktui.core.verdict import Status, Verdict
 from sparktui.fleet.compare import Comparison, Machine, checklists, compare
 from sparktui.fleet.peers import PeerFetcher, PeerResult, PeerState, local_machine, specs_from_config
 from sparktui.ui.format import SPINNER, STATUS_STYLE
+from sparktui.ui.widgets import BoundedTable
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -196,8 +197,8 @@ class PeersScreen(Screen):
         with VerticalScroll(id="peers-body"):
             yield Static("", id="peers-notice")
             yield Static("", id="peers-machines")
-            yield DataTable(id="peers-checks", cursor_type="none", zebra_stripes=False)
-            yield DataTable(id="peers-compare", cursor_type="none", zebra_stripes=False)
+            yield BoundedTable(id="peers-checks", cursor_type="none", zebra_stripes=False)
+            yield BoundedTable(id="peers-compare", cursor_type="none", zebra_stripes=False)
             yield Static("", id="peers-summary")
         yield Footer()
 

@@ -15,6 +15,7 @@ from textual.widgets import Button, DataTable, Footer, Label, Markdown, Static
 from sparktui.core.events import EventLog
 from sparktui.core.verdict import Status, Verdict
 from sparktui.gotchas.base import Gotcha
+from sparktui.ui.widgets import BoundedTable
 
 _BLOCK = re.compile(r"```[a-zA-Z]*\n(.*?)```", re.S)
 
@@ -183,7 +184,7 @@ class EventsScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield Label(Text("Verdict changes this session (newest first) · escape returns", style="bold"))
-        yield DataTable(id="events-table", cursor_type="row")
+        yield BoundedTable(id="events-table", cursor_type="row")
         yield Footer()
 
     def on_mount(self) -> None:
