@@ -3,8 +3,11 @@ prometheus_client's own parser. NVML is the GB10 fake (the only fake: no driver 
 
 from __future__ import annotations
 
+import json
+import re
 import threading
 import time
+from pathlib import Path
 
 import httpx
 import pytest
@@ -165,3 +168,29 @@ def test_g10_left_out_when_run_from_root():
     ids, notes = ex.default_ids(Config(), cwd="/")
     assert "G10" not in ids and "G10" in notes[0]
     assert "G10" in ex.default_ids(Config(), cwd="/home/me/train")[0]
+
+
+def _queried_metrics(text: str) -> set[str]:
+    """Metric names a PromQL text uses (identifiers followed by a selector or used bare), minus
+    PromQL's own functions and keywords."""
+    words = set(re.findall(r"\b(sparktui_[a-z_]+)\b", text))
+    return {w for w in words if not w.endswith(("_bucket", "_count", "_sum"))}
+
+
+def test_shipped_dashboard_and_alerts_query_only_what_the_exporter_serves(running):
+    """A rule or panel naming a metric the exporter does not serve never fires and never draws."""
+    _, url = running
+    fams = _wait_for(url, lambda f: len(f["sparktui_check_status"].samples) == 4)
+    served = set()
+    for fam in fams.values():
+        served |= {s.name for s in fam.samples} | {fam.name}
+    docs = Path(__file__).resolve().parents[1] / "docs"
+    board = json.loads((docs / "grafana-dashboard.json").read_text())
+    exprs = [t["expr"] for p in board.get("panels", []) for t in p.get("targets", []) if "expr" in t]
+    assert len(exprs) >= 8
+    rules = (docs / "prometheus-alerts.yml").read_text()
+    rule_exprs = re.findall(r"^\s+expr:\s*(.+)$", rules, re.M)
+    assert len(rule_exprs) >= 4 and len(re.findall(r"^\s+- alert:", rules, re.M)) == len(rule_exprs)
+    for text in exprs + rule_exprs:
+        missing = _queried_metrics(text) - served
+        assert not missing, f"{text!r} queries {sorted(missing)}, which `sparktui export` does not serve"
