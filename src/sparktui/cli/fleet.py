@@ -37,7 +37,7 @@ def add_parsers(sub, common) -> None:
 
     r = sub.add_parser("report", help="write a Markdown report for an issue (tokens scrubbed; --redact for paths)")
     common(r)
-    r.add_argument("ids", nargs="*", metavar="ID", help="checks to include (default all; G3 G4 G6 with --replay)")
+    r.add_argument("ids", nargs="*", metavar="ID", help="checks to include (default all; with --replay, all that the recording answers)")
     r.add_argument("-o", "--output", default="-", metavar="FILE", help="where to write it (default: stdout)")
     r.add_argument("--redact", action="store_true", help="replace home paths, the user name and host names with placeholders")
     r.add_argument("--replay", metavar="FILE", help="report on a recording instead of this machine")

@@ -66,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--snapshot", metavar="FILE", help="judge a saved snapshot instead of this machine")
     c.add_argument("-v", "--verbose", action="store_true", help="show all evidence and fix texts")
     c.add_argument("--watch", type=float, metavar="MIN", help="sample telemetry this many minutes for G4 (default: a few seconds)")
-    c.add_argument("--replay", metavar="FILE", help="judge a recording (G3, G4, G6 by default) instead of this machine")
+    c.add_argument("--replay", metavar="FILE", help="judge a recording (G3, G4, G6 and whatever its readings answer) instead of this machine")
 
     s = sub.add_parser("snapshot", help="save every raw probe reading as JSON")
     _common(s)
