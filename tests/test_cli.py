@@ -93,3 +93,28 @@ def test_list_names_all_ten(capsys):
     assert main(["list"]) == EXIT_OK
     out = capsys.readouterr().out.splitlines()
     assert [l.split()[0] for l in out] == [f"G{i}" for i in range(1, 11)]
+
+
+def test_ctrl_c_during_check_watch_judges_what_was_sampled(tmp_path):
+    """`check --watch 10` cut short by Ctrl-C prints verdicts from the samples it has, at once."""
+    import signal
+    import time
+
+    p = subprocess.Popen([sys.executable, "-m", "sparktui", "check", "G3", "G4", "--watch", "10", "--json"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+                         env={**ENV_KEEP, "NO_COLOR": "1"})
+    try:
+        deadline = time.monotonic() + 20
+        while "sampling telemetry" not in (p.stderr.readline() or "") and time.monotonic() < deadline:
+            pass
+        time.sleep(1.5)
+        sent = time.monotonic()
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=20)
+    finally:
+        p.kill()
+    assert time.monotonic() - sent < 5, "Ctrl-C must not wait out the 10-minute window"
+    assert "interrupted: judging what was read so far" in err and "Traceback" not in err
+    got = {c["id"]: c for c in json.loads(out)["checks"]}
+    assert set(got) == {"G3", "G4"} and got["G3"]["status"] in ("ok", "warn")  # /proc/meminfo was read
+    assert p.returncode in (0, 1, 2, 3)

@@ -52,9 +52,11 @@ def judge(g: Gotcha, readings: Readings, cfg: Config) -> Verdict:
     return v.with_timing(measured_at, took + (time.perf_counter() - t0))
 
 
-def run_checks(ids: Iterable[str], cfg: Config, readings: Readings | None = None) -> tuple[list[Verdict], Readings]:
-    """Judge the given gotcha ids; collect what is missing from ``readings`` (None: collect all)."""
+def run_checks(ids: Iterable[str], cfg: Config, readings: Readings | None = None,
+               cancel=None) -> tuple[list[Verdict], Readings]:
+    """Judge the given gotcha ids; collect what is missing from ``readings`` (None: collect all).
+    ``cancel`` (an Event) cuts sampling and subprocess probes short; what was read is judged."""
     chosen = [REGISTRY[i] for i in ids]
     if readings is None:
-        readings = collect(needed_probes(chosen), cfg)
+        readings = collect(needed_probes(chosen), cfg, cancel=cancel)
     return [judge(g, readings, cfg) for g in chosen], readings

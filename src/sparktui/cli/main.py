@@ -133,7 +133,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         source = f"snapshot {args.snapshot}"
     else:
         cfg = config_from_args(args)
-        verdicts, readings = run_checks(ids, cfg)
+        verdicts, readings = _run_interruptibly(ids, cfg)
         host = host_facts(readings)
         source = "live"
     if args.json:
@@ -142,6 +142,42 @@ def cmd_check(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(render.table(verdicts, verbose=args.verbose))
     return EXIT_FOR[worst([v.status for v in verdicts])]
+
+
+def _run_interruptibly(ids: list[str], cfg: Config):
+    """Run the checks in a thread so Ctrl-C reaches us: the first one stops the sampling (and any
+    torch-side probe) and judges what was read, so a `--watch 15` cut short still says what it saw;
+    a second one quits at once."""
+    import threading
+
+    from sparktui.runner import run_checks
+
+    cancel, done = threading.Event(), threading.Event()
+    box: dict = {}
+
+    def work() -> None:
+        try:
+            box["result"] = run_checks(ids, cfg, cancel=cancel)
+        except BaseException as e:  # surfaced in the main thread
+            box["error"] = e
+        finally:
+            done.set()
+
+    threading.Thread(target=work, name="checks", daemon=True).start()
+    try:  # Event.wait, not Thread.join: a join cut by Ctrl-C can leave is_alive() wrong (CPython)
+        while not done.wait(0.2):
+            pass
+    except KeyboardInterrupt:
+        print("sparktui: interrupted: judging what was read so far (Ctrl-C again to quit)", file=sys.stderr)
+        cancel.set()
+        try:
+            while not done.wait(0.2):
+                pass
+        except KeyboardInterrupt:
+            raise SystemExit(130) from None
+    if "error" in box:
+        raise box["error"]
+    return box["result"]
 
 
 def host_facts(readings) -> dict:
