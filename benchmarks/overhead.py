@@ -121,6 +121,14 @@ def main() -> int:
         print(f"\nsparktui/minimal CPU ratio: {ratio:.2f} (target < 2)")
         print(f"sparktui RSS: {rss_samples['sparktui'][-1] / 2**20:.1f} MB (target < 100), growth over {a.seconds:.0f} s: {growth:+.1f} MB")
         print(f"first paint: sparktui {paint['sparktui']:.2f} s (target < 1 s), minimal {paint['minimal']:.2f} s")
+        # growth while it keeps running, after the first checks have imported what they use: a leak
+        # shows here, warm-up does not
+        xs = rss_samples["sparktui"]
+        per_min = xs[::12]  # samples are 5 s apart
+        print("sparktui RSS each minute: " + " ".join(f"{x / 2**20:.1f}" for x in per_min) + " MB")
+        half = len(xs) // 2
+        if half:
+            print(f"sparktui RSS growth over the second half ({a.seconds / 2:.0f} s): {(xs[-1] - xs[half]) / 2**20:+.1f} MB")
     finally:
         subprocess.run(["tmux", "-S", sock, "kill-server"], capture_output=True)
     return 0
