@@ -7,7 +7,6 @@ import os
 import subprocess
 import sys
 
-import pytest
 
 from sparktui.cli.main import EXIT_CONFIG, EXIT_OK, EXIT_USAGE, main
 

@@ -8,7 +8,6 @@ import os
 import stat
 import time
 
-import pytest
 
 from tests.g8_server import IssuesApp, LocalServer, Reply, make_issue, serve_issues
 from sparktui.playbooks import github

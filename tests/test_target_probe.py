@@ -6,14 +6,13 @@ must come back as data, and G1 must name what happened.
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 
 import pytest
 
 from sparktui.core.config import Config
-from sparktui.core.readings import Reading, Readings
+from sparktui.core.readings import Reading
 from sparktui.core.verdict import Status
 from sparktui.gotchas import g01_cuda_abi, g07_nvfp4_arch
 from sparktui.probes import target

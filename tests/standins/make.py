@@ -3,7 +3,6 @@ puts a fake torch (and optionally flash_attn) first. Each fake fails the way rea
 
 from __future__ import annotations
 
-import os
 import stat
 import sys
 import textwrap

@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
-import json
 import re
-import threading
 import time
 from pathlib import Path
 
-import pytest
 
 from sparktui.core.config import Config
-from sparktui.core.readings import Reading, Readings
 from sparktui.core.verdict import Status, Verdict
 from sparktui.ui.app import SparkApp
 from sparktui.ui.screens import CardScreen, ConfirmScreen, EventsScreen, HelpScreen, MessageScreen, fix_commands
@@ -192,6 +187,10 @@ async def test_narrow_terminal_stacks_the_panels():
         assert app.has_class("narrow")
         cl = app.query_one(Checklist)
         assert cl.region.width == 80 and cl.region.height >= 11
+        header = str(app.query_one("#header").render())
+        assert header.startswith(" spark-demo · GB10 · 580.95.05 · CUDA 13.0 · 0h25m")  # fits 80 columns
+        mem = str(app.query_one("#m-mem .meter-value").render())
+        assert mem == "113/122G used 7G cache"  # whole in the narrow meter
     app = replay_app()
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.pause(0.2)
@@ -320,3 +319,16 @@ async def test_table_render_caches_stay_bounded_however_often_cells_change():
         await pilot.pause(0.2)
         assert len(t._cell_render_cache) <= BoundedTable.CELL_CACHE
         assert t._cell_render_cache.maxsize == BoundedTable.CELL_CACHE
+
+
+async def test_data_arriving_while_the_app_shuts_down_is_dropped_not_a_crash():
+    """A scan or a sample posted just before quit lands after the children are gone."""
+    app = replay_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await loaded(app, pilot)
+        history, scan = app.source.history, app.latest_processes
+    assert scan and not app.process_table.is_attached
+    app.process_table.show(scan, app.now())
+    app.telemetry.show(history, 140.0, 60.0)
+    app.telemetry.show_bandwidth("bandwidth: 221 GB/s")
+    app.playbook_panel.show(None, {"slugs": ["vllm"], "matches": []}, app.now())

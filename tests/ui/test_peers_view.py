@@ -13,7 +13,6 @@ from textual.widgets import DataTable
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Reading, Readings
-from sparktui.core.verdict import Status
 from sparktui.fleet.peers import PeerState, judge_peer
 from sparktui.gotchas import IDS
 from sparktui.ui.app import ChecksDone, SparkApp, SparkCommands

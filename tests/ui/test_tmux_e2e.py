@@ -66,8 +66,9 @@ def sparktui_cmd(tmp_path: Path, *args: str) -> str:
         "XDG_CONFIG_HOME": os.environ["XDG_CONFIG_HOME"], "XDG_STATE_HOME": os.environ["XDG_STATE_HOME"],
         "XDG_CACHE_HOME": os.environ["XDG_CACHE_HOME"], "TERM": "xterm-256color", "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
     }.items())
-    # Textual draws on stderr, so it is not redirected; a crash would show on the pane.
-    return f"env {env} {sys.executable} -m sparktui {' '.join(args)}; echo EXITED $? > {tmp_path}/exit.txt"
+    # Textual draws on stderr, so it is not redirected; a crash would show on the pane. COLUMNS and
+    # LINES (set in the test process by Textual's test tooling) would override the pane's real size.
+    return f"env -u COLUMNS -u LINES {env} {sys.executable} -m sparktui {' '.join(args)}; echo EXITED $? > {tmp_path}/exit.txt"
 
 
 def test_dashboard_in_tmux_keys_drill_in_and_quit(tmux, tmp_path):

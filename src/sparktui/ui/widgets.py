@@ -7,6 +7,7 @@ from typing import Any
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
+from textual.widget import Widget
 from textual.widgets import DataTable, Input, Label, Sparkline, Static
 
 from sparktui.core.telemetry import History, free_gib
@@ -116,12 +117,14 @@ class Meter(Horizontal):
         self._label = label
 
     def compose(self) -> ComposeResult:
+        self._value = Label("—", classes="meter-value")
+        self._spark = Sparkline([], summary_function=max, classes="meter-spark")
         yield Label(self._label, classes="meter-label")
-        yield Label("—", classes="meter-value")
-        yield Sparkline([], summary_function=max, classes="meter-spark")
+        yield self._value
+        yield self._spark
 
     def show(self, value: str, series: list | None = None) -> None:
-        set_content(self.query_one(".meter-value", Label), value)
+        set_content(self._value, value)
         if series is not None:
             self._series = series
             self._fit()
@@ -131,7 +134,7 @@ class Meter(Horizontal):
         series = getattr(self, "_series", None)
         if series is None:
             return
-        spark = self.query_one(Sparkline)
+        spark = self._spark
         data = bucket_max(series, max(8, spark.size.width or 30))
         if data != spark.data:
             spark.data = data
@@ -144,18 +147,17 @@ class TelemetryPanel(Vertical):
     """Temperature, power, SM clock, memory as `free -g` sees it, and the last measured bandwidth."""
 
     def compose(self) -> ComposeResult:
-        yield Meter("temp", "m-temp")
-        yield Meter("power", "m-power")
-        yield Meter("SM clk", "m-clock")
-        yield Meter("memory", "m-mem")
-        yield Meter("avail", "m-avail")
-        yield Label("bandwidth: not measured (b)", id="bandwidth")
-        yield Label("", id="telemetry-note")
+        # Held, not queried each tick (cheaper, and safe while the app shuts down).
+        self.temp, self.power = Meter("temp", "m-temp"), Meter("power", "m-power")
+        self.clock, self.mem, self.avail = Meter("SM clk", "m-clock"), Meter("memory", "m-mem"), Meter("avail", "m-avail")
+        self.bandwidth = Label("bandwidth: not measured (b)", id="bandwidth")
+        self.note = Label("", id="telemetry-note")
+        yield from (self.temp, self.power, self.clock, self.mem, self.avail, self.bandwidth, self.note)
 
     def show(self, history: History, rated_w: float, span_s: float | None) -> None:
         s = history.latest
-        if not s:
-            return
+        if not s or not self.is_attached:
+            return  # nothing yet, or a sample that arrived while the app shuts down
         g0 = (s.get("gpus") or [{}])[0] if s.get("gpus") else {}
         errs = (g0.get("errors") or {}) if g0 else {}
 
@@ -166,30 +168,31 @@ class TelemetryPanel(Vertical):
                 return f"n/a ({why.split(' (')[0][:18]})"
             return f"{v:{fmt}} {unit}"
 
-        self.query_one("#m-temp", Meter).show(val("temp_c", ".0f", "°C"), history.values("g0.temp_c"))
+        self.temp.show(val("temp_c", ".0f", "°C"), history.values("g0.temp_c"))
         power = val("power_w", ".1f", "W")
         if g0 and g0.get("power_w") is not None:
             power += f" / {rated_w:.0f}"
-        self.query_one("#m-power", Meter).show(power, history.values("g0.power_w"))
-        self.query_one("#m-clock", Meter).show(val("sm_mhz", ".0f", "MHz"), history.values("g0.sm_mhz"))
+        self.power.show(power, history.values("g0.power_w"))
+        self.clock.show(val("sm_mhz", ".0f", "MHz"), history.values("g0.sm_mhz"))
         f = free_gib(s.get("mem") or {})
         if f.get("total") is not None:
-            mem = f"{f['used']:.0f}/{f['total']:.0f} GiB used, {f['buff_cache'] or 0:.0f} cached"
+            mem = f"{f['used']:.0f}/{f['total']:.0f}G used {f['buff_cache'] or 0:.0f}G cache"
         else:
             mem = "n/a (/proc/meminfo)"
         total = (s.get("mem") or {}).get("MemTotal")
         used_series = [None if a is None or total is None else total - a for a in history.values("mem.MemAvailable")]
-        self.query_one("#m-mem", Meter).show(mem, used_series)
+        self.mem.show(mem, used_series)
         avail = f"{f['available']:.1f} GiB" if f.get("available") is not None else "n/a"
-        self.query_one("#m-avail", Meter).show(avail, history.values("mem.MemAvailable"))
+        self.avail.show(avail, history.values("mem.MemAvailable"))
         reasons = [r for r in (g0.get("reasons") or []) if r != "gpu_idle"] if g0 else []
         note = f"history: {span_s / 60:.0f} min" if span_s else ""
         if reasons:
             note = f"clock events: {', '.join(reasons)}  " + note
-        set_content(self.query_one("#telemetry-note", Label), Text(note, style="yellow" if reasons else "dim"))
+        set_content(self.note, Text(note, style="yellow" if reasons else "dim"))
 
     def show_bandwidth(self, text: str) -> None:
-        set_content(self.query_one("#bandwidth", Label), text)
+        if self.is_attached:
+            set_content(self.bandwidth, text)
 
 
 class ProcessTable(Vertical):
@@ -206,15 +209,19 @@ class ProcessTable(Vertical):
         self.view_note = ""
 
     def compose(self) -> ComposeResult:
-        yield Input(placeholder="filter processes (name, command, user, kind); Esc closes", id="proc-filter")
-        yield Label("", id="proc-note")
-        yield BoundedTable(id="proc-table", cursor_type="row")
+        # Held, not queried: a scan can arrive while the app is shutting down and the children
+        # are already gone (query_one would raise NoMatches and take the app down with it).
+        self._filter = Input(placeholder="filter processes (name, command, user, kind); Esc closes", id="proc-filter")
+        self._note = Label("", id="proc-note")
+        self._table = BoundedTable(id="proc-table", cursor_type="row")
+        yield self._filter
+        yield self._note
+        yield self._table
 
     def on_mount(self) -> None:
-        t = self.query_one(DataTable)
         for name, width in self.COLUMNS:
-            t.add_column(name, key=name, width=width)
-        self.query_one(Input).display = False
+            self._table.add_column(name, key=name, width=width)
+        self._filter.display = False
         self._ready = True
         if self.rows:
             self._redraw()  # a scan that arrived before the table existed
@@ -240,8 +247,7 @@ class ProcessTable(Vertical):
                 self.rows[str(row.get("pid"))] = row
         self.view_note = _visibility_note(data)
         self._now = now
-        if getattr(self, "_ready", False):
-            self._redraw()
+        self._redraw()
 
     def _sort_value(self, row: dict[str, Any], key: str):
         if key == "GPU mem":
@@ -264,7 +270,9 @@ class ProcessTable(Vertical):
         return rows
 
     def _redraw(self) -> None:
-        t = self.query_one(DataTable)
+        if not getattr(self, "_ready", False) or not self._table.is_attached:
+            return
+        t = self._table
         rows = self.visible_rows()
         wanted = [str(r.get("pid")) for r in rows]
         present = [rk.value for rk in t.rows]
@@ -273,7 +281,7 @@ class ProcessTable(Vertical):
             note += f" · filter: {self.filter_text!r}"
         if self.view_note:
             note = f"{self.view_note} · {note}"
-        set_content(self.query_one("#proc-note", Label), Text(note, style="dim"))
+        set_content(self._note, Text(note, style="dim"))
         signature = [tuple(str(c) for c in self._cells(r)) for r in rows]
         if signature == getattr(self, "_last_signature", None):
             return  # nothing changed since the last scan: no table work at all
@@ -326,18 +334,21 @@ class PlaybookPanel(Vertical):
     """G8: open issues against the followed playbook, or how to configure it."""
 
     def compose(self) -> ComposeResult:
-        yield Label("", id="pb-note")
-        yield BoundedTable(id="pb-table", cursor_type="row")
+        self._note = Label("", id="pb-note")
+        self._table = BoundedTable(id="pb-table", cursor_type="row")
+        yield self._note
+        yield self._table
 
     def on_mount(self) -> None:
-        t = self.query_one(DataTable)
+        t = self._table
         for name, width in (("#", 6), ("title", 50), ("age", 6), ("cmts", 4), ("why it matched", 40)):
             t.add_column(name, key=name, width=width)
         self.issues: dict[str, dict[str, Any]] = {}
 
     def show(self, verdict: Verdict | None, data: dict[str, Any] | None, now: float) -> None:
-        t = self.query_one(DataTable)
-        note = self.query_one("#pb-note", Label)
+        t, note = self._table, self._note
+        if not self.is_attached:
+            return  # arrived while the app shuts down
         if data is None or not (data.get("slugs") or data.get("commands")):
             set_content(note, Text("Not configured. Follow a playbook with `sparktui --playbook vllm` or "
                              "[playbooks] slugs = [\"vllm\"] in ~/.config/sparktui/config.toml.", style="dim"))
@@ -358,7 +369,7 @@ class PlaybookPanel(Vertical):
                       Text("; ".join(str(x) for x in reasons), overflow="ellipsis", no_wrap=True), key=key)
 
     def selected(self) -> dict[str, Any] | None:
-        t = self.query_one(DataTable)
+        t = self._table
         if t.row_count == 0:
             return None
         try:
@@ -379,16 +390,34 @@ def _iso_age(iso: str | None, now: float) -> str:
     return age(now - t)
 
 
-class HeaderBar(Static):
-    """Host, GPU, driver, CUDA, source, and how long sparktui has been watching."""
+class HeaderBar(Widget):
+    """Host, GPU, driver, CUDA, source, and how long sparktui has been watching. Built at paint
+    time, so the short form (a tmux pane at 80 columns) or the long one always fits the width the
+    bar has then, including the first frames before the terminal reported its size."""
+
+    _args: tuple = ()
 
     def show(self, host: str, gpu: str, driver: str, cuda: str, watching: str, source: str, paused: bool) -> None:
-        t = Text()
-        t.append(" sparktui ", style="bold reverse")
+        args = (host, gpu, driver, cuda, watching, source, paused)
+        if args != self._args:
+            self._args = args
+            self.refresh()
+
+    def render(self) -> Text:
+        t = Text(no_wrap=True, overflow="ellipsis")
+        if not self._args:
+            return t
+        host, gpu, driver, cuda, watching, source, paused = self._args
+        narrow = 0 < self.size.width < 110
+        if not narrow:
+            t.append(" sparktui ", style="bold reverse")
         t.append(f" {host} ", style="bold")
-        t.append(f"· {gpu} · driver {driver} · CUDA {cuda} · ")
-        t.append(f"watching {watching}", style="bold")
-        t.append(f" · {source}", style="dim")
+        if narrow:
+            t.append(f"· {gpu.replace('NVIDIA ', '')} · {driver} · CUDA {cuda} · ")
+        else:
+            t.append(f"· {gpu} · driver {driver} · CUDA {cuda} · ")
+        t.append(f"{'' if narrow else 'watching '}{watching}", style="bold")
         if paused:
             t.append("  ⏸ PAUSED", style="bold yellow")
-        set_content(self, t)
+        t.append(f" · {source}", style="dim")
+        return t
