@@ -7,8 +7,9 @@ growth over a 10-minute soak.
 
     python benchmarks/overhead.py [--seconds 60] [--replay FILE | --fake]   # default: live (this machine)
 
---fake runs the live dashboard on the fake GB10 NVML from tests/ (a machine without a GPU otherwise
-draws no GPU telemetry, which is cheaper than what a Spark shows).
+--fake runs the live dashboard on the fake GB10 NVML from tests/, its readings moving as a loaded
+GPU's do (a machine without a GPU otherwise draws no GPU telemetry, which is cheaper than what a
+Spark shows).
 """
 
 from __future__ import annotations
@@ -54,7 +55,20 @@ import sys
 sys.path[:0] = [{root!r}, {root!r} + "/src"]
 from tests.fakes import fake_nvml
 from sparktui.probes import nvml
-nvml.set_backend(fake_nvml.gb10_loaded())
+fake = fake_nvml.gb10_loaded()
+nvml.set_backend(fake)
+
+
+def jitter():  # a GPU under load never reads the same twice: values move as on the H200
+    import random, time
+    while True:
+        fake.set(power_w=random.uniform(70, 95), temp_c=random.randint(70, 76), sm_mhz=random.randint(2380, 2500),
+                 gr_mhz=random.randint(2380, 2500), util_gpu=random.randint(90, 100))
+        time.sleep(0.25)
+
+
+import threading
+threading.Thread(target=jitter, daemon=True).start()
 from sparktui.cli.main import main
 raise SystemExit(main())
 '''

@@ -226,6 +226,29 @@ def test_ring_buffers_stay_bounded_and_round_trip(install, meminfo):
     assert [x["t"] for x in h.samples(last_s=0.0)] == [taken[-1]["t"]]
 
 
+def test_trailing_windows_stay_exact_while_samples_arrive_and_the_ring_wraps(install, meminfo):
+    """samples(last_s) keeps what it built last time; whatever the call pattern, it must still equal
+    the samples as taken (new ones, errors coming and going, the ring overwriting the oldest)."""
+    fake = install(fake_nvml.gb10_loaded())
+    clock = iter(range(10_000))
+    s = Sampler(history=50, meminfo_path=meminfo, clock=lambda: 1000.0 + next(clock))
+    h, taken = s.history, []
+    for step in range(170):
+        fake.set(temp_c=40 + step % 30, power_w=float(step))
+        if step % 37 == 5:
+            fake.fail("power_w")
+        elif step % 37 == 9:
+            fake.heal("power_w")
+        taken.append(s.sample_once())
+        if step % 3 == 0:
+            window = (10.0, 10.0, 25.0, None, 10.0)[step % 5]  # mostly the dashboard's one window
+            kept = taken[-len(h):]
+            expect = kept if window is None else [x for x in kept if x["t"] >= kept[-1]["t"] - window]
+            assert h.samples(last_s=window) == expect, step
+    assert h.samples(last_s=10.0) == taken[-11:]
+    assert h.samples(last_s=10.0)[0] is h.samples(last_s=10.0)[0]  # built once, then reused
+
+
 def test_history_pads_series_that_appear_later():
     h = History(10)
     h.append({"t": 1.0, "gpus": [], "mem": {"MemTotal": 5}, "errors": {"nvml": "x"}})

@@ -18,6 +18,8 @@ This module is pure (no I/O) so judges, the recorder and the dashboard can all u
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import sys
 from collections import deque
 from typing import Any, Iterable
@@ -130,6 +132,8 @@ class History:
         self._ngpu: deque = deque(maxlen=self.maxlen)
         self.appended = 0  # total ever appended (the buffers hold the last maxlen)
         self.latest: dict[str, Any] | None = None
+        self._memo: deque = deque()  # the dicts samples() built last, ending at _memo_end
+        self._memo_end = 0
 
     def __len__(self) -> int:
         return len(self._ngpu)
@@ -179,30 +183,71 @@ class History:
         return vals[-last:] if last else vals
 
     def samples(self, last_s: float | None = None) -> list[dict[str, Any]]:
-        """Rebuild sample dicts (oldest first); ``last_s`` keeps only the trailing window."""
+        """Rebuild sample dicts (oldest first); ``last_s`` keeps only the trailing window.
+
+        The dashboard asks for the same trailing window every few seconds: the dicts built last
+        time are kept (as long as that window) and only what was appended since is built, so the
+        cost follows the new samples, not the window (600 rebuilt dicts took 7.5 ms). Callers get
+        shared dicts: judges are pure and do not change them."""
         n = len(self._ngpu)
         if n == 0:
             return []
-        cols = {k: list(d) for k, d in self.series.items()}
-        times = cols.get("t", [None] * n)
+        want = n - self._window_start(last_s)
+        memo, end = self._memo, self._memo_end
+        new = self.appended - end
+        if end > self.appended or new >= n or end - len(memo) > self.appended - want:
+            memo.clear()  # nothing reusable: build the whole window
+            new = want
+        memo.extend(self._rebuild(n - new))
+        self._memo_end = self.appended
+        while len(memo) > want:
+            memo.popleft()
+        return list(memo)
+
+    def _window_start(self, last_s: float | None) -> int:
+        """Index of the first sample inside the trailing ``last_s`` seconds (0: all of them)."""
+        times = self.series.get("t")
+        if last_s is None or not times or times[-1] is None:
+            return 0
+        cut = times[-1] - last_s
+        ts = list(times)
+        if None not in ts:
+            return bisect.bisect_left(ts, cut)  # times only grow
         start = 0
-        if last_s is not None and times[-1] is not None:
-            cut = times[-1] - last_s
-            while start < n and (times[start] or 0.0) < cut:
-                start += 1
-        mem_keys = [k for k in cols if k.startswith("mem.")]
-        errs = list(self._errors)
-        ngpus = list(self._ngpu)
+        while start < len(ts) and (ts[start] or 0.0) < cut:
+            start += 1
+        return start
+
+    def _rebuild(self, lo: int) -> list[dict[str, Any]]:
+        """Sample dicts for buffer positions lo..end, reading only that tail of each series."""
+        n = len(self._ngpu)
+        k = n - lo
+        if k <= 0:
+            return []
+
+        def tail(d: deque) -> list:
+            return list(itertools.islice(reversed(d), k))[::-1]
+
+        cols = {key: tail(d) for key, d in self.series.items()}
+        times = cols.get("t", [None] * k)
+        mem_keys = [key for key in cols if key.startswith("mem.")]
+        errs, ngpus = tail(self._errors), tail(self._ngpu)
+        split_cache: dict[int, tuple[dict[str, str], dict[int, dict[str, str]]]] = {}
         out = []
-        for i in range(start, n):
-            sample_errors: dict[str, str] = {}
-            gpu_errors: dict[int, dict[str, str]] = {}
-            for k, why in errs[i].items():
-                if k.startswith("g") and "." in k and k[1:k.index(".")].isdigit():
-                    gi = int(k[1:k.index(".")])
-                    gpu_errors.setdefault(gi, {})[k[k.index(".") + 1:]] = why
-                else:
-                    sample_errors[k] = why
+        for i in range(k):
+            e = errs[i]
+            split = split_cache.get(id(e))  # consecutive samples share one error map object
+            if split is None:
+                sample_errors: dict[str, str] = {}
+                gpu_errors: dict[int, dict[str, str]] = {}
+                for key, why in e.items():
+                    if key.startswith("g") and "." in key and key[1:key.index(".")].isdigit():
+                        gi = int(key[1:key.index(".")])
+                        gpu_errors.setdefault(gi, {})[key[key.index(".") + 1:]] = why
+                    else:
+                        sample_errors[key] = why
+                split = split_cache[id(e)] = (sample_errors, gpu_errors)
+            sample_errors, gpu_errors = split
             gpus = []
             for gi in range(ngpus[i]):
                 g: dict[str, Any] = {"index": gi}
@@ -210,11 +255,11 @@ class History:
                     col = cols.get(f"g{gi}.{f}")
                     g[f] = col[i] if col is not None else None
                 g["reasons"] = decode_reasons(g["reasons_mask"])
-                g["errors"] = gpu_errors.get(gi, {})
+                g["errors"] = dict(gpu_errors.get(gi, {}))
                 gpus.append(g)
-            s: dict[str, Any] = {"t": times[i], "gpus": gpus,
-                                 "mem": {k[4:]: cols[k][i] for k in mem_keys if cols[k][i] is not None}}
+            smp: dict[str, Any] = {"t": times[i], "gpus": gpus,
+                                   "mem": {key[4:]: cols[key][i] for key in mem_keys if cols[key][i] is not None}}
             if sample_errors:
-                s["errors"] = sample_errors
-            out.append(s)
+                smp["errors"] = dict(sample_errors)
+            out.append(smp)
         return out

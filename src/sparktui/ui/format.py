@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from functools import partial
+from operator import is_not
+from typing import Any, Callable
+
 from sparktui.core.verdict import Status
 
 STATUS_STYLE = {
@@ -37,14 +41,18 @@ def gib(v: float | int | None) -> str:
     return "?" if v is None else f"{v / 2**30:.1f}"
 
 
-def bucket_max(values: list, width: int) -> list[float]:
-    """Downsample a series to at most ``width`` points (max per bucket), skipping None."""
-    vals = [float(v) for v in values if v is not None]
+_not_none = partial(is_not, None)
+
+
+def bucket_max(values: list, width: int, pick: Callable[..., Any] = max) -> list[float]:
+    """Downsample a series to at most ``width`` points (``pick``, max by default, per bucket),
+    skipping None.
+
+    Runs every second for each meter over up to an hour of samples: the None filter and the
+    per-bucket max run in C (a Python loop over 3,600 values was most of a 2 ms repaint)."""
+    vals = list(filter(_not_none, values)) if None in values else values
     if width <= 0 or len(vals) <= width:
-        return vals
-    out = []
-    step = len(vals) / width
-    for i in range(width):
-        chunk = vals[int(i * step): max(int((i + 1) * step), int(i * step) + 1)]
-        out.append(max(chunk))
-    return out
+        return [float(v) for v in vals]
+    step = len(vals) / width  # > 1, so every bucket holds at least one value
+    edges = [int(i * step) for i in range(width)] + [len(vals)]
+    return [float(pick(vals[a:b])) for a, b in zip(edges, edges[1:])]
