@@ -194,6 +194,33 @@ def part2(minutes: float, hz: float, processes_every: float, history: int | None
     print(f"CPU used {cpu:.1f} s over {el:.0f} s = {100 * cpu / el:.1f}% of one core")
 
 
+def scan_cost(extra: int, scans: int = 48) -> None:
+    """The process view's phase 1 (every process's name and argv), psutil against the /proc
+    lister the scan uses, over the same processes; the lister's figure is averaged over its
+    cycle of cheap scans and a full one every twelfth."""
+    from sparktui.probes import processes
+
+    print("== process scan: psutil vs the /proc lister ==")
+    kids = [subprocess.Popen(["sleep", "3600"]) for _ in range(extra)]
+    try:
+        lister = processes.ProcLister(fresh_s=0.0)  # as the dashboard sees settled processes
+        n = len(lister.list()[0])
+        t0 = time.perf_counter()
+        for _ in range(scans):
+            lister.list()
+        ours = (time.perf_counter() - t0) / scans
+        t0 = time.perf_counter()
+        for _ in range(scans // 4):
+            processes._psutil_candidates()
+        theirs = (time.perf_counter() - t0) / (scans // 4)
+    finally:
+        for k in kids:
+            k.kill()
+            k.wait()
+    print(f"{n} processes: psutil {theirs * 1000:.1f} ms per scan, /proc lister {ours * 1000:.2f} ms "
+          f"-> {theirs / ours:.0f}x; every 5 s that is {theirs / 5 * 100:.2f}% vs {ours / 5 * 100:.3f}% of one core")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--samples", type=int, default=2000, help="full samples timed in part 1")
@@ -205,7 +232,11 @@ def main() -> int:
     ap.add_argument("--history", type=int, default=None, help="ring-buffer length in samples (default: the config's)")
     ap.add_argument("--skip-cost", action="store_true", help="only the RSS run (part 2)")
     ap.add_argument("--fake", action="store_true", help="use the fake GB10 NVML from tests/ (no GPU here)")
+    ap.add_argument("--extra-processes", type=int, default=0,
+                    help="start this many idle processes for the process-scan figure (a desktop host has hundreds)")
     a = ap.parse_args()
+    if not a.skip_cost:
+        scan_cost(a.extra_processes)
     if a.fake:
         sys.path.insert(0, str(ROOT))
         from tests.fakes import fake_nvml
