@@ -118,6 +118,8 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=60.0)
     ap.add_argument("--replay", help="run sparktui on a recording instead of this machine")
     ap.add_argument("--fake", action="store_true", help="live dashboard on the fake GB10 NVML from tests/")
+    ap.add_argument("--extra-processes", type=int, default=0,
+                    help="idle processes to start first (a desktop host has hundreds for the process view to scan)")
     a = ap.parse_args()
     if not shutil.which("tmux"):
         print("tmux not installed")
@@ -136,6 +138,7 @@ def main() -> int:
     runs = {"sparktui": f"exec {spark} {spark_args}", "minimal": f"exec {sys.executable} {minimal}"}
     marks = {"sparktui": "G10", "minimal": "minimal"}
     procs, paint = {}, {}
+    idle = [subprocess.Popen(["sleep", str(int(a.seconds) + 120)]) for _ in range(a.extra_processes)]
     try:
         for name, cmd in runs.items():
             t0 = time.monotonic()
@@ -180,6 +183,9 @@ def main() -> int:
             print(f"sparktui RSS growth over the second half ({a.seconds / 2:.0f} s): {(xs[-1] - xs[half]) / 2**20:+.1f} MB")
     finally:
         subprocess.run(["tmux", "-S", sock, "kill-server"], capture_output=True)
+        for p in idle:
+            p.kill()
+            p.wait()
     return 0
 
 
