@@ -86,3 +86,43 @@ async def test_process_table_repaints_the_changed_cell_and_rebuilds_on_a_new_ord
         p.show(scan((101, "trainer", 45 * 2**30), (202, "vllm", 60 * 2**30), (303, "jupyter", 2**30)), 10.0)
         await pilot.pause(0.2)
         assert [rk.value for rk in table.rows] == ["202", "101", "303"]
+
+
+class SparkApp2(App):
+    def compose(self):
+        from textual.widgets import Sparkline
+
+        from sparktui.ui.widgets import SparkLine
+
+        yield Sparkline([], summary_function=max, id="theirs")
+        yield SparkLine(id="ours")
+
+
+def _cells(strip) -> list[tuple[str, str | None]]:
+    """(character, colour) per cell of a rendered line."""
+    out = []
+    for seg in strip:
+        colour = seg.style.color.triplet.hex if seg.style and seg.style.color and seg.style.color.triplet else None
+        out.extend((ch, colour) for ch in seg.text)
+    return out
+
+
+async def test_our_sparkline_draws_what_textuals_draws():
+    """The meters use a cached one-line sparkline; it must look exactly like Textual's, bar for
+    bar and colour for colour, for short, long, flat and empty series."""
+    import random
+
+    from textual.geometry import Region
+
+    rng = random.Random(7)
+    series = [[], [5.0], [3.0, 3.0, 3.0], [rng.uniform(0, 100) for _ in range(12)],
+              [rng.uniform(60, 80) for _ in range(45)], [float(i % 7) for i in range(45)]]
+    series += [[rng.uniform(0, 9) for _ in range(n)] for n in (46, 60, 100, 3600)]  # more points than columns
+    app = SparkApp2()
+    async with app.run_test(size=(45, 4)) as pilot:
+        theirs, ours = app.query_one("#theirs"), app.query_one("#ours")
+        for data in series:
+            theirs.data, ours.data = data, data
+            await pilot.pause(0.05)
+            region = Region(0, 0, 45, 1)
+            assert _cells(ours.render_lines(region)[0]) == _cells(theirs.render_lines(region)[0]), data

@@ -225,13 +225,17 @@ class SparkLine(Widget):
             return [Segment("▁" * width, base + Style(color=lo))]
         if len(data) == 1:
             return [Segment("█" * width, base + Style(color=hi))]
+        low, extent = min(data), (max(data) - min(data)) or 1  # of the series, as Textual scales it
         data = bucket_max(data, width)
-        low, extent = min(data), (max(data) - min(data)) or 1
         top = len(self.BARS) - 1
-        step = len(data) / width  # fewer points than columns: each point spans several
+        # One point per column; fewer points than columns: each spans several. The index is
+        # accumulated, not col * step: Textual's float steps pick the same points that way.
+        step, at, ratios = len(data) / width, 0.0, []
+        for _ in range(width):
+            ratios.append((data[int(at)] - low) / extent)
+            at += step
         if lo.triplet is None or hi.triplet is None:  # no RGB to blend (an ANSI theme): Textual uses max
-            return [Segment(self.BARS[int((data[int(c * step)] - low) / extent * top)], base + Style(color=hi))
-                    for c in range(width)]
+            return [Segment(self.BARS[int(r * top)], base + Style(color=hi)) for r in ratios]
         # Colours blended in straight RGB and truncated, as Textual's sparkline does; one Style per
         # distinct colour, kept while the theme lasts (building Styles was most of a rebuild).
         if self._styles[0] != (base, lo, hi):
@@ -239,8 +243,7 @@ class SparkLine(Widget):
         styles = self._styles[1]
         (r1, g1, b1), (r2, g2, b2) = lo.triplet, hi.triplet
         out = []
-        for col in range(width):
-            ratio = (data[int(col * step)] - low) / extent
+        for ratio in ratios:
             rgb = (int(r1 + (r2 - r1) * ratio), int(g1 + (g2 - g1) * ratio), int(b1 + (b2 - b1) * ratio))
             style = styles.get(rgb)
             if style is None:
