@@ -334,18 +334,14 @@ class ProcLister:
         self.last_scan = time.monotonic()
         seen: dict[int, tuple[float | None, str, dict[str, Any]]] = {}
         for name in os.listdir(self.proc):
-            if not name.isdigit() or int(name) == me:
+            if not name.isdigit() or (pid := int(name)) == me:
                 continue
-            pid = int(name)
-            known = self._known.get(pid)
-            if known is not None and not full and (known[0] is None or now - known[0] >= self.fresh_s):
-                seen[pid] = known
-                rows.append(dict(known[2], cmdline=list(known[2]["cmdline"])))
-                continue
-            entry = self._read_process(pid, known)
-            if entry is None:
-                skipped["vanished"] += 1
-                continue
+            entry = self._known.get(pid)
+            if entry is None or full or (entry[0] is not None and now - entry[0] < self.fresh_s):
+                entry = self._read_process(pid, entry)  # new, young, or a full scan
+                if entry is None:
+                    skipped["vanished"] += 1
+                    continue
             seen[pid] = entry
             rows.append(dict(entry[2], cmdline=list(entry[2]["cmdline"])))
         self._known = seen  # exited processes are forgotten: the cache is as big as the process list

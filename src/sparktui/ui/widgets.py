@@ -142,8 +142,8 @@ class TextLine(Widget):
     """One line of text drawn as one cached Strip (the meters' values change every second).
 
     A Label re-wraps and re-formats its content on every repaint; this builds the line once
-    per change. ``update`` takes a str (plain, no markup) or a rich Text; for unstyled text (a
-    "dim" style is drawn by Textual's own content path, not here)."""
+    per change. ``update`` takes a str (plain, no markup) or a rich Text. Meant for unstyled
+    text: Textual draws a "dim" style through its own content path, which this skips."""
 
     DEFAULT_CSS = "TextLine { height: 1; }"
 
@@ -203,7 +203,7 @@ class SparkLine(Widget):
     def data(self, values: list[float]) -> None:
         values = list(values)
         if values != self._data:
-            self._data = values
+            self._data, self._strip = values, None
             self.refresh()
 
     def render_line(self, y: int) -> Strip:
@@ -214,7 +214,7 @@ class SparkLine(Widget):
         _, bg = self.background_colors
         lo = (bg + self.get_component_styles("sparkline--min-color").color).rich_color
         hi = (bg + self.get_component_styles("sparkline--max-color").color).rich_color
-        key = (width, tuple(self._data), base, lo, hi)
+        key = (width, base, lo, hi)  # new data drops the strip (the setter)
         if self._strip is None or self._strip[0] != key:
             self._strip = (key, Strip(self._segments(width, base, lo, hi), width))
         return self._strip[1]
@@ -285,8 +285,7 @@ class Meter(Horizontal):
             data = bucket_max(series, width)
         else:  # the max of (below - x) over a bucket is below - its min
             data = [self._below - v for v in bucket_max(series, width, pick=min)]
-        if data != spark.data:
-            spark.data = data
+        spark.data = data  # a no-op when the picture did not change
 
     def on_resize(self) -> None:
         self._fit()  # the first samples may arrive before the layout knows the width
