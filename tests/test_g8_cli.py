@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -89,17 +90,21 @@ def test_probe_data_is_plain_json_with_bounded_excerpts():
     assert d["api_host"] == server.url.removeprefix("http://") and d["source"] == "network" and d["requests"] == 2
 
 
-def test_nothing_configured_suggests_slugs_from_running_processes(capsys):
+def test_nothing_configured_suggests_slugs_from_running_processes(capsys, monkeypatch):
     code = "import time; time.sleep(30)"
-    child = subprocess.Popen([sys.executable, "-c", code, "vllm", "serve", "Qwen/Qwen3-8B", "--hf-token", "hf_abcdefghijklmnop"])
+    model = f"Qwen/Qwen3-8B-{os.getpid()}"  # other tests run vllm stand-ins beside this one
+    child = subprocess.Popen([sys.executable, "-c", code, "vllm", "serve", model, "--hf-token", "hf_abcdefghijklmnop"])
     try:
         deadline = time.monotonic() + 10  # under CI load the exec may not have happened yet
         while "vllm" not in " ".join(psutil.Process(child.pid).cmdline()) and time.monotonic() < deadline:
             time.sleep(0.02)
+        ours = [line for line in probe._process_cmdlines() if model in line]
+        assert len(ours) == 1  # the real process list has our child
+        monkeypatch.setattr(probe, "_process_cmdlines", lambda: ours)  # and only it suggests
         reading = probe.read(Config())
     finally:
         child.kill()
         child.wait()
     (s,) = [s for s in reading.data["suggestions"] if s["slug"] == "vllm"]
-    assert "'vllm serve' in:" in s["why"] and "Qwen/Qwen3-8B" in s["why"]
+    assert "'vllm serve' in:" in s["why"] and model in s["why"]
     assert "hf_abcdefghijklmnop" not in json.dumps(reading.data)
