@@ -141,6 +141,35 @@ def test_unreachable_peer_says_connection_refused(sshd):
     assert time.monotonic() - t0 < 5
 
 
+def test_peer_that_drops_packets_times_out_at_the_connect_timeout(tmp_path):
+    """A peer switched off or behind a dropping firewall answers nothing (unlike a refused port).
+    A listener whose accept queue is full makes the kernel drop further SYNs: ssh's ConnectTimeout
+    is what ends the wait, and the reason says so."""
+    if shutil.which("ssh") is None:
+        pytest.skip("the ssh client is not installed")
+    with socket.socket() as dark:
+        dark.bind(("127.0.0.1", 0))
+        dark.listen(0)
+        port = dark.getsockname()[1]
+        fillers = []
+        for _ in range(3):  # fill the accept queue; nothing is ever accepted
+            c = socket.socket()
+            c.setblocking(False)
+            c.connect_ex(("127.0.0.1", port))
+            fillers.append(c)
+        time.sleep(0.1)
+        (tmp_path / "ssh_config").write_text(f"Host peer-dark\n  HostName 127.0.0.1\n  Port {port}\n")
+        t0 = time.monotonic()
+        r = fetch_peer(PeerSpec(host="peer-dark", command="true", ssh_config=str(tmp_path / "ssh_config"),
+                                connect_timeout_s=1), Config())
+        took = time.monotonic() - t0
+        for c in fillers:
+            c.close()
+    assert r.state is PeerState.UNREACHABLE
+    assert r.reason.startswith("connection timed out after 1 s") and "Connection timed out" in r.reason
+    assert 0.9 < took < 4
+
+
 def test_peer_that_refuses_the_key(sshd):
     r = fetch_peer(_spec(sshd, "peer-stranger"), Config())
     assert r.state is PeerState.REFUSED
