@@ -64,8 +64,8 @@ def judge(r: Readings, cfg: Config) -> Verdict:
     torch = t.get("torch") or {}
     wheel = (t.get("packages") or {}).get("torch")
     if wheel:
-        tag = wheel.split("+", 1)[1] if "+" in wheel else "(no local tag: normal for NGC builds)"
-        ev.add("torch wheel version (reported, not decisive)", "importlib.metadata", f"{wheel} {tag if '+' not in wheel else ''}".strip())
+        note = "" if re.search(r"\+(cu\d+|cpu|rocm)", wheel) else " (no +cuNNN tag: normal for NGC builds)"
+        ev.add("torch wheel version (reported, not decisive)", "importlib.metadata", wheel + note)
 
     status = imp.get("status")
     if status == "error":
@@ -145,6 +145,8 @@ def judge(r: Readings, cfg: Config) -> Verdict:
         ev.add("ldconfig -p libcudart", "ldconfig", f"unavailable: {r.get_reading('cudalibs').error}")
 
     status_all = worst([s for s, _ in findings]) if findings else Status.UNKNOWN
+    if status_all is Status.OK and libs is None:  # the ok covers what was seen, and says what was not
+        findings[0] = (Status.OK, findings[0][1] + "; ldconfig unreadable: a leftover libcudart.so.12 not checked")
     if not findings:
         summary = "no torch facts to judge"
     else:

@@ -1,0 +1,95 @@
+"""G1 judged on recorded-style readings: every status, on a GB10 and on another GPU."""
+
+from __future__ import annotations
+
+import pytest
+
+from sparktui.core.config import Config
+from sparktui.core.verdict import Status
+from sparktui.gotchas import REGISTRY
+from sparktui.runner import judge
+from tests.conftest import readings_of
+
+G1 = REGISTRY["G1"]
+
+CUDA13 = {"soname": "libcudart.so.13", "major": "13", "path": "/usr/local/cuda-13.0/targets/sbsa-linux/lib/libcudart.so.13"}
+CUDA12 = {"soname": "libcudart.so.12", "major": "12", "path": "/usr/local/cuda-12.8/targets/sbsa-linux/lib/libcudart.so.12"}
+
+
+def nvml(name: str, cap: list[int], driver_cuda: str) -> dict:
+    """NVML as a real reading has it (GB10: memory and power limit NOT_SUPPORTED, per FACTS.md)."""
+    na = {"value": None, "error": "NOT_SUPPORTED (Not Supported)"}
+    return {"driver_version": {"value": "580.95.05"}, "cuda_driver_version": {"value": driver_cuda},
+            "devices": [{"index": 0, "name": {"value": name}, "compute_capability": {"value": cap},
+                         "memory": na, "power_limit_w": na}]}
+
+
+def target(version: str | None, cuda: str | None, **stages) -> dict:
+    st = {"import torch": {"status": "done"}} if version else \
+        {"import torch": {"status": "error", "error_type": "ModuleNotFoundError", "error": "No module named 'torch'"}}
+    st.update(stages)
+    return {"interpreter": "/home/spark/venvs/train/bin/python", "selected_by": "configured",
+            "stages": st, "torch": {"version": version, "cuda": cuda} if version else {},
+            "packages": {"torch": version}}
+
+
+GB10 = nvml("NVIDIA GB10", [12, 1], "13.0")
+H200 = nvml("NVIDIA H200", [9, 0], "12.8")
+
+
+def g1(**readings):
+    return judge(G1, readings_of(**readings), Config())
+
+
+def test_cuda13_torch_on_a_gb10_with_only_cudart13_registered_is_ok():
+    v = g1(target=target("2.9.0+cu130", "13.0"), nvml=GB10, cudalibs={"libcudart": [CUDA13]})
+    assert v.status is Status.OK and v.summary == "torch 2.9.0+cu130 is built for CUDA 13.0, as GB10 needs"
+    ev = {e.what: e.value for e in v.evidence}
+    assert ev["torch.version.cuda (authoritative)"] == "13.0"
+    assert ev["ldconfig -p libcudart"] == [f"libcudart.so.13 => {CUDA13['path']}"]
+    assert v.fix == ""
+
+
+def test_an_ngc_build_without_a_wheel_tag_is_judged_by_torch_version_cuda():
+    v = g1(target=target("2.10.0a0+b558c986e8.nv25.11", "13.0"), nvml=GB10, cudalibs={"libcudart": [CUDA13]})
+    assert v.status is Status.OK
+    assert "(no +cuNNN tag: normal for NGC builds)" in {e.what: e.value for e in v.evidence}["torch wheel version (reported, not decisive)"]
+
+
+def test_a_leftover_cudart12_beside_13_warns():
+    v = g1(target=target("2.9.0+cu130", "13.0"), nvml=GB10, cudalibs={"libcudart": [CUDA13, CUDA12]})
+    assert v.status is Status.WARN and "libcudart.so.12 is registered beside libcudart.so.13" in v.summary
+    assert "dpkg -S" in v.fix
+
+
+@pytest.mark.parametrize("version, cuda, needle", [
+    ("2.9.0+cu128", "12.8", "torch 2.9.0+cu128 is built for CUDA 12.8; GB10 needs CUDA 13.x"),
+    ("2.9.0+cpu", None, "torch 2.9.0+cpu is a CPU-only build on a GB10"),
+])
+def test_cuda12_or_cpu_build_on_a_gb10_fails(version, cuda, needle):
+    v = g1(target=target(version, cuda), nvml=GB10, cudalibs={"libcudart": [CUDA13]})
+    assert v.status is Status.FAIL and v.summary.startswith(needle)
+    assert "--index-url https://download.pytorch.org/whl/cu130" in v.fix
+
+
+def test_other_gpus_are_judged_by_the_drivers_cuda():
+    ok = g1(target=target("2.9.0+cu128", "12.8"), nvml=H200, cudalibs={"libcudart": []})
+    assert ok.status is Status.OK and "driver supports CUDA 12.8 (not a GB10: judged by the driver)" in ok.summary
+    newer = g1(target=target("2.9.0+cu130", "13.0"), nvml=H200, cudalibs={"libcudart": []})
+    assert newer.status is Status.FAIL and "driver supports only CUDA 12.8" in newer.summary
+
+
+def test_no_torch_or_no_gpu_is_unknown_never_ok():
+    v = g1(target=target(None, None), nvml=GB10, cudalibs={"libcudart": [CUDA13]})
+    assert v.status is Status.UNKNOWN and "point --python at the training environment" in v.summary
+    v = g1(target=target("2.9.0+cu130", "13.0"), nvml=None, cudalibs={"libcudart": [CUDA13]})
+    assert v.status is Status.UNKNOWN and "no NVIDIA GPU or driver seen" in v.summary
+    v = g1(target=None, nvml=GB10, cudalibs={"libcudart": [CUDA13]})
+    assert v.status is Status.UNKNOWN
+
+
+def test_ok_with_ldconfig_unreadable_says_what_was_not_checked():
+    v = g1(target=target("2.9.0+cu130", "13.0"), nvml=GB10, cudalibs=None)
+    assert v.status is Status.OK
+    assert v.summary.endswith("; ldconfig unreadable: a leftover libcudart.so.12 not checked")
+    assert {e.what: e.value for e in v.evidence}["ldconfig -p libcudart"].startswith("unavailable: cudalibs unavailable")
