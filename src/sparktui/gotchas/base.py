@@ -76,3 +76,16 @@ def unknown_from(gid: str, reading: Reading, what: str) -> Verdict:
         summary=f"cannot tell: {what} unavailable ({reason})",
         evidence=(Evidence(what, reading.source or reading.probe, f"unavailable: {reason}"),),
     )
+
+
+def unknown_if_lacking(gid: str, reading: Reading, what: str, *keys: str) -> Verdict | None:
+    """``unknown`` when a reading lacks a field its judge decides on (a snapshot written by another
+    sparktui version, or edited by hand): an absent list must not read as an empty one, which would
+    be an ``ok`` from evidence never seen. None when every field is there."""
+    data = reading.data if isinstance(reading.data, dict) else {}
+    missing = [k for k in keys if k not in data]
+    if not missing:
+        return None
+    reason = f"the {reading.probe} reading has no {', '.join(missing)} field"
+    return Verdict(id=gid, status=Status.UNKNOWN, summary=f"cannot tell: {what}: {reason}",
+                   evidence=(Evidence(what, reading.source or reading.probe, f"unavailable: {reason}"),))

@@ -14,7 +14,7 @@ from sparktui.core.config import Config
 from sparktui.core.readings import Readings
 from sparktui.core.telemetry import GIB
 from sparktui.core.verdict import EvidenceList, Status, Verdict
-from sparktui.gotchas.base import Gotcha, unknown_from
+from sparktui.gotchas.base import Gotcha, unknown_from, unknown_if_lacking
 
 LABELS = {"vllm": "vLLM", "sglang": "SGLang", "llamacpp": "llama.cpp", "ollama": "Ollama",
           "trtllm": "TensorRT-LLM", "nim": "NIM", "triton": "Triton", "tgi": "TGI"}
@@ -83,6 +83,9 @@ def judge(r: Readings, cfg: Config) -> Verdict:
     data = reading.data
     if data is None:
         return unknown_from("G6", reading, "process list")
+    lacking = unknown_if_lacking("G6", reading, "process list", "rows", "nvml")
+    if lacking is not None:
+        return lacking
     src = reading.source or "processes"
     ev = EvidenceList()
     nv = data.get("nvml") or {}

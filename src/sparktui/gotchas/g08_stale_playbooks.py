@@ -12,7 +12,7 @@ from typing import Any
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
 from sparktui.core.verdict import Evidence, EvidenceList, Status, Verdict
-from sparktui.gotchas.base import Gotcha, unknown_from
+from sparktui.gotchas.base import Gotcha, unknown_from, unknown_if_lacking
 
 PROBE = "playbook_issues"
 UNTOUCHED_DAYS = 90  # a playbook folder unchanged this long while issues match is worth saying
@@ -77,6 +77,9 @@ def judge(r: Readings, cfg: Config) -> Verdict:
                        f"cannot tell: the open issues of {repo} could not be fetched and nothing is cached "
                        f"({error or reading.error or 'no data'})",
                        evidence=ev.tuple(), fix=FIX)
+    lacking = unknown_if_lacking("G8", reading, "open issues of the playbooks repository", "matches")
+    if lacking is not None:
+        return lacking
     now = d.get("checked_at")
     source = d.get("source")
     stale = source == "stale-cache"
