@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 
 from sparktui.cli.main import EXIT_CONFIG, EXIT_OK, EXIT_USAGE, main
 
@@ -117,3 +119,31 @@ def test_ctrl_c_during_check_watch_judges_what_was_sampled(tmp_path):
     got = {c["id"]: c for c in json.loads(out)["checks"]}
     assert set(got) == {"G3", "G4"} and got["G3"]["status"] in ("ok", "warn")  # /proc/meminfo was read
     assert p.returncode in (0, 1, 2, 3)
+
+
+@pytest.mark.parametrize("before", [True, False])
+def test_shared_options_count_before_or_after_the_subcommand(tmp_path, before):
+    """`sparktui --python X snapshot` and `sparktui snapshot --python X` read the same interpreter
+    (a subcommand's default used to overwrite what came before it)."""
+    from tests.standins.make import make_standin
+
+    py = make_standin(tmp_path, "undefined_symbol")  # any stand-in: its path shows up as the interpreter
+    opts = ["--python", py, "--timeout", "2", "--path", str(tmp_path)]
+    out = tmp_path / "snap.json"
+    argv = (opts + ["snapshot", "-o", str(out)]) if before else (["snapshot", "-o", str(out)] + opts)
+    assert main(argv) == 0
+    doc = json.loads(out.read_text())
+    assert doc["readings"]["target"]["data"]["interpreter"] == py
+    assert doc["readings"]["tpscan"]["data"]["paths"][0]["abs"] == str(tmp_path)
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["--replay", "x.jsonl", "snapshot", "-o", "-"], "--replay"),
+    (["--bell", "check"], "--bell"),
+    (["--speed", "4", "report"], "--speed"),
+    (["--record", "r.jsonl", "export"], "--record"),
+])
+def test_dashboard_options_with_a_subcommand_that_ignores_them_are_refused(capsys, argv, flag):
+    assert main(argv) == 64
+    err = capsys.readouterr().err
+    assert f"{flag} is a dashboard option" in err

@@ -246,6 +246,23 @@ def test_preflight_blocks_on_a_stack_mismatch_with_a_peer(sshd, peer_ok, tmp_pat
     assert code == 2
     assert "peer ✘ fail   transformers differs" in out and "4.57.1" in out and "not installed" in out
     assert out.strip().splitlines()[-1].startswith("preflight: FAILED on peers")
+    assert out.strip().endswith("details: sparktui peers --differences")  # not a bare `check -v`
+
+
+def test_preflight_blocks_when_a_named_peer_cannot_be_reached(sshd, peer_ok, tmp_path, capsys):
+    """`preflight --peer spark-2 && torchrun --nnodes 2 ...`: with spark-2 down the job would hang
+    at rendezvous, so an unreachable peer blocks even without --strict; options given before the
+    subcommand count as after it."""
+    from sparktui.cli.main import main
+
+    d, _ = sshd
+    local = tmp_path / "local.json"
+    write_snapshot(local, peer_ok.readings, peer_ok.host_facts, "0.1.0")
+    code = main(["--ssh-config", str(d / "ssh_config"), "--peer", "peer-down", "preflight", "G3", "--snapshot", str(local)])
+    out = capsys.readouterr().out
+    assert code == 2
+    assert "peer peer-down:" in out and "connection refused" in out.lower()
+    assert out.strip().splitlines()[-1].startswith("preflight: FAILED on peer peer-down unreachable")
 
 
 def test_no_peers_is_a_usage_error(capsys):

@@ -53,7 +53,11 @@ def test_report_on_the_shipped_recording(tmp_path):
     assert f"| MemAvailable (GiB) | {min(avail):.1f} | {max(avail):.1f} | {avail[-1]:.1f} |" in text
     assert f"{len(rec.samples)} samples over {rec.duration_s:.0f} s" in text
     assert "sw_thermal_slowdown" in text
-    assert "Not in a recording" in text  # the stack cannot come from a recording, and says so
+    # the recording's header carries the target interpreter's reading: its stack is reported
+    assert "Not in a recording" not in text
+    stack = text.split("## Training stack", 1)[1]
+    assert "| torch | 2.9.0+cu128 |" in stack and "| torch built for CUDA | 12.8 |" in stack
+    assert "/home/spark/venvs/train/bin/python" in stack
 
 
 def test_telemetry_summary_names_what_could_not_be_read():

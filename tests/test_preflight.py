@@ -82,3 +82,29 @@ def test_default_runs_every_non_intrusive_check_and_refuses_intrusive_ones(tmp_p
     assert "G5" not in [c["id"] for c in doc["checks"]]
     assert main(["preflight", "G5"]) == 64
     assert "intrusive" in capsys.readouterr().err
+
+
+def test_preflight_on_the_shipped_recording_fails_on_what_it_records(capsys):
+    """The GB10 demo recording: a CUDA 12.8 torch (G1), an uncapped server beside training (G6)
+    and a drifted stack (G9) block; --replay works before or after the subcommand."""
+    demo = str(Path(__file__).resolve().parents[1] / "src" / "sparktui" / "data" / "gb10-demo.jsonl")
+    for argv in (["preflight", "--replay", demo], ["--replay", demo, "preflight"]):
+        assert main(argv) == 2
+        out = capsys.readouterr().out.strip().splitlines()
+        assert out[-1].startswith("preflight: FAILED on G1, G6, G9 (")
+        assert out[-1].endswith("details: sparktui check -v G1 G6 G9")
+        assert {line.split()[0] for line in out[:-1]} >= {"G1", "G6", "G9", "G3", "G4"}
+    assert main(["preflight", "--replay", demo, "--json"]) == 2
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["source"] == "recording gb10-demo.jsonl" and doc["host"]["hostname"] == "spark-demo"
+    assert "G5" not in [c["id"] for c in doc["checks"]]
+
+
+def test_preflight_replay_refuses_a_bad_file_and_the_snapshot_alternative(tmp_path, capsys):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("not a recording\n")
+    assert main(["preflight", "--replay", str(bad)]) == 64
+    assert "bad.jsonl" in capsys.readouterr().err
+    snap = _snapshot(tmp_path, meminfo=_mem(100))
+    assert main(["preflight", "--replay", str(bad), "--snapshot", snap]) == 64
+    assert "alternatives" in capsys.readouterr().err

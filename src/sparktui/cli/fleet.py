@@ -40,7 +40,7 @@ def add_parsers(sub, common) -> None:
     r.add_argument("ids", nargs="*", metavar="ID", help="checks to include (default all; with --replay, all that the recording answers)")
     r.add_argument("-o", "--output", default="-", metavar="FILE", help="where to write it (default: stdout)")
     r.add_argument("--redact", action="store_true", help="replace home paths, the user name and host names with placeholders")
-    r.add_argument("--replay", metavar="FILE", help="report on a recording instead of this machine")
+    r.add_argument("--replay", metavar="FILE", default=argparse.SUPPRESS, help="report on a recording instead of this machine")
     r.add_argument("--snapshot", metavar="FILE", help="report on a saved snapshot instead of this machine")
     r.add_argument("--watch", type=float, metavar="MIN", help="sample telemetry this many minutes first (default: a few seconds)")
 
@@ -49,6 +49,8 @@ def add_parsers(sub, common) -> None:
     f.add_argument("ids", nargs="*", metavar="ID", help="checks to run (default every non-intrusive one)")
     f.add_argument("--strict", action="store_true", help="warnings (exit 1) and unknowns (exit 3) block too")
     f.add_argument("--snapshot", metavar="FILE", help="judge a saved snapshot instead of this machine")
+    f.add_argument("--replay", metavar="FILE", default=argparse.SUPPRESS,
+                   help="judge a recording instead of this machine (every check it answers, by default)")
     f.add_argument("--json", action="store_true", help="print a JSON document instead of the summary")
 
 
@@ -158,27 +160,20 @@ def cmd_report(args: argparse.Namespace) -> int:
     from sparktui.fleet.report import Redaction, ReportInput, render_report
     from sparktui.runner import run_checks
 
-    if args.replay and args.snapshot:
-        raise UsageError("sparktui report: --replay and --snapshot are alternatives; give one")
     cfg = config_from_args(args)
     peers: list = []
-    if args.replay:
+    replay = _replay_arg(args, cfg)
+    if replay:
         from sparktui.cli.record import replay_ids_for
-        from sparktui.core.recording import RecordingError, read_recording, readings_from_recording
 
-        try:
-            rec = read_recording(args.replay)
-        except RecordingError as e:
-            print(f"sparktui: {e}", file=sys.stderr)
-            return EXIT_USAGE
-        readings = readings_from_recording(rec)
+        rec, readings = _recording(replay)
         ids = _ids(args.ids) if args.ids else replay_ids_for(readings)
         verdicts, _ = run_checks(ids, cfg, readings)
-        name = Path(args.replay).name
+        name = Path(replay).name
         inp = ReportInput(verdicts, readings, dict(rec.header.get("host") or {}),
                           f"recording {name} ({len(rec.samples)} samples over {rec.duration_s / 60:.1f} min)",
                           __version__, time.time(), samples=rec.samples, samples_source=f"recording {name}",
-                          problems=list(rec.problems), stack=False)
+                          problems=list(rec.problems), stack=readings.data("target") is not None)
     else:
         ids = _ids(args.ids)
         if args.watch:
@@ -211,6 +206,30 @@ def cmd_report(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _replay_arg(args: argparse.Namespace, cfg) -> str | None:
+    """--replay (given before or after the subcommand), refused beside --snapshot or --peer."""
+    from sparktui.cli.main import UsageError
+
+    replay = getattr(args, "replay", None)
+    if replay and getattr(args, "snapshot", None):
+        raise UsageError(f"sparktui {args.cmd}: --replay and --snapshot are alternatives; give one")
+    if replay and getattr(args, "peer", None):
+        raise UsageError(f"sparktui {args.cmd}: --peer compares live machines; it does not go with --replay")
+    return replay
+
+
+def _recording(path: str):
+    """(recording, readings) of a recording file; a bad file is a usage error with the reason."""
+    from sparktui.cli.main import UsageError
+    from sparktui.core.recording import RecordingError, read_recording, readings_from_recording
+
+    try:
+        rec = read_recording(path)
+    except RecordingError as e:
+        raise UsageError(f"sparktui: {e}") from None
+    return rec, readings_from_recording(rec)
+
+
 # -- preflight -------------------------------------------------------------------------------------
 
 def _one_line(text: str, n: int = 150) -> str:
@@ -221,22 +240,36 @@ def _one_line(text: str, n: int = 150) -> str:
 def cmd_preflight(args: argparse.Namespace) -> int:
     from sparktui.cli.main import EXIT_FAIL, EXIT_FOR, EXIT_OK, UsageError, _ids, config_from_args
     from sparktui.core.verdict import Status, worst
+    from sparktui.fleet.peers import PeerState
     from sparktui.gotchas import REGISTRY
     from sparktui.runner import run_checks
 
     cfg = config_from_args(args)
-    ids = _ids(args.ids) if args.ids else [g for g in REGISTRY if not REGISTRY[g].intrusive]
+    replay = _replay_arg(args, cfg)
+    rec = readings = None
+    if replay:
+        from sparktui.cli.record import replay_ids_for
+
+        rec, readings = _recording(replay)
+    everything = replay_ids_for(readings) if readings is not None else list(REGISTRY)
+    ids = _ids(args.ids) if args.ids else [g for g in everything if not REGISTRY[g].intrusive]
     intrusive = [g for g in ids if REGISTRY[g].intrusive]
     if intrusive:
         raise UsageError(f"sparktui preflight: {', '.join(intrusive)} is intrusive; preflight never runs it "
                          f"(use `sparktui {'bandwidth' if 'G5' in intrusive else 'check'}` on an idle machine)")
-    (readings, host, source), peers = _with_peers(cfg, ids, lambda: _local(cfg, args.snapshot))
+    if rec is not None:
+        host, source, peers = dict(rec.header.get("host") or {}), f"recording {Path(replay).name}", []
+    else:
+        (readings, host, source), peers = _with_peers(cfg, ids, lambda: _local(cfg, args.snapshot))
     verdicts, _ = run_checks(ids, cfg, readings)
     statuses = [v.status for v in verdicts]
     cmp = None
+    # a peer named for the job that cannot even be reached: a multi-node launch would hang at
+    # rendezvous, so that blocks (a peer reached but without sparktui only cannot be compared)
+    down = [p.host for p in peers if p.state is PeerState.UNREACHABLE]
     if peers:
         cmp, _ = _comparison(readings, verdicts, peers)
-        statuses.append(cmp.status)
+        statuses.append(Status.FAIL if down else cmp.status)
     overall = worst(statuses)
     if args.strict:
         code = EXIT_FOR[overall]
@@ -265,11 +298,16 @@ def cmd_preflight(args: argparse.Namespace) -> int:
     counts = {s: sum(1 for v in verdicts if v.status is s) for s in Status}
     tally = ", ".join(f"{n} {s.value}" for s, n in counts.items() if n)
     blockers = [v.id for v in verdicts if v.status is Status.FAIL or (args.strict and v.status in (Status.WARN, Status.UNKNOWN))]
+    blockers += [f"peer {h} unreachable" for h in down]
     if cmp is not None and (cmp.status is Status.FAIL or (args.strict and cmp.status is not Status.OK)):
         blockers.append("peers")
+    details = [f"sparktui check -v {' '.join(v.id for v in verdicts if v.id in blockers)}"] if any(
+        v.id in blockers for v in verdicts) else []
+    if cmp is not None and len(details) < len(blockers):
+        details.append("sparktui peers --differences")
     verdict_line = (f"preflight: PASSED ({len(verdicts)} checks: {tally})" if code == EXIT_OK else
                     f"preflight: FAILED on {', '.join(blockers)} ({len(verdicts)} checks: {tally}); "
-                    f"details: sparktui check -v {' '.join(b for b in blockers if b != 'peers')}".rstrip())
+                    f"details: {'; '.join(details)}")
     if code == EXIT_OK and not args.strict and any(s in (Status.WARN, Status.UNKNOWN) for s in statuses):
         verdict_line += "; warnings and unknowns do not block (use --strict to make them)"
     sys.stdout.write("\n".join(out + [verdict_line]) + "\n")

@@ -33,19 +33,27 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}")
 
 
-def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--config", metavar="FILE", help="config file (default: ~/.config/sparktui/config.toml)")
-    p.add_argument("--python", metavar="PATH", help="interpreter of the training environment (torch-side probes run there)")
-    p.add_argument("--path", metavar="DIR", action="append", help="where G10 scans for launch configs (repeatable; default .)")
-    p.add_argument("--pins", metavar="FILE", help="pinned versions for G9 (requirements/constraints format)")
-    p.add_argument("--timeout", type=float, metavar="S", help="how long the torch-side probe may take (default 90)")
-    p.add_argument("--no-cuda-smoke", action="store_true", help="do not allocate on the GPU in the target interpreter")
-    p.add_argument("--playbook", metavar="SLUG", action="append", help="G8: playbook slug being followed (repeatable)")
-    p.add_argument("--command", dest="commands", metavar="CMD", action="append", help="G8: a command from your launch script (repeatable)")
-    p.add_argument("--api-url", metavar="URL", help="G8: GitHub REST API base URL")
-    p.add_argument("--peer", metavar="HOST", action="append", help="another machine to compare with, over ssh (repeatable; used by the dashboard, peers, preflight, report)")
-    p.add_argument("--peer-command", metavar="CMD", help="how to run sparktui on the peers (default 'sparktui'), e.g. '~/.venv/bin/sparktui'")
-    p.add_argument("--ssh-config", metavar="FILE", help="ssh client config for the peers (passed to ssh as -F FILE)")
+def _common(p: argparse.ArgumentParser, sub: bool = False) -> None:
+    """Options every command shares. A subcommand's copy defaults to "not given" (SUPPRESS), so
+    `sparktui --python X check` and `sparktui check --python X` mean the same: a default there
+    would overwrite what was given before the subcommand."""
+    d = {"default": argparse.SUPPRESS} if sub else {}
+    p.add_argument("--config", metavar="FILE", help="config file (default: ~/.config/sparktui/config.toml)", **d)
+    p.add_argument("--python", metavar="PATH", help="interpreter of the training environment (torch-side probes run there)", **d)
+    p.add_argument("--path", metavar="DIR", action="append", help="where G10 scans for launch configs (repeatable; default .)", **d)
+    p.add_argument("--pins", metavar="FILE", help="pinned versions for G9 (requirements/constraints format)", **d)
+    p.add_argument("--timeout", type=float, metavar="S", help="how long the torch-side probe may take (default 90)", **d)
+    p.add_argument("--no-cuda-smoke", action="store_true", help="do not allocate on the GPU in the target interpreter", **d)
+    p.add_argument("--playbook", metavar="SLUG", action="append", help="G8: playbook slug being followed (repeatable)", **d)
+    p.add_argument("--command", dest="commands", metavar="CMD", action="append", help="G8: a command from your launch script (repeatable)", **d)
+    p.add_argument("--api-url", metavar="URL", help="G8: GitHub REST API base URL", **d)
+    p.add_argument("--peer", metavar="HOST", action="append", help="another machine to compare with, over ssh (repeatable; used by the dashboard, peers, preflight, report)", **d)
+    p.add_argument("--peer-command", metavar="CMD", help="how to run sparktui on the peers (default 'sparktui'), e.g. '~/.venv/bin/sparktui'", **d)
+    p.add_argument("--ssh-config", metavar="FILE", help="ssh client config for the peers (passed to ssh as -F FILE)", **d)
+
+
+def _sub_common(p: argparse.ArgumentParser) -> None:
+    _common(p, sub=True)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -60,23 +68,24 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="cmd", parser_class=_Parser)
 
     c = sub.add_parser("check", help="run the non-intrusive checks headless")
-    _common(c)
+    _common(c, sub=True)
     c.add_argument("ids", nargs="*", metavar="ID", help="gotcha ids (G1 ... G10); default all")
     c.add_argument("--json", action="store_true", help="print a JSON document instead of a table")
     c.add_argument("--snapshot", metavar="FILE", help="judge a saved snapshot instead of this machine")
     c.add_argument("-v", "--verbose", action="store_true", help="show all evidence and fix texts")
     c.add_argument("--watch", type=float, metavar="MIN", help="sample telemetry this many minutes for G4 (default: a few seconds)")
-    c.add_argument("--replay", metavar="FILE", help="judge a recording (G3, G4, G6 and whatever its readings answer) instead of this machine")
+    c.add_argument("--replay", metavar="FILE", default=argparse.SUPPRESS,
+                   help="judge a recording (G3, G4, G6 and whatever its readings answer) instead of this machine")
 
     s = sub.add_parser("snapshot", help="save every raw probe reading as JSON")
-    _common(s)
+    _common(s, sub=True)
     s.add_argument("-o", "--output", metavar="FILE", required=True, help="where to write the snapshot ('-' for stdout)")
 
     e = sub.add_parser("explain", help="print a gotcha's card: symptom, cause, check, fix")
     e.add_argument("id", metavar="ID", help="G1 ... G10")
 
     b = sub.add_parser("bandwidth", help="G5: measure memory bandwidth (intrusive: asks first)")
-    _common(b)
+    _common(b, sub=True)
     b.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     b.add_argument("--force", action="store_true", help="run even though other GPU processes are present (never overrides the memory check)")
     b.add_argument("--size", type=float, default=4.0, metavar="GIB", help="buffer size in GiB (default 4; scaled down when memory is short)")
@@ -85,10 +94,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("list", help="list the ten gotchas")
     from sparktui.cli import record as _record
 
-    _record.add_parser(sub, _common)
+    _record.add_parser(sub, _sub_common)
     from sparktui.cli import fleet as _fleet
 
-    _fleet.add_parsers(sub, _common)
+    _fleet.add_parsers(sub, _sub_common)
     return p
 
 
@@ -272,9 +281,25 @@ def _cmd_fleet(args: argparse.Namespace) -> int:
     return fleet.run(args)
 
 
+REPLAYABLE = (None, "check", "report", "preflight")  # the dashboard and these judge a recording
+
+
+def _refuse_misplaced(args: argparse.Namespace) -> None:
+    """A dashboard option given with a subcommand that ignores it is a usage error, not a silent
+    no-op: `sparktui --replay X snapshot` must not snapshot the live machine."""
+    if args.cmd is None:
+        return
+    given = [flag for flag, on in (("--replay", args.replay and args.cmd not in REPLAYABLE), ("--speed", args.speed != 1.0),
+                                   ("--bell", args.bell), ("--record", args.record)) if on]
+    if given:
+        raise UsageError(f"sparktui {args.cmd}: {', '.join(given)} {'is a dashboard option' if len(given) == 1 else 'are dashboard options'}"
+                         + (f" (--replay works with: sparktui, {', '.join(c for c in REPLAYABLE if c)})" if "--replay" in given else ""))
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
+        _refuse_misplaced(args)
         handler = {"check": cmd_check, "snapshot": cmd_snapshot, "explain": cmd_explain, "list": cmd_list,
                    "bandwidth": cmd_bandwidth, "record": _cmd_record,
                    **dict.fromkeys(("peers", "export", "report", "preflight"), _cmd_fleet)}.get(args.cmd)
