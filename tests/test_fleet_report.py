@@ -125,9 +125,34 @@ def test_tokens_never_reach_the_report(tmp_path, capsys):
     ("export NGC_API_KEY=nvapi-" + "d" * 40, "nvapi-"),
     ("Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.payload.sig", "eyJhbGci"),
     ("password: 'correct horse'", "correct horse"),
+    # forms a first version let through (audit): underscores in flags, *_KEY names, Basic auth
+    ("vllm serve m --hf_token plainsecretvalue42xyz", "plainsecretvalue42"),
+    ("python sft.py --api_key abc123def456 --wandb-key 0123456789abcdef", "abc123def456"),
+    ("python sft.py --wandb-key 0123456789abcdef", "0123456789abcdef"),
+    ("NGC_KEY=abcdefgh12345678 docker run", "abcdefgh12345678"),
+    ("Authorization: Basic dXNlcjpwYXNzd29yZA==", "dXNlcjpw"),
+    ("hf_" + "x" * 9, "hf_xxxx"),  # short Hugging Face token cut from a long line
 ])
 def test_scrub_secrets_forms(raw, leaked):
     assert leaked not in scrub_secrets(raw)
+    assert scrub_secrets(scrub_secrets(raw)) == scrub_secrets(raw)  # idempotent: no "[redacted]]"
+
+
+def test_scrub_keeps_placeholders_and_prose_of_fix_texts():
+    text = ("on a shared address set a token:\n\n```bash\nexport GITHUB_TOKEN=...   # or: gh auth login\n"
+            "curl -H 'Authorization: Bearer <TOKEN>' https://api.github.com\nHF_TOKEN=$HF_TOKEN vllm serve m\n```")
+    assert scrub_secrets(text) == text
+
+
+def test_values_of_secret_named_environment_variables_are_hidden_whatever_their_shape(tmp_path, capsys, monkeypatch):
+    from sparktui.core.secrets import secret_env_values
+
+    monkeypatch.setenv("MY_SERVICE_TOKEN", "plain-looking-value-1234")
+    monkeypatch.setenv("TOKENIZERS_PARALLELISM", "false")  # not a secret name
+    assert secret_env_values() == ["plain-looking-value-1234"]
+    assert main(["report", "G8", "--command", "serve --auth plain-looking-value-1234"]) == 0
+    text = capsys.readouterr().out
+    assert "plain-looking-value-1234" not in text and "serve --auth [redacted]" in text
 
 
 def test_scrub_leaves_ordinary_words_alone():

@@ -256,6 +256,32 @@ def test_environment_denied_reads_as_unreadable_cap(kids, tmp_path):
     assert v.status.value == "unknown" and "cap unreadable" in v.summary
 
 
+def test_secrets_in_a_servers_command_line_never_reach_the_row(kids, fake):
+    """The row's command feeds the dashboard, snapshots, peers and reports: scrubbed at the source."""
+    server = kids.run("vllm", "serve", "m", "--hf_token", "plainsecretvalue42xyz", "--api-key", "sk-" + "z" * 30,
+                      "--gpu-memory-utilization", "0.5")
+    fake.set_processes([(server.pid, 20 * GIB)])
+    _, data = scan_and_judge(kids)
+    (row,) = rows_for(data, server.pid)
+    assert "plainsecretvalue42xyz" not in row["command"] and "sk-zzz" not in row["command"]
+    assert "--hf_token [redacted] --api-key [redacted] --gpu-memory-utilization 0.5" in row["command"]
+    assert row["cap"]["fraction"] == 0.5  # the cap is still read from the real argv
+
+
+def test_sparktuis_own_probe_scripts_are_not_training_jobs():
+    """The target probe runs `target_script.py --packages ...,unsloth,...` beside the process scan
+    (checks run in parallel): it used to be counted as an Unsloth training job, failing G6."""
+    from sparktui.probes import bandwidth, target
+
+    for script, args in ((target.SCRIPT, ["--mode", "env", "--packages", ",".join(target.TRAINING_STACK)]),
+                         (bandwidth.SCRIPT, ["--bytes", str(4 << 30), "--repeats", "5"])):
+        argv = ["/home/spark/venvs/train/bin/python3.12", str(script), "--fd", "9", *args]
+        assert processes.classify("python3.12", argv) == ("", None, ""), argv
+    assert "unsloth" in ",".join(target.TRAINING_STACK)
+    # a user's own script that mentions unsloth still is one
+    assert processes.classify("python3", ["python3", "finetune.py", "--model", "unsloth/Llama-3.2-1B"])[0] == "training"
+
+
 def test_classify_ignores_lookalikes():
     for argv in (["grep", "vllm"], ["vim", "vllm_notes.md"], ["tail", "-f", "vllm.log"], ["python3", "serve.py"],
                  ["python3", "-m", "pytest", "tests/test_train.py"], ["ollama", "list"]):

@@ -153,4 +153,4 @@ def test_suggestions_hide_secrets_from_command_lines():
     (slug, why), = suggest_slugs([line])
     assert slug == "vllm" and "hf_abcdefghijkl" not in why
     red = redact_cmdline(line)
-    assert red == "HF_TOKEN=<hidden> vllm serve x --api-key <hidden> GITHUB_TOKEN=<hidden>"
+    assert red == "HF_TOKEN=[redacted] vllm serve x --api-key [redacted] GITHUB_TOKEN=[redacted]"

@@ -18,50 +18,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Sequence
 
 from sparktui.core.readings import Readings
+from sparktui.core.secrets import REDACTED, scrub_secrets, secret_env_values  # noqa: F401 (re-exported)
 from sparktui.core.telemetry import GIB
 from sparktui.core.verdict import Status, Verdict
 
-REDACTED = "[redacted]"
-
-# -- secrets ---------------------------------------------------------------------------------------
-
-_TOKEN_PATTERNS = (
-    re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{16,}"),  # GitHub classic / OAuth / app tokens
-    re.compile(r"\bgithub_pat_[A-Za-z0-9_]{16,}"),  # GitHub fine-grained tokens
-    re.compile(r"\bglpat-[A-Za-z0-9_-]{16,}"),  # GitLab
-    re.compile(r"\bhf_[A-Za-z0-9]{20,}"),  # Hugging Face
-    re.compile(r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}"),  # OpenAI / Anthropic style keys
-    re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"),  # Slack
-    re.compile(r"\bAKIA[0-9A-Z]{16}\b"),  # AWS access key id
-    re.compile(r"\bnvapi-[A-Za-z0-9_-]{20,}"),  # NVIDIA NGC / build.nvidia.com API keys
-)
-# A key that names a secret, ending the key (so "tokenizers" and "max_tokens" are left alone).
-_SECRET_KEY = r"[A-Za-z0-9_.-]*(?:TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIALS?)"
-_KEY_VALUE = re.compile(
-    r"(?i)(?<![A-Za-z0-9_])(?P<q>[\"']?)(?P<key>" + _SECRET_KEY + r")(?P=q)(?P<sep>\s*[:=]\s*)"
-    r"(?P<val>\"(?:[^\"\\]|\\.)*\"|'[^']*'|[^\s,;|}\]]+)")
-_FLAG_VALUE = re.compile(r"(?i)(?P<flag>--[A-Za-z0-9-]*(?:token|secret|password|passwd|api-key|apikey|access-key)(?:=|\s+))"
-                         r"(?P<val>\"[^\"]*\"|'[^']*'|\S+)")
-_URL_CREDENTIALS = re.compile(r"(?i)\b(?P<scheme>[a-z][a-z0-9+.-]*://)[^/\s:@]+:[^/\s@]+@")
-_BEARER = re.compile(r"(?i)\b(?P<b>bearer\s+|token\s+)(?P<val>[A-Za-z0-9._~+/=-]{16,})")
-
-
-def _quoted(val: str) -> str:
-    if len(val) >= 2 and val[0] == val[-1] and val[0] in "\"'":
-        return f"{val[0]}{REDACTED}{val[0]}"
-    return REDACTED
-
-
-def scrub_secrets(text: str) -> str:
-    """Replace anything that looks like a token or a secret's value with ``[redacted]``."""
-    for pat in _TOKEN_PATTERNS:
-        text = pat.sub(REDACTED, text)
-    text = _KEY_VALUE.sub(lambda m: f"{m['q']}{m['key']}{m['q']}{m['sep']}{_quoted(m['val'])}", text)
-    text = _FLAG_VALUE.sub(lambda m: f"{m['flag']}{_quoted(m['val'])}", text)
-    text = _URL_CREDENTIALS.sub(lambda m: f"{m['scheme']}{REDACTED}@", text)
-    text = _BEARER.sub(lambda m: f"{m['b']}{REDACTED}", text)
-    return text
-
+# -- secrets: one scrubber for everything that leaves (core/secrets.py) ----------------------------
 
 # -- --redact --------------------------------------------------------------------------------------
 
@@ -381,7 +342,7 @@ def render_report(inp: ReportInput, redact: Redaction | None = None) -> str:
     """The report as it may leave the machine: secrets always scrubbed, paths redacted on request."""
     if redact is not None and inp.host.get("hostname"):  # short names escape the word match below
         inp = replace(inp, host={**inp.host, "hostname": "<host>"})
-    text = scrub_secrets(build_report(inp))
+    text = scrub_secrets(build_report(inp), secret_env_values())
     if redact is not None:
         text = redact_paths(text, redact)
     return text

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Iterable
 
+from sparktui.core.secrets import scrub_secrets
+
 MATCH_THRESHOLD = 4  # an issue matches when its score reaches this
 
 # Weights of the ways an issue can name a playbook (a kind counts once per playbook).
@@ -518,16 +520,9 @@ def rank_issues(issues: Iterable[dict[str, Any]], slugs: Iterable[str], commands
 # --------------------------------------------------------------------------- what the user runs
 
 
-_SECRET_ASSIGN = re.compile(r"\b([A-Za-z_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|APIKEY)[A-Za-z_]*)=(\S+)", re.I)
-_SECRET_FLAG = re.compile(r"(--(?:api[-_]key|token|hf[-_]token|password|secret)(?:=|\s+))(\S+)", re.I)
-_SECRET_VALUE = re.compile(r"\b(?:hf_[A-Za-z0-9]{8,}|gh[pousr]_[A-Za-z0-9]{8,}|github_pat_\w{8,}|sk-[A-Za-z0-9_-]{8,}|nvapi-[\w-]{8,})")
-
-
 def redact_cmdline(line: str) -> str:
     """A command line fit to show: values of secret-looking variables, flags and tokens hidden."""
-    line = _SECRET_ASSIGN.sub(lambda m: f"{m.group(1)}=<hidden>", line)
-    line = _SECRET_FLAG.sub(lambda m: f"{m.group(1)}<hidden>", line)
-    return _SECRET_VALUE.sub("<hidden>", line)
+    return scrub_secrets(line)
 
 
 def suggest_slugs(cmdlines: Iterable[str]) -> list[tuple[str, str]]:

@@ -25,6 +25,7 @@ import re
 import time
 from typing import Any, Iterable
 
+from sparktui.core.secrets import scrub_secrets
 from sparktui.core.config import Config
 from sparktui.core.readings import Reading
 from sparktui.probes.nvml import NvmlSession
@@ -80,9 +81,16 @@ def program(tokens: list[str]) -> tuple[str, str | None, list[str]]:
     return exe, None, []
 
 
+# sparktui's own probe scripts, run in the training interpreter: `target_script.py --packages
+# ...,unsloth,...` is not a training job, wherever that sparktui runs (this one, an exporter, a peer's)
+_OWN_SCRIPTS = re.compile(r"(^|/)sparktui/probes/(target|bandwidth)_script\.py$")
+
+
 def classify(name: str, cmdline: list[str]) -> tuple[str, str | None, str]:
     """(kind, server, label) from a process name and argv. kind: server/training/other/''."""
     tokens = [t for t in (cmdline or []) if t is not None]
+    if len(tokens) > 1 and _PY.match(_base(tokens[0])) and _OWN_SCRIPTS.search(tokens[1]):
+        return "", None, ""  # if it holds GPU memory (G5's copy loop), NVML still lists it
     if len(tokens) == 1 and " " in tokens[0] and tokens[0].startswith(("VLLM::", "sglang::")):
         tokens = tokens[0].split()  # setproctitle'd processes may pad argv[0]
     argv0 = tokens[0] if tokens else name
@@ -485,7 +493,7 @@ def describe(pid: int, base: dict[str, Any], now: float, skipped: dict[str, int]
     row = {
         "pid": pid, "ppid": base.get("ppid"), "user": user, "kind": base.get("kind") or "gpu-process",
         "server": base.get("server"), "name": base.get("label") or base.get("name") or "",
-        "process_name": base.get("name") or "", "command": " ".join(cmdline)[:400],
+        "process_name": base.get("name") or "", "command": scrub_secrets(" ".join(cmdline))[:400],
         "gpu_mem_bytes": None, "rss_bytes": rss, "age_s": round(max(0.0, now - created), 1), "cap": None,
     }
     if base.get("server"):
