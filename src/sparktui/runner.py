@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import time
 import traceback
-from concurrent.futures import ThreadPoolExecutor
-from typing import Iterable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from typing import Iterable, Iterator
 
 from sparktui import probes
 from sparktui.core.config import Config
-from sparktui.core.readings import Readings
+from sparktui.core.readings import Reading, Readings
 from sparktui.core.verdict import Evidence, Status, Verdict
 from sparktui.gotchas import REGISTRY, Gotcha
 
@@ -28,13 +28,24 @@ def needed_probes(gotchas: Iterable[Gotcha]) -> list[str]:
 def collect(names: Iterable[str], cfg: Config, max_workers: int = 8, cancel=None) -> Readings:
     """Run the named probes in parallel; never raises. ``cancel`` stops subprocess probes."""
     names = list(dict.fromkeys(names))
+    got = {r.probe: r for r in collect_iter(names, cfg, max_workers, cancel)}
     readings = Readings()
-    if not names:
-        return readings
-    with ThreadPoolExecutor(max_workers=min(max_workers, len(names)), thread_name_prefix="probe") as pool:
-        for reading in pool.map(lambda n: probes.safe_read(n, cfg, cancel), names):
-            readings.add(reading)
+    for n in [*names, *(p for p in got if p not in names)]:  # in the order asked, whatever order they finished in
+        if n in got:
+            readings.add(got[n])
     return readings
+
+
+def collect_iter(names: Iterable[str], cfg: Config, max_workers: int = 8, cancel=None) -> Iterator[Reading]:
+    """The named probes' readings in the order they finish, so a check whose probes are quick is
+    judged without waiting for a slow one (the torch import in the training interpreter)."""
+    names = list(dict.fromkeys(names))
+    if not names:
+        return
+    with ThreadPoolExecutor(max_workers=min(max_workers, len(names)), thread_name_prefix="probe") as pool:
+        futures = [pool.submit(probes.safe_read, n, cfg, cancel) for n in names]
+        for fut in as_completed(futures):
+            yield fut.result()
 
 
 def judge(g: Gotcha, readings: Readings, cfg: Config) -> Verdict:

@@ -253,6 +253,37 @@ async def test_a_hung_check_shows_its_elapsed_time_and_c_cancels_it(tmp_path):
         assert v.status is Status.UNKNOWN and "cancelled" in v.summary
 
 
+async def test_quick_checks_are_not_held_back_or_cancelled_by_a_hung_one(tmp_path):
+    """R with a training interpreter whose torch import hangs: G8 and G10 (no torch needed) show
+    their verdicts at once; c cancels only the checks still waiting on the hung probe; r on a
+    running check says it is running."""
+    from tests.standins.make import make_standin
+
+    py = make_standin(tmp_path, "hang_import")
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "train.sh").write_text("torchrun --nproc-per-node 1 sft.py --tensor-parallel-size 1\n")
+    cfg = Config().with_overrides(target={"python": py, "timeout_s": 60.0}, scan={"paths": [str(tmp_path / "proj")]})
+    app = SparkApp(cfg, source=StillSource(), auto_checks=False)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("R")
+        for _ in range(50):
+            if app.board["G10"].verdict is not None and app.board["G8"].verdict is not None:
+                break
+            await pilot.pause(0.1)
+        assert app.board["G10"].verdict.status is Status.OK and app.board["G8"].verdict.status is Status.SKIP
+        assert app.board["G1"].running_since is not None and app.board["G1"].verdict is None
+        app.query_one(Checklist).move_cursor(row=0)
+        await pilot.press("r")
+        await pilot.pause(0.1)
+        assert any("G1 is already running (c cancels)" in n.message for n in app._notifications)
+        await pilot.press("c")
+        await settle(app, pilot)
+        for gid in ("G1", "G2", "G7", "G9"):  # all waited on the hung torch import
+            assert "cancelled" in app.board[gid].verdict.summary, gid
+        assert "cancelled" not in app.board["G10"].verdict.summary
+        assert not [e for e in app.events if e.worse]  # a cancel is not news
+
+
 async def test_bandwidth_asks_first_and_no_means_nothing_runs(tmp_path, monkeypatch):
     from sparktui.gotchas.g05_bandwidth import GateDecision
     import sparktui.cli.bandwidth as cb

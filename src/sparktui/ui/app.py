@@ -52,9 +52,11 @@ class ReplayFinished(Message):
 
 
 class ChecksDone(Message):
-    def __init__(self, ids: list[str], verdicts: list[Verdict], readings: Readings, cancelled: bool) -> None:
+    def __init__(self, ids: list[str], verdicts: list[Verdict], readings: Readings, cancelled: bool,
+                 new: list[str] | None = None) -> None:
         super().__init__()
         self.ids, self.verdicts, self.readings, self.cancelled = ids, verdicts, readings, cancelled
+        self.new = list(readings) if new is None else new  # readings first seen in this message
 
 
 class BandwidthDone(Message):
@@ -125,6 +127,7 @@ class SparkApp(App):
         self.latest_processes: dict[str, Any] | None = None
         self.playbook_data: dict[str, Any] | None = None
         self.bandwidth_worker: Worker | None = None
+        self._bandwidth_cancel = None  # a threading.Event while G5 runs
         self.replay_path = replay
         if source is not None:
             self.source = source
@@ -182,6 +185,8 @@ class SparkApp(App):
         for st in self.board.states.values():
             if st.cancel is not None:
                 st.cancel.set()
+        if self._bandwidth_cancel is not None:
+            self._bandwidth_cancel.set()  # quitting during G5 kills its probe, not waits out its timeout
         self.source.stop()
         self.peer_watch.stop()
 
@@ -279,9 +284,12 @@ class SparkApp(App):
         rec = getattr(self.source, "recording", None)
         return header_readings(rec) if rec is not None else Readings()
 
-    def run_checks(self, ids: list[str]) -> None:
+    def run_checks(self, ids: list[str], say_busy: bool = False) -> None:
         # G5's judge reads only the kept result here; its measurement goes through action_bandwidth.
-        ids = [i for i in ids if i not in TELEMETRY_CHECKS and self.board[i].running_since is None]
+        busy = [i for i in ids if self.board[i].running_since is not None]
+        ids = [i for i in ids if i not in TELEMETRY_CHECKS and i not in busy]
+        if busy and say_busy:
+            self.notify(f"{', '.join(busy)} {'is' if len(busy) == 1 else 'are'} already running (c cancels)")
         if not ids:
             return
         cancel = self.board.start(ids, time.monotonic())
@@ -290,16 +298,26 @@ class SparkApp(App):
                         exit_on_error=False, name=f"checks {' '.join(ids)}")
 
     def _checks_worker(self, ids: list[str], cancel) -> None:
-        from sparktui.runner import collect, judge, needed_probes
+        """Each check is judged and posted as soon as its own probes are in: G8 and G10 do not
+        wait behind a slow torch import, and a cancel only touches the checks still waiting."""
+        from sparktui.runner import collect_iter, judge, needed_probes
 
         gs = [REGISTRY[i] for i in ids]
         if self.replay_readings is not None:
             readings = self.replay_readings
-            verdicts = [self._replay_judge(g, readings) for g in gs]
-        else:
-            readings = collect(needed_probes(gs), self.cfg, cancel=cancel)
-            verdicts = [judge(g, readings, self.cfg) for g in gs]
-        self.post_message(ChecksDone(ids, verdicts, readings, cancel.is_set()))
+            self.post_message(ChecksDone(ids, [self._replay_judge(g, readings) for g in gs], readings, False))
+            return
+        readings, waiting, new = Readings(), list(gs), []
+        for reading in collect_iter(needed_probes(gs), self.cfg, cancel=cancel):
+            readings.add(reading)
+            new.append(reading.probe)
+            ready = [g for g in waiting if all(p in readings for p in g.probes)]
+            if ready:
+                waiting = [g for g in waiting if g not in ready]
+                snap = Readings(dict(readings))  # later probes must not change what these were judged on
+                self.post_message(ChecksDone([g.id for g in ready], [judge(g, snap, self.cfg) for g in ready], snap,
+                                             cancel.is_set(), new))
+                new = []
 
     def _replay_judge(self, g: Gotcha, readings: Readings) -> Verdict:
         from sparktui.runner import judge
@@ -312,7 +330,8 @@ class SparkApp(App):
     def on_checks_done(self, msg: ChecksDone) -> None:
         mono = time.monotonic()
         if hasattr(self.source, "record_readings") and not msg.cancelled:
-            self.source.record_readings(msg.readings)  # `--record`: a replay can judge these checks too
+            # `--record`: a replay can judge these checks too (each reading once)
+            self.source.record_readings(Readings({n: msg.readings.get_reading(n) for n in msg.new}))
         for v in msg.verdicts:
             if v.id == "G5" and v.status is Status.SKIP and "last measured" in v.summary:
                 self.telemetry.show_bandwidth("bandwidth: " + v.summary.split("last measured ", 1)[1])
@@ -329,7 +348,7 @@ class SparkApp(App):
     def _set_verdict(self, v: Verdict, mono: float) -> None:
         self.board.finish(v, mono)
         change = self.events.observe(v, self.now())
-        if change is not None and change.worse:
+        if change is not None and self.events.should_alert(change):
             sev = "error" if v.status is Status.FAIL else "warning"
             self.notify(f"{v.id} {REGISTRY[v.id].title}: {v.status.value} — {v.summary}", title="got worse",
                         severity=sev, timeout=10)
@@ -367,7 +386,7 @@ class SparkApp(App):
             self.judge_telemetry()
             self.notify(f"{gid} re-judged from the live telemetry")
         else:
-            self.run_checks([gid])
+            self.run_checks([gid], say_busy=True)
 
     def action_rerun_all(self) -> None:
         self.judge_telemetry()
@@ -518,9 +537,14 @@ class SparkApp(App):
         from sparktui.probes import bandwidth
 
         res = bandwidth.measure(python, size, timeout_s=120.0, cancel=self._bandwidth_cancel)
+        v = judge_result(res, res.get("measured_at"), fresh=True)
         if res.get("status") == "ok":
-            bandwidth.save_last(res)
-        self.post_message(BandwidthDone(judge_result(res, res.get("measured_at"), fresh=True), res))
+            try:
+                bandwidth.save_last(res)
+            except OSError as e:  # the measurement still counts; it just will not be remembered
+                self.call_from_thread(self.notify, f"G5: result not kept ({e.strerror or e})", title="bandwidth",
+                                      severity="warning", timeout=15)
+        self.post_message(BandwidthDone(v, res))
 
     def on_bandwidth_done(self, msg: BandwidthDone) -> None:
         self._set_verdict(msg.verdict.with_timing(msg.result.get("measured_at"), msg.result.get("seconds")), time.monotonic())
@@ -536,8 +560,15 @@ class SparkApp(App):
             self.notify(f"{event.worker.name}: {type(err).__name__}: {err}", title="internal error", severity="error", timeout=15)
             if event.worker.group == "checks":
                 for gid in event.worker.name.split()[1:]:
-                    if gid in REGISTRY:
+                    if gid in REGISTRY and self.board[gid].running_since is not None:
                         self.board.abort(gid, time.monotonic())
+            elif event.worker.group == "bandwidth":  # no spinner left turning for a probe that died
+                self._set_verdict(Verdict("G5", Status.UNKNOWN, f"bandwidth probe failed: {type(err).__name__}: {err}"),
+                                  time.monotonic())
+        if event.state in (WorkerState.SUCCESS, WorkerState.CANCELLED) and event.worker.group == "checks":
+            for gid in event.worker.name.split()[1:]:  # a check whose probes never all came in
+                if gid in REGISTRY and self.board[gid].running_since is not None:
+                    self.board.abort(gid, time.monotonic())
 
 
 def run_dashboard(cfg: Config, replay: str | None = None, speed: float | None = 1.0, bell: bool = False,
