@@ -9,6 +9,7 @@ import sys
 import time
 
 import psutil
+import pytest
 
 from sparktui.cli.main import EXIT_OK, EXIT_UNKNOWN, EXIT_WARN, main
 from sparktui.core.config import Config
@@ -108,3 +109,53 @@ def test_nothing_configured_suggests_slugs_from_running_processes(capsys, monkey
     (s,) = [s for s in reading.data["suggestions"] if s["slug"] == "vllm"]
     assert "'vllm serve' in:" in s["why"] and model in s["why"]
     assert "hf_abcdefghijklmnop" not in json.dumps(reading.data)
+
+
+# --------------------------------------------------------------------------- audit: odd --api-url values
+
+BAD_API_URLS = {
+    "http://[::1": "unbalanced [ ] around an IPv6 address",
+    "http://127.0.0.1:99999": "the port must be a number from 1 to 65535",
+    "http://127.0.0.1:notaport": "the port must be a number from 1 to 65535",
+    "https://user:pw@api.github.com": "a user name or password in the URL (not shown)",
+    "https://api.github.com/?x=1#frag": "no ?query or #fragment allowed",
+    "http://evil.localhost": "refusing plain http:// to evil.localhost",
+}
+
+
+@pytest.mark.parametrize("url, why", sorted(BAD_API_URLS.items()))
+def test_check_g8_with_a_bad_api_url_is_unknown_and_says_what_is_wrong(capsys, monkeypatch, url, why):
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_must_not_travel")
+    code, g8 = check_json(capsys, "--playbook", "vllm", "--api-url", url)
+    assert code == EXIT_UNKNOWN and g8["status"] == "unknown"
+    assert g8["summary"].startswith("cannot tell: the GitHub API URL cannot be used") and why in g8["summary"]
+    ev = {e["what"]: e["value"] for e in g8["evidence"]}
+    assert why in ev["GitHub API URL"]
+    assert "pw@" not in json.dumps(g8) and "ghp_must_not_travel" not in json.dumps(g8)
+
+
+def test_probe_with_userinfo_in_the_api_url_shows_no_credentials_and_sends_nothing():
+    server, _ = serve_issues(ISSUES)
+    port = server.httpd.server_address[1]
+    with server:
+        cfg = Config().with_overrides(playbooks={"slugs": ["vllm"], "api_url": f"http://user:pw@127.0.0.1:{port}"})
+        reading = probe.read(cfg, token=None)
+    assert server.requests == []
+    assert reading.data["api_host"] == f"127.0.0.1:{port}" and reading.data["api_url"] == f"http://***@127.0.0.1:{port}"
+    assert "pw" not in json.dumps(reading.data) and "pw" not in reading.source and reading.data["url_problem"]
+
+
+# --------------------------------------------------------------------------- audit: unwritable cache
+
+
+def test_check_g8_with_an_unwritable_cache_still_judges_and_says_so(capsys, tmp_path, monkeypatch):
+    cache_home = tmp_path / "cache-is-a-file"
+    cache_home.write_text("")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache_home / "x"))  # <file>/x/sparktui/github cannot exist
+    server, _ = serve_issues(ISSUES)
+    with server:
+        code, g8 = check_json(capsys, "--playbook", "ollama", "--api-url", server.url)
+    assert code == EXIT_OK and g8["status"] == "ok"
+    ev = {e["what"]: e["value"] for e in g8["evidence"]}
+    root = cache_home / "x" / "sparktui" / "github"
+    assert ev["disk cache"].startswith(f"cache not writable: {root} (Not a directory); every refresh asks")

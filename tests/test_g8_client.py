@@ -8,6 +8,7 @@ import os
 import stat
 import time
 
+import pytest
 
 from tests.g8_server import IssuesApp, LocalServer, Reply, make_issue, serve_issues
 from sparktui.playbooks import github
@@ -308,3 +309,212 @@ async def test_corrupt_cache_files_read_as_absent(tmp_path):
         clock.t += 10  # inside the TTL, but nothing usable is cached: fetch again, do not crash
         r = await fetch_open_issues(s)
     assert r.error is None and r.source == github.SOURCE_NETWORK and len(r.issues) == 3 and r.requests == 1
+
+
+# --------------------------------------------------------------------------- audit: bounded waits
+
+
+def _ok_then(bad: Reply, n: int = 5):
+    """An app that answers like GitHub until ``state["bad"]`` is set, then always ``bad``."""
+    ok_app = IssuesApp(items(n))
+    state = {"bad": False}
+
+    def app(req):
+        return bad if state["bad"] else ok_app(req)
+
+    return app, ok_app, state
+
+
+
+@pytest.mark.parametrize("status, headers", [
+    (429, {"Retry-After": "9" * 30}),  # used to raise OverflowError while formatting: the cache was lost
+    (429, {"Retry-After": "Thu, 01 Jan 2099 00:00:00 GMT"}),  # used to mean no request for 73 years
+    (403, {"X-RateLimit-Limit": "60", "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "100000000000000"}),
+])
+async def test_absurd_rate_limit_waits_are_bounded_to_an_hour_and_the_cache_is_kept(tmp_path, status, headers):
+    clock = Clock()
+    app, ok_app, state = _ok_then(Reply(status, headers, b'{"message": "API rate limit exceeded"}'))
+    with LocalServer(app) as server:
+        ok_app.bind(server)
+        s = settings(server.url, tmp_path, clock)
+        assert (await fetch_open_issues(s)).source == github.SOURCE_NETWORK
+        state["bad"] = True
+        clock.t += 1000
+        r = await fetch_open_issues(s)
+        assert r.source == github.SOURCE_STALE and len(r.issues) == 5 and r.requests == 1
+        assert r.rate_limit.limited and r.rate_limit.reset_at == clock.t + github.MAX_WAIT_S
+        assert "in 60 min" in r.error and "internal error" not in r.error
+        stored = json.loads((tmp_path / "gh-cache" / "ratelimit.json").read_text())
+        assert [e["reset_at"] for e in stored.values()] == [clock.t + github.MAX_WAIT_S]
+
+        state["bad"] = False
+        clock.t += github.MAX_WAIT_S + 1  # an hour later G8 asks again
+        after = await fetch_open_issues(s)
+    assert after.error is None and after.requests == 1 and after.source == github.SOURCE_CACHE_304
+
+
+async def test_a_far_reset_stored_by_an_older_version_expires_within_the_hour(tmp_path):
+    clock = Clock()
+    server, _ = serve_issues(items(3))
+    with server:
+        cache = tmp_path / "gh-cache"
+        cache.mkdir()
+        origin = f"http://127.0.0.1:{server.httpd.server_address[1]}"
+        (cache / "ratelimit.json").write_text(json.dumps({origin: {"reset_at": 4.1e9, "limit": 60}}))  # 2099
+        s = settings(server.url, tmp_path, clock)
+        r = await fetch_open_issues(s)
+        assert r.requests == 0 and r.rate_limit.reset_at == clock.t + github.MAX_WAIT_S and "in 60 min" in r.error
+        clock.t += github.MAX_WAIT_S + 1
+        after = await fetch_open_issues(s)
+    assert after.source == github.SOURCE_NETWORK and after.error is None and len(after.issues) == 3
+
+
+def test_time_formatting_survives_any_number():
+    for ts in (1e30, 1e14, float("nan"), float("inf"), -1e20):
+        assert isinstance(github._fmt_when(ts, 1_800_000_000.0), str)
+    assert github._bounded_reset(10 ** 400, 5.0) == 5.0 + github.MAX_WAIT_S
+    assert github._bounded_reset(float("nan"), 5.0) == 5.0 + github.MAX_WAIT_S
+
+
+async def test_an_unexpected_exception_during_a_refresh_falls_back_to_the_cache(tmp_path, monkeypatch):
+    clock = Clock()
+    server, app = serve_issues(items(4))
+    s = settings(server.url, tmp_path, clock)
+    with server:
+        assert (await fetch_open_issues(s)).source == github.SOURCE_NETWORK
+        app.items.insert(0, make_issue(5, "new"))  # a changed page: 200, trimmed again
+
+        def boom(payload):
+            raise RuntimeError("trim blew up")
+
+        monkeypatch.setattr(github, "_trim_issue_page", boom)
+        clock.t += 900
+        r = await fetch_open_issues(s)
+    assert r.source == github.SOURCE_STALE and len(r.issues) == 4 and r.age_s == 900
+    assert r.error == "internal error while fetching: RuntimeError: trim blew up"
+
+
+# --------------------------------------------------------------------------- audit: unwritable cache
+
+
+async def test_an_unwritable_cache_dir_still_works_and_says_so(tmp_path):
+    not_a_dir = tmp_path / "gh-cache"
+    not_a_dir.write_text("a file where the cache dir should be")
+    server, _ = serve_issues(items(3))
+    s = settings(server.url, tmp_path)  # cache_dir is that file
+    with server:
+        r = await fetch_open_issues(s)
+        again = await fetch_open_issues(s)  # inside the TTL, but nothing could be kept
+    assert r.source == github.SOURCE_NETWORK and len(r.issues) == 3
+    assert r.cache_error == f"cache not writable: {not_a_dir} (not a directory)"
+    assert again.requests == 1 and again.cache_error == r.cache_error
+    assert not_a_dir.read_text() == "a file where the cache dir should be"  # nothing lost
+
+
+async def test_a_writable_cache_reports_no_cache_error(tmp_path):
+    server, _ = serve_issues(items(1))
+    with server:
+        r = await fetch_open_issues(settings(server.url, tmp_path))
+    assert r.cache_error is None and r.to_dict()["cache_error"] is None
+
+
+# --------------------------------------------------------------------------- audit: Retry-After on 5xx
+
+
+async def test_503_with_retry_after_is_not_retried_and_is_remembered(tmp_path):
+    clock = Clock()
+    app, ok_app, state = _ok_then(Reply(503, {"Retry-After": "3600"}, b'{"message": "Service Unavailable"}'))
+    with LocalServer(app) as server:
+        ok_app.bind(server)
+        s = settings(server.url, tmp_path, clock)
+        assert (await fetch_open_issues(s)).source == github.SOURCE_NETWORK
+        state["bad"] = True
+        clock.t += 1000
+        r = await fetch_open_issues(s)
+        assert r.requests == 1 and len(server.requests) == 2  # one 503, no retries before the hour
+        assert r.source == github.SOURCE_STALE and len(r.issues) == 5
+        assert "HTTP 503: Service Unavailable and asked to wait until" in r.error and "in 60 min" in r.error
+        assert r.rate_limit.limited and r.rate_limit.status == 503 and r.rate_limit.reset_at == clock.t + 3600
+
+        clock.t += 600  # a new run before then sends nothing
+        again = await fetch_open_issues(s)
+        assert again.requests == 0 and len(server.requests) == 2
+        assert "asked to wait (HTTP 503) until" in again.error and "in 50 min" in again.error
+
+        state["bad"] = False
+        clock.t += 3001
+        after = await fetch_open_issues(s)
+    assert after.error is None and after.requests == 1
+
+
+async def test_503_with_a_huge_retry_after_is_bounded(tmp_path):
+    clock = Clock()
+    with LocalServer(lambda req: Reply(503, {"Retry-After": "99999999999"}, b"")) as server:
+        r = await fetch_open_issues(settings(server.url, tmp_path, clock))
+    assert r.issues is None and r.requests == 1 and r.rate_limit.reset_at == clock.t + github.MAX_WAIT_S
+
+
+async def test_503_with_a_retry_after_shorter_than_the_backoff_is_still_retried(tmp_path):
+    ok_app = IssuesApp(items(2))
+    failures = {"left": 2}
+
+    def app(req):
+        if failures["left"]:
+            failures["left"] -= 1
+            return Reply(503, {"Retry-After": "0"}, b"")
+        return ok_app(req)
+
+    with LocalServer(app) as server:
+        ok_app.bind(server)
+        r = await fetch_open_issues(settings(server.url, tmp_path))
+    assert r.error is None and r.requests == 3 and len(r.issues) == 2
+
+
+# --------------------------------------------------------------------------- audit: odd API URLs
+
+
+BAD_API_URLS = {
+    "http://[::1": "IPv6",
+    "http://127.0.0.1:99999": "port must be a number from 1 to 65535",
+    "http://127.0.0.1:notaport": "port must be a number from 1 to 65535",
+    "http://127.0.0.1:0": "port must be a number from 1 to 65535",
+    "https://user:pw@api.github.com": "user name or password",
+    "https://api.github.com/?x=1#frag": "no ?query or #fragment",
+    "https://api.github.com#frag": "no ?query or #fragment",
+    "http://evil.localhost:8080": "refusing plain http:// to evil.localhost",
+    "https://exa mple.com": "is not a host name",
+    "api.github.com": "must start with https://",
+    "": "must start with https://",
+}
+
+
+@pytest.mark.parametrize("url, why", sorted(BAD_API_URLS.items()))
+async def test_bad_api_urls_are_refused_in_words_without_a_request(tmp_path, url, why):
+    assert why in github.api_url_problem(url)
+    r = await fetch_open_issues(settings(url, tmp_path), token=Token("ghp_never_sent_anywhere", "GITHUB_TOKEN"))
+    assert r.issues is None and r.requests == 0 and why in r.error
+    assert "pw" not in json.dumps(r.to_dict())
+
+
+async def test_userinfo_query_or_fragment_on_a_real_server_sends_nothing(tmp_path):
+    server, _ = serve_issues(items(1))
+    port = server.httpd.server_address[1]
+    with server:
+        for url in (f"http://user:pw@127.0.0.1:{port}", f"{server.url}/?x=1#frag", f"{server.url}#x"):
+            r = await fetch_open_issues(settings(url, tmp_path), token=Token("ghp_never_sent_anywhere", "GITHUB_TOKEN"))
+            assert r.issues is None and r.requests == 0, url
+            assert "pw" not in r.error and "pw" not in r.api_url
+    assert server.requests == []
+
+
+def test_plain_http_loopback_means_a_literal_address_or_exactly_localhost():
+    assert all(github.is_loopback_host(h) for h in ("127.0.0.1", "127.9.9.9", "::1", "[::1]", "localhost", "LOCALHOST"))
+    assert not any(github.is_loopback_host(h) for h in ("foo.localhost", "localhost.", "localhost.example.com",
+                                                         "127.0.0.1.nip.io", "0x7f000001", "10.0.0.1", "", None))
+
+
+def test_safe_url_and_host_never_show_credentials():
+    assert github.safe_url("https://user:pw@ghe.corp/api/v3") == "https://***@ghe.corp/api/v3"
+    assert github.safe_host("https://user:pw@ghe.corp:8443/api/v3") == "ghe.corp:8443"
+    assert github.safe_url("user:pw@ghe.corp") == "***@ghe.corp"
+    assert github.safe_host("http://[::1") == "[::1"  # odd input shown, never raising

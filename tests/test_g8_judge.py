@@ -115,3 +115,37 @@ def test_many_matches_are_bounded_in_details():
 def test_gotcha_card():
     assert GOTCHA.probes == ("playbook_issues", "tpscan") and not GOTCHA.intrusive and GOTCHA.cadence_s == 900
     assert "gh issue list -R NVIDIA/dgx-spark-playbooks" in GOTCHA.fix and "slugs = [\"vllm\"]" in GOTCHA.fix
+
+
+def test_an_absurd_reset_time_in_a_snapshot_is_words_not_a_judge_error():
+    for reset in (1e14, 1e300, float("nan"), "soon"):
+        v = verdict(data(issues_checked=None, source=None, fetched_at=None, age_s=None, error="rate limited",
+                         rate_limit={"limit": 60, "remaining": 0, "reset_at": reset, "limited": True}))
+        assert v.status is Status.UNKNOWN
+        rl = next(e for e in v.evidence if e.what == "rate limit")
+        assert rl.value.startswith("exhausted; resets at an unreadable time (")
+    v = verdict(data(source="stale-cache", age_s=float("inf"), error="offline"))
+    assert v.status is Status.OK and "(as of ? ago; refresh failed: offline)" in v.summary
+
+
+def test_a_server_asking_to_wait_is_not_called_a_rate_limit():
+    v = verdict(data(source="stale-cache", age_s=600.0, error="... answered HTTP 503 and asked to wait until ...",
+                     rate_limit={"limit": None, "remaining": None, "reset_at": NOW + 3600, "limited": True,
+                                 "status": 503}))
+    assert not any(e.what == "rate limit" for e in v.evidence)
+    wait = next(e for e in v.evidence if e.what == "server asked to wait")
+    assert wait.value == "HTTP 503 with Retry-After; next request after 2026-05-28 21:26 UTC, none before then"
+
+
+def test_an_unwritable_cache_is_in_the_evidence_ok_or_unknown():
+    why = "cache not writable: /home/u/.cache/sparktui/github (Permission denied)"
+    for d in (data(cache_error=why), data(cache_error=why, issues_checked=None, error="offline")):
+        ev = {e.what: e.value for e in verdict(d).evidence}
+        assert ev["disk cache"].startswith(why)
+
+
+def test_a_bad_api_url_is_unknown_with_the_reason():
+    problem = "not a usable URL 'http://127.0.0.1:99999': the port must be a number from 1 to 65535"
+    v = verdict(data(issues_checked=None, source=None, error=problem, url_problem=problem))
+    assert v.status is Status.UNKNOWN and v.summary.endswith(f"so no issue was fetched ({problem})")
+    assert {e.what: e.value for e in v.evidence}["GitHub API URL"] == f"not usable: {problem}"

@@ -6,6 +6,7 @@ uses the reading's own ``checked_at`` as "now" for ages, so a snapshot judges th
 
 from __future__ import annotations
 
+import math
 from datetime import datetime, timezone
 from typing import Any
 
@@ -67,12 +68,19 @@ def judge(r: Readings, cfg: Config) -> Verdict:
     following = _following(d)
     ev = EvidenceList()
     ev.items.append(_ev_config(d, repo))
+    if d.get("url_problem"):  # nothing was asked: say what is wrong with the URL, not "offline"
+        ev.add("GitHub API URL", "--api-url / [playbooks] api_url / SPARKTUI_GITHUB_API",
+               f"not usable: {d['url_problem']}")
+        return Verdict("G8", Status.UNKNOWN,
+                       f"cannot tell: the GitHub API URL cannot be used, so no issue was fetched ({d['url_problem']})",
+                       evidence=ev.tuple(), fix=FIX)
     where = f"{d.get('api_host') or 'GitHub API'} /repos/{repo}/issues"
     checked = d.get("issues_checked")
     error = d.get("error")
     if checked is None:
         ev.add("open issues", where, f"unavailable: {error or reading.error or 'no data'}")
         _rate_limit(ev, d, where)
+        _cache_error(ev, d)
         return Verdict("G8", Status.UNKNOWN,
                        f"cannot tell: the open issues of {repo} could not be fetched and nothing is cached "
                        f"({error or reading.error or 'no data'})",
@@ -89,6 +97,7 @@ def judge(r: Readings, cfg: Config) -> Verdict:
            + (" (stopped at the page limit; more exist)" if d.get("truncated") else ""))
     ev.add("where the list came from", where, _source_text(d))
     _rate_limit(ev, d, where)
+    _cache_error(ev, d)
     untouched = _folders(ev, d, now)
     suffix = f" (as of {_span(d.get('age_s'))} ago; refresh failed: {error})" if stale else ""
 
@@ -143,10 +152,21 @@ def _source_text(d: dict[str, Any]) -> str:
 
 def _rate_limit(ev: EvidenceList, d: dict[str, Any], where: str) -> None:
     rl = d.get("rate_limit") or {}
-    if rl.get("limited") and rl.get("reset_at"):
+    status = rl.get("status")
+    if rl.get("limited") and rl.get("reset_at") and status not in (None, 403, 429):  # e.g. 503 + Retry-After
+        ev.add("server asked to wait", where,
+               f"HTTP {status} with Retry-After; next request after {_utc(rl['reset_at'])}, none before then")
+    elif rl.get("limited") and rl.get("reset_at"):
         ev.add("rate limit", where, f"exhausted; resets at {_utc(rl['reset_at'])}; no request before then")
     elif rl.get("remaining") is not None:
         ev.add("rate limit", where, f"{rl['remaining']} of {rl.get('limit')} requests left")
+
+
+def _cache_error(ev: EvidenceList, d: dict[str, Any]) -> None:
+    """A cache that cannot be written still works, but every run then asks the server in full."""
+    if d.get("cache_error"):
+        ev.add("disk cache", "sparktui cache dir",
+               f"{d['cache_error']}; every refresh asks the server in full (no TTL, no 304)")
 
 
 def _folders(ev: EvidenceList, d: dict[str, Any], now: float | None) -> list[tuple[str, int]]:
@@ -189,9 +209,12 @@ def _parse(stamp: Any) -> float | None:
 
 
 def _span(seconds: float | None) -> str:
-    if seconds is None:
+    try:
+        s = max(0.0, float(seconds))
+    except (TypeError, ValueError, OverflowError):
         return "?"
-    s = max(0.0, float(seconds))
+    if not math.isfinite(s):
+        return "?"
     if s < 90:
         return f"{s:.0f} s"
     if s < 90 * 60:
@@ -201,8 +224,12 @@ def _span(seconds: float | None) -> str:
     return f"{int(s // 86400)} d"
 
 
-def _utc(ts: float) -> str:
-    return datetime.fromtimestamp(float(ts), tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+def _utc(ts: Any) -> str:
+    """A time for people; a snapshot holding an absurd one (year 5 million, NaN) gives words, not a crash."""
+    try:
+        return datetime.fromtimestamp(float(ts), tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    except (TypeError, ValueError, OverflowError, OSError):
+        return f"an unreadable time ({str(ts)[:40]})"
 
 
 # --------------------------------------------------------------------------- texts

@@ -5,13 +5,19 @@ Built to be cheap and honest about what it saw:
   one is conditional (``If-None-Match``), and a 304 reuses the cached page (GitHub does not count
   a 304 against the rate limit);
 - offline or failing: the last good listing comes back with its age and the error in words;
-- rate limited: the reset time is stored in the cache dir and no request is made before it;
-- 5xx and timeouts are retried a bounded number of times with exponential backoff;
+- rate limited, or told to wait by a ``Retry-After`` on any status (a 503 too): the time is stored
+  in the cache dir and no request is made before it; a wait is never taken as longer than
+  ``MAX_WAIT_S`` (GitHub's window is an hour), so a bogus header cannot silence G8 for years;
+- other 5xx and timeouts are retried a bounded number of times with exponential backoff;
+- a cache dir that cannot be written still works (every run then asks the server) and says so;
 - bodies are streamed and capped; malformed JSON is an error in words.
 
 The token (``GITHUB_TOKEN``/``GH_TOKEN``, else ``gh auth token``) goes only to the configured API
-origin, never over plain http except to loopback, and never into logs, reprs, errors or the cache.
-Nothing raises past ``fetch_open_issues``: it returns a ``FetchResult``.
+origin, never over plain http except to a literal loopback address or ``localhost``, and never into
+logs, reprs, errors or the cache. An API URL with a user name or password, a query or a fragment,
+or a bad host or port is refused before anything is sent (``api_url_problem``).
+Nothing raises past ``fetch_open_issues``: it returns a ``FetchResult``; whatever goes wrong during
+a refresh, the last good listing comes back with the error in words.
 
 API base URL precedence (``resolve_api_url``): an explicit setting (``--api-url`` or the config
 file's ``[playbooks] api_url``) beats the ``SPARKTUI_GITHUB_API`` environment variable, which beats
@@ -25,6 +31,7 @@ import asyncio
 import hashlib
 import ipaddress
 import json
+import math
 import os
 import re
 import shutil
@@ -47,6 +54,7 @@ MAX_BODY_BYTES = 20 * 1024 * 1024
 BODY_KEEP_CHARS = 20_000  # of each issue body, kept for matching and the cache
 ANONYMOUS_LIMIT_NOTE = "anonymous: 60 requests/hour"
 CACHE_VERSION = 1  # bump when the trimmed page format changes: older files then read as absent
+MAX_WAIT_S = 3600.0  # the longest rate-limit / Retry-After wait believed (GitHub's window is an hour)
 
 SOURCE_NETWORK = "network"  # at least one page came back 200
 SOURCE_CACHE_FRESH = "cache-fresh"  # inside the TTL: no request made
@@ -56,6 +64,10 @@ SOURCE_STALE = "stale-cache"  # the refresh failed; the last good listing, with 
 _REPO_RE = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 _SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 _REDIRECTS = (301, 302, 303, 307, 308)
+_SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+_USERINFO_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/?#]*@")
+_HOST_RE = re.compile(r"^[\w.-]+$")
+_INT_RE = re.compile(r"^-?[0-9]{1,18}$")
 
 
 # --------------------------------------------------------------------------- settings and policy
@@ -72,10 +84,12 @@ def resolve_api_url(configured: str | None, env: Mapping[str, str] | None = None
 
 
 def is_loopback_host(host: str | None) -> bool:
+    """A literal loopback address (127.0.0.0/8, ::1) or exactly ``localhost``; never ``*.localhost``,
+    whose DNS answer could point anywhere and would then get the token over plain http."""
     if not host:
         return False
     h = host.strip("[]").lower()
-    if h == "localhost" or h.endswith(".localhost"):
+    if h == "localhost":
         return True
     try:
         return ipaddress.ip_address(h).is_loopback
@@ -83,22 +97,65 @@ def is_loopback_host(host: str | None) -> bool:
         return False
 
 
+def safe_url(url: str, limit: int = 200) -> str:
+    """``url`` fit to show: any user name/password replaced by ``***``, cut to ``limit`` characters."""
+    text = str(url)
+    if _SCHEME_RE.match(text):
+        text = _USERINFO_RE.sub(r"\1***@", text)
+    elif "@" in text:  # "user:pw@host" without a scheme: everything before the last @ may be secret
+        text = "***@" + text.rpartition("@")[2]
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def safe_host(url: str) -> str:
+    """host[:port] of ``url`` for display, never its user name or password; never raises."""
+    m = re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://([^/?#]*)", str(url))
+    return safe_url(m.group(1).rpartition("@")[2] if m else "", 100)
+
+
 def url_problem(url: str) -> str | None:
-    """Why a URL must not be requested (None when it may): https only, plain http for loopback alone."""
+    """Why a URL must not be requested (None when it may): https, or plain http to a literal loopback
+    address or ``localhost``; a real host and port; no user name or password. Never raises."""
+    shown = safe_url(url)
+    if not _SCHEME_RE.match(str(url)):
+        return f"not a usable URL {shown!r}: it must start with https://"
     try:
         parts = urlsplit(url)
     except ValueError as e:
-        return f"not a usable URL {url!r}: {e}"
-    if not parts.hostname:
-        return f"not a usable URL {url!r}: no host"
+        why = "unbalanced [ ] around an IPv6 address (write it as http://[::1]:8080)" if "IPv6" in str(e) else str(e)
+        return f"not a usable URL {shown!r}: {why}"
+    if parts.scheme not in ("http", "https"):
+        return f"unsupported URL scheme {parts.scheme!r} in {shown!r}: use https"
+    if "@" in parts.netloc:
+        return (f"refusing {shown!r}: a user name or password in the URL (not shown); "
+                "give the token in GITHUB_TOKEN or GH_TOKEN instead")
+    host = parts.hostname
+    if not host:
+        return f"not a usable URL {shown!r}: no host"
+    if not (parts.netloc.startswith("[") or _HOST_RE.match(host)):
+        return f"not a usable URL {shown!r}: {host!r} is not a host name"
+    try:
+        port = parts.port
+    except ValueError:
+        port = 0
+    if port == 0:
+        return f"not a usable URL {shown!r}: the port must be a number from 1 to 65535"
     if parts.scheme == "https":
         return None
-    if parts.scheme == "http":
-        if is_loopback_host(parts.hostname):
-            return None
-        return (f"refusing plain http:// to {parts.hostname}: GitHub API URLs must use https "
-                "(plain http is allowed only for loopback hosts such as 127.0.0.1)")
-    return f"unsupported URL scheme {parts.scheme!r} in {url!r}: use https"
+    if is_loopback_host(host):
+        return None
+    return (f"refusing plain http:// to {host}: GitHub API URLs must use https "
+            "(plain http is allowed only for a loopback address such as 127.0.0.1, ::1 or localhost)")
+
+
+def api_url_problem(url: str) -> str | None:
+    """``url_problem`` for the configured base URL, which also must carry no ?query or #fragment
+    (the request paths are appended to it). Never raises."""
+    problem = url_problem(url)
+    if problem is None and ("?" in str(url) or "#" in str(url)):
+        problem = (f"not a usable API base URL {safe_url(url)!r}: no ?query or #fragment allowed "
+                   "(for example https://api.github.com or https://HOST/api/v3)")
+    return problem
 
 
 def origin_of(url: str) -> tuple[str, str, int]:
@@ -135,6 +192,8 @@ def discover_token(api_url: str, env: Mapping[str, str] | None = None, gh_timeou
         value = (env.get(var) or "").strip()
         if value:
             return Token(value, var)
+    if api_url_problem(api_url):
+        return None  # nothing is sent to an unusable URL, so no token is needed for it
     host = urlsplit(api_url).hostname or ""
     if is_loopback_host(host) or not shutil.which("gh"):
         return None  # never hand the user's GitHub login to a local test server
@@ -179,9 +238,11 @@ class RateLimit:
     remaining: int | None = None
     reset_at: float | None = None  # unix time the window resets
     limited: bool = False  # True: the server refused us; no request before reset_at
+    status: int | None = None  # the HTTP status that said to wait (403/429 rate limit, 503 with Retry-After, ...)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"limit": self.limit, "remaining": self.remaining, "reset_at": self.reset_at, "limited": self.limited}
+        return {"limit": self.limit, "remaining": self.remaining, "reset_at": self.reset_at, "limited": self.limited,
+                "status": self.status}
 
 
 @dataclass
@@ -201,6 +262,7 @@ class FetchResult:
     requests: int = 0  # HTTP requests actually sent (retries included)
     folders: dict[str, dict[str, Any]] = field(default_factory=dict)  # slug -> {last_commit, sha, error}
     auth: str = ANONYMOUS_LIMIT_NOTE  # where the token came from, never the token
+    cache_error: str | None = None  # "cache not writable: PATH (why)": works, but every run asks the server
 
     @property
     def ok(self) -> bool:
@@ -217,7 +279,7 @@ class FetchResult:
             "source": self.source, "fetched_at": self.fetched_at, "checked_at": self.checked_at,
             "age_s": self.age_s, "error": self.error,
             "rate_limit": self.rate_limit.to_dict() if self.rate_limit else None,
-            "requests": self.requests, "folders": self.folders, "auth": self.auth,
+            "requests": self.requests, "folders": self.folders, "auth": self.auth, "cache_error": self.cache_error,
         }
 
 
@@ -236,10 +298,12 @@ class _DiskCache:
     """One JSON file per URL (body already trimmed, ETag, fetch time, next link) + rate-limit state.
 
     Never holds request headers, so the token cannot end up here. A corrupt file reads as absent.
+    A failed write is remembered in ``write_error`` (shown to the user), never raised.
     """
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self.write_error: str | None = None
 
     def _path(self, url: str) -> Path:
         return self.root / (hashlib.sha256(url.encode()).hexdigest()[:40] + ".json")
@@ -250,7 +314,7 @@ class _DiskCache:
         except (OSError, ValueError):
             return None
         if (not isinstance(doc, dict) or doc.get("v") != CACHE_VERSION or doc.get("url") != url
-                or not isinstance(doc.get("fetched_at"), (int, float)) or not isinstance(doc.get("data"), dict)):
+                or not _finite(doc.get("fetched_at")) or not isinstance(doc.get("data"), dict)):
             return None
         return doc
 
@@ -263,8 +327,10 @@ class _DiskCache:
             tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
             tmp.write_text(json.dumps(doc, separators=(",", ":")), encoding="utf-8")
             os.replace(tmp, path)
-        except OSError:
-            pass  # a read-only cache costs requests, not correctness
+        except OSError as e:  # a read-only cache costs requests, not correctness; but say so
+            if self.write_error is None:
+                why = "not a directory" if self.root.exists() and not self.root.is_dir() else (e.strerror or str(e))
+                self.write_error = f"cache not writable: {self.root} ({why})"
 
     def _limits_path(self) -> Path:
         return self.root / "ratelimit.json"
@@ -341,17 +407,36 @@ def _trim_commits(payload: Any) -> dict[str, Any]:
 # --------------------------------------------------------------------------- the client
 
 
+def _finite(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _bounded_reset(reset_at: Any, now: float) -> float:
+    """A reset time believed: at most ``MAX_WAIT_S`` after ``now`` (anything odd counts as that)."""
+    try:
+        value = float(reset_at)
+    except (TypeError, ValueError, OverflowError):
+        return now + MAX_WAIT_S
+    return value if math.isfinite(value) and value <= now + MAX_WAIT_S else now + MAX_WAIT_S
+
+
 def _fmt_when(ts: float, now: float) -> str:
-    wait = max(0.0, ts - now)
-    stamp = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(ts))
+    """"2026-01-01 10:00:00 UTC (in 5 min)"; any number (huge, NaN) gives words, never an exception."""
+    try:
+        wait = max(0.0, float(ts) - float(now))
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(float(ts)))
+        if not math.isfinite(wait):
+            raise ValueError(ts)
+    except (TypeError, ValueError, OverflowError, OSError):
+        return f"an unreadable time ({str(ts)[:40]})"
     return f"{stamp} (in {wait / 60:.0f} min)" if wait >= 60 else f"{stamp} (in {wait:.0f} s)"
 
 
 def _int_header(headers: httpx.Headers, name: str) -> int | None:
-    try:
-        return int(headers.get(name, ""))
-    except ValueError:
-        return None
+    value = headers.get(name, "").strip()
+    if not _INT_RE.match(value):
+        return None  # not a number, or more digits than any real count or time has
+    return int(value)
 
 
 _SSL_CONTEXTS: dict[bool, Any] = {}
@@ -371,7 +456,7 @@ class GitHubClient:
     def __init__(self, settings: ClientSettings, token: Token | None = None) -> None:
         self.s = settings
         self._token = token
-        self.api_url = settings.api_url.rstrip("/")
+        self.api_url = settings.api_url.rstrip("/")  # validated by api_url_problem before use
         self._api_origin = origin_of(self.api_url)
         self._origin_key = "%s://%s:%d" % self._api_origin
         self.cache = _DiskCache(settings.resolved_cache_dir())
@@ -444,8 +529,8 @@ class GitHubClient:
             return {"last_commit": None, "sha": None, "error": f"not a playbook slug: {slug!r}"}
         try:
             entry = await self.get(self.commits_url(slug), _trim_commits)
-        except FetchError as e:
-            return self.cached_folder(slug, self._redact(str(e)))
+        except Exception as e:  # a FetchError or a bug: either way the cached date, with the error
+            return self.cached_folder(slug, self._error_words(e))
         commits = entry["data"]["commits"]
         if not commits:
             return {"last_commit": None, "sha": None, "error": f"no commits touch nvidia/{slug} (no such playbook?)"}
@@ -493,15 +578,28 @@ class GitHubClient:
         raise FetchError(self._status_error(url, status, headers, body, now))
 
     def _check_not_limited(self, now: float) -> None:
+        """Raise when a stored wait (rate limit or Retry-After) is not over yet.
+
+        The stored time is believed for at most ``MAX_WAIT_S`` after it was seen, so a file written
+        by an older version (or edited by hand) with a reset in 2099 expires within the hour."""
         state = self.cache.load_limit(self._origin_key)
         if state is None:
             return
-        if state["reset_at"] <= now:
+        seen = state.get("seen_at")
+        if not _finite(seen) or seen > now:
+            seen = now
+            self.cache.save_limit(self._origin_key, {**state, "seen_at": now, "reset_at": _bounded_reset(state["reset_at"], now)})
+        reset_at = _bounded_reset(state["reset_at"], seen)
+        if reset_at <= now:
             self.cache.save_limit(self._origin_key, None)
             return
-        self.rate_limit = RateLimit(limit=state.get("limit"), remaining=0, reset_at=state["reset_at"], limited=True)
-        raise FetchError(f"rate limited by {self._api_origin[1]} until {_fmt_when(state['reset_at'], now)}; "
-                         "not asking again before then")
+        status = state.get("status") if isinstance(state.get("status"), int) else None
+        rate = status in (None, 403, 429)
+        limit = state.get("limit") if isinstance(state.get("limit"), int) else None
+        self.rate_limit = RateLimit(limit=limit, remaining=0 if rate else None, reset_at=reset_at, limited=True,
+                                    status=status)
+        why = f"rate limited by {self._api_origin[1]}" if rate else f"{self._api_origin[1]} asked to wait (HTTP {status})"
+        raise FetchError(f"{why} until {_fmt_when(reset_at, now)}; not asking again before then")
 
     def _status_error(self, url: str, status: int, headers: httpx.Headers, body: bytes, now: float) -> str:
         message = ""
@@ -513,23 +611,23 @@ class GitHubClient:
             pass
         remaining = _int_header(headers, "x-ratelimit-remaining")
         retry_after = headers.get("retry-after")
+        asked = _parse_retry_after(retry_after, now) if retry_after is not None else None
+        said = f": {message}" if message else ""
         limited = status in (403, 429) and (remaining == 0 or retry_after is not None or "rate limit" in message.lower())
         if limited:
-            reset_at = None
-            if retry_after is not None:
-                reset_at = _parse_retry_after(retry_after, now)
+            reset_at = asked
             if reset_at is None and remaining == 0:
                 reset_at = _int_header(headers, "x-ratelimit-reset")
             if reset_at is None or reset_at <= now:
                 reset_at = now + 60.0  # GitHub: wait at least a minute when it does not say
-            self.rate_limit = RateLimit(limit=_int_header(headers, "x-ratelimit-limit"), remaining=0,
-                                        reset_at=float(reset_at), limited=True)
-            self.cache.save_limit(self._origin_key, {"reset_at": float(reset_at), "seen_at": now,
-                                                     "limit": self.rate_limit.limit})
+            reset_at = self._remember_wait(status, reset_at, now, _int_header(headers, "x-ratelimit-limit"))
             hint = "" if self._token else " (unauthenticated; set GITHUB_TOKEN or log in with `gh auth login`)"
             return (f"rate limited by {self._api_origin[1]} (HTTP {status}) until {_fmt_when(reset_at, now)}; "
                     f"not asking again before then{hint}")
-        said = f": {message}" if message else ""
+        if asked is not None and asked > now:  # Retry-After on any other status (a 503 most often)
+            reset_at = self._remember_wait(status, asked, now, None)
+            return (f"{self._where(url)} answered HTTP {status}{said} and asked to wait until "
+                    f"{_fmt_when(reset_at, now)}; not asking again before then")
         if status == 404:
             return f"repository {self.s.repo} not found at {self._api_origin[1]} (HTTP 404{said})"
         if status == 401:
@@ -538,6 +636,15 @@ class GitHubClient:
         if status == 304:
             return f"{self._where(url)} answered 304 Not Modified but nothing is cached for it"
         return f"{self._where(url)} answered HTTP {status}{said}"
+
+    def _remember_wait(self, status: int, reset_at: float, now: float, limit: int | None) -> float:
+        """Store "no request before reset_at" for this origin (bounded to ``MAX_WAIT_S``); returns it."""
+        reset_at = _bounded_reset(reset_at, now)
+        rate = status in (403, 429)
+        self.rate_limit = RateLimit(limit=limit, remaining=0 if rate else None, reset_at=reset_at, limited=True,
+                                    status=status)
+        self.cache.save_limit(self._origin_key, {"reset_at": reset_at, "seen_at": now, "limit": limit, "status": status})
+        return reset_at
 
     async def _request(self, url: str, etag: str | None) -> tuple[int, httpx.Headers, bytes, str | None]:
         """One GET with bounded retries on 5xx / timeouts / network errors."""
@@ -558,9 +665,12 @@ class GitHubClient:
                 self._note_rate_headers(headers)
                 if status < 500:
                     return status, headers, body, next_url
+                asked = _parse_retry_after(headers.get("retry-after") or "", self.s.clock())
+                if asked is not None and asked - self.s.clock() > self.s.backoff_s * (2 ** attempt):
+                    return status, headers, body, next_url  # told to wait longer than a retry would: stop
                 last = f"{self._where(url)} answered HTTP {status}"
             if attempt + 1 < attempts:
-                await asyncio.sleep(self.s.backoff_s * (2 ** attempt))
+                await asyncio.sleep(self.s.backoff_s * (2 ** attempt))  # not before any Retry-After (checked above)
         raise FetchError(f"{last} (tried {attempts} time{'s' if attempts > 1 else ''})")
 
     async def _once(self, url: str, etag: str | None) -> tuple[int, httpx.Headers, bytes, str | None]:
@@ -596,26 +706,38 @@ class GitHubClient:
             return
         reset = _int_header(headers, "x-ratelimit-reset")
         self.rate_limit = RateLimit(limit=_int_header(headers, "x-ratelimit-limit"), remaining=remaining,
-                                    reset_at=float(reset) if reset is not None else None, limited=False)
+                                    reset_at=_bounded_reset(reset, self.s.clock()) if reset is not None else None,
+                                    limited=False)
 
     def _where(self, url: str) -> str:
-        p = urlsplit(url)
-        return f"{p.hostname}{':' + str(p.port) if p.port else ''}{p.path}"
+        try:
+            p = urlsplit(url)
+            return f"{p.hostname}{':' + str(p.port) if p.port else ''}{p.path}"
+        except ValueError:
+            return safe_url(url)
 
     def _redact(self, text: str) -> str:
         if self._token is not None and len(self._token.reveal()) >= 6:  # real tokens are long
             text = text.replace(self._token.reveal(), "<token>")
         return text
 
+    def _error_words(self, e: BaseException) -> str:
+        """A FetchError's own words; anything else is a bug or an odd failure, named as such."""
+        text = str(e) if isinstance(e, FetchError) else f"internal error while fetching: {type(e).__name__}: {e}"
+        return self._redact(text)
+
 
 def _parse_retry_after(value: str, now: float) -> float | None:
+    """Retry-After as a unix time: delay-seconds or an HTTP date; None when unreadable. Not yet
+    bounded (``_bounded_reset`` does that where it is stored), but always a finite number."""
     value = value.strip()
-    if value.isdigit():
-        return now + int(value)
+    if value.isascii() and value.isdigit():
+        return now + (float(value) if len(value) <= 12 else 1e12)  # more digits: "very long", bounded later
     try:
-        return parsedate_to_datetime(value).timestamp()
-    except (TypeError, ValueError, IndexError):
+        ts = parsedate_to_datetime(value).timestamp()
+    except (TypeError, ValueError, IndexError, OverflowError, OSError):
         return None
+    return ts if math.isfinite(ts) else None
 
 
 # --------------------------------------------------------------------------- the module boundary
@@ -623,18 +745,20 @@ def _parse_retry_after(value: str, now: float) -> float | None:
 
 async def fetch_open_issues(settings: ClientSettings, token: Token | None = None,
                             folder_slugs: tuple[str, ...] | list[str] = ()) -> FetchResult:
-    """Refresh the open-issue listing (and optionally folders' last commits). Never raises."""
+    """Refresh the open-issue listing (and optionally folders' last commits). Never raises: whatever
+    fails (a FetchError or a bug), the last good listing comes back with the error in words."""
     now = settings.clock()
-    result = FetchResult(repo=settings.repo, api_url=settings.api_url.rstrip("/"), checked_at=now,
+    result = FetchResult(repo=settings.repo, api_url=safe_url(settings.api_url.rstrip("/")), checked_at=now,
                          auth=f"token from {token.source}" if token else ANONYMOUS_LIMIT_NOTE)
-    problem = url_problem(settings.api_url)
+    problem = api_url_problem(settings.api_url)
     if not problem and not _REPO_RE.match(settings.repo or ""):
         problem = f"not a GitHub repository name: {settings.repo!r} (expected OWNER/NAME)"
     if problem:
         result.error = problem
         return result
-    client = GitHubClient(settings, token)
+    client: GitHubClient | None = None
     try:
+        client = GitHubClient(settings, token)
         async with client:
             try:
                 issues, prs, truncated, oldest = await client.open_issues()
@@ -642,12 +766,9 @@ async def fetch_open_issues(settings: ClientSettings, token: Token | None = None
                 result.fetched_at = oldest
                 result.source = (SOURCE_NETWORK if client.counts["200"] else
                                  SOURCE_CACHE_304 if client.counts["304"] else SOURCE_CACHE_FRESH)
-            except FetchError as e:
-                result.error = client._redact(str(e))
-                cached = client.cached_open_issues()
-                if cached is not None:
-                    result.issues, result.pull_requests_skipped, result.fetched_at = cached
-                    result.source = SOURCE_STALE
+            except Exception as e:  # offline, limited, a bad answer, or a bug: the cache, with the error
+                result.error = client._error_words(e)
+                _use_cache(client, result)
             if folder_slugs:
                 slugs = list(dict.fromkeys(folder_slugs))
                 if result.error is None:
@@ -657,10 +778,27 @@ async def fetch_open_issues(settings: ClientSettings, token: Token | None = None
                              for s in slugs]
                 result.folders = dict(zip(slugs, found))
     except Exception as e:  # the boundary: a bug or an odd failure becomes words, never a crash
-        result.error = client._redact(f"internal error while fetching: {type(e).__name__}: {e}")
-    result.requests = client.requests
-    result.rate_limit = client.rate_limit
+        words = client._error_words(e) if client else f"internal error while fetching: {type(e).__name__}: {e}"
+        result.error = result.error or words
+        if client is not None and result.issues is None:
+            _use_cache(client, result)
+    if client is not None:
+        result.requests = client.requests
+        result.rate_limit = client.rate_limit
+        result.cache_error = client.cache.write_error
     return result
+
+
+def _use_cache(client: GitHubClient, result: FetchResult) -> None:
+    """Fill ``result`` from the last good listing on disk, when one is complete and readable."""
+    try:
+        cached = client.cached_open_issues()
+    except Exception:  # a cache file of the right shape but odd content: as if absent
+        cached = None
+    if cached is not None:
+        result.issues, result.pull_requests_skipped, result.fetched_at = cached
+        result.truncated = False
+        result.source = SOURCE_STALE
 
 
 def fetch_open_issues_sync(settings: ClientSettings, token: Token | None = None,

@@ -7,8 +7,8 @@ Reads (over the network, through the cached client in ``sparktui.playbooks.githu
 from __future__ import annotations
 
 import os
+import time
 from typing import TYPE_CHECKING, Any, Mapping
-from urllib.parse import urlsplit
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Reading
@@ -32,16 +32,21 @@ def settings_for(cfg: Config, env: Mapping[str, str] | None = None) -> "github.C
 
 def read(cfg: Config, settings: github.ClientSettings | None = None,
          token: github.Token | None | str = "discover") -> Reading:
-    """``settings``/``token`` are for tests and the benchmark; by default both come from cfg/env."""
+    """``settings``/``token`` are for tests and the benchmark; by default both come from cfg/env.
+
+    The API URL is checked before anything else reads it: a bad one (no host, a bad port, a user
+    name or password, a query) is a reading with the reason in ``url_problem``, no request and no
+    token lookup; the URL and host shown never carry a user name or password."""
     from sparktui.playbooks import github
 
     settings = settings or settings_for(cfg)
     matcher = Matcher(cfg.playbooks.slugs, cfg.playbooks.commands)
+    url_problem = github.api_url_problem(settings.api_url)
     base: dict[str, Any] = {
         "configured": bool(matcher.slugs or matcher.commands),
         "repo": settings.repo,
-        "api_url": settings.api_url,
-        "api_host": urlsplit(settings.api_url).netloc,
+        "api_url": github.safe_url(settings.api_url),
+        "api_host": github.safe_host(settings.api_url),
         "slugs": matcher.slugs,
         "commands": [c for c, _ in matcher.commands],
         "unknown_slugs": [s for s in matcher.slugs if s not in CATALOG],
@@ -50,8 +55,12 @@ def read(cfg: Config, settings: github.ClientSettings | None = None,
     if not base["configured"]:
         base["suggestions"] = [{"slug": slug, "why": why} for slug, why in suggest_slugs(_process_cmdlines())]
         return Reading(PROBE, base, source="config [playbooks] (nothing to watch: no request made); running processes")
+    if url_problem:
+        data = {**base, **_result_data(github.FetchResult(repo=settings.repo, api_url=base["api_url"],
+                                                          checked_at=time.time(), error=url_problem)), "url_problem": url_problem}
+        return Reading(PROBE, data, error=url_problem, source=source)
     if token == "discover":
-        token = None if github.url_problem(settings.api_url) else github.discover_token(settings.api_url, os.environ)
+        token = github.discover_token(settings.api_url, os.environ)
     result = github.fetch_open_issues_sync(settings, token if isinstance(token, github.Token) else None,
                                            folder_slugs=matcher.slugs[:MAX_FOLDERS])
     data = {**base, **_result_data(result)}
@@ -81,6 +90,7 @@ def _result_data(r: github.FetchResult) -> dict[str, Any]:
         "requests": r.requests,
         "auth": r.auth,
         "folders": r.folders,
+        "cache_error": r.cache_error,
     }
 
 
