@@ -168,8 +168,8 @@ def flag_overrides() -> tuple[list[dict[str, Any]], list[str]]:
                 flag = max(a.option_strings, key=len)
                 given = "7" if a.type in (float, int) else "VALUE"
                 argv = required + ([flag] if a.nargs == 0 else [flag, given])
-                try:
-                    cfg = cli.config_from_args(p.parse_args(argv))
+                try:  # through the top parser, as the shell would: `sparktui CMD ... FLAG VALUE`
+                    cfg = cli.config_from_args(top.parse_args(cmd.split()[1:] + argv))
                 except (cli.UsageError, SystemExit, AttributeError):
                     continue
                 changed = {k: v for k, v in _flat(cfg).items() if v != base[k]}

@@ -29,10 +29,13 @@ from sparktui.core.verdict import Status, Verdict
 from sparktui.gotchas import REGISTRY
 from sparktui.gotchas.base import Gotcha
 from sparktui.ui.board import TELEMETRY_CHECKS, TELEMETRY_REJUDGE_S, Board
-from sparktui.ui.format import age, duration
+from sparktui.ui.format import age, bandwidth_line, duration
 from sparktui.ui.peers import PeersScreen, PeerWatch
-from sparktui.ui.screens import CardScreen, ConfirmScreen, EventsScreen, HelpScreen, MessageScreen
+from sparktui.ui.screens import CardScreen, ConfirmScreen, EventsScreen, HelpScreen, MessageScreen, copy_text
 from sparktui.ui.widgets import Checklist, HeaderBar, PlaybookPanel, ProcessTable, TelemetryPanel
+
+
+NARROW_BELOW = 120  # columns: under this the checklist and telemetry stack (app.tcss)
 
 
 class SampleArrived(Message):
@@ -179,7 +182,7 @@ class SparkApp(App):
         self._layout_for(event.size.width)
 
     def _layout_for(self, width: int) -> None:
-        self.set_class(width < 110, "narrow")
+        self.set_class(width < NARROW_BELOW, "narrow")
 
     def on_unmount(self) -> None:
         for st in self.board.states.values():
@@ -332,9 +335,10 @@ class SparkApp(App):
         if hasattr(self.source, "record_readings") and not msg.cancelled:
             # `--record`: a replay can judge these checks too (each reading once)
             self.source.record_readings(Readings({n: msg.readings.get_reading(n) for n in msg.new}))
+        line = bandwidth_line(msg.readings.data("bandwidth_last") if "bandwidth_last" in msg.readings else None, self.now())
+        if line:
+            self.telemetry.show_bandwidth(line)
         for v in msg.verdicts:
-            if v.id == "G5" and v.status is Status.SKIP and "last measured" in v.summary:
-                self.telemetry.show_bandwidth("bandwidth: " + v.summary.split("last measured ", 1)[1])
             if msg.cancelled:
                 v = Verdict(v.id, Status.UNKNOWN, "cancelled by the user; press r to run it again", evidence=v.evidence)
             self._set_verdict(v, mono)
@@ -373,6 +377,11 @@ class SparkApp(App):
             self._set_verdict(judge(g, readings, self.cfg), mono)
 
     # -- actions ---------------------------------------------------------------------------------
+    def _on_main(self) -> bool:
+        """The main screen's keys act there only: Enter on a card must not stack another card, and
+        / or s must not change what is hidden under a pushed screen."""
+        return len(self.screen_stack) == 1
+
     def _selected(self) -> str | None:
         return self.checklist.selected_id
 
@@ -405,6 +414,8 @@ class SparkApp(App):
         self.notify(f"cancelling {', '.join(running)}" if running else "nothing is running")
 
     def action_open_card(self) -> None:
+        if not self._on_main():
+            return
         focused = self.focused
         if isinstance(focused, DataTable) and focused.id == "pb-table":
             self._open_issue()
@@ -431,20 +442,23 @@ class SparkApp(App):
             self.push_screen(MessageScreen(f"#{iss.get('number')} {iss.get('title')}", f"{iss.get('html_url') or iss.get('url') or ''}\n\n{body}"))
 
     def action_open_issue_url(self) -> None:
-        iss = self.playbook_panel.selected()
+        iss = self.playbook_panel.selected() if self._on_main() else None
         url = iss and (iss.get("html_url") or iss.get("url"))
-        if url:
+        if url and not str(url).startswith(("https://", "http://")):
+            self.notify(f"not a web address, not opened: {str(url)[:80]}", severity="warning")
+        elif url:
             opened = webbrowser.open(url)
             self.notify(f"opened {url}" if opened else f"no browser here; URL: {url}")
 
     def action_copy_issue_url(self) -> None:
-        iss = self.playbook_panel.selected()
+        iss = self.playbook_panel.selected() if self._on_main() else None
         url = iss and (iss.get("html_url") or iss.get("url"))
         if url:
-            self.copy_to_clipboard(url)
-            self.notify(f"copied {url}")
+            self.notify(f"copied {url} {copy_text(self, url)}")
 
     def action_filter_processes(self) -> None:
+        if not self._on_main():
+            return
         self.query_one(TabbedContent).active = "tab-processes"
         box = self.query_one("#proc-filter", Input)
         box.display = True
@@ -456,11 +470,15 @@ class SparkApp(App):
 
     @on(Input.Submitted, "#proc-filter")
     def _filter_done(self, event: Input.Submitted) -> None:
+        """Keep the filter, give its rows back to the table (the note line says it is on)."""
+        event.input.display = False
         self.query_one("#proc-table", DataTable).focus()
 
     def on_key(self, event) -> None:
+        if event.key != "escape" or not self._on_main():
+            return
         box = self.query_one("#proc-filter", Input)
-        if event.key == "escape" and self.focused is box:
+        if self.focused is box or self.process_table.filter_text:  # Esc clears it from the table too
             box.value = ""
             box.display = False
             self.process_table.set_filter("")
@@ -468,6 +486,8 @@ class SparkApp(App):
             event.stop()
 
     def action_cycle_sort(self) -> None:
+        if not self._on_main():
+            return
         self.query_one(TabbedContent).active = "tab-processes"
         label = self.process_table.cycle_sort()
         self.notify(f"processes sorted by {label}")
@@ -482,10 +502,12 @@ class SparkApp(App):
         self.refresh_header()
 
     def action_events(self) -> None:
-        self.push_screen(EventsScreen(self.events, lambda t: time.strftime("%H:%M:%S", time.localtime(t))))
+        if self._on_main():
+            self.push_screen(EventsScreen(self.events))
 
     def action_peers(self) -> None:
-        self.push_screen(PeersScreen(self.peer_watch, self.board, self.host_name))
+        if self._on_main():
+            self.push_screen(PeersScreen(self.peer_watch, self.board, self.host_name))
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
@@ -548,9 +570,9 @@ class SparkApp(App):
 
     def on_bandwidth_done(self, msg: BandwidthDone) -> None:
         self._set_verdict(msg.verdict.with_timing(msg.result.get("measured_at"), msg.result.get("seconds")), time.monotonic())
-        if msg.result.get("status") == "ok":
-            self.telemetry.show_bandwidth(
-                f"bandwidth: {msg.result['copy_gbs']:.0f} GB/s copy, {msg.result.get('read_gbs', 0):.0f} read (G5)")
+        line = bandwidth_line(msg.result, self.now())
+        if line:
+            self.telemetry.show_bandwidth(line)
         self.refresh_checklist()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:

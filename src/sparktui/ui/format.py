@@ -19,6 +19,7 @@ SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
 
 def age(seconds: float | None) -> str:
+    """At most 5 characters (the checklist's age column): "<1m", "42m", "9h05m", "14h", "2d3h"."""
     if seconds is None:
         return "—"
     s = max(0, int(seconds))
@@ -26,9 +27,27 @@ def age(seconds: float | None) -> str:
         return "<1m"  # minute granularity: the checklist repaints once a minute, not every second
     if s < 3600:
         return f"{s // 60}m"
-    if s < 86400:
+    if s < 36000:
         return f"{s // 3600}h{(s % 3600) // 60:02d}m"
+    if s < 86400:
+        return f"{s // 3600}h"
     return f"{s // 86400}d{(s % 86400) // 3600}h"
+
+
+def bandwidth_line(result: Any, now: float) -> str | None:
+    """The telemetry panel's G5 line from a measurement (the kept one, or one just made); None
+    when there is no usable figure. Short enough for the narrowest telemetry panel (46 columns)."""
+    if not isinstance(result, dict) or result.get("status", "ok") != "ok":
+        return None
+    copy, read, at = result.get("copy_gbs"), result.get("read_gbs"), result.get("measured_at")
+    if not isinstance(copy, (int, float)) or isinstance(copy, bool):
+        return None
+    text = f"bandwidth {copy:.0f} GB/s copy"
+    if isinstance(read, (int, float)) and not isinstance(read, bool):
+        text += f", {read:.0f} read"
+    if isinstance(at, (int, float)) and not isinstance(at, bool):
+        text += f", {age(now - at)} ago" if now - at >= 60 else ", just now"
+    return text
 
 
 def duration(seconds: float) -> str:

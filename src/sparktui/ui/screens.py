@@ -25,6 +25,24 @@ def fix_commands(fix: str) -> str:
     return "\n".join(b.strip() for b in _BLOCK.findall(fix)).strip()
 
 
+def copy_text(app, text: str) -> str:
+    """Copy through the terminal (OSC 52) and, inside tmux, into tmux's paste buffer too: tmux's
+    default `set-clipboard external` drops OSC 52 from applications. Returns where it went."""
+    import os
+    import shutil
+    import subprocess
+
+    app.copy_to_clipboard(text)
+    if os.environ.get("TMUX") and shutil.which("tmux"):
+        try:
+            subprocess.run(["tmux", "load-buffer", "-"], input=text.encode(), timeout=2, check=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            return "to the clipboard and tmux's paste buffer (prefix + ] pastes)"
+        except (OSError, subprocess.SubprocessError):
+            pass
+    return "to the clipboard"
+
+
 def _json(v: Any) -> str:
     import json
 
@@ -94,8 +112,8 @@ class CardScreen(Screen):
     def action_copy_fix(self) -> None:
         fix = (self.verdict.fix if self.verdict and self.verdict.fix else self.gotcha.fix)
         cmds = fix_commands(fix) or fix
-        self.app.copy_to_clipboard(cmds)
-        self.notify(f"copied {len(cmds.splitlines())} lines of {self.gotcha.id}'s fix to the clipboard")
+        where = copy_text(self.app, cmds)
+        self.notify(f"copied {len(cmds.splitlines())} lines of {self.gotcha.id}'s fix {where}")
 
     def action_rerun(self) -> None:
         self.on_rerun(self.gotcha.id)
@@ -118,6 +136,9 @@ class ConfirmScreen(ModalScreen[bool]):
             with Horizontal(id="confirm-buttons"):
                 yield Button("Run it (y)", variant="warning", id="yes")
                 yield Button("Cancel (n)", variant="primary", id="no")
+
+    def on_mount(self) -> None:
+        self.query_one("#no", Button).focus()  # Enter out of habit must not start an intrusive probe
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "yes")
@@ -173,14 +194,23 @@ class HelpScreen(ModalScreen[None]):
             yield Markdown("# sparktui keys\n\n" + KEYS_HELP)
 
 
+def event_time(t: float, now: float | None = None) -> str:
+    """Time of day for today's events; with the date for older ones (a dashboard left for days)."""
+    import time
+
+    lt, today = time.localtime(t), time.localtime(now if now is not None else time.time())
+    same_day = (lt.tm_year, lt.tm_yday) == (today.tm_year, today.tm_yday)
+    return time.strftime("%H:%M:%S" if same_day else "%a %d %b %H:%M", lt)
+
+
 class EventsScreen(Screen):
     """Every verdict change in this session, newest first."""
 
     BINDINGS = [Binding("escape", "app.pop_screen", "back")]
 
-    def __init__(self, log: EventLog, fmt_time: Callable[[float], str]) -> None:
+    def __init__(self, log: EventLog, fmt_time: Callable[[float], str] | None = None) -> None:
         super().__init__()
-        self.event_log, self.fmt_time = log, fmt_time
+        self.event_log, self.fmt_time = log, fmt_time or event_time
 
     def compose(self) -> ComposeResult:
         yield Label(Text("Verdict changes this session (newest first) · escape returns", style="bold"))
@@ -192,7 +222,8 @@ class EventsScreen(Screen):
         t.add_columns("time", "check", "from", "to", "finding")
         for ch in reversed(list(self.event_log)):
             style = "bold red" if ch.new is Status.FAIL else "bold yellow" if ch.new is Status.WARN else ""
-            t.add_row(self.fmt_time(ch.t), ch.id, ch.old.value if ch.old else "—", Text(ch.new.value, style=style),
+            when = self.fmt_time(ch.t) + (f" (x{ch.repeats}, last {self.fmt_time(ch.last_t)})" if ch.repeats > 1 else "")
+            t.add_row(when, ch.id, ch.old.value if ch.old else "—", Text(ch.new.value, style=style),
                       Text(ch.summary, overflow="ellipsis", no_wrap=True))
         if not len(self.event_log):
             t.add_row("", "", "", "", Text("no changes yet", style="dim"))

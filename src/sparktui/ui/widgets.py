@@ -370,8 +370,24 @@ class ProcessTable(Vertical):
             self._table.add_column(name, key=name, width=width)
         self._filter.display = False
         self._ready = True
+        self._fit(self.size.width)
         if self.rows:
             self._redraw()  # a scan that arrived before the table existed
+
+    def on_resize(self, event) -> None:
+        self._fit(event.size.width)
+
+    def _fit(self, width: int) -> None:
+        """The command column takes what the others leave (a wide terminal shows whole commands)."""
+        col = self._table.columns.get("command") if getattr(self, "_ready", False) else None  # type: ignore[call-overload]
+        if not width or col is None:
+            return
+        fixed = sum(w for name, w in self.COLUMNS if name != "command") + 2 * len(self.COLUMNS) + 2
+        want = max(self.COLUMNS[-1][1] // 2, width - fixed)
+        if col.width != want:
+            col.width, col.auto_width = want, False
+            self._table._require_update_dimensions = True
+            self._table.refresh()
 
     @property
     def sort_label(self) -> str:
@@ -425,7 +441,7 @@ class ProcessTable(Vertical):
         present = [rk.value for rk in t.rows]
         note = f"{len(rows)} of {len(self.rows)} processes · sort: {self.sort_label}"
         if self.filter_text:
-            note += f" · filter: {self.filter_text!r}"
+            note += f" · filter: {self.filter_text!r} (/ edits, esc clears)"
         if self.view_note:
             note = f"{self.view_note} · {note}"
         set_content(self._note, Text(note, style="dim"))
@@ -559,6 +575,8 @@ class HeaderBar(Widget):
             return t
         host, gpu, driver, cuda, watching, source, paused = self._args
         narrow = 0 < self.size.width < 110
+        if paused:  # first: the one thing that must not be cut off at 80 columns
+            t.append(" ⏸ PAUSED ", style="bold reverse yellow")
         if not narrow:
             t.append(" sparktui ", style="bold reverse")
         t.append(f" {host} ", style="bold")
@@ -567,7 +585,5 @@ class HeaderBar(Widget):
         else:
             t.append(f"· {gpu} · driver {driver} · CUDA {cuda} · ")
         t.append(f"{'' if narrow else 'watching '}{watching}", style="bold")
-        if paused:
-            t.append("  ⏸ PAUSED", style="bold yellow")
         t.append(f" · {source}", style="dim")
         return t
