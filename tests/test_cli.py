@@ -147,3 +147,45 @@ def test_dashboard_options_with_a_subcommand_that_ignores_them_are_refused(capsy
     assert main(argv) == 64
     err = capsys.readouterr().err
     assert f"{flag} is a dashboard option" in err
+
+
+def test_snapshot_to_a_folder_or_a_missing_folder_is_refused_before_probing(tmp_path, capsys):
+    import time as _time
+
+    t0 = _time.monotonic()
+    assert main(["snapshot", "-o", str(tmp_path)]) == EXIT_USAGE
+    assert "is a folder" in capsys.readouterr().err
+    assert main(["snapshot", "-o", str(tmp_path / "no" / "such" / "x.json")]) == EXIT_USAGE
+    assert "does not exist" in capsys.readouterr().err
+    assert _time.monotonic() - t0 < 2  # no probe ran
+
+
+def test_a_snapshot_with_a_malformed_field_is_a_clear_error(tmp_path, capsys):
+    snap = tmp_path / "s.json"
+    snap.write_text(json.dumps({"kind": "sparktui-snapshot", "schema": 1, "host": {}, "readings": {
+        "meminfo": {"probe": "meminfo", "data": {}, "started_at": "yesterday"}}}))
+    assert main(["check", "G3", "--snapshot", str(snap)]) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "reading 'meminfo' is malformed" in err and "yesterday" in err and "Traceback" not in err
+
+
+def test_a_bug_exits_70_with_one_line_not_1_which_means_a_warning(monkeypatch, capsys):
+    import sparktui.cli.main as cli
+
+    def broken(args):
+        raise KeyError("boom")
+
+    monkeypatch.setattr(cli, "cmd_list", broken)
+    monkeypatch.delenv("SPARKTUI_DEBUG", raising=False)
+    assert cli.main(["list"]) == 70
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("sparktui: internal error (a bug, please report it): KeyError: 'boom'") and "\n" not in err
+
+
+def test_plain_sparktui_without_a_terminal_prints_the_checklist_once(capsys):
+    """`sparktui | cat`, cron, `ssh host sparktui`: no full-screen app waiting forever."""
+    demo = os.path.join(os.path.dirname(__file__), "..", "src", "sparktui", "data", "gb10-demo.jsonl")
+    assert main(["--replay", demo]) == 2  # the demo records G1, G6 and G9 failing
+    out, err = capsys.readouterr()
+    assert "not a terminal" in err and "\x1b[" not in out
+    assert all(f"G{i} " in out for i in (1, 3, 4, 6, 9))

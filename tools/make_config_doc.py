@@ -343,7 +343,7 @@ def render() -> str:
       f"`sparktui: config error: ` and the message, and exit code **{cli.EXIT_CONFIG}** (`EX_CONFIG`). "
       "The first problem found is reported. The message names the file and the key, says what was expected "
       "and repeats the value given; an unknown key or section lists the known ones. A value from a flag is "
-      "named `--SECTION KEY`.")
+      "named by that flag.")
     w("")
     w("| problem | file content or command line | stderr |")
     w("|---|---|---|")

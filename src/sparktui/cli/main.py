@@ -101,8 +101,26 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+# the setting each flag sets, so a bad value is reported under the flag the user typed
+_FLAG_FOR = {"--target python": "--python", "--target timeout_s": "--timeout", "--scan paths": "--path",
+             "--pins file": "--pins", "--playbooks slugs": "--playbook", "--playbooks commands": "--command",
+             "--playbooks api_url": "--api-url", "--telemetry check_window_s": "--watch", "--fleet peers": "--peer",
+             "--fleet peer_command": "--peer-command", "--fleet ssh_config": "--ssh-config"}
+
+
 def config_from_args(args: argparse.Namespace) -> Config:
     cfg = load_config(getattr(args, "config", None))
+    try:
+        return _with_flags(cfg, args)
+    except ConfigError as e:
+        msg = str(e)
+        for setting, flag in _FLAG_FOR.items():
+            if msg.startswith(setting + ":"):
+                raise ConfigError(flag + msg[len(setting):]) from None
+        raise
+
+
+def _with_flags(cfg: Config, args: argparse.Namespace) -> Config:
     return cfg.with_overrides(
         target={"python": args.python, "timeout_s": args.timeout,
                 "cuda_smoke": False if getattr(args, "no_cuda_smoke", False) else None},
@@ -133,15 +151,14 @@ def cmd_check(args: argparse.Namespace) -> int:
 
         return check_replay(args)
     ids = _ids(args.ids)
-    if getattr(args, "watch", None):
-        print(f"sparktui: sampling telemetry for {args.watch:g} min (G4) ...", file=sys.stderr)
+    cfg = config_from_args(args)
     if args.snapshot:
         readings, host, _ = read_snapshot(args.snapshot)
-        cfg = config_from_args(args)
         verdicts, _ = run_checks(ids, cfg, readings)
         source = f"snapshot {args.snapshot}"
     else:
-        cfg = config_from_args(args)
+        if getattr(args, "watch", None):
+            print(f"sparktui: sampling telemetry for {args.watch:g} min (G4) ...", file=sys.stderr)
         verdicts, readings = _run_interruptibly(ids, cfg)
         host = host_facts(readings)
         source = "live"
@@ -201,9 +218,15 @@ def cmd_snapshot(args: argparse.Namespace) -> int:
     from sparktui.runner import collect
 
     cfg = config_from_args(args)
+    out = args.output
+    if out != "-":  # before a minute of probing, not after
+        target = Path(out)
+        if target.is_dir():
+            raise UsageError(f"sparktui snapshot: {out} is a folder; give a file name (or '-' for stdout)")
+        if not target.parent.is_dir():
+            raise UsageError(f"sparktui snapshot: {target.parent} does not exist")
     readings = collect(probes.names(), cfg)
     host = dict(readings.get_reading("host").data or {})
-    out = args.output
     if out == "-":
         import tempfile
 
@@ -212,7 +235,11 @@ def cmd_snapshot(args: argparse.Namespace) -> int:
             write_snapshot(tmp, readings, host, __version__)
             sys.stdout.write(tmp.read_text())
     else:
-        write_snapshot(out, readings, host, __version__)
+        try:
+            write_snapshot(out, readings, host, __version__)
+        except OSError as e:
+            print(f"sparktui: cannot write {out}: {e.strerror or e}", file=sys.stderr)
+            return EXIT_USAGE
         failed = [r.probe for r in readings.values() if not r.ok]
         print(f"wrote {out}: {len(readings)} readings" + (f" ({len(failed)} unavailable: {', '.join(failed)})" if failed else ""),
               file=sys.stderr)
@@ -257,6 +284,11 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
             read_recording(args.replay)
         except RecordingError as e:
             raise UsageError(f"sparktui: {e}") from None
+    if not (sys.stdout.isatty() and sys.stdin.isatty()):  # a pipe, a cron job, `ssh host sparktui`
+        print("sparktui: not a terminal, so no dashboard; the checklist once (scripts: `sparktui check`)",
+              file=sys.stderr)
+        return cmd_check(argparse.Namespace(**{**vars(args), "ids": [], "json": False, "snapshot": None,
+                                               "verbose": False, "watch": None}))
     from sparktui.ui.app import run_dashboard
 
     return run_dashboard(cfg, replay=args.replay, speed=args.speed or None, bell=args.bell, record=args.record)
@@ -317,3 +349,13 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
+    except Exception as e:  # a bug: say so in one line and exit 70, not 1 (which means "a warning")
+        import os
+        import traceback
+
+        if os.environ.get("SPARKTUI_DEBUG"):
+            raise
+        where = traceback.extract_tb(e.__traceback__)[-1]
+        print(f"sparktui: internal error (a bug, please report it): {type(e).__name__}: {e} "
+              f"[{Path(where.filename).name}:{where.lineno}]; SPARKTUI_DEBUG=1 shows the traceback", file=sys.stderr)
+        return EXIT_INTERNAL

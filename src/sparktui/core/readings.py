@@ -122,6 +122,9 @@ def read_snapshot(path: Path | str) -> tuple[Readings, dict[str, Any], dict[str,
     for name, value in raw.items():
         if not isinstance(value, dict) or "probe" not in value:
             raise SnapshotError(f"{p}: reading {name!r} is malformed")
-        readings.add(Reading.from_dict(value))
+        try:
+            readings.add(Reading.from_dict(value))
+        except (TypeError, ValueError) as e:  # "started_at": "yesterday"
+            raise SnapshotError(f"{p}: reading {name!r} is malformed: {e}") from None
     host = doc.get("host") if isinstance(doc.get("host"), dict) else {}
     return readings, host, doc
