@@ -143,3 +143,97 @@ def test_real_torch_cpu_build(torch_venv_python):
             "devices": [{"index": 0, "name": {"value": "NVIDIA GB10"}, "compute_capability": {"value": [12, 1]}}]}
     v = g1(r, nvml=nvml)
     assert v.status is Status.FAIL and "CPU-only build on a GB10" in v.summary
+
+
+# --- cancel and Ctrl-C: the child runs in its own session, so only sparktui can stop it ----------
+
+
+def wait_for_pids(path, timeout: float = 15.0) -> tuple[int, int]:
+    """(child, grandchild) as the hang_grandchild stand-in wrote them once both were running."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists():
+            child, grandchild = (int(x) for x in path.read_text().split())
+            return child, grandchild
+        time.sleep(0.02)
+    raise AssertionError(f"the stand-in never wrote {path}")
+
+
+def gone(pid: int, timeout: float = 5.0) -> bool:
+    """Dead: no such process, or a zombie no one has reaped yet (a container's pid 1 may not)."""
+    import psutil
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
+                return True
+        except psutil.NoSuchProcess:
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.02)
+
+
+def kill_leftovers(pidfile) -> None:
+    """Cleanup when a test fails: never leave a 600 s sleeper behind."""
+    import os
+    import signal
+
+    if pidfile.exists():
+        for pid in (int(x) for x in pidfile.read_text().split()):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+
+HANG_ARGS = ["--mode", "torch", "--skip", "", "--packages", ""]
+
+
+def test_ctrl_c_during_the_wait_kills_the_child_and_its_grandchild(tmp_path):
+    """Ctrl-C reaches only sparktui's process group, never the probe's own session: run_staged
+    must kill the probe's group itself on the KeyboardInterrupt, then let it propagate."""
+    import _thread
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("KeyboardInterrupt is delivered to the main thread only")
+    pidfile = tmp_path / "pids"
+    py = make_standin(tmp_path, "hang_grandchild", extra_env={"STANDIN_PIDFILE": str(pidfile)})
+    pids: list[int] = []
+
+    def press_ctrl_c() -> None:
+        pids.extend(wait_for_pids(pidfile))
+        _thread.interrupt_main()  # what the terminal's SIGINT does to the waiting main thread
+
+    presser = threading.Thread(target=press_ctrl_c, daemon=True)
+    presser.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            target.run_staged(py, target.SCRIPT, HANG_ARGS, timeout_s=60)
+        presser.join(5)
+        child, grandchild = pids
+        assert gone(child), f"probe pid {child} still running after Ctrl-C"
+        assert gone(grandchild), f"grandchild pid {grandchild} still running after Ctrl-C"
+    finally:
+        kill_leftovers(pidfile)
+
+
+def test_cancel_kills_the_child_and_its_grandchild_and_says_cancelled(tmp_path):
+    import threading
+
+    pidfile = tmp_path / "pids"
+    py = make_standin(tmp_path, "hang_grandchild", extra_env={"STANDIN_PIDFILE": str(pidfile)})
+    cancel = threading.Event()
+    threading.Thread(target=lambda: (wait_for_pids(pidfile), cancel.set()), daemon=True).start()
+    try:
+        t0 = time.monotonic()
+        run = target.run_staged(py, target.SCRIPT, HANG_ARGS, timeout_s=60, cancel=cancel)
+        assert time.monotonic() - t0 < 20
+        assert run.cancelled and not run.timed_out and run.last_begun() == "import torch"
+        child, grandchild = wait_for_pids(pidfile)
+        assert gone(child) and gone(grandchild)
+        assert target._describe_crash(target._crash_of(run, "torch", 60)) == "cancelled by the user during 'import torch'"
+    finally:
+        kill_leftovers(pidfile)

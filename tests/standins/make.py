@@ -46,6 +46,31 @@ FAKES = {
     "ok_gb10": TORCH_OK_GB10,
 }
 
+# Hangs in import like hang_import, after starting a grandchild that sleeps too (in the same process
+# group, as torch's compile workers are). Writes "<own pid> <grandchild pid>" to $STANDIN_PIDFILE
+# first, so a test can check both are gone after a cancel or Ctrl-C.
+HANG_WITH_GRANDCHILD = '''
+import os, subprocess, sys, time
+kid = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+path = os.environ["STANDIN_PIDFILE"]
+with open(path + ".tmp", "w") as f:
+    f.write("%d %d" % (os.getpid(), kid.pid))
+os.replace(path + ".tmp", path)
+time.sleep(600)
+'''
+
+# Imports as a CUDA torch, then makes bandwidth_script's measurement report whatever JSON object
+# $FAKE_BANDWIDTH_RESULT holds (a target interpreter can print anything on its event channel).
+BANDWIDTH_RESULT = '''
+import json, os, types, __main__
+__version__ = "2.9.0+cu130"
+version = types.SimpleNamespace(cuda="13.0", hip=None, git_version="fake")
+backends = types.SimpleNamespace(cudnn=types.SimpleNamespace(version=lambda: 91000))
+__main__.measure = lambda *a, **k: json.loads(os.environ["FAKE_BANDWIDTH_RESULT"])
+'''
+
+FAKES.update({"hang_grandchild": HANG_WITH_GRANDCHILD, "bandwidth_result": BANDWIDTH_RESULT})
+
 FLASH_ATTN_SEGV = "import os\nos.kill(os.getpid(), 11)\n"
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from typing import Callable
@@ -9,7 +10,7 @@ from typing import Callable
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
 from sparktui.core.verdict import Verdict
-from sparktui.gotchas.g05_bandwidth import GIB, GateDecision, gate, judge_result
+from sparktui.gotchas.g05_bandwidth import GIB, MIN_BUFFER, GateDecision, gate, judge_result
 
 
 def competitors(readings: Readings) -> tuple[list[dict], str | None]:
@@ -28,6 +29,14 @@ def competitors(readings: Readings) -> tuple[list[dict], str | None]:
     out = [{"pid": r.get("pid"), "name": r.get("name"), "kind": r.get("kind"), "gpu_memory_bytes": r.get("gpu_mem_bytes")}
            for r in rows if r.get("pid") != me]
     return out, None
+
+
+def blockers(readings: Readings) -> list[str]:
+    """What the process gate objects to, one stable label each (pid and kind, or the blind view)."""
+    rows, blind = competitors(readings)
+    out = [f"pid {r.get('pid')} {r.get('name') or '?'} ({r.get('kind') or 'gpu-process'})" for r in rows
+           if r.get("kind") in ("server", "training") or r.get("gpu_memory_bytes")]
+    return out + ([f"blind process view: {blind}"] if blind else [])
 
 
 def decide(readings: Readings, size_bytes: int, force: bool) -> GateDecision:
@@ -50,14 +59,34 @@ def confirm_tty(prompt: str) -> bool:
         return False
 
 
+def size_bytes(size_gib: object) -> int:
+    """--size in bytes: a finite number of GiB, at least the probe's smallest buffer.
+
+    nan and inf used to reach int() as tracebacks, and 1e-9 planned a 0.00 GiB buffer."""
+    from sparktui.cli.main import UsageError
+
+    ok = isinstance(size_gib, (int, float)) and not isinstance(size_gib, bool) and math.isfinite(size_gib)
+    if not ok or size_gib * GIB < MIN_BUFFER:
+        raise UsageError(f"sparktui bandwidth: --size must be a finite number of GiB, at least {MIN_BUFFER / GIB:g} "
+                         f"(the probe's smallest buffer); got {size_gib!r}")
+    return int(size_gib * GIB)
+
+
 def run(cfg: Config, size_gib: float, yes: bool, force: bool, json_out: bool,
-        confirm: Callable[[str], bool] = confirm_tty, timeout_s: float = 120.0) -> tuple[Verdict, dict]:
+        confirm: Callable[[str], bool] = confirm_tty, timeout_s: float = 120.0,
+        observe: Callable[[], Readings] | None = None) -> tuple[Verdict, dict]:
+    """Gate, confirm, gate again, measure. ``observe`` reads meminfo and processes (tests pass one
+    that keeps only their own child processes)."""
     from sparktui.probes import bandwidth
     from sparktui.runner import collect
 
+    requested = size_bytes(size_gib)
+    if observe is None:
+        def observe() -> Readings:
+            return collect(["meminfo", "processes"], cfg)
     python = bandwidth.interpreter(cfg)
-    readings = collect(["meminfo", "processes"], cfg)
-    decision = decide(readings, int(size_gib * GIB), force)
+    seen = observe()
+    decision = decide(seen, requested, force)
     if not decision.allowed:
         res = {"status": "refused", "reason": "; ".join(decision.reasons), "source": "sparktui gates"}
         return judge_result(res, None, fresh=True), res
@@ -66,9 +95,25 @@ def run(cfg: Config, size_gib: float, yes: bool, force: bool, json_out: bool,
         print(plan, file=sys.stderr)
         for n in decision.reasons:
             print(f"  note: {n}", file=sys.stderr)
-    if not yes and not confirm(plan):
-        res = {"status": "refused", "reason": "not confirmed (interactive confirmation, or --yes for scripts)", "source": "sparktui"}
-        return judge_result(res, None, fresh=True), res
+    if not yes:
+        if not confirm(plan):
+            res = {"status": "refused", "reason": "not confirmed (interactive confirmation, or --yes for scripts)", "source": "sparktui"}
+            return judge_result(res, None, fresh=True), res
+        # The answer can take minutes: a server started or memory taken meanwhile must still stop it.
+        now = observe()
+        again = decide(now, requested, force)
+        unseen = sorted(set(blockers(now)) - set(blockers(seen)))
+        if not again.allowed or unseen:  # --force covers what the confirmed plan showed, not what came after
+            why = "; ".join(again.reasons) if not again.allowed else \
+                f"new since the plan was shown (--force covered only what it listed): {', '.join(unseen)}; run it again to see it"
+            res = {"status": "refused", "source": "sparktui gates", "reason": f"changed while waiting for confirmation: {why}"}
+            return judge_result(res, None, fresh=True), res
+        if again.buffer_bytes < decision.buffer_bytes or again.reasons != decision.reasons:
+            decision = GateDecision(True, min(again.buffer_bytes, decision.buffer_bytes), again.reasons, again.forced)
+            if not json_out:
+                print(f"re-checked after confirmation: {decision.buffer_bytes / GIB:.2f} GiB", file=sys.stderr)
+                for n in decision.reasons:
+                    print(f"  note: {n}", file=sys.stderr)
     res = bandwidth.measure(python, decision.buffer_bytes, timeout_s)
     res["gate_notes"] = list(decision.reasons)
     if res.get("status") == "ok":

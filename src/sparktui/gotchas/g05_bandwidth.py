@@ -7,8 +7,9 @@ judge reads the last kept result.
 
 from __future__ import annotations
 
+import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
@@ -31,22 +32,24 @@ class Expected:
 
 
 # Copy ranges for HBM parts: 0.80-0.92 of spec is what a plain device copy reaches on Hopper
-# (an H200 copy moves ~4.3 TB/s of its 4.8 TB/s spec). GB10 from FACTS.md.
+# (an H200 copy moves ~4.3 TB/s of its 4.8 TB/s spec). GB10 from FACTS.md. First match wins, and
+# every pattern is bounded by word edges: "GH200" must not read as an H200, nor "GB100" as a GB10.
 EXPECTED: tuple[Expected, ...] = (
-    Expected(r"GB10", "GB10 (LPDDR5x, unified)", 273.0, (180.0, 220.0), (231.0, 253.0),
+    Expected(r"\bGB10\b", "GB10 (LPDDR5x, unified)", 273.0, (180.0, 220.0), (231.0, 253.0),
              "FACTS.md: read kernel 231-253 GB/s; copy-style kernels 180-217 GB/s; spec 273"),
-    Expected(r"H200", "H200 (HBM3e)", 4800.0, (3840.0, 4420.0), (4080.0, 4560.0), "spec 4.8 TB/s"),
-    Expected(r"H100.*(PCIe|NVL)", "H100 PCIe/NVL", 2000.0, (1600.0, 1840.0), (1700.0, 1900.0), "spec 2.0 TB/s"),
-    Expected(r"H100", "H100 SXM (HBM3)", 3350.0, (2680.0, 3080.0), (2850.0, 3180.0), "spec 3.35 TB/s"),
-    Expected(r"GH200", "GH200 (HBM3)", 4000.0, (3200.0, 3680.0), (3400.0, 3800.0), "spec 4.0 TB/s"),
-    Expected(r"A100.*80", "A100 80GB", 2039.0, (1630.0, 1880.0), (1730.0, 1940.0), "spec 2.0 TB/s"),
-    Expected(r"A100", "A100 40GB", 1555.0, (1240.0, 1430.0), (1320.0, 1480.0), "spec 1.55 TB/s"),
+    Expected(r"\bGH200\b", "GH200 (HBM3)", 4000.0, (3200.0, 3680.0), (3400.0, 3800.0), "spec 4.0 TB/s"),
+    Expected(r"\bH200\b", "H200 (HBM3e)", 4800.0, (3840.0, 4420.0), (4080.0, 4560.0), "spec 4.8 TB/s"),
+    Expected(r"\bH100\b.*\bNVL\b", "H100 NVL (HBM3)", 3900.0, (3120.0, 3590.0), (3320.0, 3700.0), "spec 3.9 TB/s"),
+    Expected(r"\bH100\b.*\bPCIe\b", "H100 PCIe (HBM2e)", 2000.0, (1600.0, 1840.0), (1700.0, 1900.0), "spec 2.0 TB/s"),
+    Expected(r"\bH100\b", "H100 SXM (HBM3)", 3350.0, (2680.0, 3080.0), (2850.0, 3180.0), "spec 3.35 TB/s"),
+    Expected(r"\bA100\b.*\b80", "A100 80GB", 2039.0, (1630.0, 1880.0), (1730.0, 1940.0), "spec 2.0 TB/s"),
+    Expected(r"\bA100\b", "A100 40GB", 1555.0, (1240.0, 1430.0), (1320.0, 1480.0), "spec 1.55 TB/s"),
 )
 WARN_BELOW = 0.8  # of the low end of the expected range
 
 
 def expected_for(device: str | None) -> Expected | None:
-    if not device:
+    if not device or not isinstance(device, str):
         return None
     for e in EXPECTED:
         if re.search(e.pattern, device, re.I):
@@ -131,59 +134,134 @@ def _age(seconds: float) -> str:
     return f"{seconds / 86400:.1f} days"
 
 
+FUTURE_SLACK_S = 2.0  # a kept timestamp further ahead of the clock than this cannot be an age
+REMEASURE = "Run `sparktui bandwidth` again on an idle machine: a good measurement replaces the kept file."
+
+
+def _is_number(v: object) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _show(v: object) -> str:
+    r = repr(v)
+    return r if len(r) <= 60 else r[:57] + "..."
+
+
+# (field, required, lower bound, bound is exclusive): every figure judge_result formats.
+_NUMBERS = (("copy_gbs", True, 0.0, True), ("read_gbs", False, 0.0, True), ("buffer_bytes", False, 0.0, False),
+            ("iterations", False, 0.0, False), ("repeats", False, 0.0, False), ("spread_pct", False, 0.0, False),
+            ("measured_at", False, 0.0, True))
+
+
+def result_problem(res: object) -> str | None:
+    """Why a measured result cannot be judged, naming the field; None when it can.
+
+    A kept file can be edited or torn, and a target interpreter can print anything on its event
+    channel: each figure is checked before it is formatted, so bad data reads as unknown, never as
+    a crash or a made-up figure.
+    """
+    if not isinstance(res, dict):
+        return f"not a JSON object ({type(res).__name__})"
+    for name, required, low, exclusive in _NUMBERS:
+        v = res.get(name)
+        if v is None:
+            if required:
+                return f"{name} is missing (no copy figure)" if name == "copy_gbs" else f"{name} is missing"
+            continue
+        if not _is_number(v):
+            return f"{name} is {_show(v)}, not a number"
+        if not math.isfinite(v):
+            return f"{name} is {_show(v)}, not a finite number"
+        if v < low or (exclusive and v == low):
+            return f"{name} is {_show(v)}, must be {'over' if exclusive else 'at least'} {low:g}"
+    dev = res.get("device")
+    if dev is not None and not isinstance(dev, str):
+        return f"device is {_show(dev)}, not a device name"
+    return None
+
+
 def judge_result(res: dict, now: float | None, fresh: bool) -> Verdict:
     """Judge one bandwidth result. ``fresh``: measured by this run (else a kept result -> skip)."""
     ev = EvidenceList()
-    if res.get("status") and res.get("status") != "ok":
-        reason = res.get("reason") or res.get("error") or res.get("status")
-        ev.add("bandwidth probe", res.get("source", "target interpreter"), reason)
-        st = Status.SKIP if res.get("status") == "refused" else Status.UNKNOWN
-        hint = res.get("hint") or ""
+    kept = "kept result" if not fresh else "this run"
+    status = res.get("status") if isinstance(res, dict) else None
+    if status and status != "ok":
+        reason = res.get("reason") or res.get("error") or status
+        ev.add("bandwidth probe", str(res.get("source") or "target interpreter"), reason)
+        st = Status.SKIP if status == "refused" else Status.UNKNOWN
+        hint = str(res.get("hint") or "")
         return Verdict(ID, st, f"not measured: {reason}" + (f"; {hint}" if hint else ""), evidence=ev.tuple(), fix=hint)
+    problem = result_problem(res)
+    if problem:
+        ev.add("result", kept, problem)
+        if fresh:
+            return Verdict(ID, Status.UNKNOWN, f"bandwidth result unusable: {problem}", evidence=ev.tuple())
+        return Verdict(ID, Status.UNKNOWN, f"last result unreadable: {problem}", evidence=ev.tuple(), fix=REMEASURE)
     device = res.get("device")
-    copy = res.get("copy_gbs")
+    copy = float(res["copy_gbs"])
     read = res.get("read_gbs")
-    ev.add("device", res.get("source", "torch.cuda"), device)
+    ev.add("device", str(res.get("source") or "torch.cuda"), device)
     ev.add("copy bandwidth (bytes read + written per s)", "CUDA events over a device copy loop", copy)
     if read is not None:
         ev.add("read-only bandwidth", "CUDA events over a reduction", read)
-    ev.add("buffer / iterations / repeats", "probe", f"{res.get('buffer_bytes', 0) / 2**30:.2f} GiB / {res.get('iterations')} / {res.get('repeats')}")
+    buf = res.get("buffer_bytes")
+    ev.add("buffer / iterations / repeats", "probe",
+           f"{f'{buf / 2**30:.2f} GiB' if buf is not None else '?'} / {res.get('iterations')} / {res.get('repeats')}")
     if res.get("spread_pct") is not None:
         ev.add("spread across repeats", "probe", f"{res['spread_pct']:.1f}%")
     age = None
-    if now is not None and res.get("measured_at"):
-        age = max(0.0, now - float(res["measured_at"]))
-        ev.add("measured", "kept result", f"{_age(age)} ago")
+    future = None
+    if now is not None and res.get("measured_at") is not None:
+        delta = float(now) - float(res["measured_at"])
+        if delta < -FUTURE_SLACK_S:
+            future = -delta
+            ev.add("measured", kept, f"timestamp {_age(future)} in the future: the clock changed since, age unknown")
+        else:
+            age = max(0.0, delta)
+            ev.add("measured", kept, f"{_age(age)} ago")
     exp = expected_for(device)
     if exp is None:
-        expected_txt = f"{device} is not in sparktui's table; no expected range"
+        expected_txt = f"{device or 'this device'} is not in sparktui's table; no expected range"
     else:
         expected_txt = f"expected {exp.copy[0]:.0f}-{exp.copy[1]:.0f} GB/s copy on {exp.label} (spec {exp.spec:.0f})"
         ev.add("expected range", exp.source, f"copy {exp.copy[0]:.0f}-{exp.copy[1]:.0f} GB/s, read {exp.read[0]:.0f}-{exp.read[1]:.0f} GB/s")
-    if copy is None:
-        return Verdict(ID, Status.UNKNOWN, "bandwidth result has no copy figure", evidence=ev.tuple())
     figure = f"{copy:.0f} GB/s copy" + (f", {read:.0f} GB/s read" if read is not None else "")
+    low = exp is not None and copy < WARN_BELOW * exp.copy[0]
     if not fresh:
-        when = f" ({_age(age)} ago)" if age is not None else ""
-        low = exp is not None and copy < WARN_BELOW * exp.copy[0]
+        if future is not None:
+            when = f" (its timestamp is {_age(future)} in the future: suspicious, age unknown)"
+        else:
+            when = f" ({_age(age)} ago)" if age is not None else ""
         return Verdict(ID, Status.SKIP, f"intrusive, not rerun; last measured {figure}{when}" + ("; that was far below range" if low else ""),
                        evidence=ev.tuple(), fix=FIX if low else "")
-    if exp is not None and copy < WARN_BELOW * exp.copy[0]:
+    if low:
         return Verdict(ID, Status.WARN, f"measured {figure}, far below what this device sustains ({expected_txt}): contention or a degraded state",
                        evidence=ev.tuple(), fix=FIX)
     return Verdict(ID, Status.OK, f"measured {figure}; budget from this, not the spec ({expected_txt})", evidence=ev.tuple())
 
 
 def judge(r: Readings, cfg: Config) -> Verdict:
-    """skip unless measured in this run (intrusive); the last kept figure and its age are shown."""
+    """skip unless measured in this run (intrusive); the last kept figure and its age are shown.
+
+    A kept file that cannot be read (not JSON, not an object, a figure of the wrong type) is
+    unknown with the reason: it is a result sparktui was asked to keep, not a "not run yet".
+    """
     fresh = r.data("bandwidth")
     if fresh is not None:
         return judge_result(fresh, r.get_reading("bandwidth").started_at or None, fresh=True)
     last = r.get_reading("bandwidth_last")
     if last.data is None:
+        err = last.error or ""
+        if err.startswith("unreadable"):
+            why = err.split(":", 1)[1].strip() if ":" in err else err
+            return Verdict(ID, Status.UNKNOWN, f"last result unreadable: {why}",
+                           evidence=(Evidence("last measurement", last.source or "state dir", err),), fix=REMEASURE)
         return Verdict(ID, Status.SKIP, "intrusive, not run automatically: run `sparktui bandwidth` on an idle machine",
                        evidence=(Evidence("last measurement", last.source or "state dir", last.error or "none"),))
-    return judge_result(last.data, last.started_at or None, fresh=False)
+    v = judge_result(last.data, last.started_at or None, fresh=False)
+    if v.status is Status.UNKNOWN and last.source:
+        v = replace(v, evidence=v.evidence + (Evidence("kept file", "state dir", last.source),))
+    return v
 
 
 GOTCHA = Gotcha(

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Reading
+from sparktui.gotchas.g05_bandwidth import result_problem
 from sparktui.probes import state
 from sparktui.probes.target import _crash_of, _describe_crash, choose_interpreter, run_staged
 
@@ -27,7 +28,7 @@ def measure(python: str, buffer_bytes: int, timeout_s: float = 120.0, repeats: i
     base = {"python": python, "measured_at": started, "seconds": round(run.seconds, 2), "source": f"{python} (subprocess)"}
     if run.launch_error:
         return {**base, "status": "unknown", "reason": run.launch_error, "hint": POINT_PYTHON}
-    events = {(e["event"], e["stage"]): e for e in run.events}
+    events = {(e["event"], e["stage"]): e for e in run.events if isinstance(e["event"], str) and isinstance(e["stage"], str)}
     imp = events.get(("error", "import torch"))
     if imp:
         return {**base, "status": "unknown", "reason": f"torch not importable there: {imp.get('error_type')}: {str(imp.get('error'))[:200]}",
@@ -38,13 +39,24 @@ def measure(python: str, buffer_bytes: int, timeout_s: float = 120.0, repeats: i
                 "hint": POINT_PYTHON if "is_available() is False" in str(err.get("error")) else ""}
     done = events.get(("done", "measure"))
     if done and isinstance(done.get("data"), dict):
-        return {**base, "status": "ok", **done["data"]}
+        res = {**done["data"], **base, "status": "ok"}  # the probe cannot overwrite when or where it ran
+        problem = result_problem(res)
+        if problem:  # never judged as a figure, never kept (save_last refuses it too)
+            return {**base, "status": "unknown", "reason": f"the probe's result is invalid: {problem}",
+                    "stderr_tail": run.stderr_tail[-800:]}
+        return res
     crash = _crash_of(run, "bandwidth", timeout_s) or {"kind": "exit", "returncode": run.returncode, "stage": None}
     return {**base, "status": "unknown", "reason": _describe_crash(crash), "stderr_tail": run.stderr_tail[-800:]}
 
 
 def save_last(result: dict) -> Path:
-    """Keep an ok result for `check G5` and the dashboard (written atomically)."""
+    """Keep an ok result for `check G5` and the dashboard (written atomically).
+
+    Refuses a result that is not ok or that G5 could not judge: a kept bad file would turn every
+    later `check G5` into an error."""
+    problem = "status is not ok" if result.get("status") != "ok" else result_problem(result)
+    if problem:
+        raise ValueError(f"not keeping an unusable bandwidth result: {problem}")
     p = state.bandwidth_path()
     p.parent.mkdir(parents=True, exist_ok=True)
     tmp = p.with_suffix(".tmp")

@@ -101,8 +101,9 @@ def run_staged(python: str, script: Path, args: list[str], timeout_s: float,
                cancel: threading.Event | None = None) -> ScriptRun:
     """Run a staged-events script under ``python`` (events on the fd passed as ``--fd``).
 
-    Kills the whole process group on timeout or when ``cancel`` is set, so a hung child leaves
-    nothing behind. stdout/stderr go to temporary files (no pipe to fill and block on).
+    Kills the whole process group on timeout, when ``cancel`` is set, and on any exception out of
+    the wait (Ctrl-C included), so a hung child leaves nothing behind. stdout/stderr go to
+    temporary files (no pipe to fill and block on).
     """
     run = ScriptRun()
     rfd, wfd = os.pipe()
@@ -120,34 +121,44 @@ def run_staged(python: str, script: Path, args: list[str], timeout_s: float,
             os.close(wfd)
             run.launch_error = f"cannot start {python}: {e.strerror or e}"
             return run
-        os.close(wfd)
-        lines: list[str] = []
+        completed = False
+        try:
+            os.close(wfd)
+            lines: list[str] = []
 
-        def pump() -> None:
-            with os.fdopen(rfd, "r", encoding="utf-8", errors="replace") as f:
-                for line in f:
-                    lines.append(line)
+            def pump() -> None:
+                with os.fdopen(rfd, "r", encoding="utf-8", errors="replace") as f:
+                    for line in f:
+                        lines.append(line)
 
-        reader = threading.Thread(target=pump, daemon=True)
-        reader.start()
-        deadline = time.monotonic() + timeout_s
-        while True:
-            try:
-                proc.wait(timeout=0.1)
-                break
-            except subprocess.TimeoutExpired:
-                if cancel is not None and cancel.is_set():
-                    run.cancelled = True
-                elif time.monotonic() >= deadline:
-                    run.timed_out = True
-                else:
-                    continue
+            reader = threading.Thread(target=pump, daemon=True)
+            reader.start()
+            deadline = time.monotonic() + timeout_s
+            while True:
                 try:
-                    os.killpg(proc.pid, signal.SIGKILL)
+                    proc.wait(timeout=0.1)
+                    completed = True
+                    break
+                except subprocess.TimeoutExpired:
+                    if cancel is not None and cancel.is_set():
+                        run.cancelled = True
+                    elif time.monotonic() >= deadline:
+                        run.timed_out = True
+                    else:
+                        continue
+                    break
+        finally:
+            # The child has its own session, so a terminal's Ctrl-C never reaches it: whatever ends
+            # this wait early (cancel, timeout, KeyboardInterrupt, any exception) kills its group.
+            if not completed:
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)  # its grandchildren too
                 except (ProcessLookupError, PermissionError):
-                    proc.kill()
+                    try:
+                        proc.kill()
+                    except OSError:
+                        pass
                 proc.wait()
-                break
         reader.join(timeout=5)
         run.seconds = time.perf_counter() - t0
         run.returncode = proc.returncode
