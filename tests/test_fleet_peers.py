@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from sparktui.core.config import Config
-from sparktui.core.readings import write_snapshot
+from sparktui.core.readings import Reading, write_snapshot
 from sparktui.core.verdict import Status
 from sparktui.fleet.compare import Machine, compare, match_of, Cell
 from sparktui.fleet.peers import PeerSpec, PeerState, fetch_peer, local_machine, parse_snapshot_output, PeerOutputError
@@ -335,9 +335,27 @@ def test_unreachable_peer_makes_rows_unknown_not_matching():
 
 
 def test_advisory_difference_warns_only():
-    cmp = compare([_machine("a"), _machine("b", image="NGC PyTorch 25.09")])
-    assert cmp.row("container").match is False and not cmp.row("container").required
+    b = _machine("b")
+    t = dict(b.readings.data("target"))
+    t["python"] = {"version": "3.12.4"}
+    b.readings.add(Reading("target", t, source="test"))
+    cmp = compare([_machine("a"), b])
+    assert cmp.row("python").match is False and not cmp.row("python").required
     assert cmp.status is Status.WARN
+
+
+def test_two_seen_container_images_must_match_a_bare_host_beside_one_is_advisory():
+    """The issue's list of what must match includes the container image: two images seen on two
+    nodes are two stacks. Beside a bare host (no image to compare) the rows decide."""
+    cmp = compare([_machine("a"), _machine("b", image="NGC PyTorch 25.09")])
+    row = cmp.row("container")
+    assert row.match is False and row.required and cmp.status is Status.FAIL
+    bare = _machine("c")
+    bare.readings.add(Reading("container", {"in_container": False, "runtime": None, "image": None, "ngc": None},
+                              source="test"))
+    cmp = compare([_machine("a"), bare])
+    row = cmp.row("container")
+    assert row.match is None and not row.required and cmp.status is not Status.FAIL
 
 
 def test_nccl_falls_back_to_the_pip_wheel_and_missing_nvml_is_unknown():

@@ -335,6 +335,28 @@ async def test_bandwidth_yes_runs_the_probe_and_shows_the_figure(tmp_path, monke
         assert "GB/s copy" in str(app.query_one("#bandwidth").render())
 
 
+async def test_bandwidth_rechecks_the_gates_after_the_dialog(tmp_path, monkeypatch):
+    """A server started while the confirmation sat open stops the probe before it allocates."""
+    from sparktui.gotchas.g05_bandwidth import GateDecision
+    import sparktui.cli.bandwidth as cb
+    from sparktui.probes import bandwidth
+
+    answers = iter([GateDecision(True, 1 << 30, ()), GateDecision(False, 1 << 30, ("server running: pid 4242 (vllm)",))])
+    monkeypatch.setattr(cb, "decide", lambda readings, size, force: next(answers))
+    measured = []
+    monkeypatch.setattr(bandwidth, "measure", lambda *a, **k: measured.append(a) or {"status": "ok"})
+    app = SparkApp(Config(), source=StillSource(), auto_checks=False)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("b")
+        await settle(app, pilot, 0.5)
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("y")
+        await settle(app, pilot, 0.5)
+        v = app.board["G5"].verdict
+        assert measured == [] and v is not None and "changed while the confirmation was open" in v.summary
+        assert "pid 4242" in v.summary and app.board["G5"].running_since is None
+
+
 async def test_table_render_caches_stay_bounded_however_often_cells_change():
     """A day of minute-by-minute age updates must not grow DataTable's per-update cell cache."""
     from sparktui.ui.widgets import BoundedTable

@@ -79,7 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("snapshot", help="save every raw probe reading as JSON")
     _common(s, sub=True)
-    s.add_argument("-o", "--output", metavar="FILE", required=True, help="where to write the snapshot ('-' for stdout)")
+    s.add_argument("-o", "--output", metavar="FILE", help="where to write the snapshot ('-' for stdout)")
+    s.add_argument("--json", action="store_true", help="write the snapshot to stdout (the same as -o -)")
 
     e = sub.add_parser("explain", help="print a gotcha's card: symptom, cause, check, fix")
     e.add_argument("id", metavar="ID", help="G1 ... G10")
@@ -218,7 +219,11 @@ def cmd_snapshot(args: argparse.Namespace) -> int:
     from sparktui.runner import collect
 
     cfg = config_from_args(args)
-    out = args.output
+    if args.json and args.output not in (None, "-"):
+        raise UsageError("sparktui snapshot: --json writes to stdout; it does not go with -o FILE")
+    out = "-" if args.json else args.output
+    if out is None:
+        raise UsageError("sparktui snapshot: give -o FILE, or --json (or -o -) for stdout")
     if out != "-":  # before a minute of probing, not after
         target = Path(out)
         if target.is_dir():
@@ -258,8 +263,6 @@ def cmd_explain(args: argparse.Namespace) -> int:
 def cmd_bandwidth(args: argparse.Namespace) -> int:
     from sparktui.cli import bandwidth, render
 
-    if args.size <= 0:
-        raise UsageError("sparktui bandwidth: --size must be greater than 0")
     verdict, result = bandwidth.run(config_from_args(args), args.size, args.yes, args.force, args.json)
     if args.json:
         json.dump({"verdict": verdict.to_dict(), "result": result}, sys.stdout, indent=2, default=str)

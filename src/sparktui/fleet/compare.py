@@ -353,6 +353,10 @@ def compare(machines: Sequence[Machine]) -> Comparison:
     rows: list[Row] = []
     for key, what, required, why in _FIXED_ROWS:
         cells = tuple(_cell(key, m, None) for m in machines)
+        if key == "container" and all(c.known for c in cells):
+            # every machine's image is seen: two images are two stacks, even where the rows below
+            # happen to agree (a container beside a bare host stays advisory: rows decide)
+            required, why = True, "every node should run the same image; its versions are compared row by row too"
         rows.append(Row(key, what, required, cells, match_of(cells), why))
     pkgs = [packages_of(m.readings) if m.readings is not None else (None, m.reason or "unreachable") for m in machines]
     names: dict[str, None] = {}

@@ -549,16 +549,26 @@ class SparkApp(App):
 
                 self._bandwidth_cancel = threading.Event()
                 self.board.start(["G5"], time.monotonic())
-                self.bandwidth_worker = self.run_worker(partial(self._bandwidth_run, python, decision.buffer_bytes),
+                self.bandwidth_worker = self.run_worker(partial(self._bandwidth_run, python, decision),
                                                         thread=True, exit_on_error=False, group="bandwidth", name="G5")
 
         self.push_screen(ConfirmScreen("Measure memory bandwidth (G5)?", body), answered)
 
-    def _bandwidth_run(self, python: str, size: int) -> None:
+    def _bandwidth_run(self, python: str, decision) -> None:
+        from sparktui.cli.bandwidth import decide
         from sparktui.gotchas.g05_bandwidth import judge_result
         from sparktui.probes import bandwidth
+        from sparktui.runner import collect
 
-        res = bandwidth.measure(python, size, timeout_s=120.0, cancel=self._bandwidth_cancel)
+        # the dialog can sit open for minutes: a server started or memory taken meanwhile still stops it
+        again = decide(collect(["meminfo", "processes"], self.cfg), decision.buffer_bytes, force=False)
+        if not again.allowed:
+            res = {"status": "refused", "source": "sparktui gates",
+                   "reason": "changed while the confirmation was open: " + "; ".join(again.reasons)}
+            self.post_message(BandwidthDone(judge_result(res, None, fresh=True), res))
+            return
+        res = bandwidth.measure(python, min(again.buffer_bytes, decision.buffer_bytes), timeout_s=120.0,
+                                cancel=self._bandwidth_cancel)
         v = judge_result(res, res.get("measured_at"), fresh=True)
         if res.get("status") == "ok":
             try:
