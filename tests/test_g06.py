@@ -106,7 +106,7 @@ def fake():
     nvml.set_backend(None)
 
 
-def scan_and_judge(kids: Children, host: bool = True, cfg: Config | None = None):
+def scan_and_judge(kids: Children, host: bool = True, cfg: Config | None = None, mem_total: int | None = None):
     """Scan the real process table, then judge only this test's own children: tests running in
     parallel on the same machine start servers and training stand-ins of their own."""
     s = NvmlSession()
@@ -120,6 +120,8 @@ def scan_and_judge(kids: Children, host: bool = True, cfg: Config | None = None)
         data["container"] = {"inside": False, "markers": [], "pid1": "systemd"}
     r = Readings()
     r.add(Reading("processes", data, source="NVML process lists + psutil"))
+    if mem_total is not None:
+        r.add(Reading("meminfo", {"MemTotal": mem_total, "MemAvailable": mem_total // 2}, source="test"))
     return judge(r, cfg or Config()), data
 
 
@@ -137,6 +139,27 @@ def test_capped_vllm_beside_a_small_lora_is_fine(kids, fake):
     (row,) = rows_for(data, server.pid)
     assert row["kind"] == "server" and row["cap"]["fraction"] == 0.5 and row["gpu_mem_bytes"] == 58 * GIB
     assert row["user"] == psutil.Process().username() and row["rss_bytes"] > 0 and row["age_s"] >= 0
+
+
+POOL = int(121.7 * GIB)  # GB10's MemTotal (FACTS.md)
+
+
+def test_a_capped_server_beside_a_job_too_big_for_what_the_cap_leaves_fails(kids, fake):
+    """Capped at 0.5 is fine beside a SMALL job: beside a 70 GiB one it is 131 GiB on a 121.7 pool."""
+    server = kids.run("vllm", "serve", "Qwen/Qwen3-8B", "--gpu-memory-utilization", "0.5")
+    train = kids.run("torchrun", "--nproc-per-node", "1", "sft.py")
+    fake.set_processes([(server.pid, 58 * GIB), (train.pid, 70 * GIB)])
+    v, _ = scan_and_judge(kids, mem_total=POOL)
+    assert v.status.value == "fail", v.summary
+    assert "reserves 60.8 GiB" in v.summary and "holds 70.0 GiB" in v.summary and "121.7 GiB pool" in v.summary
+    fake.set_processes([(server.pid, 58 * GIB), (train.pid, 52 * GIB)])  # 112.9 of 121.7: little headroom
+    v, _ = scan_and_judge(kids, mem_total=POOL)
+    assert v.status.value == "warn" and "under 10% of the 121.7 GiB pool left" in v.summary
+    fake.set_processes([(server.pid, 58 * GIB), (train.pid, 3 * GIB)])  # the LoRA of FACTS/the sources
+    v, _ = scan_and_judge(kids, mem_total=POOL)
+    assert v.status.value == "ok" and "capped coexistence" in v.summary
+    v, _ = scan_and_judge(kids)  # no MemTotal: the cap decides, and the summary says what was not weighed
+    assert v.status.value == "ok" and "the job's size not weighed: MemTotal unread" in v.summary
 
 
 def test_uncapped_vllm_with_training_fails_and_alone_warns(kids, fake):
@@ -280,6 +303,12 @@ def test_sparktuis_own_probe_scripts_are_not_training_jobs():
     assert "unsloth" in ",".join(target.TRAINING_STACK)
     # a user's own script that mentions unsloth still is one
     assert processes.classify("python3", ["python3", "finetune.py", "--model", "unsloth/Llama-3.2-1B"])[0] == "training"
+    assert processes.classify("python3", ["python3", "run.py", "--model", "unsloth/Llama-3.2-1B"])[0] == "training"
+    assert processes.classify("python3", ["python3", "-m", "unsloth_cli", "train"])[0] == "training"
+    # ... but installing it or testing it is not
+    for argv in (["python3", "-m", "pip", "install", "unsloth"], ["/venv/bin/python3", "/venv/bin/pytest", "tests/test_unsloth_x.py"],
+                 ["python3", "-m", "pytest", "-k", "unsloth"]):
+        assert processes.classify("python3", argv)[0] == "", argv
 
 
 def test_classify_ignores_lookalikes():

@@ -60,6 +60,9 @@ def _instance_cap(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
 SMALL_GPU_BYTES = 512 * 1024 ** 2
 
 
+HEADROOM_FRACTION = 0.9  # capped servers plus jobs above this share of MemTotal: a warning
+
+
 def _is_job(members: list[dict[str, Any]]) -> bool:
     """An unnamed GPU process counts as a workload when it computes and is not tiny."""
     for m in members:
@@ -112,6 +115,7 @@ def judge(r: Readings, cfg: Config) -> Verdict:
         groups.setdefault(row.get("group", row["pid"]), []).append(row)
     ok_cap = cfg.memory.server_cap_ok_fraction
     bad, unreadable, fine, jobs = [], [], [], []
+    job_bytes = 0  # what the jobs hold: NVML's figure where listed, else resident memory
     details = []
     for top, members in groups.items():
         head = next((m for m in members if m["pid"] == top), members[0])
@@ -150,6 +154,7 @@ def judge(r: Readings, cfg: Config) -> Verdict:
             if what == "GPU process" and not _is_job(members):
                 continue  # a desktop/graphics client (Xorg, gnome-shell) or a tiny context
             jobs.append(f"{what} pid {top} ({head.get('name') or head.get('process_name') or '?'})")
+            job_bytes += gpu if on_gpu else sum(m.get("rss_bytes") or 0 for m in members)
             ev.add(f"{what} pid {top}", src, f"gpu {_gib(gpu) if on_gpu else 'not listed by NVML'}, "
                                              f"rss {_gib(head.get('rss_bytes'))}")
 
@@ -184,6 +189,23 @@ def judge(r: Readings, cfg: Config) -> Verdict:
     if fine:
         names = ", ".join(f"{l} capped at {f:g}" for l, f in fine)
         beside = f" beside {jobs[0]}" if jobs else ""
+        if jobs:  # a capped server is fine beside a SMALL job: weigh the job against what the cap leaves
+            total = (r.data("meminfo") or {}).get("MemTotal")
+            if not total:
+                return Verdict("G6", Status.OK, f"{names}{beside}: capped coexistence (the job's size not weighed: "
+                                               f"MemTotal unread)", ev.tuple(), FIX, tuple(details))
+            reserved = total_cap * total
+            ev.add("servers' share + jobs", "caps x MemTotal + NVML/RSS",
+                   f"{_gib(reserved)} + {_gib(job_bytes)} of {_gib(total)}")
+            if reserved + job_bytes > total:
+                return Verdict("G6", Status.FAIL,
+                               f"{names} reserves {_gib(reserved)}, and {', '.join(jobs)} holds {_gib(job_bytes)}: "
+                               f"more than the {_gib(total)} pool", ev.tuple(), FIX, tuple(details))
+            if reserved + job_bytes > HEADROOM_FRACTION * total:
+                return Verdict("G6", Status.WARN,
+                               f"{names} reserves {_gib(reserved)}, and {', '.join(jobs)} holds {_gib(job_bytes)}: "
+                               f"under {100 - HEADROOM_FRACTION * 100:.0f}% of the {_gib(total)} pool left",
+                               ev.tuple(), FIX, tuple(details))
         return Verdict("G6", Status.OK, f"{names}{beside}: capped coexistence", ev.tuple(), FIX, tuple(details))
     if jobs:
         return Verdict("G6", Status.OK, f"one job on the pool: {jobs[0]}", ev.tuple(), FIX, tuple(details))
@@ -206,12 +228,14 @@ GOTCHA = Gotcha(
            "Triton, TGI) and training jobs (torchrun, accelerate, deepspeed, train/SFT/fine-tune scripts, "
            "Unsloth). Each server's cap is read from its flags (--gpu-memory-utilization, --mem-fraction-static, "
            "free_gpu_memory_fraction, --cuda-memory-fraction) or environment (NIM_GPU_MEM_FRACTION, OLLAMA_*). "
-           "A cap at or under `memory.server_cap_ok_fraction` is fine; uncapped or larger warns, and fails "
-           "while training runs too. Inside a container an empty NVML list is reported as \"cannot see\"."),
+           "A cap at or under `memory.server_cap_ok_fraction` is fine beside a small job; uncapped or larger warns, "
+           "and fails while training runs too. Beside a job, the caps' share of MemTotal plus what the job "
+           "holds (NVML, else resident memory) must fit the pool: over it fails, over 90% warns. Inside a "
+           "container an empty NVML list is reported as \"cannot see\"."),
     fix=FIX,
     intrusive=False,
     cadence_s=10.0,
-    probes=("processes",),
+    probes=("processes", "meminfo"),
     judge=judge,
     references=("Per-process GPU memory works on the host, empty inside a container: FACTS.md (NVML on GB10)",
                 "Server caps: FACTS.md inference-server table"),

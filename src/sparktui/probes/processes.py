@@ -83,6 +83,8 @@ def program(tokens: list[str]) -> tuple[str, str | None, list[str]]:
 
 # sparktui's own probe scripts, run in the training interpreter: `target_script.py --packages
 # ...,unsloth,...` is not a training job, wherever that sparktui runs (this one, an exporter, a peer's)
+# python -m pip install unsloth, pytest tests/test_unsloth.py: tools, not training jobs
+_TOOL_MODULES = ("pip", "pytest", "ensurepip", "venv", "uv", "pipx", "build", "twine")
 _OWN_SCRIPTS = re.compile(r"(^|/)sparktui/probes/(target|bandwidth)_script\.py$")
 
 
@@ -134,7 +136,9 @@ def classify(name: str, cmdline: list[str]) -> tuple[str, str | None, str]:
         return "training", None, "llamafactory-cli train"
     if prog == "tune" and sub == "run":
         return "training", None, "tune run"
-    if _PY.match(_base(tokens[0]) if tokens else "") and any("unsloth" in t.lower() for t in tokens[1:]):
+    if _PY.match(_base(tokens[0]) if tokens else "") and not module.startswith(_TOOL_MODULES) and (
+            "unsloth" in prog.lower() or module.startswith("unsloth")
+            or any(t.lower().startswith("unsloth/") for t in args)):  # a script, a module, or an unsloth/ model
         return "training", None, "unsloth"
     if module and _TRAIN_SCRIPT.search(module.rsplit(".", 1)[-1]) and not module.startswith("pytest"):
         return "training", None, module
