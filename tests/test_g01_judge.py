@@ -24,13 +24,23 @@ def nvml(name: str, cap: list[int], driver_cuda: str) -> dict:
                          "memory": na, "power_limit_w": na}]}
 
 
-def target(version: str | None, cuda: str | None, **stages) -> dict:
+def target(version: str | None, cuda: str | None, torch_cuda: dict | None = None, env: dict | None = None,
+           **stages) -> dict:
     st = {"import torch": {"status": "done"}} if version else \
         {"import torch": {"status": "error", "error_type": "ModuleNotFoundError", "error": "No module named 'torch'"}}
     st.update(stages)
-    return {"interpreter": "/home/spark/venvs/train/bin/python", "selected_by": "configured",
-            "stages": st, "torch": {"version": version, "cuda": cuda} if version else {},
-            "packages": {"torch": version}}
+    t = {"interpreter": "/home/spark/venvs/train/bin/python", "selected_by": "configured",
+         "stages": st, "torch": {"version": version, "cuda": cuda} if version else {},
+         "packages": {"torch": version}, "python": {"version": "3.12.3", "env": env or {}}}
+    if torch_cuda is not None:
+        t["torch_cuda"] = torch_cuda
+    return t
+
+
+def broken_import(error_type: str, error: str, wheel: str | None = "2.9.0+cu130") -> dict:
+    t = target(None, None, **{"import torch": {"status": "error", "error_type": error_type, "error": error}})
+    t["packages"] = {"torch": wheel}
+    return t
 
 
 GB10 = nvml("NVIDIA GB10", [12, 1], "13.0")
@@ -93,3 +103,67 @@ def test_ok_with_ldconfig_unreadable_says_what_was_not_checked():
     assert v.status is Status.OK
     assert v.summary.endswith("; ldconfig unreadable: a leftover libcudart.so.12 not checked")
     assert {e.what: e.value for e in v.evidence}["ldconfig -p libcudart"].startswith("unavailable: cudalibs unavailable")
+
+
+# --- audit fixes -----------------------------------------------------------------------------------
+
+BLIND = {"available": False, "arch_list": []}  # torch.cuda as a container without --gpus reports it
+NOT_RUN = {"status": "done"}
+
+
+def test_cuda13_torch_that_cannot_see_the_gpu_warns_instead_of_ok():
+    t = target("2.9.0+cu130", "13.0", torch_cuda=BLIND, env={"CUDA_VISIBLE_DEVICES": ""},
+               **{"first .cuda()": NOT_RUN})
+    t["cuda_smoke"] = {"ran": False, "reason": "torch.cuda.is_available() is False"}
+    v = g1(target=t, nvml=GB10, cudalibs={"libcudart": [CUDA13]})
+    assert v.status is Status.WARN
+    assert v.summary.startswith("torch 2.9.0+cu130 is built for CUDA 13.0 but cannot see the GPU: "
+                                "torch.cuda.is_available() is False, so the first .cuda() never ran")
+    assert "CUDA_VISIBLE_DEVICES='' in the target's environment" in v.summary and "--gpus" in v.summary
+    ev = {e.what: e.value for e in v.evidence}
+    assert ev["torch.cuda.is_available()"] is False and ev["CUDA_VISIBLE_DEVICES"] == "''"
+    assert ev["first .cuda()"] == "not run: torch.cuda.is_available() is False"
+    assert "docker run --gpus all" in v.fix and "--index-url" not in v.fix  # the build is right: no reinstall
+
+
+def test_a_blind_torch_on_another_gpu_warns_and_names_nvidia_visible_devices():
+    t = target("2.9.0+cu128", "12.8", torch_cuda=BLIND, env={"NVIDIA_VISIBLE_DEVICES": "void"})
+    v = g1(target=t, nvml=H200, cudalibs={"libcudart": []})
+    assert v.status is Status.WARN and "cannot see the GPU" in v.summary
+    assert "NVIDIA_VISIBLE_DEVICES='void'" in v.summary
+
+
+def test_a_cuda12_build_that_cannot_see_the_gpu_still_fails_on_a_gb10():
+    v = g1(target=target("2.9.0+cu128", "12.8", torch_cuda=BLIND), nvml=GB10, cudalibs={"libcudart": [CUDA13]})
+    assert v.status is Status.FAIL and "GB10 needs CUDA 13.x" in v.summary
+
+
+@pytest.mark.parametrize("nv", [GB10, H200], ids=["gb10", "h200"])
+def test_an_unparseable_torch_version_cuda_is_unknown_naming_the_value(nv):
+    v = g1(target=target("2.9.0+weird", "abc"), nvml=nv, cudalibs={"libcudart": [CUDA13]})
+    assert v.status is Status.UNKNOWN
+    assert v.summary.startswith("torch.version.cuda is 'abc', not a CUDA version")
+
+
+def test_a_missing_torch_submodule_is_a_broken_install_not_an_absent_torch():
+    v = g1(target=broken_import("ModuleNotFoundError", "No module named 'torch._C'"), nvml=GB10,
+           cudalibs={"libcudart": [CUDA13]})
+    assert v.status is Status.FAIL
+    assert v.summary.startswith("torch is installed but broken: No module named 'torch._C'")
+    assert "not installed" not in v.summary
+
+
+def test_no_module_torch_while_its_metadata_is_registered_is_a_broken_install():
+    v = g1(target=broken_import("ModuleNotFoundError", "No module named 'torch'"), nvml=GB10,
+           cudalibs={"libcudart": [CUDA13]})
+    assert v.status is Status.FAIL and "registered (importlib.metadata)" in v.summary
+
+
+def test_the_undefined_symbol_is_named_without_trailing_punctuation():
+    err = ("/home/spark/venvs/train/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so: undefined symbol: "
+           "cudaGetDriverEntryPointByVersion, version libcudart.so.12")
+    v = g1(target=broken_import("ImportError", err), nvml=GB10, cudalibs={"libcudart": [CUDA13]})
+    assert v.status is Status.FAIL
+    assert v.summary.startswith("import torch fails: undefined symbol cudaGetDriverEntryPointByVersion "
+                                "(version libcudart.so.12) (CUDA ABI mismatch)")
+    assert "EntryPointByVersion," not in v.summary

@@ -14,6 +14,9 @@ NGC_PACKAGES = {"torch": NGC_TORCH, "torchvision": "0.25.0a0+7a13ad0f", "flash_a
                 "flash-attn": None, "transformer_engine": "2.9.0+70f53666", "unsloth": None}
 NGC_ENV = {"NVIDIA_PYTORCH_VERSION": "25.11"}
 CHECKS = [{"check": "/.dockerenv (Docker marker)", "seen": "present", "matched": True}]
+# NVML as a GB10 reports it (G9 reads it to know whether a GPU is there to fail on)
+GB10 = {"driver_version": {"value": "580.95.05"}, "cuda_driver_version": {"value": "13.0"},
+        "devices": [{"index": 0, "name": {"value": "NVIDIA GB10"}, "compute_capability": {"value": [12, 1]}}]}
 
 
 def target(packages: dict, torch_cuda: str | None = "13.0", torch_ok: bool = True, env: dict | None = None) -> dict:
@@ -64,7 +67,7 @@ def test_ngc_container_with_its_own_stack_is_ok():
 
 def test_pypi_cuda12_torch_over_the_container_fails():
     pk = dict(NGC_PACKAGES, torch="2.9.0+cu128", torchvision="0.24.0+cu128")
-    v = judge(container=docker(), target=target(pk, torch_cuda="12.8"), pins=shipped())
+    v = judge(container=docker(), target=target(pk, torch_cuda="12.8"), pins=shipped(), nvml=GB10)
     assert v.status is Status.FAIL
     assert v.summary.startswith("torch is a CUDA 12.8 build per torch.version.cuda; the pins expect CUDA 13.0")
     assert v.details[0].startswith("torch: installed 2.9.0+cu128, pinned 2.10.0a0+b558c986e8.nv25.11")
@@ -135,7 +138,7 @@ def test_package_versions_unavailable_is_unknown():
 
 def test_user_pin_with_local_label_catches_the_wrong_cuda_wheel_even_if_torch_cannot_import():
     t = target({"torch": "2.9.0+cu128"}, torch_ok=False)
-    v = judge(container=no_container(), target=t, pins=user_pins(("torch", "==2.9.0+cu130", None)))
+    v = judge(container=no_container(), target=t, pins=user_pins(("torch", "==2.9.0+cu130", None)), nvml=GB10)
     assert v.status is Status.FAIL
     assert "a CUDA 12.8 build per its wheel tag; the pins expect CUDA 13.0" in v.summary
 
@@ -146,10 +149,43 @@ def test_public_pin_ignores_the_local_label_when_no_cuda_is_known():
     assert v.status is Status.OK
 
 
-def test_cpu_only_torch_against_cuda_pins_fails():
+def test_cpu_only_torch_against_cuda_pins_fails_where_a_gpu_is_seen():
     v = judge(container=no_container(), target=target({"torch": "2.9.0"}, torch_cuda=None),
-              pins=user_pins(("torch", ">=2.9", None), meta={"cuda": "13.0"}))
+              pins=user_pins(("torch", ">=2.9", None), meta={"cuda": "13.0"}), nvml=GB10)
     assert v.status is Status.FAIL and "a CPU-only build" in v.summary
+    assert "GPU: NVIDIA GB10 (NVML)" in v.summary
+
+
+def test_cpu_only_torch_with_no_gpu_seen_is_drift_not_a_cuda_failure():
+    t = target({"torch": "2.9.0+cpu"}, torch_cuda=None)
+    t["torch_cuda"] = {"available": False, "arch_list": []}
+    v = judge(container=no_container(), target=t, pins=user_pins(("torch", ">=2.9", None), meta={"cuda": "13.0"}),
+              nvml=None)
+    assert v.status is Status.WARN
+    assert v.summary == ("torch is a CPU-only build per torch.version.cuda; the pins expect CUDA 13.0 "
+                         "(drift from /home/u/pins.txt); no GPU seen here, so no CUDA failure is claimed; "
+                         "no container detected (not proof of a bare host)")
+    assert {e.what: e.value for e in v.evidence}["torch CUDA build vs pins"] == "cpu vs 13.0"
+
+
+def test_no_torch_in_the_target_is_unknown_not_drift():
+    pk = {"torch": None, "torchvision": None, "flash-attn": None, "flash_attn": None, "transformer-engine": None}
+    t = target(pk, torch_ok=False)
+    t["stages"]["import torch"] = {"status": "error", "error_type": "ModuleNotFoundError",
+                                   "error": "No module named 'torch'"}
+    v = judge(container=no_container(), target=t, pins=shipped(), nvml=GB10)
+    assert v.status is Status.UNKNOWN, v
+    assert v.summary == "cannot tell: torch not installed in /usr/bin/python3: is --python the training environment?"
+    assert "drift" not in v.summary
+
+
+def test_a_broken_torch_submodule_is_still_compared():
+    # No module named 'torch._C' is a broken install (G1 fails it), not an absent torch: G9 compares
+    t = target({"torch": "2.9.0+cu130"}, torch_ok=False)
+    t["stages"]["import torch"] = {"status": "error", "error_type": "ModuleNotFoundError",
+                                   "error": "No module named 'torch._C'"}
+    v = judge(container=no_container(), target=t, pins=user_pins(("torch", "==2.9.0+cu130", None)), nvml=GB10)
+    assert v.status is Status.OK, v
 
 
 def test_markers_are_evaluated_against_the_target_interpreter():

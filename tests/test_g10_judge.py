@@ -223,3 +223,31 @@ def test_real_tree_scanned_and_judged_survives_a_snapshot_round_trip(tmp_path):
     recorded = Reading.from_dict(json.loads(json.dumps(Reading("tpscan", data, source="scan").to_dict())))
     again = g10.judge(Readings({"tpscan": recorded}), Config())
     assert (again.status, again.summary, again.details) == (live.status, live.summary, live.details)
+
+
+# --- audit fixes: scanned for real, then judged -------------------------------------------------
+
+
+def test_a_config_folder_named_env_is_not_mistaken_for_a_virtualenv(tmp_path):
+    put(tmp_path, "configs/env/two-spark.yaml", "trainer:\n  num_nodes: @2\nmodel:\n  tensor_model_parallel_size: @2\n")
+    v = judge(tpscan.scan([str(tmp_path)], 4 * 1024 * 1024))
+    assert v.status is Status.FAIL
+    assert "configs/env/two-spark.yaml:4: model.tensor_model_parallel_size=2 (training, multi-node)" in v.summary
+
+
+def test_kubernetes_exec_form_with_two_nodes_fails_not_warns(tmp_path):
+    put(tmp_path, "k8s/job.yaml", 'containers:\n  - name: trainer\n    command: ["torchrun", "--nnodes", "@2", '
+                                     '"--nproc-per-node", "1", "train.py", "--tensor-model-parallel-size", "@2"]\n')
+    v = judge(tpscan.scan([str(tmp_path)], 4 * 1024 * 1024))
+    assert v.status is Status.FAIL, v.summary
+    assert "(training, multi-node)" in v.summary
+    assert evidence(v)[f"context of {tmp_path / 'k8s/job.yaml'}"]["node markers"] == ["--nnodes 2"]
+
+
+def test_torchrun_without_nnodes_is_judged_as_one_node_with_the_reason_in_evidence(tmp_path):
+    put(tmp_path, "run.sh", "#!/bin/bash\ntorchrun --nproc-per-node=1 train.py --tensor-model-parallel-size @2\n")
+    v = judge(tpscan.scan([str(tmp_path)], 4 * 1024 * 1024))
+    assert v.status is Status.OK
+    assert "single node" in v.details[0]
+    assert evidence(v)[f"context of {tmp_path / 'run.sh'}"]["node markers"] == [
+        "torchrun without --nnodes: one node (torchrun's default)"]

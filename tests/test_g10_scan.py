@@ -16,7 +16,10 @@ from pathlib import Path
 import pytest
 
 from sparktui.core.config import Config, ScanConfig
+from sparktui.core.verdict import Status
+from sparktui.gotchas import g10_tensor_parallel as g10
 from sparktui.probes import tpscan
+from tests.conftest import readings_of
 
 MB = 1024 * 1024
 
@@ -169,6 +172,52 @@ def test_training_serving_and_node_count_are_told_apart(tmp_path):
     }
 
 
+def test_node_counts_in_argument_arrays_and_yaml_lists(tmp_path):
+    # Kubernetes / Docker exec forms: the flag and its value are separate list items
+    put(tmp_path, "k8s/job.yaml", 'spec:\n  containers:\n    - command: ["torchrun", "--nnodes", "@2", "--node-rank", '
+                                  '"$(RANK)", "train.py", "--tensor-model-parallel-size", "@2"]\n')
+    put(tmp_path, "k8s/list.yaml", "command:\n  - torchrun\n  - --nnodes\n  - \"@2\"\n  - train.py\n"
+                                   "  - --tensor-model-parallel-size\n  - \"@2\"\n")
+    put(tmp_path, "k8s/args.json", '{"args": ["--nnodes", @2, "--tensor-model-parallel-size", "@2"], "max_steps": 10}\n')
+    put(tmp_path, "k8s/ds.json", '{"cmd": ["torchrun", "--nnodes", "@1", "train.py"], "tensor_parallel": {"autotp_size": @2}}\n')
+    data = scan(tmp_path)
+    assert contexts(data) == {"job.yaml": ("training", "multi"), "list.yaml": ("training", "multi"),
+                              "args.json": ("training", "multi"), "ds.json": ("training", "single")}
+    counts = {Path(f).name: c["node_count"] for f, c in data["files"].items()}
+    assert counts == {"job.yaml": 2, "list.yaml": 2, "args.json": 2, "ds.json": 1}
+    assert found(data) >= {("job.yaml", "--tensor-model-parallel-size", "2"), ("list.yaml", "--tensor-model-parallel-size", "2")}
+    v = g10.judge(readings_of(tpscan=data), Config())
+    assert v.status is Status.FAIL
+
+
+def test_a_comma_after_a_key_in_code_is_not_a_node_count():
+    # getattr(args, "num_nodes", 1) is a default in code, not this job's node count
+    assert tpscan.node_info('n = getattr(args, "num_nodes", 1)\n', "python")["nodes"] == "unknown"
+    assert tpscan.node_info("num_nodes:\n  - 1\n", "yaml")["nodes"] == "unknown"
+
+
+def test_torchrun_without_nnodes_is_one_node_and_says_so(tmp_path):
+    put(tmp_path, "train.sh", "#!/bin/bash\ntorchrun --nproc-per-node=1 train.py \\\n  --tensor-model-parallel-size @2\n")
+    put(tmp_path, "pod.yaml", 'command: ["torchrun", "--nproc-per-node", "1", "train.py", "--tp-size", "@2"]\n')
+    put(tmp_path, "vars.sh", "torchrun $DIST_ARGS train.py --tensor-model-parallel-size @2\n")
+    put(tmp_path, "pet.sh", "export PET_NNODES=@2\ntorchrun train.py --tensor-model-parallel-size @2\n")
+    put(tmp_path, "launch.py", 'subprocess.run(["torchrun", "train.py", "--tensor-model-parallel-size", "@2"] + extra)\n')
+    data = scan(tmp_path)
+    ctx = {Path(f).name: c for f, c in data["files"].items()}
+    assert {n: (c["nodes"], c["node_count"]) for n, c in ctx.items()} == {
+        "train.sh": ("single", 1), "pod.yaml": ("single", 1),
+        "vars.sh": ("unknown", None),  # --nnodes may hide in $DIST_ARGS
+        "pet.sh": ("unknown", None),  # PET_NNODES sets it; not resolved here
+        "launch.py": ("unknown", None),  # Python composes the command: no default assumed
+    }
+    assert ctx["train.sh"]["node_markers"] == ["torchrun without --nnodes: one node (torchrun's default)"]
+    assert ctx["vars.sh"]["node_unresolved"] == ["torchrun options from a variable: $DIST_ARGS"]
+    v = g10.judge(readings_of(tpscan=data), Config())
+    by_file = {d.split(":")[0].rsplit("/", 1)[-1]: d for d in v.details}
+    assert "single node" in by_file["train.sh"] and by_file["train.sh"].split(": ")[2].startswith("ok")
+    assert any(e.what.endswith("train.sh") and "torchrun without --nnodes" in str(e.value) for e in v.evidence)
+
+
 def test_served_fine_tuned_model_is_still_serving(tmp_path):
     # "sft"/"finetuned" in a model name is a weak hint; `vllm serve` decides.
     put(tmp_path, "serve.sh", "vllm serve org/llama-sft-finetuned --tensor-parallel-size @2 --served-model-name sft\n")
@@ -195,8 +244,11 @@ def test_vcs_virtualenvs_node_modules_site_packages_and_caches_are_skipped(tmp_p
     tp = "tensor_parallel_size: @2\n"
     put(tmp_path, "real.yaml", tp)
     put(tmp_path, ".git/config.yaml", tp)
+    put(tmp_path, ".venv/pyvenv.cfg", "home = /usr/bin\n")
     put(tmp_path, ".venv/cfg.yaml", tp)
+    put(tmp_path, "venv/bin/activate", "# This file must be used with source\n")  # an old virtualenv: no pyvenv.cfg
     put(tmp_path, "venv/cfg.yaml", tp)
+    put(tmp_path, "env/conda-meta/history", "==> 2025-01-01 <==\n")  # a conda env
     put(tmp_path, "env/cfg.yaml", tp)
     put(tmp_path, "myenv/pyvenv.cfg", "home = /usr/bin\n")
     put(tmp_path, "myenv/lib/cfg.yaml", tp)
@@ -209,6 +261,21 @@ def test_vcs_virtualenvs_node_modules_site_packages_and_caches_are_skipped(tmp_p
     assert data["skipped"] == {"__pycache__": 1, "node_modules": 1, "site-packages": 1, "vcs folder": 1, "virtualenv": 4}
     assert {Path(s["path"]).name for s in data["skipped_sample"]} >= {".git", "myenv", "node_modules", "site-packages"}
     assert data["files_read"] == 1 and data["other_files"] == 1
+
+
+def test_folders_named_like_environments_are_scanned_unless_they_are_one(tmp_path):
+    # configs/env/ is a config folder, not a virtualenv: it has no pyvenv.cfg, conda-meta/ or bin/activate
+    put(tmp_path, "configs/env/two-spark.yaml", "trainer:\n  num_nodes: @2\nmodel:\n  tensor_model_parallel_size: @2\n")
+    put(tmp_path, "venv/serve.sh", "vllm serve m --tensor-parallel-size @2\n")
+    put(tmp_path, ".venv/bin/python3", "")  # a bin/ without activate is not enough
+    put(tmp_path, ".venv/tp.yaml", "tp_size: @2\n")
+    data = scan(tmp_path)
+    assert found(data) == {("two-spark.yaml", "tensor_model_parallel_size", "2"),
+                           ("serve.sh", "--tensor-parallel-size", "2"), ("tp.yaml", "tp_size", "2")}
+    assert data["skipped"] == {}
+    assert contexts(data)["two-spark.yaml"] == ("training", "multi")
+    v = g10.judge(readings_of(tpscan=data), Config())
+    assert v.status is Status.FAIL and "two-spark.yaml" in v.summary
 
 
 def test_python_test_modules_are_skipped_but_launchers_are_read(tmp_path):

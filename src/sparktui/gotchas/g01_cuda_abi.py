@@ -38,7 +38,68 @@ dpkg -S "$(ldconfig -p | awk '/libcudart.so.12 /{print $NF; exit}')"
 ```
 """
 
-_UNDEF = re.compile(r"undefined symbol:?\s*(\S+)")
+FIX_NO_GPU = """\
+torch is built for the right CUDA but cannot see the GPU, so nothing ran on it. Check that the
+driver sees the GB10, that a container was started with the GPUs passed through, and that the
+training environment does not hide them:
+
+```bash
+nvidia-smi                                          # the driver must list the GPU first
+docker run --gpus all -it --rm nvcr.io/nvidia/pytorch:25.11-py3    # containers: --gpus all
+env | grep -E 'CUDA_VISIBLE_DEVICES|NVIDIA_VISIBLE_DEVICES'          # empty or -1 hides every GPU
+unset CUDA_VISIBLE_DEVICES
+python -c "import torch; print(torch.cuda.is_available(), torch.cuda.device_count())"
+```
+"""
+
+# glibc: "undefined symbol: cudaGetDriverEntryPointByVersion, version libcudart.so.12"
+_UNDEF = re.compile(r"undefined symbol:?\s*([^\s,;]+)(?:[,;]?\s*version\s+([^\s,;]+))?")
+_NO_MODULE = re.compile(r"No module named '([^']+)'")
+_CUDA_VERSION = re.compile(r"^\s*(\d+)(?:\.\d+)*\s*$")
+_VISIBILITY_ENV = ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES")
+
+
+def undefined_symbol(err: str) -> tuple[str, str | None] | None:
+    """(symbol, symbol version) named by an undefined-symbol ImportError, trailing punctuation dropped."""
+    m = _UNDEF.search(err or "")
+    if not m:
+        return None
+    sym = m.group(1).rstrip(".,;:)'\"")
+    ver = m.group(2).rstrip(".,;:)'\"") if m.group(2) else None
+    return (sym, ver) if sym else None
+
+
+def missing_module(stage: dict) -> str | None:
+    """The module a ModuleNotFoundError names ('torch', 'torch._C', 'numpy' ...), else None."""
+    if stage.get("status") != "error" or stage.get("error_type") != "ModuleNotFoundError":
+        return None
+    m = _NO_MODULE.search(stage.get("error") or "")
+    return m.group(1) if m else None
+
+
+def torch_not_installed(t: dict) -> bool:
+    """True when ``import torch`` in the target failed because there is no module 'torch' at all."""
+    return missing_module(_stage(t, "import torch")) == "torch"
+
+
+def _cuda_major(cuda: object) -> int | None:
+    """Major of a torch.version.cuda string ("13.0" -> 13); None when it is not a version."""
+    m = _CUDA_VERSION.match(str(cuda))
+    return int(m.group(1)) if m else None
+
+
+def _no_gpu_finding(t: dict, version: str | None, cuda: str, ev: EvidenceList) -> str:
+    """The words for a CUDA build of torch that cannot see the GPU (and the env that may hide it)."""
+    env = (t.get("python") or {}).get("env") or {}
+    seen = []
+    for k in _VISIBILITY_ENV:
+        if k in env:
+            ev.add(k, "target environment", repr(env[k]))
+            seen.append(f"{k}={env[k]!r}")
+    where = f" ({', '.join(seen)} in the target's environment)" if seen else ""
+    return (f"torch {version} is built for CUDA {cuda} but cannot see the GPU: torch.cuda.is_available() is False, "
+            f"so the first .cuda() never ran{where}; a container started without --gpus, or "
+            f"CUDA_VISIBLE_DEVICES empty?")
 
 
 def _stage(t: dict, name: str) -> dict:
@@ -46,9 +107,11 @@ def _stage(t: dict, name: str) -> dict:
 
 
 def judge(r: Readings, cfg: Config) -> Verdict:
-    """fail: torch cannot load or run CUDA here (undefined symbol, signal, CUDA 12 or CPU build on
-    GB10); warn: leftovers that cause it later (libcudart.so.12 beside .13, system .so.13 missing);
-    unknown: no torch in the target, no GPU to judge against, or the probe hung."""
+    """fail: torch cannot load or run CUDA here (undefined symbol, signal, a torch submodule missing,
+    CUDA 12 or CPU build on GB10); warn: leftovers that cause it later (libcudart.so.12 beside .13,
+    system .so.13 missing), or a right build that cannot see the GPU (is_available() False, so the
+    first .cuda() never ran); unknown: no torch in the target, no GPU to judge against, a
+    torch.version.cuda that is not a version, or the probe hung."""
     tr = r.get_reading("target")
     if tr.data is None:
         return unknown_from(ID, tr, "target interpreter")
@@ -71,11 +134,20 @@ def judge(r: Readings, cfg: Config) -> Verdict:
     if status == "error":
         err = imp.get("error") or ""
         ev.add("import torch", "target interpreter", f"{imp.get('error_type')}: {err[:300]}")
-        m = _UNDEF.search(err)
-        if imp.get("error_type") == "ModuleNotFoundError" and "torch" in err:
+        undef = undefined_symbol(err)
+        missing = missing_module(imp)
+        if missing == "torch" and not wheel:
             findings.append((Status.UNKNOWN, f"torch is not installed in {t.get('interpreter')}; point --python at the training environment"))
-        elif m:
-            findings.append((Status.FAIL, f"import torch fails: undefined symbol {m.group(1)} (CUDA ABI mismatch)"))
+        elif missing == "torch":
+            findings.append((Status.FAIL, f"torch {wheel} is registered (importlib.metadata) but `import torch` finds "
+                                          "no module 'torch': a half-removed or broken install"))
+        elif missing and missing.startswith("torch."):
+            findings.append((Status.FAIL, f"torch is installed but broken: No module named '{missing}' "
+                                          "(an incomplete or mixed install; reinstall torch)"))
+        elif undef:
+            sym, ver = undef
+            findings.append((Status.FAIL, f"import torch fails: undefined symbol {sym}"
+                                          + (f" (version {ver})" if ver else "") + " (CUDA ABI mismatch)"))
         else:
             findings.append((Status.FAIL, f"import torch fails: {imp.get('error_type')}: {err.splitlines()[0][:120] if err else ''}"))
     elif status == "crashed":
@@ -89,26 +161,41 @@ def judge(r: Readings, cfg: Config) -> Verdict:
         findings.append((Status.UNKNOWN, f"import torch was {status or 'not run'}"))
 
     cuda = torch.get("cuda") if status == "done" else None
+    no_gpu = None  # the finding for a CUDA torch that cannot see the GPU (it has its own fix)
     if status == "done":
-        ev.add("torch.__version__", "target interpreter", torch.get("version"))
+        version = torch.get("version")
+        ev.add("torch.__version__", "target interpreter", version)
         ev.add("torch.version.cuda (authoritative)", "target interpreter", cuda)
-        cmaj = major(cuda)
-        if gpu.is_gb10:
+        cmaj = _cuda_major(cuda) if cuda is not None else None
+        tc = t.get("torch_cuda")
+        blind = isinstance(tc, dict) and tc.get("available") is False  # seen False, not merely unread
+        if blind:  # the evidence the ok would otherwise lack (when True, the first .cuda() shows it)
+            ev.add("torch.cuda.is_available()", "target interpreter", False)
+        if gpu.seen and cuda is not None and cmaj is None:
+            findings.append((Status.UNKNOWN, f"torch.version.cuda is {cuda!r}, not a CUDA version: torch {version} "
+                                             "cannot be judged against the GPU"))
+        elif gpu.is_gb10:
             if cuda is None:
-                findings.append((Status.FAIL, f"torch {torch.get('version')} is a CPU-only build on a GB10"))
-            elif cmaj is not None and cmaj < 13:
-                findings.append((Status.FAIL, f"torch {torch.get('version')} is built for CUDA {cuda}; GB10 needs CUDA 13.x"))
+                findings.append((Status.FAIL, f"torch {version} is a CPU-only build on a GB10"))
+            elif cmaj < 13:
+                findings.append((Status.FAIL, f"torch {version} is built for CUDA {cuda}; GB10 needs CUDA 13.x"))
+            elif blind:
+                no_gpu = _no_gpu_finding(t, version, cuda, ev)
+                findings.append((Status.WARN, no_gpu))
             else:
-                findings.append((Status.OK, f"torch {torch.get('version')} is built for CUDA {cuda}, as GB10 needs"))
+                findings.append((Status.OK, f"torch {version} is built for CUDA {cuda}, as GB10 needs"))
         elif gpu.seen:
             dmaj = major(gpu.driver_cuda)
             ev.add("driver's CUDA version", "NVML nvmlSystemGetCudaDriverVersion_v2", gpu.driver_cuda)
             if cuda is None:
-                findings.append((Status.WARN, f"torch {torch.get('version')} is a CPU-only build on {gpu.label()}"))
+                findings.append((Status.WARN, f"torch {version} is a CPU-only build on {gpu.label()}"))
             elif dmaj is None:
                 findings.append((Status.UNKNOWN, f"torch built for CUDA {cuda}; driver's CUDA version unreadable ({gpu.label()})"))
-            elif cmaj is not None and cmaj > dmaj:
+            elif cmaj > dmaj:
                 findings.append((Status.FAIL, f"torch built for CUDA {cuda} but the driver supports only CUDA {gpu.driver_cuda}"))
+            elif blind:
+                no_gpu = _no_gpu_finding(t, version, cuda, ev)
+                findings.append((Status.WARN, no_gpu))
             else:
                 findings.append((Status.OK, f"torch built for CUDA {cuda}; driver supports CUDA {gpu.driver_cuda} (not a GB10: judged by the driver)"))
         else:
@@ -126,6 +213,8 @@ def judge(r: Readings, cfg: Config) -> Verdict:
         findings.append((Status.UNKNOWN, f"first .cuda() did not finish: {smoke.get('error')}"))
     elif smoke.get("status") == "done" and (t.get("cuda_smoke") or {}).get("ran"):
         ev.add("first .cuda()", "target interpreter", f"ok in {(t.get('cuda_smoke') or {}).get('seconds', 0):.2f} s")
+    elif smoke.get("status") == "done" and (t.get("cuda_smoke") or {}).get("ran") is False:
+        ev.add("first .cuda()", "target interpreter", f"not run: {(t.get('cuda_smoke') or {}).get('reason') or 'no reason given'}")
 
     cudart = t.get("cudart") or {}
     c13 = cudart.get("libcudart.so.13")
@@ -157,8 +246,13 @@ def judge(r: Readings, cfg: Config) -> Verdict:
         if others:
             summary += f" (+{len(others)} more)"
     details = tuple(f"{s.value}: {m}" for s, m in sorted(findings, key=lambda f: -f[0].severity))
-    return Verdict(ID, status_all, summary, evidence=ev.tuple(),
-                   fix=FIX if status_all in (Status.FAIL, Status.WARN) else "", details=details)
+    fix = ""
+    if status_all in (Status.FAIL, Status.WARN):
+        others = [m for s, m in findings if s in (Status.FAIL, Status.WARN) and m != no_gpu]
+        fix = FIX if others else ""
+        if no_gpu:
+            fix = f"{fix}\n{FIX_NO_GPU}" if fix else FIX_NO_GPU
+    return Verdict(ID, status_all, summary, evidence=ev.tuple(), fix=fix, details=details)
 
 
 GOTCHA = Gotcha(

@@ -34,7 +34,9 @@ the same author later measured NVFP4 about 1.5x faster than FP8 on a dense model
 """
 
 _NATIVE = re.compile(r"^(sm|compute)_(121a|120f|121f)$")
-_FAMILY12 = re.compile(r"^(sm|compute)_12\d[a-z]?$")
+# Machine code runs on the same major and a minor at least its own; an arch-specific "a" target
+# (sm_120a) runs only on exactly that chip, so it is no code for SM121 at all.
+_RUNS_ON_121 = re.compile(r"^sm_12[01]$")
 _ENV_NATIVE = re.compile(r"(^|[;\s,])(12\.1a|12\.0f|12\.1f)(\+PTX)?($|[;\s,])", re.I)
 
 
@@ -44,9 +46,11 @@ def _arch_num(a: str) -> int | None:
 
 
 def judge(r: Readings, cfg: Config) -> Verdict:
-    """skip off SM121; on SM121: ok when the torch build has sm_121a/sm_120f kernels, warn when it
-    only has generic 12.x (or only PTX) kernels, fail when it has nothing for 12.x at all; unknown
-    when the capability or the arch list cannot be read."""
+    """skip off SM121; on SM121: ok when the torch build has sm_121a/sm_120f kernels (warn instead
+    when TORCH_CUDA_ARCH_LIST would build new kernels without them), warn when it only has generic
+    sm_120/sm_121 (or only PTX) kernels, fail when it has nothing SM121 can run (a CPU-only build,
+    or only other chips' code: sm_120a runs on sm_120 alone); unknown when the capability or the
+    arch list cannot be read (get_arch_list() is [] whenever torch cannot see the GPU)."""
     gpu = GpuFacts(r, cfg)
     ev = EvidenceList()
     if gpu.capability is None:
@@ -68,22 +72,29 @@ def judge(r: Readings, cfg: Config) -> Verdict:
     details = []
     if env_list is not None and not _ENV_NATIVE.search(env_list):
         details.append(f"TORCH_CUDA_ARCH_LIST={env_list!r} has no 12.1a/12.0f: kernels you build now lack NVFP4 paths for SM121")
+    torch_info = t.get("torch") or {}
+    if not arch and torch_info.get("version") and torch_info.get("cuda") is None and "cuda" in torch_info:
+        ev.add("torch.version.cuda", "target interpreter", None)
+        return Verdict(ID, Status.FAIL, f"SM121, but torch {torch_info['version']} is a CPU-only build: no GPU kernels at all",
+                       evidence=ev.tuple(), details=tuple(details), fix=FIX)
     if not arch:
-        why = tc.get("arch_list_error") or ((t.get("stages") or {}).get("torch.cuda") or {}).get("error") or r.get_reading("target").error or "torch.cuda facts unavailable"
+        if isinstance(arch, list) and tc.get("available") is False:  # read, and empty for that reason
+            why = "torch.cuda.is_available() is False (torch cannot see the GPU), and get_arch_list() is then []"
+        else:
+            why = tc.get("arch_list_error") or ((t.get("stages") or {}).get("torch.cuda") or {}).get("error") or r.get_reading("target").error or "torch.cuda facts unavailable"
         ev.add("torch.cuda.get_arch_list()", "target interpreter", f"unavailable: {why}")
         return Verdict(ID, Status.UNKNOWN, "SM121 confirmed, but the build's arch list could not be read", evidence=ev.tuple(),
                        details=tuple(details), fix=FIX)
     ev.add("torch.cuda.get_arch_list()", "target interpreter", arch)
     native = [a for a in arch if _NATIVE.match(a)]
-    family = [a for a in arch if _FAMILY12.match(a)]
-    sass12 = [a for a in family if a.startswith("sm_")]
-    ptx_ok = [a for a in arch if a.startswith("compute_") and (_arch_num(a) or 0) <= 121]
+    sass12 = [a for a in arch if _RUNS_ON_121.match(a)]
+    ptx_ok = [a for a in arch if re.match(r"^compute_\d+$", a) and (_arch_num(a) or 0) <= 121]
     if native:
         status, summary = Status.OK, f"SM121 and the torch build has {', '.join(native)} kernels: NVFP4 can use native paths; still measure against FP8"
     elif sass12:
         status, summary = Status.WARN, f"SM121, torch built for {', '.join(sass12)} but not sm_121a/sm_120f: NVFP4 kernels may fall back; benchmark FP8 first"
     elif ptx_ok:
-        status, summary = Status.WARN, f"SM121 with no 12.x machine code (only PTX {', '.join(ptx_ok)}): JIT at start-up and no native NVFP4"
+        status, summary = Status.WARN, f"SM121 with no machine code it can run (only PTX {', '.join(ptx_ok)}): JIT at start-up and no native NVFP4"
     else:
         status, summary = Status.FAIL, f"SM121, but the torch build targets only {', '.join(arch)}: no kernels for this GPU"
     if details and status is Status.OK:

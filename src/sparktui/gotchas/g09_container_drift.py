@@ -18,7 +18,9 @@ from sparktui.core.versions import (
     parse_version,
     specifiers_contain,
 )
+from sparktui.gotchas._facts import field_value
 from sparktui.gotchas.base import Gotcha, unknown_from
+from sparktui.gotchas.g01_cuda_abi import torch_not_installed
 
 ID = "G9"
 
@@ -234,12 +236,33 @@ def _where(c: dict | None, t: dict) -> tuple[bool | None, str, dict | None]:
     return True, words, ngc
 
 
+def _gpu_seen(r: Readings, t: dict) -> str | None:
+    """Words for the GPU this machine shows (NVML, else the target's torch), or None if none seen.
+    A configured name hint does not count: G9 claims a CUDA failure only for a GPU it saw."""
+    nv = r.data("nvml") or {}
+    devs = nv.get("devices") or [] if isinstance(nv, dict) else []
+    if devs and isinstance(devs[0], dict):
+        name = field_value(devs[0], "name")
+        return f"{name or 'a GPU'} (NVML)"
+    tc = t.get("torch_cuda") or {}
+    if isinstance(tc, dict) and tc.get("available") is True:
+        devs = tc.get("devices") or []
+        name = (devs[0].get("name") if devs and isinstance(devs[0], dict) else None) or tc.get("name")
+        return f"{name or 'a GPU'} (the target's torch)"
+    return None
+
+
 def judge(r: Readings, cfg: Config) -> Verdict:
     """Rules, in order:
 
     - target or pins reading missing (a malformed pins file included): ``unknown`` with the reason.
+    - ``unknown``: torch is pinned but not installed in the target at all (`import torch` finds no
+      module 'torch'): most likely not the training interpreter, so its drift means nothing (G1
+      says the same).
     - ``fail``: torch (or torchvision/torchaudio by wheel tag) is built for a different CUDA major
-      than the pins expect, e.g. a PyPI cu128 wheel where the NGC set is CUDA 13: G1's crash.
+      than the pins expect, e.g. a PyPI cu128 wheel where the NGC set is CUDA 13: G1's crash. Only
+      where a GPU was seen (NVML or the target's torch); with none seen the same drift is a
+      ``warn`` that says no CUDA failure is claimed.
     - ``warn``: any other drift (a version outside the pin, a pinned package missing), listed
       package by package, ABI-coupled packages first; also a container whose NGC release differs
       from the shipped set being compared against.
@@ -280,6 +303,18 @@ def judge(r: Readings, cfg: Config) -> Verdict:
 
     cmp = compare(t, pins)
     entries = [e for e in cmp["entries"] if e["status"] != "not-applicable"]
+    imp = (t.get("stages") or {}).get("import torch") or {}
+    no_torch = torch_not_installed(t) or (imp.get("status") != "done" and "torch" in (_installed(t) or {})
+                                          and (_installed(t) or {}).get("torch") is None)
+    if no_torch and any(e["name"] == "torch" for e in entries):
+        ev.add("import torch", "target interpreter",
+               f"{imp.get('error_type')}: {imp.get('error')}" if imp.get("status") == "error" else imp.get("status", "not reported"))
+        interp = t.get("interpreter") or "the target interpreter"
+        return Verdict(ID, Status.UNKNOWN,
+                       f"cannot tell: torch not installed in {interp}: is --python the training environment?",
+                       evidence=ev.tuple(),
+                       details=(f"{len(entries)} pins not compared: the drift of an interpreter without torch says "
+                                "nothing about the training stack",))
     for e in entries:
         ev.add(f"{e['name']} installed (pinned {e['pinned']})", "target importlib.metadata",
                "not reported" if e["status"] == "unreported" else (e["installed"] or "not installed"))
@@ -312,8 +347,16 @@ def judge(r: Readings, cfg: Config) -> Verdict:
     worst = [e for e in drift if e["status"] == "cuda-mismatch"]
     if worst:
         e = worst[0]
-        summary = f"{e['name']} is {e['note']}; {where}"
-        return Verdict(ID, Status.FAIL, summary, evidence=ev.tuple(), fix=FIX, details=tuple(details))
+        gpu = _gpu_seen(r, t)
+        ev.add("GPU seen", "NVML / target torch.cuda", gpu or "none (NVML named no device; torch.cuda.is_available() not True)")
+        if gpu:
+            summary = f"{e['name']} is {e['note']}; GPU: {gpu}; {where}"
+            return Verdict(ID, Status.FAIL, summary, evidence=ev.tuple(), fix=FIX, details=tuple(details))
+        others = len(drift) - 1
+        summary = (f"{e['name']} is {e['note']} (drift from {label}"
+                   + (f", +{others} more drifting" if others else "")
+                   + "); no GPU seen here, so no CUDA failure is claimed; " + where)
+        return Verdict(ID, Status.WARN, summary, evidence=ev.tuple(), fix=FIX, details=tuple(details))
     if drift:
         names = ", ".join(e["name"] for e in drift[:4]) + (", ..." if len(drift) > 4 else "")
         prefix = "pip-installed over the image? " if ngc else ""
@@ -343,12 +386,13 @@ GOTCHA = Gotcha(
            "match is reported as 'not detected', never as proof of a bare host. Then compares the training "
            "interpreter's installed versions (PEP 440, local labels such as +cu130 included) with a pin "
            "set: the shipped NGC PyTorch set by default, or your own requirements/constraints file "
-           "(--pins). A torch built for another CUDA major than the pins fails; other drift warns, listed "
-           "package by package."),
+           "(--pins). A torch built for another CUDA major than the pins fails where a GPU is seen (NVML "
+           "or the target's torch) and warns where none is; other drift warns, listed package by package. "
+           "An interpreter without torch is not judged: it is probably not the training one."),
     fix=FIX,
     intrusive=False,
     cadence_s=None,
-    probes=("container", "target", "pins"),
+    probes=("container", "target", "pins", "nvml"),
     judge=judge,
     references=(
         "NGC PyTorch release notes: since 25.03 the image pins its packages in /etc/pip/constraint.txt",

@@ -65,10 +65,12 @@ CHECK = (
     "otherwise. Each file is classed as training or serving (torchrun, accelerate launch, deepspeed, "
     "optimizer/trainer keys vs. vllm serve, trtllm-serve, sglang.launch_server, NIM) and as "
     "multi-node or single node (--nnodes, num_nodes, num_machines, --node-rank, MASTER_ADDR, rdzv "
-    "endpoints, Ray clusters, hostfiles); a config with no node count of its own takes it from a "
+    "endpoints, Ray clusters, hostfiles; flags also in Kubernetes/Docker argument arrays; torchrun "
+    "without --nnodes is one node, its default); a config with no node count of its own takes it from a "
     "launch script that names it. TP > 1 in training across nodes fails; in training with the node "
-    "count unknown it warns; serving with TP=2 is ok. It skips .git, virtualenvs, node_modules, "
-    "site-packages, binary and oversized files, survives unreadable folders and symlink loops, and "
+    "count unknown it warns; serving with TP=2 is ok. It skips .git, node_modules, site-packages, "
+    "virtualenvs and conda envs (known by pyvenv.cfg, conda-meta/ or bin/activate, never by a folder "
+    "name such as env/ alone), binary and oversized files, survives unreadable folders and symlink loops, and "
     "reports what it skipped. Finding nothing is ok only if files were read."
 )
 

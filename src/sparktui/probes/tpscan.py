@@ -47,13 +47,29 @@ _EXT_KIND = {
 _NAME_KIND = {"Dockerfile": "dockerfile", "Containerfile": "dockerfile", ".env": "env"}
 _SHEBANG = re.compile(rb"#![^\n]*\b(?:sh|bash|zsh|dash|ksh)\b")
 
-# Folders never entered (their names); folders holding pyvenv.cfg are virtualenvs too.
+# Folders never entered (their names). Any folder holding pyvenv.cfg or conda-meta/ is an
+# environment and is skipped too.
 _SKIP_DIRS = {
     ".git": "vcs folder", ".hg": "vcs folder", ".svn": "vcs folder",
     "node_modules": "node_modules", "site-packages": "site-packages", "dist-packages": "site-packages",
-    "__pycache__": "__pycache__", ".venv": "virtualenv", "venv": "virtualenv", "env": "virtualenv",
-    ".tox": "virtualenv", ".mypy_cache": "tool cache", ".pytest_cache": "tool cache",
+    "__pycache__": "__pycache__", ".tox": "virtualenv", ".mypy_cache": "tool cache", ".pytest_cache": "tool cache",
 }
+# Names environments usually have, but so do config folders (`configs/env/two-spark.yaml`): these
+# are skipped only when the folder really is one (pyvenv.cfg, conda-meta/ or bin/activate inside).
+_ENV_NAMES = frozenset({".venv", "venv", "env", ".env"})
+_ENV_MARKERS = ("pyvenv.cfg", "conda-meta", os.path.join("bin", "activate"))
+_ENV_ENTRIES = frozenset({"pyvenv.cfg", "conda-meta"})  # checked in every folder's own listing
+
+
+def _is_environment(path: str) -> bool:
+    """A folder with an environment's name is skipped only if it holds an environment's marker."""
+    for marker in _ENV_MARKERS:
+        try:
+            os.stat(os.path.join(path, marker))
+            return True
+        except OSError:
+            continue
+    return False
 
 # Kernel and device trees under / hold no launch configs, and reading their files can block.
 _SYSTEM_DIRS = {"proc": "system folder", "sys": "system folder", "dev": "system folder"}
@@ -129,13 +145,21 @@ _TRAIN_NAME = re.compile(r"(?<![a-z])(?:train|fine[-_]?tun|sft|pretrain|grpo|dpo
 _SERVE_NAME = re.compile(r"serv|infer|deploy|(?<![a-z])nim(?![a-z])", re.I)
 
 # Node counts: `--nnodes 2`, `--nnodes=1:2`, `num_nodes: 2`, `trainer.num_nodes=2`, accelerate
-# `num_machines: 2`, SLURM `--nodes=2`/`-N 2`.
+# `num_machines: 2`, SLURM `--nodes=2`/`-N 2`; a flag also in argument arrays, as Kubernetes and
+# Docker exec forms write them: `["torchrun", "--nnodes", "2"]` and YAML lists (`- --nnodes` then
+# `- "2"`). The `,` and `- ` separators count after a flag only (`getattr(a, "num_nodes", 1)` is
+# not a node count).
 _NODE_COUNT = re.compile(
     r"(?P<k>(?<![\w-])--?nnodes|(?<![\w])(?:[\w-]+\.)*nnodes|(?<![\w-])--?num[-_]nodes|(?<![\w])(?:[\w-]+\.)*num_nodes"
     r"|(?<![\w-])--?num[-_]machines|(?<![\w])num_machines|(?<![\w-])--nodes|#SBATCH\s+-N|\bsrun\s+-N)"
-    r"""["']?\s*[:=]?\s*["']?(?P<v>\$\{[^}\n]*\}|\$[A-Za-z_]\w*|\d+(?::\d+)?)""",
+    r"""(?P<sep>["']?\s*[:=,]?\s*(?:-\s+)?["']?)(?P<v>\$\{[^}\n]*\}|\$[A-Za-z_]\w*|\d+(?::\d+)?)""",
     re.I,
 )
+# torchrun (and torch.distributed.run/launch) without --nnodes runs on one node; PET_NNODES is the
+# environment variable that sets it instead.
+_TORCHRUN = re.compile(r"\btorchrun\b|torch\.distributed\.(?:run|launch)\b")
+_NNODES_ANYWHERE = re.compile(r"nnodes", re.I)
+_SCRIPT_ARG = re.compile(r"""[^\s"',\]]+\.py\b|(?<![\w-])(?:-m|--module|--no[-_]python)(?![\w-])""")
 _MULTI_HINTS = re.compile(
     r"(?<![\w-])--?node[-_]rank\b|\bNODE_RANK\b|\bmachine_rank\s*:\s*[1-9]|\bmain_process_ip\s*:\s*\S"
     r"|(?:--master[-_]addr|MASTER_ADDR)[=\s\"']+(?!localhost|127\.|\"?\$?\{?HOSTNAME)[\w$.{}-]+"
@@ -285,7 +309,7 @@ def _walk(st: _Scan, root: str) -> bool:
     root itself could not be read."""
     stack = [root]
     root_ok = True
-    ext_kind, name_kind, skip_dirs, visited = _EXT_KIND, _NAME_KIND, _SKIP_DIRS, st.visited
+    ext_kind, name_kind, skip_dirs, visited, env_names = _EXT_KIND, _NAME_KIND, _SKIP_DIRS, st.visited, _ENV_NAMES
     while stack:
         if time.monotonic() > st.deadline:
             st.truncated = f"stopped after {st.deadline_s:g} s; {len(stack)} folders not scanned"
@@ -307,7 +331,7 @@ def _walk(st: _Scan, root: str) -> bool:
             root_ok = root_ok and d != root
             continue
         try:
-            if d != root and any(e.name == "pyvenv.cfg" for e in entries):
+            if d != root and any(e.name in _ENV_ENTRIES for e in entries):
                 st.skip(d, "virtualenv")
                 continue
             st.dirs_walked += 1
@@ -330,6 +354,8 @@ def _walk(st: _Scan, root: str) -> bool:
                         files.append((name, kind))
                     elif e.is_dir():
                         reason = skip_dirs.get(name) or (prefix == "/" and _SYSTEM_DIRS.get(name))
+                        if not reason and name in env_names and _is_environment(prefix + name):
+                            reason = "virtualenv"
                         if reason:
                             st.skip(prefix + name, reason)
                             continue
@@ -435,7 +461,7 @@ def _take_hit(st: _Scan, path: str, kind: str, data: bytes) -> None:
     if not found:
         return
     shown = os.path.normpath(path)
-    ctx = file_context(text, os.path.basename(path))
+    ctx = file_context(text, os.path.basename(path), kind)
     ctx["kind"] = kind
     kept = False
     for m in found:
@@ -624,7 +650,7 @@ def _markers(rx: re.Pattern, text: str) -> list[str]:
     return seen
 
 
-def file_context(text: str, name: str) -> dict[str, Any]:
+def file_context(text: str, name: str, kind: str | None = None) -> dict[str, Any]:
     """Training or serving, multi-node or single node, from a file's content and name (with the
     markers that decided it, so the verdict can show its evidence)."""
     training = _markers(_TRAINING_STRONG, text)
@@ -642,28 +668,62 @@ def file_context(text: str, name: str) -> dict[str, Any]:
             serving.append(f"file name '{name}'")
         context = "training" if training else "serving" if serving else "unknown"
     ctx = {"context": context, "training_markers": training, "serving_markers": serving}
-    ctx.update(node_info(text))
+    ctx.update(node_info(text, kind))
     return ctx
 
 
-def node_info(text: str) -> dict[str, Any]:
+def _torchrun_default(text: str) -> tuple[str | None, str | None]:
+    """(marker, None) when the file launches torchrun with no node count anywhere, so torchrun's
+    default of one node applies; (None, why) when torchrun's options come from a variable, so
+    --nnodes may hide in it; (None, None) when there is no torchrun launch to speak of."""
+    if _NNODES_ANYWHERE.search(text):
+        return None, None  # a node count (read above, or unresolved) decides, not the default
+    found = None
+    for m in _TORCHRUN.finditer(text):
+        end = text.find("\n", m.end())
+        while end != -1 and text[end - 1:end] == "\\":  # shell line continuation
+            end = text.find("\n", end + 1)
+        line = text[m.end(): end if end != -1 else len(text)]
+        script = _SCRIPT_ARG.search(line)
+        opts = line[: script.start()] if script else line
+        if "$" in opts:
+            return None, f"{m.group(0)} options from a variable: {' '.join(opts.split())[:40]}"
+        found = found or m.group(0)
+    if found:
+        return f"{found} without --nnodes: one node (torchrun's default)", None
+    return None, None
+
+
+def _node_marker(m: re.Match) -> str:
+    """`--nnodes=2` as written; a flag and value from an argument array as `--nnodes 2`."""
+    sep = m.group("sep")
+    if "," in sep or "\n" in sep or "-" in sep:
+        return f"{m.group('k')} {m.group('v')}"[:60]
+    return " ".join(m.group(0).split())[:60]
+
+
+def node_info(text: str, kind: str | None = None) -> dict[str, Any]:
+    """Multi-node or single node, from node counts, multi-node hints (--node-rank, a remote
+    MASTER_ADDR ...), --standalone, or torchrun's one-node default (not for Python code)."""
     counts: list[int] = []
     unresolved: list[str] = []
     markers: list[str] = []
     assigns = _assignments(text)
     for m in _NODE_COUNT.finditer(text):
+        if (("," in m.group("sep") or "-" in m.group("sep")) and not m.group("k").startswith("-")):
+            continue  # `"num_nodes", 1` in code, `num_nodes:\n  - 2`: not a setting
         v = m.group("v")
         if v.startswith("$"):
             lineno = text.count("\n", 0, m.start()) + 1
             r, _via = _resolve(v, assigns, lineno + 1)
             if r is None or _as_int(r.split(":")[-1]) is None:
-                unresolved.append(" ".join(m.group(0).split())[:60])
+                unresolved.append(_node_marker(m))
                 continue
             v = r
         n = max(_as_int(x) or 0 for x in v.split(":"))
         counts.append(n)
         if len(markers) < MAX_MARKERS:
-            markers.append(" ".join(m.group(0).split())[:60])
+            markers.append(_node_marker(m))
     hints = _markers(_MULTI_HINTS, text)
     single = _markers(_SINGLE_HINTS, text)
     if counts:
@@ -677,6 +737,12 @@ def node_info(text: str) -> dict[str, Any]:
         markers = single
     else:
         nodes, count = "unknown", None
+        if kind != "python" and not unresolved:  # Python code composes commands: no default there
+            default, why = _torchrun_default(text)
+            if default:
+                nodes, count, markers = "single", 1, [default]
+            elif why:
+                unresolved.append(why)
     if counts and max(counts) > 1:
         markers += [h for h in hints if h not in markers][: MAX_MARKERS - len(markers)]
     return {"nodes": nodes, "node_count": count, "node_markers": markers[:MAX_MARKERS],
@@ -722,7 +788,7 @@ def _lend_launcher_context(st: _Scan) -> None:
                     if shown is None or shown == lshown:
                         continue
                     if lctx is None:
-                        lctx = file_context(text, os.path.basename(lpath))
+                        lctx = file_context(text, os.path.basename(lpath), "shell")
                     _lend(st.files[shown], lctx, lshown)
                     break
     for ctx in st.files.values():
