@@ -207,6 +207,79 @@ async def test_command_palette_offers_the_actions():
         assert hits and "bandwidth" in str(hits[0].match_display).lower()
 
 
+async def test_command_palette_runs_the_action_it_offers():
+    app = replay_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await loaded(app, pilot)
+        await pilot.press("ctrl+p")
+        await pilot.pause(0.3)
+        for ch in "events log":
+            await pilot.press("space" if ch == " " else ch)
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await pilot.pause(0.3)
+        assert isinstance(app.screen, EventsScreen)
+
+
+async def test_mouse_click_selects_and_a_second_click_opens_the_card():
+    app = replay_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await loaded(app, pilot)
+        cl = app.query_one(Checklist)
+        row_y = 2 + 3  # inside the border, under the header: G4 is the fourth row
+        await pilot.click(Checklist, offset=(12, row_y))
+        await pilot.pause(0.2)
+        assert cl.selected_id == "G4" and not isinstance(app.screen, CardScreen)
+        await pilot.click(Checklist, offset=(12, row_y))
+        await pilot.pause(0.3)
+        assert isinstance(app.screen, CardScreen) and app.screen.gotcha.id == "G4"
+
+
+async def test_playbook_issue_keys_enter_o_and_y(monkeypatch):
+    import webbrowser
+
+    opened, copied = [], []
+    monkeypatch.setattr(webbrowser, "open", lambda url: opened.append(url) or True)
+    app = replay_app()
+    app.copy_to_clipboard = lambda text: copied.append(text)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await loaded(app, pilot)
+        app.query_one("#tabs").active = "tab-playbooks"
+        await pilot.pause(0.2)
+        table = app.query_one("#pb-table")
+        table.focus()
+        await pilot.pause(0.2)
+        assert table.row_count == 2
+        await pilot.press("enter")
+        await pilot.pause(0.3)
+        assert isinstance(app.screen, MessageScreen) and app.screen.title_text.startswith("#88 vLLM container")
+        await pilot.press("escape")
+        await pilot.pause(0.2)
+        await pilot.press("y")
+        await pilot.press("o")
+        await pilot.pause(0.2)
+        assert copied == ["https://github.com/NVIDIA/dgx-spark-playbooks/issues/88"]
+        assert opened == ["https://github.com/NVIDIA/dgx-spark-playbooks/issues/88"]
+
+
+def test_dashboard_takes_python_path_and_config_like_the_headless_cli(tmp_path, monkeypatch):
+    import sys
+
+    import sparktui.ui.app as ui_app
+    from sparktui.cli.main import main
+
+    conf = tmp_path / "c.toml"
+    conf.write_text("[thermal]\nwindow_min = 3\n")
+    seen = {}
+    monkeypatch.setattr(ui_app, "run_dashboard", lambda cfg, **kw: seen.update(cfg=cfg, **kw) or 0)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: True)
+    assert main(["--python", "/opt/train/bin/python", "--path", str(tmp_path), "--config", str(conf), "--bell"]) == 0
+    cfg = seen["cfg"]
+    assert cfg.target.python == "/opt/train/bin/python" and str(tmp_path) in [str(p) for p in cfg.scan.paths]
+    assert cfg.thermal.window_min == 3 and seen["bell"] is True and seen["replay"] is None
+
+
 # --- live mode: cancel a hung check, and G5's confirmation ---------------------------------------
 
 class StillSource:

@@ -97,21 +97,22 @@ class SparkApp(App):
     CSS_PATH = "app.tcss"
     TITLE = "sparktui"
     COMMANDS = App.COMMANDS | {SparkCommands}
+    # Footer order is priority order: at 80 columns the last ones are cut, `?` lists them all.
     BINDINGS = [
         Binding("q", "quit", "quit"),
-        Binding("enter", "open_card", "details", show=False),
+        Binding("question_mark", "help", "help"),
+        Binding("enter", "open_card", "card", key_display="⏎"),
         Binding("r", "rerun_selected", "rerun"),
-        Binding("R", "rerun_all", "rerun all"),
+        Binding("R", "rerun_all", "all"),
         Binding("c", "cancel_checks", "cancel", show=False),
-        Binding("b", "bandwidth", "bandwidth"),
+        Binding("b", "bandwidth", "G5"),
         Binding("slash", "filter_processes", "filter"),
         Binding("s", "cycle_sort", "sort"),
         Binding("p", "toggle_pause", "pause"),
         Binding("e", "events", "events"),
-        Binding("m", "peers", "machines"),
+        Binding("m", "peers", "peers"),
         Binding("o", "open_issue_url", "open URL", show=False),
         Binding("y", "copy_issue_url", "copy URL", show=False),
-        Binding("question_mark", "help", "help"),
     ]
 
     def __init__(self, cfg: Config | None = None, *, replay: str | None = None, speed: float | None = 1.0,
@@ -165,7 +166,8 @@ class SparkApp(App):
                 yield self.process_table
             with TabPane("Playbook issues (G8)", id="tab-playbooks"):
                 yield self.playbook_panel
-        yield Footer()
+        self.footer = Footer(compact=True)
+        yield self.footer
 
     def on_mount(self) -> None:
         self._layout_for(self.size.width)
@@ -183,6 +185,8 @@ class SparkApp(App):
 
     def _layout_for(self, width: int) -> None:
         self.set_class(width < NARROW_BELOW, "narrow")
+        if getattr(self, "footer", None) is not None:
+            self.footer.show_command_palette = width >= NARROW_BELOW  # ctrl+p still works; ? says so
 
     def on_unmount(self) -> None:
         for st in self.board.states.values():

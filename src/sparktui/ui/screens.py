@@ -175,10 +175,10 @@ KEYS_HELP = """\
 | s | change the process table's sort |
 | p | pause / resume sampling |
 | e | the events log: every verdict change and when |
-| m | machines: this one beside its peers (ssh), what must match for DDP/FSDP; `r` there refetches |
+| m | peers: this machine beside the others (ssh), what must match for DDP/FSDP; `r` there refetches |
 | tab | move between panels |
 | o / y | playbook issue: open its URL / copy it |
-| ctrl+p | command palette |
+| ctrl+p | command palette (every action by name; shown in the footer from 120 columns) |
 | ? | this help |
 | q | quit |
 

@@ -9,6 +9,7 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widget import Widget
 from textual.strip import Strip
@@ -75,6 +76,9 @@ class BoundedTable(DataTable):
 
 class Checklist(BoundedTable):
     """G1-G10, one row each, keyed by id; cells are updated in place."""
+
+    # DataTable's own enter binding is hidden, and it shadows the app's: name it, for the footer
+    BINDINGS = [Binding("enter", "select_cursor", "card", key_display="⏎")]
 
     COLUMNS = (("", "glyph", 1), ("id", "id", 3), ("check", "check", 26), ("finding", "finding", 40), ("age", "age", 5))
 
