@@ -170,9 +170,20 @@ def main() -> int:
         print(f"sparktui by thread: event loop {main_cpu:.2f} %, other threads {share['sparktui'] - main_cpu:.2f} %")
         ratio = share["sparktui"] / max(share["minimal"], 1e-6)
         growth = (rss_samples["sparktui"][-1] - base["sparktui"][1]) / 2**20
-        print(f"\nsparktui/minimal CPU ratio: {ratio:.2f} (target < 2)")
-        print(f"sparktui RSS: {rss_samples['sparktui'][-1] / 2**20:.1f} MB (target < 100), growth over {a.seconds:.0f} s: {growth:+.1f} MB")
-        print(f"first paint: sparktui {paint['sparktui']:.2f} s (target < 1 s), minimal {paint['minimal']:.2f} s")
+        rss_end = rss_samples["sparktui"][-1] / 2**20
+
+        def verdict(ok: bool | None) -> str:
+            return "no figure" if ok is None else ("PASS" if ok else "FAIL")
+
+        def secs(x: float | None) -> str:
+            return "never" if x is None else f"{x:.2f} s"
+
+        print(f"\nsparktui/minimal CPU ratio: {ratio:.2f} (target < 2): {verdict(ratio < 2)}")
+        print(f"sparktui RSS: {rss_end:.1f} MB (target < 100): {verdict(rss_end < 100)}; "
+              f"growth over {a.seconds:.0f} s: {growth:+.1f} MB")
+        fp = paint["sparktui"]
+        print(f"first paint: sparktui {secs(fp)} (target < 1 s): {verdict(None if fp is None else fp < 1.0)}, "
+              f"minimal {secs(paint['minimal'])}")
         # growth while it keeps running, after the first checks have imported what they use: a leak
         # shows here, warm-up does not
         xs = rss_samples["sparktui"]
