@@ -265,6 +265,25 @@ def test_preflight_blocks_when_a_named_peer_cannot_be_reached(sshd, peer_ok, tmp
     assert out.strip().splitlines()[-1].startswith("preflight: FAILED on peer peer-down unreachable")
 
 
+def test_report_with_peers_has_the_comparison_and_redacts_peer_names_and_addresses(sshd, peer_ok, tmp_path, capsys):
+    from sparktui.cli.main import main
+
+    d, peer_home = sshd
+    local = tmp_path / "local.json"
+    write_snapshot(local, peer_ok.readings, peer_ok.host_facts, "0.1.0")
+    argv = ["report", "G3", "--snapshot", str(local), "--ssh-config", str(d / "ssh_config"),
+            "--peer-command", _peer_command(peer_home), "--peer", "peer-ok", "--peer", "peer-down"]
+    assert main(argv) == 0
+    plain = capsys.readouterr().out
+    peers = plain.split("## Peers", 1)[1]
+    assert "peer-ok" in peers and "peer-down" in peers and "NVIDIA driver" in peers and "torch" in peers
+    assert "connect to host 127.0.0.1" in plain or "connection refused" in plain.lower()
+    assert main(argv + ["--redact"]) == 0
+    red = capsys.readouterr().out
+    assert "## Peers" in red and "peer-ok" not in red and "peer-down" not in red
+    assert "connect to host 127.0.0.1" not in red  # ssh's words name the real address
+
+
 def test_no_peers_is_a_usage_error(capsys):
     from sparktui.cli.main import main
 

@@ -181,3 +181,14 @@ def test_redact_paths_rules():
             "aliceX /rootfs Ubuntu nvidia-smi")
     assert redact_paths(text, r) == ("~/x /home/<user>/y ~/.cache ~/z <user>@<host> <host> "
                                      "aliceX /rootfs Ubuntu nvidia-smi")
+
+
+def test_redact_hides_network_addresses_and_what_ssh_names_but_not_versions():
+    r = Redaction(home="/home/alice", user="alice", hostnames=("spark-1",))
+    text = ("ssh: connect to host 10.0.0.2 port 22: Connection refused\n"
+            "ssh: Could not resolve hostname spark-2.lab: Name or service not known\n"
+            "NVML 13.580.95.05, driver 580.95.05, exporter on 127.0.0.1:9400, NCCL via 192.168.1.20")
+    out = redact_paths(text, r)
+    assert "10.0.0.2" not in out and "spark-2.lab" not in out and "192.168.1.20" not in out
+    assert "connect to host <host> port 22" in out and "NCCL via <ip>" in out
+    assert "13.580.95.05" in out and "580.95.05" in out and "127.0.0.1:9400" in out

@@ -70,7 +70,25 @@ def redact_paths(text: str, r: Redaction) -> str:
             text = _word(host).sub("<host>", text)
     if r.user and len(r.user) >= 3 and r.user.lower() not in _COMMON_WORDS:
         text = _word(r.user).sub("<user>", text)
-    return text
+    # ssh's own words name the peer's real address or name (from ~/.ssh/config, not from us)
+    text = _SSH_HOST.sub(lambda m: f"{m['pre']}<host>", text)
+    return _IPV4.sub(lambda m: m[0] if _keep_ip(m[0]) else "<ip>", text)
+
+
+_SSH_HOST = re.compile(r"(?P<pre>(?:connect to host|resolve hostname|Connection (?:closed|reset) by(?: remote host)?|"
+                       r"Host key verification failed for|host key for) \[?)[^\s\]:]+")
+_IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w.])")
+
+
+def _keep_ip(text: str) -> bool:
+    """Loopback, unspecified and version-like strings stay; any other address is the user's network."""
+    import ipaddress
+
+    try:
+        ip = ipaddress.IPv4Address(text)
+    except ValueError:
+        return True  # 580.95.05.1 and the like: not an address
+    return ip.is_loopback or ip.is_unspecified
 
 
 # -- telemetry summary -----------------------------------------------------------------------------
