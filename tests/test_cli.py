@@ -189,3 +189,9 @@ def test_plain_sparktui_without_a_terminal_prints_the_checklist_once(capsys):
     out, err = capsys.readouterr()
     assert "not a terminal" in err and "\x1b[" not in out
     assert all(f"G{i} " in out for i in (1, 3, 4, 6, 9))
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "abc"])
+def test_watch_must_be_minutes_above_zero(capsys, value):
+    assert main(["check", "G4", "--watch", value]) == EXIT_USAGE
+    assert "--watch" in capsys.readouterr().err

@@ -21,6 +21,8 @@ COMMANDS = ("peers", "export", "report", "preflight")
 
 
 def add_parsers(sub, common) -> None:
+    from sparktui.cli.main import positive_minutes
+
     p = sub.add_parser("peers", help="compare this machine with its peers over ssh (what must match for DDP/FSDP)")
     common(p)
     p.add_argument("ids", nargs="*", metavar="ID", help="checks shown side by side (default all)")
@@ -42,7 +44,7 @@ def add_parsers(sub, common) -> None:
     r.add_argument("--redact", action="store_true", help="replace home paths, the user name and host names with placeholders")
     r.add_argument("--replay", metavar="FILE", default=argparse.SUPPRESS, help="report on a recording instead of this machine")
     r.add_argument("--snapshot", metavar="FILE", help="report on a saved snapshot instead of this machine")
-    r.add_argument("--watch", type=float, metavar="MIN", help="sample telemetry this many minutes first (default: a few seconds)")
+    r.add_argument("--watch", type=positive_minutes, metavar="MIN", help="sample telemetry this many minutes first (default: a few seconds)")
 
     f = sub.add_parser("preflight", help="run the non-intrusive checks; exit non-zero on a failure (for launch scripts)")
     common(f)
@@ -155,7 +157,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from sparktui import __version__
-    from sparktui.cli.main import EXIT_OK, EXIT_USAGE, UsageError, _ids, config_from_args
+    from sparktui.cli.main import EXIT_OK, EXIT_USAGE, _ids, config_from_args
     from sparktui.fleet.compare import checklists
     from sparktui.fleet.report import Redaction, ReportInput, render_report
     from sparktui.runner import run_checks

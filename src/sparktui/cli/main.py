@@ -52,6 +52,19 @@ def _common(p: argparse.ArgumentParser, sub: bool = False) -> None:
     p.add_argument("--ssh-config", metavar="FILE", help="ssh client config for the peers (passed to ssh as -F FILE)", **d)
 
 
+def positive_minutes(text: str) -> float:
+    """--watch MIN: a finite number of minutes above 0 (0 used to fall back to the default quietly)."""
+    import math
+
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of minutes: {text!r}") from None
+    if not math.isfinite(v) or v <= 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0 minutes, got {text}")
+    return v
+
+
 def _sub_common(p: argparse.ArgumentParser) -> None:
     _common(p, sub=True)
 
@@ -73,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--json", action="store_true", help="print a JSON document instead of a table")
     c.add_argument("--snapshot", metavar="FILE", help="judge a saved snapshot instead of this machine")
     c.add_argument("-v", "--verbose", action="store_true", help="show all evidence and fix texts")
-    c.add_argument("--watch", type=float, metavar="MIN", help="sample telemetry this many minutes for G4 (default: a few seconds)")
+    c.add_argument("--watch", type=positive_minutes, metavar="MIN", help="sample telemetry this many minutes for G4 (default: a few seconds)")
     c.add_argument("--replay", metavar="FILE", default=argparse.SUPPRESS,
                    help="judge a recording (G3, G4, G6 and whatever its readings answer) instead of this machine")
 
@@ -128,7 +141,7 @@ def _with_flags(cfg: Config, args: argparse.Namespace) -> Config:
         scan={"paths": args.path},
         pins={"file": args.pins},
         playbooks={"slugs": args.playbook, "commands": args.commands, "api_url": args.api_url},
-        telemetry={"check_window_s": args.watch * 60 if getattr(args, "watch", None) else None},
+        telemetry={"check_window_s": args.watch * 60 if getattr(args, "watch", None) is not None else None},
         fleet={"peers": getattr(args, "peer", None), "peer_command": getattr(args, "peer_command", None),
                "ssh_config": getattr(args, "ssh_config", None)},
     )

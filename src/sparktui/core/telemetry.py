@@ -103,9 +103,9 @@ def render_free_g(mem: dict[str, int]) -> str:
     def c(v: float | None) -> str:
         return f"{int(v):>11}" if v is not None else f"{'?':>11}"
 
-    head = f"{'':<7}{'total':>12}{'used':>12}{'free':>12}{'shared':>12}{'buff/cache':>12}{'available':>12}"
-    row = f"{'Mem:':<7} {c(f['total'])} {c(f['used'])} {c(f['free'])} {c(f['shared'])} {c(f['buff_cache'])} {c(f['available'])}"
-    swap = f"{'Swap:':<7} {c(f['swap_total'])} {c(f['swap_used'])} {c(f['swap_free'])}"
+    head = f"{'':<8}{'total':>12}{'used':>12}{'free':>12}{'shared':>12}{'buff/cache':>12}{'available':>12}"
+    row = f"{'Mem:':<8} {c(f['total'])} {c(f['used'])} {c(f['free'])} {c(f['shared'])} {c(f['buff_cache'])} {c(f['available'])}"
+    swap = f"{'Swap:':<8} {c(f['swap_total'])} {c(f['swap_used'])} {c(f['swap_free'])}"
     return "\n".join([head, row, swap])
 
 
