@@ -232,7 +232,7 @@ async def test_narrow_terminal_still_shows_the_columns():
 
 
 async def test_help_and_palette_offer_the_machines_view():
-    assert "| m | machines" in KEYS_HELP
+    assert "| m | peers" in KEYS_HELP
     app = live_app(Config())
     async with app.run_test(size=(120, 40)) as pilot:
         hits = [h async for h in SparkCommands(app.screen).search("machines")]

@@ -117,6 +117,44 @@ def sample_window(samples: list[dict[str, Any]], seconds: float) -> list[dict[st
     return [s for s in samples if (s.get("t") or 0.0) >= end - seconds]
 
 
+class Trend:
+    """Per-minute extremes of the plotted series over the whole session, for when the full-rate
+    history (an hour at 1 Hz) no longer reaches back to the start: someone returning after a night
+    sees the night. Bounded too (three days of minutes), and which extreme is kept follows what
+    matters: the hottest and hungriest moment, the lowest clock and the least memory available."""
+
+    KEEP = {"g0.temp_c": max, "g0.power_w": max, "g0.sm_mhz": min, "mem.MemAvailable": min}
+
+    def __init__(self, bucket_s: float = 60.0, maxlen: int = 3 * 24 * 60) -> None:
+        self.bucket_s = bucket_s
+        self.series: dict[str, deque] = {k: deque(maxlen=maxlen) for k in self.KEEP}
+        self.first_t: float | None = None
+        self._bucket: int | None = None
+        self._acc: dict[str, Any] = {}
+
+    def add(self, t: float | None, flat: dict[str, Any]) -> None:
+        if t is None:
+            return
+        b = int(t // self.bucket_s)
+        if self._bucket is None:
+            self._bucket, self.first_t = b, t
+        elif b > self._bucket:
+            for key, d in self.series.items():
+                d.append(self._acc.get(key))
+                # minutes with no sample (paused, suspended) stay visible as gaps, within the bound
+                d.extend([None] * min(b - self._bucket - 1, d.maxlen or 0))
+            self._acc, self._bucket = {}, b
+        for key, pick in self.KEEP.items():
+            v = flat.get(key)
+            if v is not None:
+                a = self._acc.get(key)
+                self._acc[key] = v if a is None else pick(a, v)
+
+    def values(self, key: str) -> list[Any]:
+        """One series, a value per minute, oldest first, the current minute last."""
+        return [*self.series.get(key, ()), self._acc.get(key)]
+
+
 class History:
     """Bounded ring buffers, one per series (``deque(maxlen=...)``): memory stays flat forever.
 
@@ -134,6 +172,7 @@ class History:
         self.latest: dict[str, Any] | None = None
         self._memo: deque = deque()  # the dicts samples() built last, ending at _memo_end
         self._memo_end = 0
+        self.trend = Trend()  # the whole session, a point per minute
 
     def __len__(self) -> int:
         return len(self._ngpu)
@@ -169,6 +208,16 @@ class History:
         self._ngpu.append(len(gpus))
         self.appended += 1
         self.latest = sample
+        self.trend.add(flat.get("t"), flat)
+
+    @property
+    def wrapped(self) -> bool:
+        """The ring buffers have dropped the session's first samples (then plot the trend)."""
+        return self.appended > len(self._ngpu)
+
+    def plotted(self, key: str) -> list[Any]:
+        """What a session-long plot shows: every sample while they all fit, else a point a minute."""
+        return self.trend.values(key) if self.wrapped and key in Trend.KEEP else self.values(key)
 
     def extend(self, samples: Iterable[dict[str, Any]]) -> None:
         for s in samples:

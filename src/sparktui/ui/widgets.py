@@ -19,7 +19,7 @@ from textual.widgets.data_table import ColumnKey, RowKey
 from sparktui.core.telemetry import History, free_gib
 from sparktui.core.verdict import Status, Verdict
 from sparktui.gotchas import REGISTRY
-from sparktui.ui.format import SPINNER, STATUS_STYLE, age, bucket_max, gib
+from sparktui.ui.format import SPINNER, STATUS_STYLE, age, bucket_max, duration, gib
 
 
 def set_content(widget: Static | TextLine, content: Any) -> None:
@@ -320,23 +320,26 @@ class TelemetryPanel(Vertical):
                 return f"n/a ({why.split(' (')[0][:18]})"
             return f"{v:{fmt}} {unit}"
 
-        self.temp.show(val("temp_c", ".0f", "°C"), history.values("g0.temp_c"))
+        self.temp.show(val("temp_c", ".0f", "°C"), history.plotted("g0.temp_c"))
         power = val("power_w", ".1f", "W")
         if g0 and g0.get("power_w") is not None:
             power += f" / {rated_w:.0f}"
-        self.power.show(power, history.values("g0.power_w"))
-        self.clock.show(val("sm_mhz", ".0f", "MHz"), history.values("g0.sm_mhz"))
+        self.power.show(power, history.plotted("g0.power_w"))
+        self.clock.show(val("sm_mhz", ".0f", "MHz"), history.plotted("g0.sm_mhz"))
         f = free_gib(s.get("mem") or {})
         if f.get("total") is not None:
             mem = f"{f['used']:.0f}/{f['total']:.0f}G used {f['buff_cache'] or 0:.0f}G cache"
         else:
             mem = "n/a (/proc/meminfo)"
         total = (s.get("mem") or {}).get("MemTotal")
-        self.mem.show(mem, history.values("mem.MemAvailable") if total is not None else [], below=total)
+        self.mem.show(mem, history.plotted("mem.MemAvailable") if total is not None else [], below=total)
         avail = f"{f['available']:.1f} GiB" if f.get("available") is not None else "n/a"
-        self.avail.show(avail, history.values("mem.MemAvailable"))
+        self.avail.show(avail, history.plotted("mem.MemAvailable"))
         reasons = [r for r in (g0.get("reasons") or []) if r != "gpu_idle"] if g0 else []
-        note = f"history: {span_s / 60:.0f} min" if span_s else ""
+        if history.wrapped and history.trend.first_t is not None and s.get("t") is not None:
+            note = f"history: {duration(s['t'] - history.trend.first_t)} (a point a minute)"
+        else:
+            note = f"history: {span_s / 60:.0f} min" if span_s else ""
         if reasons:
             note = f"clock events: {', '.join(reasons)}  " + note
         set_content(self.note, Text(note, style="yellow" if reasons else "dim"))
