@@ -123,6 +123,171 @@ def _file(tmp_path, samples):
     return f
 
 
+BAD_SAMPLES = [  # (line as written, what its problem names)
+    ({"type": "sample", "t": 3.0, "gpus": [], "mem": 5}, '"mem" a number'),
+    ({"type": "sample", "t": 4.0, "gpus": "x", "mem": {}}, '"gpus" a string'),
+    ({"type": "sample", "t": 5.0, "gpus": [1], "mem": {}}, "gpus[0] a number"),
+    ({"type": "sample", "t": 6.0, "gpus": [{"index": 0, "temp_c": "hot"}]}, "gpus[0].temp_c a string"),
+    ({"type": "sample", "t": 7.0, "gpus": [{"index": 0, "reasons": "sw_thermal_slowdown"}]}, "gpus[0].reasons"),
+    ({"type": "sample", "t": 8.0, "gpus": [{"index": 0, "errors": ["x"]}]}, "gpus[0].errors"),
+    ({"type": "sample", "t": 9.0, "gpus": [], "mem": {"MemAvailable": "lots"}}, "mem.MemAvailable a string"),
+    ({"type": "sample", "t": 10.0, "gpus": [], "errors": "nvml"}, '"errors" is not an object'),
+    ({"type": "sample", "t": float("nan"), "gpus": []}, 'finite numeric "t"'),
+    ({"type": "sample", "t": "11", "gpus": []}, 'finite numeric "t"'),
+    ({"type": "processes", "t": 12.0, "data": {"t": "noon", "rows": []}}, 'processes snapshot with a non-numeric "t"'),
+]
+
+
+def _with_bad_lines(tmp_path):
+    """Two good samples, every kind of malformed line, then two more good samples."""
+    f = tmp_path / "r.jsonl"
+    write(f, [sample(1.0), sample(2.0)])
+    with open(f, "a") as fh:
+        for obj, _ in BAD_SAMPLES:
+            fh.write(json.dumps(obj) + "\n")
+    with RecordingWriter(f, head()) as w:
+        w.sample(sample(20.0, 80))
+        w.sample(sample(21.0, 81))
+    return f
+
+
+def test_samples_of_the_wrong_shape_are_skipped_and_named(tmp_path):
+    rec = read_recording(_with_bad_lines(tmp_path))
+    assert [s["t"] for s in rec.samples] == [1.0, 2.0, 20.0, 21.0] and rec.processes == []
+    assert len(rec.problems) == len(BAD_SAMPLES)
+    for n, ((_, why), problem) in enumerate(zip(BAD_SAMPLES, rec.problems), start=4):
+        assert problem.startswith(f"line {n}: ") and why in problem and problem.endswith("skipped"), problem
+
+
+def test_check_replay_judges_what_is_left_of_a_recording_with_malformed_samples(tmp_path, capsys):
+    f = _with_bad_lines(tmp_path)
+    rc = main(["check", "--replay", str(f), "--json"])
+    out = capsys.readouterr()
+    assert rc in (EXIT_OK, 1, 2, 3), out.err  # judged, not an internal error (70)
+    assert [v["id"] for v in json.loads(out.out)["checks"]] == ["G3", "G4", "G6"]
+    assert 'line 4: sample with "mem" a number' in out.err and 'line 5: sample with "gpus" a string' in out.err
+
+
+def _replay_source(path, speed, on_sample=None):
+    from sparktui.ui.sources import ReplaySource
+
+    done = threading.Event()
+    got: list[tuple[float, float]] = []  # (sample t, monotonic time it arrived)
+
+    def take(s):
+        got.append((s["t"], time.monotonic()))
+        if on_sample is not None:
+            on_sample(s)
+
+    src = ReplaySource(str(path), Config(), take, lambda p: None, speed, on_finished=done.set)
+    return src, got, done
+
+
+def test_the_dashboards_replay_skips_malformed_lines_says_so_and_finishes(tmp_path):
+    src, got, done = _replay_source(_with_bad_lines(tmp_path), None)
+    assert src.record_error.startswith(f"r.jsonl: {len(BAD_SAMPLES)} malformed lines skipped: line 4:")
+    src.start()
+    try:
+        assert done.wait(10) and src.finished
+    finally:
+        src.stop()
+    assert [t for t, _ in got] == [1.0, 2.0, 20.0, 21.0] and len(src.history) == 4 and src.errors == []
+
+
+def test_a_sample_the_dashboard_cannot_take_costs_that_sample_not_the_replay(tmp_path):
+    def on_sample(s):
+        if s["t"] == 2.0:
+            raise RuntimeError("widget fell over")
+
+    src, got, done = _replay_source(_file(tmp_path, [sample(float(i)) for i in range(5)]), None, on_sample)
+    src.start()
+    try:
+        assert done.wait(10) and src.finished
+    finally:
+        src.stop()
+    assert [t for t, _ in got] == [0.0, 1.0, 2.0, 3.0, 4.0] and src.skipped == 1
+    assert src.errors == ["sample 3 of 5 skipped: RuntimeError('widget fell over')"]
+    assert "sample 3 of 5 skipped" in src.label and src.label.startswith("replay of r.jsonl")
+
+
+def test_a_replay_feed_that_fails_says_where_and_still_finishes(tmp_path):
+    src, got, done = _replay_source(_file(tmp_path, [sample(float(i)) for i in range(5)]), None)
+
+    class Failing:
+        position = 0
+
+        def __iter__(self):
+            for s in src.recording.samples[:2]:
+                self.position += 1
+                yield s
+            raise OSError("gone")
+
+        def stop(self):
+            pass
+
+    src.replay = Failing()
+    src.start()
+    try:
+        assert done.wait(10) and src.finished
+    finally:
+        src.stop()
+    assert len(got) == 2 and src.errors == ["replay stopped at sample 2 of 5: OSError('gone')"]
+    assert "replay stopped at sample 2 of 5" in src.label
+
+
+def test_the_dashboards_replay_paces_samples_at_its_speed(tmp_path):
+    src, got, done = _replay_source(_file(tmp_path, [sample(100.0 + i) for i in range(4)]), 10.0)  # 3 s
+    t0 = time.monotonic()
+    src.start()
+    try:
+        assert done.wait(30)
+    finally:
+        src.stop()
+    took = time.monotonic() - t0
+    assert [t for t, _ in got] == [100.0, 101.0, 102.0, 103.0]
+    assert 0.29 <= took < 5.0, took  # 3 s / 10: never early, generous late (a loaded CI)
+    arrived = [m for _, m in got]
+    assert all(b - a >= 0.09 for a, b in zip(arrived, arrived[1:])), arrived  # spread out, not bunched
+
+
+def _paced(rec, speed, limit=10.0):
+    """Replay ``rec`` at ``speed`` on a thread, stopped after ``limit`` s: (sample times, seconds taken)."""
+    r = Replay(rec, speed=speed)
+    got: list[float] = []
+    t0 = time.monotonic()
+    th = threading.Thread(target=lambda: got.extend(s["t"] for s in r), daemon=True)
+    th.start()
+    th.join(limit)
+    r.stop()
+    th.join(2)
+    return got, time.monotonic() - t0
+
+
+def test_a_paced_replay_does_not_wait_out_the_time_between_segments(tmp_path):
+    f = tmp_path / "r.jsonl"
+    write(f, [sample(1000.0), sample(1001.0)])
+    write(f, [sample(1000.0 + 86400), sample(1001.0 + 86400)])  # `record -o` again, a day later
+    rec = read_recording(f)
+    got, took = _paced(rec, 10.0)
+    assert got == [1000.0, 1001.0, 87400.0, 87401.0], "the replay waited out the day between the segments"
+    assert 0.29 <= took < 5.0, took  # 1 s + one interval + 1 s, at 10x
+    assert rec.segment_starts == [2] and rec.problems == []
+    src, samples, done = _replay_source(f, 10.0)
+    src.start()
+    try:
+        assert done.wait(10), "the dashboard's replay waited out the day between the segments"
+    finally:
+        src.stop()
+    assert len(samples) == 4
+
+
+def test_a_long_gap_inside_a_segment_plays_as_a_few_intervals(tmp_path):
+    rec = read_recording(_file(tmp_path, [sample(0.0), sample(1.0), sample(3601.0), sample(3602.0)]))
+    got, took = _paced(rec, 10.0)
+    assert got == [0.0, 1.0, 3601.0, 3602.0] and rec.segment_starts == []
+    assert 0.6 <= took < 5.0, took  # 1 s + 5 intervals (the cap) + 1 s, at 10x: 0.7 s, not 6 min
+
+
 def test_record_command_then_check_replay(tmp_path, capsys):
     fake = fake_nvml.gb10_loaded()
     nvml.set_backend(fake)
@@ -219,3 +384,16 @@ def test_live_history_feeds_the_same_judges(tmp_path):
     verdicts, _ = run_checks(["G3", "G4"], Config(), r)
     assert [v.status.value for v in verdicts] == ["warn", "unknown"]
     assert any("NOT_SUPPORTED" in str(e.value) for e in verdicts[0].evidence)
+
+
+async def test_the_dashboard_replays_a_recording_with_malformed_samples_and_says_so(tmp_path):
+    from sparktui.ui.app import SparkApp
+
+    app = SparkApp(Config(), replay=str(_with_bad_lines(tmp_path)), speed=None, auto_checks=False)
+    async with app.run_test(size=(120, 36)) as pilot:
+        for _ in range(100):
+            if app.replay_settled:
+                break
+            await pilot.pause(0.05)
+        assert app.replay_settled and app.source.finished and len(app.source.history) == 4
+        assert any("malformed lines skipped: line 4" in n.message for n in app._notifications)

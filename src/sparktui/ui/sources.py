@@ -109,7 +109,12 @@ class LiveSource:
 
 
 class ReplaySource:
-    """Feeds a recording's samples (paced by ``speed``; None = as fast as possible) into a History."""
+    """Feeds a recording's samples (paced by ``speed``; None = as fast as possible) into a History.
+
+    What goes wrong is said, never raised into the dashboard: the lines the reader skipped are in
+    ``record_error`` (the app shows it when it starts the source), and a sample that fails while it
+    is fed is skipped and named in ``errors`` and the label. ``on_finished`` is called once the
+    feed ends, however it ends."""
 
     kind = "replay"
 
@@ -120,33 +125,58 @@ class ReplaySource:
         self.recording = read_recording(path)
         self.replay = Replay(self.recording, speed)
         self.history = History(max(cfg.telemetry.history, 1))
-        self.interval_s = float(self.recording.header.get("interval_s") or cfg.telemetry.interval_s)
+        self.interval_s = self.recording.interval_s or float(cfg.telemetry.interval_s)
         self.static = self.recording.header.get("static") or {}
         self.on_sample, self.on_processes, self.on_finished = on_sample, on_processes, on_finished
         self.first_t = self.recording.samples[0]["t"] if self.recording.samples else None
         self.label = f"replay of {os.path.basename(path)}" + (f" at {speed:g}x" if speed else "")
+        self._base_label = self.label
         self._thread: threading.Thread | None = None
         self._paused = False
         self._t = self.recording.samples[0]["t"] if self.recording.samples else time.time()
         self.finished = False
+        self.errors: list[str] = []  # samples that failed while fed, and why the feed stopped if it did
+        self.skipped = 0
+        problems = self.recording.problems
+        self.record_error: str | None = None
+        if problems:
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            self.record_error = (f"{os.path.basename(path)}: {len(problems)} malformed line"
+                                 f"{'s' if len(problems) > 1 else ''} skipped: {problems[0]}{more}")
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="sparktui-replay", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
-        procs = sorted(self.recording.processes, key=lambda p: p.get("t") or 0)
-        pi = 0
-        for s in self.replay:
-            self.history.append(s)
-            self._t = s["t"]
-            self.on_sample(s)
-            while pi < len(procs) and (procs[pi].get("t") or 0) <= s["t"]:
-                self.on_processes(procs[pi])
-                pi += 1
-        self.finished = True
-        if self.on_finished is not None:
-            self.on_finished()
+        n = len(self.recording.samples)
+        try:
+            procs = sorted(self.recording.processes, key=lambda p: p.get("t") or 0)
+            pi = 0
+            for s in self.replay:
+                try:
+                    self.history.append(s)
+                    self._t = s["t"]
+                    self.on_sample(s)
+                    while pi < len(procs) and (procs[pi].get("t") or 0) <= s["t"]:
+                        pi += 1  # past it even if showing it fails: one bad snapshot is not retried forever
+                        self.on_processes(procs[pi - 1])
+                except Exception as e:  # one sample the dashboard cannot take costs that sample
+                    self.skipped += 1
+                    self._error(f"sample {self.replay.position} of {n} skipped: {e!r}")
+        except Exception as e:  # the feed itself failed: say where, and still finish
+            self._error(f"replay stopped at sample {self.replay.position} of {n}: {e!r}")
+        finally:
+            self.finished = True
+            if self.on_finished is not None:
+                self.on_finished()
+
+    def _error(self, what: str) -> None:
+        self.errors.append(what)
+        if len(self.errors) > 100:
+            del self.errors[1:-50]  # the first and the latest are what is worth reading
+        extra = f"; {self.skipped} samples skipped" if self.skipped > 1 else ""
+        self.label = f"{self._base_label} ({self.errors[-1]}{extra})"
 
     def stop(self) -> None:
         self.replay.stop()
