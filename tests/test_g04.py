@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 from sparktui.core.config import Config
 from sparktui.core.recording import read_recording, readings_from_recording
-from sparktui.core.telemetry import decode_reasons
+from sparktui.core.telemetry import decode_reasons, sample_window
 from sparktui.gotchas.g04_throttling import judge
 from tests.conftest import readings_of
 
@@ -37,17 +38,47 @@ def verdict(samples, cfg=None):
     return judge(readings_of(telemetry={"samples": samples}), cfg or Config())
 
 
-def test_plateau_then_throttle_by_the_heuristic():
+UNREADABLE = {"reasons_mask": NS, "thermal_viol_ns": NS, "power_viol_ns": NS}
+
+
+def test_plateau_then_throttle_by_the_heuristic_when_nvml_cannot_say():
     # Full power (100 W) while heating up, then power drops to a flat 70 W while temperature sits at 86 °C.
     def fn(t):
         if t < 240:
-            return gpu(temp=60 + 26 * t / 240, power=100.0)
-        return gpu(temp=86, power=70.0 + (t % 10) / 10)
+            return gpu(temp=60 + 26 * t / 240, power=100.0, errors=UNREADABLE)
+        return gpu(temp=86, power=70.0 + (t % 10) / 10, errors=UNREADABLE)
 
     v = verdict(seq(10, fn))
     assert v.status.value == "warn"
-    assert v.summary.startswith("throttling signature: power flat at 70 W, well under the 140 W rating")
-    assert "sits at 86 °C" in v.summary and "NVML reports no slowdown reason" in v.summary
+    assert v.summary.startswith("throttling signature (heuristic: clock-event reasons unreadable): power flat at "
+                                "70 W, well under the 140 W rating")
+    assert "sits at 86 °C" in v.summary
+
+
+def test_normal_gb10_plateau_with_nvml_reporting_nothing_is_ok():
+    """FACTS.md: ~80 W under an LLM load and an 83-85 °C plateau are normal. With the reasons and the
+    counters readable and clean over the whole window, the heuristic must not call that throttling."""
+    v = verdict(seq(10, lambda t: gpu(temp=85, power=80.0, thermal_ns=903_158_000)))
+    assert v.status.value == "ok", v.summary
+    assert v.summary.startswith("no throttling: 80 W at 85 °C, the normal GB10 plateau under load")
+    assert "NVML reports no slowdown over 10 min" in v.summary
+    ev = {e.what: e.value for e in v.evidence}
+    assert ev["clock-event reasons"] == "none" and ev["thermal violation counter"].startswith("+0.0 s")
+
+
+def test_normal_plateau_falls_back_to_a_labelled_heuristic_when_nvml_cannot_say():
+    # Reasons unreadable; counters unreadable; or counters readable but the reasons not.
+    for errors, why in ((UNREADABLE, "clock-event reasons unreadable"),
+                        ({"thermal_viol_ns": NS, "power_viol_ns": NS}, "thermal violation counter unreadable"),
+                        ({"reasons_mask": NS}, "clock-event reasons unreadable")):
+        v = verdict(seq(10, lambda t, errors=errors: gpu(temp=85, power=80.0, errors=errors)))
+        assert v.status.value == "warn", (errors, v.summary)
+        assert v.summary.startswith(f"throttling signature (heuristic: {why}): power flat at 80 W"), v.summary
+
+
+def test_direct_evidence_still_wins_on_a_normal_looking_plateau():
+    v = verdict(seq(10, lambda t: gpu(temp=85, power=80.0, thermal_ns=int(t * 0.2e9))))
+    assert v.status.value == "warn" and v.summary.startswith("thermal throttling at 85 °C")
 
 
 def test_heuristic_applies_when_reasons_are_not_supported():
@@ -97,6 +128,24 @@ def test_low_clocks_low_power_under_load_without_thermal_reason_is_a_power_fault
     assert "clocks pinned at ~650 MHz with ~28 W under load" in v.summary and "power-delivery fault" in v.summary
 
 
+def test_power_fault_is_named_even_with_a_power_reason_active():
+    """A failed USB-PD negotiation holds the GPU to a low power budget, so NVML may well report a power
+    reason too; only a thermal reason rules the fault out (FACTS.md)."""
+    for reasons in (0x04, 0x80):  # sw_power_cap, hw_power_brake_slowdown
+        v = verdict(seq(1, lambda t, r=reasons: gpu(temp=55, power=28.0, sm=650, util=99, reasons=r, power_ns=int(t * 1e9))))
+        assert v.status.value == "fail", v.summary
+        assert "clocks pinned at ~650 MHz with ~28 W under load" in v.summary
+        assert "USB-PD" in v.summary and "full power cycle" in v.summary
+        assert decode_reasons(reasons)[0] in v.summary
+
+
+def test_a_thermal_reason_rules_the_power_fault_out():
+    v = verdict(seq(1, lambda t: gpu(temp=90, power=28.0, sm=650, util=99, reasons=0x20 | 0x04)))
+    assert v.status.value == "warn" and v.summary.startswith("thermal throttling at 90 °C")
+    v = verdict(seq(1, lambda t: gpu(temp=90, power=28.0, sm=650, util=99, thermal_ns=int(t * 1e9))))
+    assert v.status.value == "warn" and "power-delivery" not in v.summary
+
+
 def test_power_fault_with_unreadable_reasons_is_only_a_warning():
     err = {"reasons_mask": NS}
     v = verdict(seq(1, lambda t: gpu(temp=55, power=28.0, sm=650, util=99, errors=err)))
@@ -109,6 +158,48 @@ def test_before_the_window_is_full_it_says_watching():
     assert v.summary.startswith("watching: 2.0 of 10 min sampled (no slowdown reason so far)")
     cfg = Config().with_overrides(thermal={"window_min": 2.0})
     assert verdict(seq(2, lambda t: gpu(temp=70, power=95.0)), cfg).status.value == "ok"
+
+
+def per_second(times, g=None):
+    g = g or gpu(temp=70, power=95.0)
+    return [{"t": t, "gpus": [g], "mem": {}} for t in times]
+
+
+def test_a_window_of_one_second_samples_is_full_at_its_boundary():
+    """601 samples over exactly 600.000 s, or the same with the last one 1 ms late (the window then
+    starts at the second sample: 600 samples over 599.001 s): both are a full 10 minutes."""
+    exact = per_second([1000.0 + i for i in range(601)])
+    assert verdict(exact).status.value == "ok"
+    late = exact[:-1] + per_second([1600.001])
+    v = verdict(late)
+    assert v.status.value == "ok", v.summary
+    short = verdict(exact[:599])  # 598 s: a sample short, and not rounded up to "10.0 of 10"
+    assert short.status.value == "unknown" and short.summary.startswith("watching: 9.9 of 10 min")
+
+
+def test_the_verdict_does_not_flip_with_sampling_jitter():
+    # A 1 s sampler with +-20 ms jitter and ms-rounded timestamps, judged every few seconds on the
+    # dashboard's trailing 10 minutes: ok every time, never "watching".
+    rnd, t, times = random.Random(4), 1000.0, []
+    for _ in range(900):
+        times.append(round(t, 3))
+        t += 1.0 + rnd.uniform(-0.02, 0.02)
+    samples = per_second(times)
+    seen = {verdict(sample_window(samples[:k], 600.0)).summary.split(":")[0] for k in range(605, 901, 5)}
+    assert seen == {"no throttling"}
+
+
+def test_a_short_check_window_says_seconds_and_whether_the_counters_were_read_twice():
+    samples = per_second([1000.0, 1001.0, 1002.0])
+    v = verdict(samples)
+    assert v.summary.startswith("watching: 2 s of 10 min sampled")
+    ev = {e.what: e.value for e in v.evidence}
+    assert ev["window"] == "2 s of 10 min, 3 samples"
+    assert ev["thermal violation counter"] == "read once: cannot tell growth"
+    # gather() says when it read them (first and last sample): two readings, growth is known
+    data = {"samples": samples, "counters_read_t": [1000.0, 1002.0]}
+    ev = {e.what: e.value for e in judge(readings_of(telemetry=data), Config()).evidence}
+    assert ev["thermal violation counter"] == "+0.0 s (0% of the window)"
 
 
 def test_missing_fields_on_a_full_window_are_unknown_with_the_reason():

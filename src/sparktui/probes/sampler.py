@@ -55,6 +55,7 @@ class GpuReader:
         self.counter_fields: bool | None = None  # field-values path usable? None: not tried yet
         self._counters_due = 0.0
         self._last_counters: dict[str, Field] = {}
+        self.counters_fresh = False  # did the last read() read the counters (not carry them)?
         nv = session.nv
         self.k = {
             "temp": getattr(nv, "NVML_TEMPERATURE_GPU", 0),
@@ -114,10 +115,16 @@ class GpuReader:
         return out
 
 
+    def read_counters_next(self) -> None:
+        """Make the next read() read the counters whatever their cadence: the end of a short window
+        needs a second reading, or its growth cannot be told from the value its first sample read."""
+        self._counters_due = float("-inf")
+
     def _counters(self) -> dict[str, Field]:
         """The two violation counters (ns, cumulative): read now, or the last read when not due."""
         now = self.clock()
-        if now < self._counters_due:
+        self.counters_fresh = now >= self._counters_due
+        if not self.counters_fresh:
             return self._last_counters
         self._counters_due = now + self.counters_every_s
         got = self._counters_by_field_values() if self.counter_fields is not False else None
@@ -363,30 +370,49 @@ class Sampler:
 
 
 def gather(cfg: Config, window_s: float, interval_s: float, *, meminfo_path: str = MEMINFO,
-           stop: threading.Event | None = None) -> dict[str, Any]:
-    """Sample for ``window_s`` seconds (first sample at once, last at the window's end)."""
-    sampler = Sampler(cfg, interval_s=interval_s, history=max(2, int(window_s / interval_s) + 2),
-                      meminfo_path=meminfo_path)
+           stop: threading.Event | None = None, clock: Callable[[], float] = time.time) -> dict[str, Any]:
+    """Sample for ``window_s`` seconds (first sample at once, last at the window's end).
+
+    Samples are scheduled on the monotonic clock but stamped with the wall clock rounded to the ms,
+    so the recorded span can fall a hair short of the window: then one more sample is taken (never
+    more), so a ``--watch`` run always covers the window G4 asks for. The last sample (also when
+    ``stop`` cuts the window short) reads the violation counters again, whatever their cadence, and
+    ``counters_read_t`` lists the samples that read them: with fewer than two readings in a window
+    their growth cannot be told."""
+    sampler = Sampler(cfg, interval_s=interval_s, history=max(2, int(window_s / interval_s) + 3),
+                      meminfo_path=meminfo_path, clock=clock)
     stop = stop or threading.Event()
     requested = window_s
+    read_t: list[float] = []
     try:
         static = sampler.static()
         t0 = time.monotonic()
         n = 0
         while True:
-            sampler.sample_once()
+            due = n * interval_s  # this sample's offset from the first
+            last = stop.is_set() or due >= window_s - 1e-6
+            if last:
+                for r in sampler.readers:
+                    r.read_counters_next()
+            sample = sampler.sample_once()
+            if any(r.counters_fresh for r in sampler.readers):
+                read_t.append(sample["t"])
             n += 1
-            target = t0 + n * interval_s
-            if target - t0 > window_s + 1e-6:
+            if last and (stop.is_set() or due >= window_s + interval_s - 1e-6 or _covers(sampler, window_s)):
                 break
-            if stop.wait(max(0.0, target - time.monotonic())):
-                break
+            stop.wait(max(0.0, t0 + n * interval_s - time.monotonic()))  # a stop: one last sample, at once
     finally:
         sampler.close()
     samples = sampler.history.samples()
     span = (samples[-1]["t"] - samples[0]["t"]) if len(samples) > 1 else 0.0
     return {"samples": samples, "window_s": round(span, 3), "requested_window_s": requested,
-            "interval_s": interval_s, "static": static, "source": "live"}
+            "interval_s": interval_s, "counters_read_t": read_t, "static": static, "source": "live"}
+
+
+def _covers(sampler: Sampler, window_s: float) -> bool:
+    """Do the recorded timestamps span the window?"""
+    ts = sampler.history.values("t")
+    return len(ts) > 1 and ts[-1] - ts[0] >= window_s - 1e-6
 
 
 def read_telemetry(cfg: Config, cancel: threading.Event | None = None) -> Reading:
