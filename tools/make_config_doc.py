@@ -166,7 +166,7 @@ def flag_overrides() -> tuple[list[dict[str, Any]], list[str]]:
                         or isinstance(a, (argparse._HelpAction, argparse._VersionAction))):
                     continue
                 flag = max(a.option_strings, key=len)
-                given = "7" if a.type in (float, int) else "VALUE"
+                given = "VALUE" if a.type in (None, str) else "7"  # float, int, or a checked number (--watch)
                 argv = required + ([flag] if a.nargs == 0 else [flag, given])
                 try:  # through the top parser, as the shell would: `sparktui CMD ... FLAG VALUE`
                     cfg = cli.config_from_args(top.parse_args(cmd.split()[1:] + argv))

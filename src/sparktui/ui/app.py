@@ -381,6 +381,15 @@ class SparkApp(App):
             self._set_verdict(judge(g, readings, self.cfg), mono)
 
     # -- actions ---------------------------------------------------------------------------------
+    MAIN_ONLY = frozenset({"open_card", "rerun_all", "bandwidth", "filter_processes", "cycle_sort", "events", "peers",
+                           "open_issue_url", "copy_issue_url"})
+
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        """Main-screen actions are off (and out of the footer) while a card or a dialog is up."""
+        if action in self.MAIN_ONLY and len(self.screen_stack) > 1:
+            return False
+        return True
+
     def _on_main(self) -> bool:
         """The main screen's keys act there only: Enter on a card must not stack another card, and
         / or s must not change what is hidden under a pushed screen."""
