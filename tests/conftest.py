@@ -61,3 +61,15 @@ def torch_venv_python() -> str:
             if proc.returncode != 0:
                 pytest.fail(f"could not build the torch CPU venv: {proc.stderr[-2000:]}")
     return str(py)
+
+
+@pytest.fixture
+def kids(tmp_path):
+    """Real child processes with server- or trainer-like argv (tests/standins/children.py)."""
+    from tests.standins.children import Children
+
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    c = Children(bindir)
+    yield c
+    c.close()

@@ -17,7 +17,6 @@ from sparktui.gotchas.g05_bandwidth import GIB, gate, judge_result
 from sparktui.probes import bandwidth
 from tests.conftest import readings_of
 from tests.standins.make import make_script, make_standin
-from tests.test_g06 import Children  # real child processes with server-like argv
 
 # --- gates ----------------------------------------------------------------------------------------
 
@@ -371,15 +370,6 @@ def test_size_at_the_minimum_is_accepted():
 RECORDED_MEMINFO = json.loads((Path(__file__).parent / "data" / "h200" / "snapshot.json").read_text())["readings"]["meminfo"]["data"]
 SHORT_MEMINFO_TEXT = ("MemTotal:       127611680 kB\nMemFree:          838860 kB\nMemAvailable:    1258291 kB\n"
                       "Buffers:           2048 kB\nCached:           524288 kB\n")  # 1.2 GiB available
-
-
-@pytest.fixture
-def kids(tmp_path):
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    c = Children(bindir)
-    yield c
-    c.close()
 
 
 @pytest.fixture

@@ -106,19 +106,25 @@ async def test_rate_limited_403_waits_for_reset_even_across_clients(tmp_path):
     assert after.source == github.SOURCE_NETWORK and after.error is None and len(after.issues) == 3
 
 
-async def test_retry_after_429_keeps_the_cached_list(tmp_path):
-    clock = Clock()
-    state = {"limited": False}
-    ok_app = IssuesApp(items(5))
+def _ok_then(bad: Reply, n: int = 5):
+    """An app that answers like GitHub until ``state["bad"]`` is set, then always ``bad``."""
+    ok_app = IssuesApp(items(n))
+    state = {"bad": False}
 
     def app(req):
-        return Reply(429, {"Retry-After": "120"}, b'{"message": "slow down"}') if state["limited"] else ok_app(req)
+        return bad if state["bad"] else ok_app(req)
 
+    return app, ok_app, state
+
+
+async def test_retry_after_429_keeps_the_cached_list(tmp_path):
+    clock = Clock()
+    app, ok_app, state = _ok_then(Reply(429, {"Retry-After": "120"}, b'{"message": "slow down"}'))
     with LocalServer(app) as server:
         ok_app.bind(server)
         s = settings(server.url, tmp_path, clock)
         assert (await fetch_open_issues(s)).source == github.SOURCE_NETWORK
-        state["limited"] = True
+        state["bad"] = True
         clock.t += 1000
         r = await fetch_open_issues(s)
     assert r.source == github.SOURCE_STALE and len(r.issues) == 5 and r.age_s == 1000
@@ -312,18 +318,6 @@ async def test_corrupt_cache_files_read_as_absent(tmp_path):
 
 
 # --------------------------------------------------------------------------- audit: bounded waits
-
-
-def _ok_then(bad: Reply, n: int = 5):
-    """An app that answers like GitHub until ``state["bad"]`` is set, then always ``bad``."""
-    ok_app = IssuesApp(items(n))
-    state = {"bad": False}
-
-    def app(req):
-        return bad if state["bad"] else ok_app(req)
-
-    return app, ok_app, state
-
 
 
 @pytest.mark.parametrize("status, headers", [
