@@ -25,6 +25,8 @@ from tests.fakes import fake_nvml
 from tests.standins.children import Children, _wait_cmdline
 
 GIB = 1024 ** 3
+
+
 @pytest.fixture
 def fake():
     f = fake_nvml.gb10_loaded()

@@ -3,6 +3,7 @@ retries, timeouts, bad bodies, and where the token may go."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import stat
@@ -117,15 +118,22 @@ def _ok_then(bad: Reply, n: int = 5):
     return app, ok_app, state
 
 
-async def test_retry_after_429_keeps_the_cached_list(tmp_path):
-    clock = Clock()
-    app, ok_app, state = _ok_then(Reply(429, {"Retry-After": "120"}, b'{"message": "slow down"}'))
+@contextlib.asynccontextmanager
+async def went_bad(tmp_path, clock, bad: Reply):
+    """A server that answered like GitHub once (the cache is seeded), then only ``bad``, 1000 s on."""
+    app, ok_app, state = _ok_then(bad)
     with LocalServer(app) as server:
         ok_app.bind(server)
         s = settings(server.url, tmp_path, clock)
         assert (await fetch_open_issues(s)).source == github.SOURCE_NETWORK
         state["bad"] = True
         clock.t += 1000
+        yield server, s, state
+
+
+async def test_retry_after_429_keeps_the_cached_list(tmp_path):
+    clock = Clock()
+    async with went_bad(tmp_path, clock, Reply(429, {"Retry-After": "120"}, b'{"message": "slow down"}')) as (server, s, state):
         r = await fetch_open_issues(s)
     assert r.source == github.SOURCE_STALE and len(r.issues) == 5 and r.age_s == 1000
     assert r.rate_limit.limited and r.rate_limit.reset_at == clock.t + 120 and "HTTP 429" in r.error
@@ -327,13 +335,7 @@ async def test_corrupt_cache_files_read_as_absent(tmp_path):
 ])
 async def test_absurd_rate_limit_waits_are_bounded_to_an_hour_and_the_cache_is_kept(tmp_path, status, headers):
     clock = Clock()
-    app, ok_app, state = _ok_then(Reply(status, headers, b'{"message": "API rate limit exceeded"}'))
-    with LocalServer(app) as server:
-        ok_app.bind(server)
-        s = settings(server.url, tmp_path, clock)
-        assert (await fetch_open_issues(s)).source == github.SOURCE_NETWORK
-        state["bad"] = True
-        clock.t += 1000
+    async with went_bad(tmp_path, clock, Reply(status, headers, b'{"message": "API rate limit exceeded"}')) as (server, s, state):
         r = await fetch_open_issues(s)
         assert r.source == github.SOURCE_STALE and len(r.issues) == 5 and r.requests == 1
         assert r.rate_limit.limited and r.rate_limit.reset_at == clock.t + github.MAX_WAIT_S
@@ -417,13 +419,7 @@ async def test_a_writable_cache_reports_no_cache_error(tmp_path):
 
 async def test_503_with_retry_after_is_not_retried_and_is_remembered(tmp_path):
     clock = Clock()
-    app, ok_app, state = _ok_then(Reply(503, {"Retry-After": "3600"}, b'{"message": "Service Unavailable"}'))
-    with LocalServer(app) as server:
-        ok_app.bind(server)
-        s = settings(server.url, tmp_path, clock)
-        assert (await fetch_open_issues(s)).source == github.SOURCE_NETWORK
-        state["bad"] = True
-        clock.t += 1000
+    async with went_bad(tmp_path, clock, Reply(503, {"Retry-After": "3600"}, b'{"message": "Service Unavailable"}')) as (server, s, state):
         r = await fetch_open_issues(s)
         assert r.requests == 1 and len(server.requests) == 2  # one 503, no retries before the hour
         assert r.source == github.SOURCE_STALE and len(r.issues) == 5
