@@ -171,6 +171,7 @@ async def test_a_verdict_that_gets_worse_notifies_and_rings_the_bell():
         await loaded(app, pilot)
         app.auto_checks = False  # nothing else may change a verdict during the assertion
         rings.clear()
+        app.events_seen = app.events.worse_count  # what the replay itself worsened was looked at
         app._set_verdict(Verdict("G10", Status.OK, "no TP settings"), time.monotonic())
         app._set_verdict(Verdict("G10", Status.FAIL, "TP=2 in train.yaml across two Sparks"), time.monotonic())
         await pilot.pause(0.2)
@@ -178,6 +179,13 @@ async def test_a_verdict_that_gets_worse_notifies_and_rings_the_bell():
         assert any("got worse" == n.title and "G10" in n.message for n in app._notifications)
         last = list(app.events)[-1]
         assert (last.id, last.old, last.new) == ("G10", Status.OK, Status.FAIL)
+        # someone returning later sees it in the header until they look at the events
+        app.refresh_header()
+        assert "1 got worse (e)" in app.header_bar.render().plain
+        await pilot.press("e")
+        await pilot.press("escape")
+        app.refresh_header()
+        assert "got worse" not in app.header_bar.render().plain
 
 
 async def test_narrow_terminal_stacks_the_panels():

@@ -144,6 +144,9 @@ async def test_reachable_peer_shows_its_glyphs_and_a_different_torch_is_highligh
         assert py.plain == cell(app, "peers-compare", "python", "m0").plain and "reverse" not in str(py.style)
         summary = static_text(app, "peers-summary")
         assert "differ: " in summary and "torch" in summary.split("differ: ", 1)[1].splitlines()[0]
+        # and the main screen's header says so without opening this view
+        await until(pilot, lambda: "peers differ: torch" in app.header_bar.render().plain, 5)
+        assert "bold red" in str([sp.style for sp in app.header_bar.render().spans])
         shown = screen_text(app)
         assert "peer-ok" in shown and "reachable" in shown
 
@@ -178,6 +181,7 @@ async def test_unreachable_peer_says_why_and_the_local_column_still_shows(sshd):
         g7 = app.board["G7"].verdict
         assert cell(app, "peers-checks", "G7", "m0").plain == f"{g7.status.glyph} {g7.status.value}"
         assert "unreachable" in screen_text(app)
+        await until(pilot, lambda: "peer peer-down: unreachable" in app.header_bar.render().plain, 5)
 
 
 async def test_a_slow_peer_counts_up_while_fetching_then_says_timeout_and_r_fetches_again(sshd):

@@ -58,6 +58,7 @@ class EventLog:
         self.known: dict[str, Status] = {}  # last ok/warn/fail per check
         self.flap_window_s, self.alert_every_s = flap_window_s, alert_every_s
         self._alerted: dict[str, tuple[float, Status]] = {}  # id -> (when, status) of the last alert
+        self.worse_count = 0  # changes for the worse so far (the header counts those not yet looked at)
 
     def observe(self, v: Verdict, t: float) -> Change | None:
         """Record ``v``; returns the Change when its status differs from the previous one."""
@@ -70,6 +71,7 @@ class EventLog:
             return None
         ch = Change(t=t, id=v.id, old=prev.status if prev else None, new=v.status, summary=v.summary, baseline=baseline)
         self._append(ch)
+        self.worse_count += ch.worse
         return ch
 
     def _append(self, ch: Change) -> None:

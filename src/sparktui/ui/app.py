@@ -123,6 +123,7 @@ class SparkApp(App):
         self.auto_checks = auto_checks
         self.board = Board()
         self.events = EventLog()
+        self.events_seen = 0  # worse changes already looked at in the events view
         self.tick_n = 0
         self._judged_after_replay = False
         self.replay_settled = False  # set once a replay's last sample has been judged and drawn
@@ -264,8 +265,15 @@ class SparkApp(App):
         cuda = (static.get("cuda_driver_version") or {}).get("value") or "?"
         first_t = getattr(self.source, "first_t", None)  # a replay: how much of the recording has been seen
         watched = self.now() - first_t if first_t is not None else time.monotonic() - self.started_mono
-        self.header_bar.show(self.host_name, gpu, driver, cuda, duration(watched),
-                                       self.source.label, self.source.paused)
+        badges = []
+        unseen = self.events.worse_count - self.events_seen
+        if unseen > 0:
+            badges.append((f"{unseen} got worse (e)", "bold yellow"))
+        peers = self.peer_watch.badge(self.board, self.host_name)
+        if peers is not None:
+            badges.append(peers)
+        self.header_bar.show(self.host_name, gpu, driver, cuda, duration(watched), self.source.label,
+                             self.source.paused, tuple(badges))
 
     def refresh_checklist(self) -> None:
         table = self.checklist
@@ -516,7 +524,9 @@ class SparkApp(App):
 
     def action_events(self) -> None:
         if self._on_main():
+            self.events_seen = self.events.worse_count  # looked at: the header's count starts again
             self.push_screen(EventsScreen(self.events))
+            self.refresh_header()
 
     def action_peers(self) -> None:
         if self._on_main():

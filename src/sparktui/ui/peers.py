@@ -102,6 +102,42 @@ class PeerWatch:
         self.results[result.host] = result
         self._changed()
 
+    def machines(self, board: "Board", local_name: str) -> list[Machine]:
+        """The local machine (the board's verdicts), then each peer: its latest result, or a
+        column without readings while its first fetch runs."""
+        out = [local_machine(self.local_readings(), local_verdicts(board), name=local_name)]
+        if not self.active:
+            return out
+        for s in self.specs:
+            res = self.results.get(s.host)
+            out.append(res.machine() if res is not None else Machine(s.host, None, "fetching…"))
+        return out
+
+    def badge(self, board: "Board", local_name: str) -> tuple[str, str] | None:
+        """The peers in a few words for the main screen's header: a mismatch or a peer that cannot
+        be reached must be seen without opening the peers view. None when there are no peers."""
+        if not self.active:
+            return None
+        if not self.results:
+            return "peers: fetching…", "dim"
+        down = [r for r in self.results.values() if r.state is not PeerState.OK]
+        if down:
+            if len(down) == 1:
+                return f"peer {down[0].host}: {STATE_WORDS[down[0].state]}", "bold red"
+            return f"{len(down)} of {len(self.specs)} peers not read", "bold red"
+        key = (self.generation, len(board.states), tuple(st.runs for st in board.states.values()))
+        if getattr(self, "_badge_key", None) != key:
+            cmp = compare(self.machines(board, local_name))
+            differing = [r.what for r in cmp.differing() if r.required]
+            if differing:
+                text = f"peers differ: {', '.join(differing[:2])}" + (" …" if len(differing) > 2 else "")
+                self._badge = (text, "bold red")
+            else:
+                self._badge = {Status.OK: ("peers match", "green"), Status.WARN: ("peers: advisory differences", "yellow")}.get(
+                    cmp.status, ("peers: not all compared", "magenta"))
+            self._badge_key = key
+        return self._badge
+
     def fetching_s(self, host: str) -> float | None:
         """Seconds the running fetch of ``host`` has taken, or None when none runs."""
         if self.fetcher is None or host not in self.fetcher.pending:
@@ -232,15 +268,7 @@ class PeersScreen(Screen):
 
     # -- what is shown --------------------------------------------------------------------------
     def machines(self) -> list[Machine]:
-        """The local machine (the board's verdicts), then each peer: its latest result, or a
-        column without readings while its first fetch runs."""
-        out = [local_machine(self.watch.local_readings(), local_verdicts(self.board), name=self.local_name)]
-        if not self.watch.active:
-            return out
-        for s in self.watch.specs:
-            res = self.watch.results.get(s.host)
-            out.append(res.machine() if res is not None else Machine(s.host, None, "fetching…"))
-        return out
+        return self.watch.machines(self.board, self.local_name)
 
     @property
     def room(self) -> int:

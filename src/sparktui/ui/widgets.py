@@ -570,8 +570,11 @@ class HeaderBar(Widget):
 
     _args: tuple = ()
 
-    def show(self, host: str, gpu: str, driver: str, cuda: str, watching: str, source: str, paused: bool) -> None:
-        args = (host, gpu, driver, cuda, watching, source, paused)
+    def show(self, host: str, gpu: str, driver: str, cuda: str, watching: str, source: str, paused: bool,
+             badges: tuple[tuple[str, str], ...] = ()) -> None:
+        """``badges``: (text, style) pairs that must be seen from across the desk (new worsening
+        events, peers that differ), placed before the source label so 80 columns keep them."""
+        args = (host, gpu, driver, cuda, watching, source, paused, badges)
         if args != self._args:
             self._args = args
             self.refresh()
@@ -580,7 +583,7 @@ class HeaderBar(Widget):
         t = Text(no_wrap=True, overflow="ellipsis")
         if not self._args:
             return t
-        host, gpu, driver, cuda, watching, source, paused = self._args
+        host, gpu, driver, cuda, watching, source, paused, badges = self._args
         narrow = 0 < self.size.width < 110
         if paused:  # first: the one thing that must not be cut off at 80 columns
             t.append(" ⏸ PAUSED ", style="bold reverse yellow")
@@ -592,5 +595,8 @@ class HeaderBar(Widget):
         else:
             t.append(f"· {gpu} · driver {driver} · CUDA {cuda} · ")
         t.append(f"{'' if narrow else 'watching '}{watching}", style="bold")
+        for text, style in badges:
+            t.append(" · ")
+            t.append(text, style=style)
         t.append(f" · {source}", style="dim")
         return t
