@@ -444,3 +444,14 @@ def test_table_names_differences_and_unreachable_peers():
     assert "spark-3: ✘ connection refused" in text
     assert "MUST MATCH but differ: NVIDIA driver" in text
     assert "G1 CUDA 12/13 ABI mismatch" in text
+
+
+@pytest.mark.parametrize("pkg", ["megatron-core", "nemo-toolkit", "torchtitan", "liger-kernel"])
+def test_frameworks_every_rank_imports_must_match(pkg):
+    a, b = _machine("a"), _machine("b")
+    for m, version in ((a, "0.14.0"), (b, "0.15.0")):
+        t = dict(m.readings.data("target"))
+        t["packages"] = {**t["packages"], pkg: version}
+        m.readings.add(Reading("target", t, source="test"))
+    row = compare([a, b]).row(f"pkg:{pkg}")
+    assert row.required and row.match is False

@@ -25,7 +25,8 @@ REQUIRED_PACKAGES = frozenset(canonical_name(n) for n in (
     "torch", "torchvision", "torchaudio", "triton", "pytorch-triton", "transformers", "accelerate", "peft", "trl",
     "datasets", "tokenizers", "safetensors", "bitsandbytes", "flash-attn", "xformers", "unsloth", "unsloth_zoo",
     "deepspeed", "vllm", "nvidia-cuda-runtime-cu12", "nvidia-cuda-runtime-cu13", "nvidia-cuda-runtime",
-    "nvidia-nccl-cu12", "nvidia-nccl-cu13", "transformer-engine", "apex", "torchao",
+    "nvidia-nccl-cu12", "nvidia-nccl-cu13", "transformer-engine", "apex", "torchao", "megatron-core", "nemo-toolkit",
+    "torchtitan", "liger-kernel", "axolotl", "lightning", "pytorch-lightning",
 ))
 NOT_INSTALLED = "not installed"
 

@@ -31,7 +31,8 @@ TRAINING_STACK = (
     "datasets", "tokenizers", "safetensors", "bitsandbytes", "flash-attn", "flash_attn", "xformers",
     "unsloth", "unsloth_zoo", "deepspeed", "vllm", "numpy", "nvidia-cuda-runtime-cu12",
     "nvidia-cuda-runtime-cu13", "nvidia-cuda-runtime", "nvidia-nccl-cu12", "nvidia-nccl-cu13",
-    "transformer-engine", "apex",
+    "transformer-engine", "apex", "torchao", "megatron-core", "nemo-toolkit", "torchtitan", "liger-kernel",
+    "axolotl", "lightning", "pytorch-lightning",
 )
 
 ENV_STAGES = ("python", "packages", "cudart")
