@@ -62,15 +62,29 @@ async def process_table(app, pilot) -> None:
     await pilot.pause(0.3)
 
 
+async def help_screen(app, pilot) -> None:
+    await until_loaded(app, pilot)
+    await pilot.press("question_mark")
+    await pilot.pause(0.5)
+
+
 SHOTS: dict[str, Callable[[object, object], Awaitable[None]]] = {
     "main": main_screen,
     "card-g1-failing": failing_card,
     "processes": process_table,
+    "main-80x24": main_screen,  # a tmux pane: stacked, every key in the footer
+    "help": help_screen,
 }
+SIZES = {"main-80x24": (80, 24)}  # the others: SIZE
 
 
-async def render(name: str, size: tuple[int, int] = SIZE) -> str:
+def size_of(name: str) -> tuple[int, int]:
+    return SIZES.get(name, SIZE)
+
+
+async def render(name: str, size: tuple[int, int] | None = None) -> str:
     """One screenshot as SVG text."""
+    size = size or size_of(name)
     app = demo_app()
     title = f"sparktui: {name.replace('-', ' ')}"
     async with app.run_test(size=size) as pilot:

@@ -38,7 +38,7 @@ async def test_screen_matches_the_committed_screenshot(name):
     assert committed.exists(), "run: python tools/make_screenshots.py"
     now = screen_lines(await make_screenshots.render(name))
     then = screen_lines(committed.read_text(encoding="utf-8"))
-    assert len(now) == make_screenshots.SIZE[1]
+    assert len(now) == make_screenshots.size_of(name)[1]
     diff = [f"line {i}:\n  now : {a!r}\n  shot: {b!r}" for i, (a, b) in enumerate(zip(now, then)) if a != b]
     assert not diff and len(now) == len(then), (
         "the screen differs from screenshots/" + committed.name + " (if intended: python tools/make_screenshots.py)\n"
