@@ -134,6 +134,7 @@ class SparkApp(App):
         self.bandwidth_worker: Worker | None = None
         self._bandwidth_cancel = None  # a threading.Event while G5 runs
         self.replay_path = replay
+        self.replay_instant = bool(replay) and not speed  # --speed 0: the whole recording at once
         if source is not None:
             self.source = source
         elif replay:
@@ -228,6 +229,8 @@ class SparkApp(App):
         self._judged_after_replay = True
         self.last_telemetry_judge = time.monotonic()
         self.judge_telemetry()
+        if self.replay_instant:  # fed in a blink: what changed on the way is in the events view, not news
+            self.events_seen = self.events.worse_count
         self._draw_telemetry()
         self.refresh_header()
         self.refresh_checklist()
