@@ -17,7 +17,13 @@ STAGE = "import flash_attn"
 # resolve_attention_implementation (unsloth/models/_utils.py, __version__ 2026.7.3) picks
 # flash_attention_2 whenever its module-global HAS_FLASH_ATTENTION is true; the patched attention
 # forward picks its kernel from unsloth/utils/attention_dispatch.py's own copy of the flag.
-CHECKED_AGAINST = "Unsloth 2026.7.x (unsloth/models/llama.py, _utils.py, utils/attention_dispatch.py)"
+# Re-read in the 2026.10.9 wheel from PyPI (2026-12-04): resolve_attention_implementation gained a
+# requested_attn_implementation parameter, but llama.py still calls it without one (line 3683) and
+# still pops attn_implementation (line 4048); the flag is imported by name into models/loader.py
+# and utils/attention_dispatch.py (`from ..models._utils import *`), which the override's loop over
+# sys.modules covers.
+CHECKED_AGAINST = ("Unsloth 2026.7.x and 2026.10.9 (unsloth/models/llama.py, _utils.py, loader.py, "
+                   "utils/attention_dispatch.py)")
 
 OVERRIDE = """\
 import sys
@@ -205,7 +211,7 @@ GOTCHA = Gotcha(
     references=(
         "Dao-AILab/flash-attention #1969: no aarch64/sm_121 wheel on PyPI (open)",
         "unslothai/unsloth unsloth/models/llama.py: kwargs.pop(\"attn_implementation\", None)  # No need since we auto call it",
-        "unslothai/unsloth unsloth/models/_utils.py (2026.7.3): resolve_attention_implementation reads HAS_FLASH_ATTENTION",
+        "unslothai/unsloth unsloth/models/_utils.py (2026.7.3, 2026.10.9): resolve_attention_implementation reads HAS_FLASH_ATTENTION",
         "gotcha-checks G2: NGC 25.09 flash-attn 2.7.4.post1 runs on GB10; override confirmed on Unsloth 2026.7.2",
     ),
 )
