@@ -237,3 +237,19 @@ def test_cancel_kills_the_child_and_its_grandchild_and_says_cancelled(tmp_path):
         assert target._describe_crash(target._crash_of(run, "torch", 60)) == "cancelled by the user during 'import torch'"
     finally:
         kill_leftovers(pidfile)
+
+
+def test_an_interpreter_that_hangs_before_any_stage_is_named_as_such_by_every_check(tmp_path):
+    """`--python` pointing at something that never answers (a wrapper stuck on a lock, a network
+    home): every torch-side check says the interpreter did not answer within the timeout."""
+    from sparktui.runner import run_checks
+    from tests.standins.make import make_script
+
+    py = make_script(tmp_path, "stuck-python", "sleep 100\n")
+    cfg = Config().with_overrides(target={"python": py, "timeout_s": 2.0})
+    t0 = time.monotonic()
+    verdicts, _ = run_checks(["G1", "G2", "G9"], cfg)
+    assert time.monotonic() - t0 < 15
+    for v in verdicts:
+        assert v.status is Status.UNKNOWN, (v.id, v.summary)
+        assert "never started its stages: no answer after 2.0 s during 'start-up'" in v.summary, (v.id, v.summary)

@@ -80,8 +80,32 @@ async def test_card_copies_the_fix_commands():
         assert "```" not in app.clipboard  # commands only, no Markdown
 
 
-def test_fix_commands_takes_only_code_blocks():
-    assert fix_commands("text\n```bash\nsync\necho 3\n```\nmore\n```\nls\n```") == "sync\necho 3\nls"
+def test_fix_commands_takes_one_code_block_at_a_time():
+    fix = "text\n```bash\nsync\necho 3\n```\nmore\n```\nls\n```"
+    assert fix_commands(fix) == "sync\necho 3" and fix_commands(fix, 2) == "ls" and fix_commands(fix, 3) == ""
+
+
+async def test_a_card_with_alternative_fixes_copies_one_block_per_key():
+    """G6's fix is two alternatives (stop the servers; or restart them capped): pasted as one
+    script it would stop services and start servers with placeholder arguments."""
+    app = replay_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await loaded(app, pilot)
+        app.query_one(Checklist).move_cursor(row=5)  # G6
+        await pilot.press("enter")
+        await pilot.pause(0.3)
+        md = app.screen.query_one("#card-md").source
+        assert "*c or 1 copies this block:*" in md and "*2 copies this block:*" in md
+        await pilot.press("c")
+        await pilot.pause(0.1)
+        assert "systemctl stop ollama" in app.clipboard and "vllm serve" not in app.clipboard
+        await pilot.press("2")
+        await pilot.pause(0.1)
+        assert app.clipboard.startswith("vllm serve MODEL --gpu-memory-utilization 0.5") and "systemctl" not in app.clipboard
+        assert any("block 2 of 2" in n.message for n in app._notifications)
+        await pilot.press("7")
+        await pilot.pause(0.1)
+        assert any("has 2 block(s)" in n.message for n in app._notifications)
 
 
 async def test_r_reruns_the_selected_check_and_R_reruns_all():
@@ -286,6 +310,87 @@ def test_dashboard_takes_python_path_and_config_like_the_headless_cli(tmp_path, 
     cfg = seen["cfg"]
     assert cfg.target.python == "/opt/train/bin/python" and str(tmp_path) in [str(p) for p in cfg.scan.paths]
     assert cfg.thermal.window_min == 3 and seen["bell"] is True and seen["replay"] is None
+
+
+async def test_a_resize_made_while_a_card_is_up_applies_when_it_closes():
+    app = replay_app()
+    async with app.run_test(size=(160, 50)) as pilot:
+        await loaded(app, pilot)
+        assert not app.has_class("narrow")
+        await pilot.press("enter")
+        await pilot.pause(0.2)
+        await pilot.resize_terminal(100, 30)
+        await pilot.pause(0.2)
+        await pilot.press("escape")
+        await pilot.pause(0.3)
+        assert app.has_class("narrow") and app.query_one(Checklist).region.width == 100
+        await pilot.press("e")
+        await pilot.resize_terminal(160, 50)
+        await pilot.pause(0.2)
+        await pilot.press("escape")
+        await pilot.pause(0.3)
+        assert not app.has_class("narrow")
+
+
+async def test_palette_lists_every_action_on_an_empty_query_and_only_useful_ones_in_a_card():
+    from sparktui.ui.app import SparkCommands
+
+    app = replay_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await loaded(app, pilot)
+        hits = [h async for h in SparkCommands(app.screen).discover()]
+        assert len(hits) == len(SparkCommands.ACTIONS) and all(h.help.startswith("key: ") for h in hits)
+        await pilot.press("enter")  # a card
+        await pilot.pause(0.2)
+        offered = [str(h.display) async for h in SparkCommands(app.screen).discover()]
+        assert "Keys and help" in offered and "Pause / resume sampling" in offered
+        assert "Show the events log" not in offered and "Filter the process table" not in offered
+
+
+async def test_issue_keys_do_nothing_while_the_issues_are_not_showing(monkeypatch):
+    import webbrowser
+
+    opened = []
+    monkeypatch.setattr(webbrowser, "open", lambda url: opened.append(url) or True)
+    app = replay_app()
+    app.copy_to_clipboard = lambda text: opened.append(text)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await loaded(app, pilot)
+        assert app.query_one("#tabs").active == "tab-processes"
+        await pilot.press("o", "y")
+        await pilot.pause(0.2)
+        assert opened == []
+
+
+async def test_enter_on_a_process_shows_its_whole_command_and_cap():
+    app = replay_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await loaded(app, pilot)
+        table = app.query_one("#proc-table")
+        table.focus()
+        await pilot.pause(0.1)
+        await pilot.press("enter")
+        await pilot.pause(0.3)
+        assert isinstance(app.screen, MessageScreen)
+        text = app.screen.markdown
+        assert app.screen.title_text.startswith("pid 5188") and "**memory cap:** default 0.92" in text
+        assert "VLLM::EngineCore" in text and "**GPU memory:** 86.0 GiB" in text
+
+
+async def test_enter_on_an_event_shows_the_whole_finding():
+    app = replay_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(app, pilot)
+        app.auto_checks = False
+        long = "MemAvailable 6.1 GiB of 121.7 GiB, under the 8 GiB floor; page cache holds 31 GiB " * 2
+        app._set_verdict(Verdict("G3", Status.OK, "fine"), time.monotonic())
+        app._set_verdict(Verdict("G3", Status.WARN, long), time.monotonic())
+        await pilot.press("e")
+        await pilot.pause(0.2)
+        await pilot.press("enter")  # the newest change is first
+        await pilot.pause(0.3)
+        assert isinstance(app.screen, MessageScreen) and app.screen.markdown == long
+        assert app.screen.title_text.startswith("G3: ok → warn")
 
 
 # --- live mode: cancel a hung check, and G5's confirmation ---------------------------------------

@@ -21,3 +21,13 @@ def test_bandwidth_line_from_a_kept_or_fresh_result():
     assert len(bandwidth_line({**kept, "copy_gbs": 4292.0, "read_gbs": 4391.3}, 1000.0 + 9 * 3600)) <= 46
     for bad in (None, {"status": "error"}, {"copy_gbs": "fast"}, {"copy_gbs": None}, [], {"copy_gbs": True}):
         assert bandwidth_line(bad, 0.0) is None, bad
+
+
+def test_nvml_errors_in_a_few_words_never_an_unclosed_bracket():
+    from sparktui.ui.format import short_reason
+
+    assert short_reason("nvmlInit failed: LIBRARY_NOT_FOUND (NVML Shared Library Not Found)") == "no NVML library"
+    assert short_reason("NOT_SUPPORTED (Not Supported)") == "not supported"
+    assert short_reason(None) == "unavailable"
+    long = short_reason("something quite unexpected happened here (details)", 20)
+    assert len(long) == 20 and long.endswith("…") and "(" not in long

@@ -157,8 +157,9 @@ def judge(r: Readings, cfg: Config) -> Verdict:
         ev.add("import torch", "target interpreter", imp.get("error"))
         findings.append((Status.UNKNOWN, f"import torch did not finish: {imp.get('error')}"))
     elif status != "done":
-        ev.add("import torch", "target interpreter", status or "not run")
-        findings.append((Status.UNKNOWN, f"import torch was {status or 'not run'}"))
+        ev.add("import torch", "target interpreter", imp.get("error") or status or "not run")
+        findings.append((Status.UNKNOWN, f"import torch was {status or 'not run'}"
+                                         + (f": {imp['error']}" if imp.get("error") else "")))
 
     cuda = torch.get("cuda") if status == "done" else None
     no_gpu = None  # the finding for a CUDA torch that cannot see the GPU (it has its own fix)

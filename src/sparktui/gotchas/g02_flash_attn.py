@@ -183,6 +183,8 @@ def judge(r: Readings, cfg: Config) -> Verdict:
                        evidence=ev_t, fix=FIX, details=tuple(details))
 
     why = "skipped" if status == "skipped" else (status or "no record of the stage")
+    if st.get("error") and status == "not reached":
+        why = f"{status}: {st['error']}"
     return Verdict(ID, Status.UNKNOWN, f"cannot tell: `import flash_attn` was not attempted ({why})",
                    evidence=ev_t, details=tuple(details))
 

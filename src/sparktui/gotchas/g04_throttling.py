@@ -212,7 +212,7 @@ def _judge_gpu(idx: int, rows: list[dict[str, Any]], times: list[float], cfg: Co
     if span + _slack(times, need_s) < need_s - 1e-6:
         seen_txt = "no slowdown reason so far" if with_reasons else "clock-event reasons unreadable"
         return Status.UNKNOWN, (f"watching: {_span_text(span)} of {th.window_min:g} min sampled ({seen_txt}); "
-                                f"use --watch {th.window_min:g} or the dashboard for a verdict"), ev
+                                f"a verdict needs the full window (the dashboard keeps watching; headless: --watch {th.window_min:g})"), ev
 
     # Was NVML able to say, over the whole window? Reasons are snapshots; the thermal counter covers
     # the time between them, so both must be readable (the counter read at least twice).

@@ -228,9 +228,13 @@ def _run_mode(python: str, mode: str, stages: tuple[str, ...], timeout_s: float,
             break
         crashes.append(crash)
         st = crash["stage"]
+        status = {"hung": "hung", "cancelled": "cancelled"}.get(crash["kind"], "crashed")
         if st:
-            stage_info[st] = {"status": {"hung": "hung", "cancelled": "cancelled"}.get(crash["kind"], "crashed"),
-                              "error": _describe_crash(crash), "signal": crash.get("signal")}
+            stage_info[st] = {"status": status, "error": _describe_crash(crash), "signal": crash.get("signal")}
+        else:  # it never reached its first stage (an interpreter that hangs or dies at start-up):
+            why = f"the interpreter never started its stages: {_describe_crash(crash)}"
+            for later in stages:  # none of this run's stages was attempted, and each says why
+                stage_info.setdefault(later, {"status": "not reached", "error": why, "signal": crash.get("signal")})
         if crash["kind"] != "signal" or not st or st == stages[-1]:
             break  # a hang already spent the budget; nothing after the last stage to learn
         skip.add(st)

@@ -15,7 +15,7 @@ from typing import Any
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.command import Hit, Hits, Provider
+from textual.command import CommandPalette, DiscoveryHit, Hit, Hits, Provider
 from textual.containers import Horizontal
 from textual.css.query import NoMatches
 from textual.message import Message
@@ -29,10 +29,10 @@ from sparktui.core.verdict import Status, Verdict
 from sparktui.gotchas import REGISTRY
 from sparktui.gotchas.base import Gotcha
 from sparktui.ui.board import TELEMETRY_CHECKS, TELEMETRY_REJUDGE_S, Board
-from sparktui.ui.format import age, bandwidth_line, duration
+from sparktui.ui.format import age, bandwidth_line, duration, short_reason
 from sparktui.ui.peers import PeersScreen, PeerWatch
 from sparktui.ui.screens import CardScreen, ConfirmScreen, EventsScreen, HelpScreen, MessageScreen, copy_text
-from sparktui.ui.widgets import Checklist, HeaderBar, PlaybookPanel, ProcessTable, TelemetryPanel
+from sparktui.ui.widgets import Checklist, HeaderBar, PlaybookPanel, ProcessTable, TelemetryPanel, process_details
 
 
 NARROW_BELOW = 120  # columns: under this the checklist and telemetry stack (app.tcss)
@@ -72,25 +72,40 @@ class SparkCommands(Provider):
     """The command palette offers the same actions as the keys."""
 
     ACTIONS = (
-        ("Rerun the selected check", "rerun_selected"),
-        ("Rerun all non-intrusive checks", "rerun_all"),
-        ("Cancel running checks", "cancel_checks"),
-        ("Measure bandwidth (G5, asks first)", "bandwidth"),
-        ("Pause / resume sampling", "toggle_pause"),
-        ("Filter the process table", "filter_processes"),
-        ("Change the process table's sort", "cycle_sort"),
-        ("Show the events log", "events"),
-        ("Machines: this one beside its peers (what must match)", "peers"),
-        ("Open the selected gotcha's card", "open_card"),
-        ("Keys and help", "help"),
+        ("Rerun the selected check", "rerun_selected", "r"),
+        ("Rerun all non-intrusive checks", "rerun_all", "R"),
+        ("Cancel running checks", "cancel_checks", "c"),
+        ("Measure bandwidth (G5, asks first)", "bandwidth", "b"),
+        ("Pause / resume sampling", "toggle_pause", "p"),
+        ("Filter the process table", "filter_processes", "/"),
+        ("Change the process table's sort", "cycle_sort", "s"),
+        ("Show the events log", "events", "e"),
+        ("Peers: this machine beside the others (what must match)", "peers", "m"),
+        ("Open the selected gotcha's card", "open_card", "enter"),
+        ("Keys and help", "help", "?"),
     )
+
+    def _offered(self):
+        """The actions that would do something from where the palette was opened (a card is not
+        the main screen: the checklist's actions are not offered there)."""
+        app = self.app
+        under = [sc for sc in app.screen_stack if not isinstance(sc, CommandPalette)]
+        for text, action, key in self.ACTIONS:
+            if action in SparkApp.MAIN_ONLY and len(under) > 1:
+                continue
+            yield text, action, key
+
+    async def discover(self) -> Hits:
+        """With an empty query: every action, so the palette lists what sparktui can do."""
+        for text, action, key in self._offered():
+            yield DiscoveryHit(text, partial(self.app.run_action, action), help=f"key: {key}")
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
-        for text, action in self.ACTIONS:
+        for text, action, key in self._offered():
             score = matcher.match(text)
             if score > 0:
-                yield Hit(score, matcher.highlight(text), partial(self.app.run_action, action), help=f"action: {action}")
+                yield Hit(score, matcher.highlight(text), partial(self.app.run_action, action), help=f"key: {key}")
 
 
 class SparkApp(App):
@@ -186,9 +201,13 @@ class SparkApp(App):
         self._layout_for(event.size.width)
 
     def _layout_for(self, width: int) -> None:
-        self.set_class(width < NARROW_BELOW, "narrow")
-        if getattr(self, "footer", None) is not None:
-            self.footer.show_command_palette = width >= NARROW_BELOW  # ctrl+p still works; ? says so
+        narrow = width < NARROW_BELOW
+        if self.has_class("narrow") != narrow:
+            self.set_class(narrow, "narrow")
+        footer = getattr(self, "footer", None)
+        if footer is not None and footer.show_command_palette == narrow:
+            footer.show_command_palette = not narrow  # ctrl+p still works; ? says so
+            footer.refresh(recompose=True)
 
     def on_unmount(self) -> None:
         for st in self.board.states.values():
@@ -263,7 +282,7 @@ class SparkApp(App):
         static = self.source.static or {}
         devs = static.get("devices") or []
         name = (devs[0].get("name") or {}).get("value") if devs else None
-        gpu = name or (f"no GPU ({static.get('error', 'NVML unavailable')[:40]})" if not devs else "GPU ?")
+        gpu = name or (f"no GPU ({short_reason(static.get('error', 'NVML unavailable'), 30)})" if not devs else "GPU ?")
         driver = (static.get("driver_version") or {}).get("value") or "?"
         cuda = (static.get("cuda_driver_version") or {}).get("value") or "?"
         first_t = getattr(self.source, "first_t", None)  # a replay: how much of the recording has been seen
@@ -392,14 +411,26 @@ class SparkApp(App):
             self._set_verdict(judge(g, readings, self.cfg), mono)
 
     # -- actions ---------------------------------------------------------------------------------
-    MAIN_ONLY = frozenset({"open_card", "rerun_all", "bandwidth", "filter_processes", "cycle_sort", "events", "peers",
-                           "open_issue_url", "copy_issue_url"})
+    MAIN_ONLY = frozenset({"open_card", "rerun_selected", "rerun_all", "bandwidth", "filter_processes", "cycle_sort",
+                           "events", "peers", "open_issue_url", "copy_issue_url"})
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         """Main-screen actions are off (and out of the footer) while a card or a dialog is up."""
         if action in self.MAIN_ONLY and len(self.screen_stack) > 1:
             return False
         return True
+
+    def pop_screen(self):
+        """Back on the main screen: lay it out for the terminal's size now (a resize made while a
+        card was up reached only the card)."""
+        result = super().pop_screen()
+        if len(self.screen_stack) == 1:
+            self.call_after_refresh(self._relayout_main)
+        return result
+
+    def _relayout_main(self) -> None:
+        self._layout_for(self.size.width)
+        self.update_styles(self.screen)  # the class may have changed while this screen was hidden
 
     def _on_main(self) -> bool:
         """The main screen's keys act there only: Enter on a card must not stack another card, and
@@ -459,14 +490,28 @@ class SparkApp(App):
     def _issue_enter(self, event: DataTable.RowSelected) -> None:
         self._open_issue()
 
+    @on(DataTable.RowSelected, "#proc-table")
+    def _process_enter(self, event: DataTable.RowSelected) -> None:
+        """A process row in full: the whole (scrubbed) command line and how its cap was read."""
+        row = self.process_table.rows.get(str(event.row_key.value))
+        if row:
+            self.push_screen(MessageScreen(f"pid {row.get('pid')}: {row.get('name') or '?'}", process_details(row)))
+
     def _open_issue(self) -> None:
         iss = self.playbook_panel.selected()
         if iss:
             body = iss.get("body") or iss.get("body_excerpt") or "(no body)"
             self.push_screen(MessageScreen(f"#{iss.get('number')} {iss.get('title')}", f"{iss.get('html_url') or iss.get('url') or ''}\n\n{body}"))
 
+    def _issue_in_view(self) -> dict[str, Any] | None:
+        """The selected playbook issue, only while its tab is showing: o and y must not act on
+        something the user cannot see."""
+        if not self._on_main() or self.query_one(TabbedContent).active != "tab-playbooks":
+            return None
+        return self.playbook_panel.selected()
+
     def action_open_issue_url(self) -> None:
-        iss = self.playbook_panel.selected() if self._on_main() else None
+        iss = self._issue_in_view()
         url = iss and (iss.get("html_url") or iss.get("url"))
         if url and not str(url).startswith(("https://", "http://")):
             self.notify(f"not a web address, not opened: {str(url)[:80]}", severity="warning")
@@ -475,7 +520,7 @@ class SparkApp(App):
             self.notify(f"opened {url}" if opened else f"no browser here; URL: {url}")
 
     def action_copy_issue_url(self) -> None:
-        iss = self.playbook_panel.selected() if self._on_main() else None
+        iss = self._issue_in_view()
         url = iss and (iss.get("html_url") or iss.get("url"))
         if url:
             self.notify(f"copied {url} {copy_text(self, url)}")

@@ -50,6 +50,22 @@ def bandwidth_line(result: Any, now: float) -> str | None:
     return text
 
 
+_REASONS = (("LIBRARY_NOT_FOUND", "no NVML library"), ("DRIVER_NOT_LOADED", "driver not loaded"),
+            ("NO_PERMISSION", "no permission"), ("NOT_SUPPORTED", "not supported"), ("GPU_IS_LOST", "GPU lost"),
+            ("UNINITIALIZED", "NVML not started"), ("TIMEOUT", "timed out"))
+
+
+def short_reason(error: str | None, width: int = 20) -> str:
+    """An NVML error in a few words for a meter or the header (the card has the whole text):
+    "nvmlInit failed: LIBRARY_NOT_FOUND (NVML ...)" -> "no NVML library"."""
+    text = error or "unavailable"
+    for code, words in _REASONS:
+        if code in text:
+            return words
+    text = text.split(" (")[0]
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
 def duration(seconds: float) -> str:
     """h:mm, so the header changes once a minute."""
     s = max(0, int(seconds))

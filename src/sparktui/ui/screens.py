@@ -20,9 +20,31 @@ from sparktui.ui.widgets import BoundedTable
 _BLOCK = re.compile(r"```[a-zA-Z]*\n(.*?)```", re.S)
 
 
-def fix_commands(fix: str) -> str:
-    """The commands from a fix text's code blocks, ready to paste."""
-    return "\n".join(b.strip() for b in _BLOCK.findall(fix)).strip()
+def fix_blocks(fix: str) -> list[str]:
+    """A fix text's code blocks. They are alternatives or separate steps (stop the servers; or
+    restart them capped), never one script: the card copies one block at a time."""
+    return [b.strip() for b in _BLOCK.findall(fix) if b.strip()]
+
+
+def fix_commands(fix: str, block: int = 1) -> str:
+    """Code block ``block`` (1-based) of a fix text, ready to paste; "" when there is none."""
+    blocks = fix_blocks(fix)
+    return blocks[block - 1] if 0 < block <= len(blocks) else ""
+
+
+def _number_blocks(fix: str) -> str:
+    """With several code blocks, say above each which key copies it."""
+    if len(fix_blocks(fix)) < 2:
+        return fix
+    n = 0
+
+    def label(m: re.Match) -> str:
+        nonlocal n
+        n += 1
+        key = "c or 1" if n == 1 else str(n)
+        return f"*{key} copies this block:*\n\n{m.group(0)}" if n <= 9 else m.group(0)
+
+    return _BLOCK.sub(label, fix)
 
 
 def copy_text(app, text: str) -> str:
@@ -65,7 +87,7 @@ def _md_cell(value: Any) -> str:
 def card_markdown(g: Gotcha, v: Verdict | None, age_text: str) -> str:
     """A failing or warning card leads with its fix: that is what someone opening it needs."""
     lines = [f"# {g.id}: {g.title}", ""]
-    fix = (v.fix if v is not None and v.fix else g.fix).strip()
+    fix = _number_blocks((v.fix if v is not None and v.fix else g.fix).strip())
     acting = v is not None and v.status in (Status.WARN, Status.FAIL)
     if v is None:
         lines += ["**Status:** not checked yet", ""]
@@ -92,8 +114,9 @@ class CardScreen(Screen):
 
     BINDINGS = [
         Binding("escape", "app.pop_screen", "back"),
-        Binding("c", "copy_fix", "copy fix commands"),
+        Binding("c", "copy_fix(1)", "copy fix"),
         Binding("r", "rerun", "rerun"),
+        *(Binding(str(n), f"copy_fix({n})", f"copy block {n}", show=False) for n in range(1, 10)),
     ]
 
     def __init__(self, gotcha: Gotcha, verdict: Verdict | None, age_text: str, on_rerun: Callable[[str], None]) -> None:
@@ -109,14 +132,23 @@ class CardScreen(Screen):
         self.verdict, self.age_text = verdict, age_text
         self.query_one("#card-md", Markdown).update(card_markdown(self.gotcha, verdict, age_text))
 
-    def action_copy_fix(self) -> None:
+    def action_copy_fix(self, block: int = 1) -> None:
         fix = (self.verdict.fix if self.verdict and self.verdict.fix else self.gotcha.fix)
-        cmds = fix_commands(fix) or fix
+        blocks = fix_blocks(fix)
+        if not blocks:
+            cmds, what = fix, "fix text"
+        elif block > len(blocks):
+            self.notify(f"{self.gotcha.id}'s fix has {len(blocks)} block(s)", severity="warning")
+            return
+        else:
+            cmds = blocks[block - 1]
+            what = f"block {block} of {len(blocks)}" if len(blocks) > 1 else "fix commands"
         where = copy_text(self.app, cmds)
-        self.notify(f"copied {len(cmds.splitlines())} lines of {self.gotcha.id}'s fix {where}")
+        self.notify(f"copied {self.gotcha.id}'s {what} ({len(cmds.splitlines())} lines) {where}")
 
     def action_rerun(self) -> None:
         self.on_rerun(self.gotcha.id)
+        self.notify(f"rerunning {self.gotcha.id}; this card updates when it is done")
 
 
 class ConfirmScreen(ModalScreen[bool]):
@@ -182,12 +214,14 @@ KEYS_HELP = """\
 | ? | this help |
 | q | quit |
 
-In a card: `c` copies the fix's commands, `r` reruns, `escape` returns.
+In a card: `c` copies the fix's first code block, `2`-`9` the others (they are alternatives or
+separate steps, never one script), `r` reruns, `escape` returns. Here: `escape`, `?` or `q` close.
 """
 
 
 class HelpScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape", "app.pop_screen", "close"), Binding("question_mark", "app.pop_screen", "close")]
+    BINDINGS = [Binding("escape", "app.pop_screen", "close"), Binding("question_mark", "app.pop_screen", "close", show=False),
+                Binding("q", "app.pop_screen", "close", show=False)]
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help"):
@@ -220,10 +254,22 @@ class EventsScreen(Screen):
     def on_mount(self) -> None:
         t = self.query_one(DataTable)
         t.add_columns("time", "check", "from", "to", "finding")
-        for ch in reversed(list(self.event_log)):
+        # newest first by the latest occurrence (a repeated change moves up); ties in log order
+        order = list(enumerate(self.event_log))
+        self._shown = [c for _, c in sorted(order, key=lambda ic: (ic[1].last_t or ic[1].t, ic[0]), reverse=True)]
+        for ch in self._shown:
             style = "bold red" if ch.new is Status.FAIL else "bold yellow" if ch.new is Status.WARN else ""
             when = self.fmt_time(ch.t) + (f" (x{ch.repeats}, last {self.fmt_time(ch.last_t)})" if ch.repeats > 1 else "")
             t.add_row(when, ch.id, ch.old.value if ch.old else "—", Text(ch.new.value, style=style),
                       Text(ch.summary, overflow="ellipsis", no_wrap=True))
         if not len(self.event_log):
             t.add_row("", "", "", "", Text("no changes yet", style="dim"))
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """Enter: the whole finding, which the table cuts to its width."""
+        i = event.cursor_row
+        if 0 <= i < len(getattr(self, "_shown", [])):
+            ch = self._shown[i]
+            when = self.fmt_time(ch.t) + (f", {ch.repeats} times, last {self.fmt_time(ch.last_t)}" if ch.repeats > 1 else "")
+            self.app.push_screen(MessageScreen(f"{ch.id}: {ch.old.value if ch.old else '—'} → {ch.new.value} ({when})",
+                                               ch.summary))

@@ -19,7 +19,7 @@ from textual.widgets.data_table import ColumnKey, RowKey
 from sparktui.core.telemetry import History, free_gib
 from sparktui.core.verdict import Status, Verdict
 from sparktui.gotchas import REGISTRY
-from sparktui.ui.format import SPINNER, STATUS_STYLE, age, bucket_max, duration, gib
+from sparktui.ui.format import SPINNER, STATUS_STYLE, age, bucket_max, duration, gib, short_reason
 
 
 def set_content(widget: Static | TextLine, content: Any) -> None:
@@ -317,7 +317,7 @@ class TelemetryPanel(Vertical):
             v = g0.get(key) if g0 else None
             if v is None:
                 why = errs.get(key) or (s.get("errors") or {}).get("nvml") or "unavailable"
-                return f"n/a ({why.split(' (')[0][:18]})"
+                return f"n/a ({short_reason(why)})"
             return f"{v:{fmt}} {unit}"
 
         self.temp.show(val("temp_c", ".0f", "°C"), history.plotted("g0.temp_c"))
@@ -477,6 +477,21 @@ class ProcessTable(Vertical):
                 Text(str(r.get("name") or "?")), Text(gib(r.get("gpu_mem_bytes")) + (" G" if r.get("gpu_mem_bytes") is not None else "")),
                 Text(gib(r.get("rss_bytes")) + " G" if r.get("rss_bytes") is not None else "?"), Text(cap_txt),
                 Text(age(r.get("age_s"))), Text(str(r.get("command") or ""), overflow="ellipsis", no_wrap=True)]
+
+
+def process_details(r: dict[str, Any]) -> str:
+    """One process as Markdown for its pop-up: what the table cuts short."""
+    cap = r.get("cap") or {}
+    lines = [f"- **kind:** {r.get('kind') or '?'}" + (f" ({r['server']})" if r.get("server") else ""),
+             f"- **user:** {r.get('user') or '?'}",
+             f"- **GPU memory:** {gib(r.get('gpu_mem_bytes')) + ' GiB' if r.get('gpu_mem_bytes') is not None else 'not listed by NVML'}",
+             f"- **resident memory:** {gib(r.get('rss_bytes'))} GiB",
+             f"- **running for:** {age(r.get('age_s'))}"]
+    if cap:
+        lines.append(f"- **memory cap:** {cap_text(cap) or 'none'}: {cap.get('source') or ''} {cap.get('detail') or ''}".rstrip())
+    if r.get("group") not in (None, r.get("pid")):
+        lines.append(f"- **part of:** pid {r['group']}")
+    return "\n".join(lines) + f"\n\n```\n{r.get('command') or '(command line not readable)'}\n```\n"
 
 
 def cap_text(cap: dict[str, Any] | None) -> str:
