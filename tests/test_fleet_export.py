@@ -199,3 +199,8 @@ def test_shipped_dashboard_and_alerts_query_only_what_the_exporter_serves(runnin
     for text in exprs + rule_exprs:
         missing = _queried_metrics(text) - served
         assert not missing, f"{text!r} queries {sorted(missing)}, which `sparktui export` does not serve"
+
+
+def test_an_extra_colon_is_not_mistaken_for_a_non_loopback_address():
+    with pytest.raises(ex.ListenError, match="IPv6 address goes in brackets"):
+        ex.parse_listen("127.0.0.1:0:0")

@@ -455,3 +455,13 @@ def test_frameworks_every_rank_imports_must_match(pkg):
         m.readings.add(Reading("target", t, source="test"))
     row = compare([a, b]).row(f"pkg:{pkg}")
     assert row.required and row.match is False
+
+
+@pytest.mark.parametrize("host, ok", [
+    ("spark-2", True), ("alice@spark-2", True), ("10.0.0.2", True), ("[::1]", True), ("spark-2.lab.example", True),
+    ("user@", False), ("@host", False), ("host:22", False), ("127.0.0.1;id", False), ("a b", False), ("-oX=y", False),
+])
+def test_peer_names_are_host_names_user_at_host_or_addresses(host, ok):
+    from sparktui.fleet.peers import validate_host
+
+    assert (validate_host(host) is None) is ok, validate_host(host)

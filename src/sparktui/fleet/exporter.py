@@ -63,6 +63,8 @@ def parse_listen(text: str) -> tuple[str, int]:
         host, sep, port_text = t.rpartition(":")
         if not sep:
             raise ListenError(f"--listen {text!r}: expected HOST:PORT (e.g. {DEFAULT_LISTEN})")
+        if ":" in host:
+            raise ListenError(f"--listen {text!r}: expected HOST:PORT (an IPv6 address goes in brackets: [::1]:9400)")
         host = host or "127.0.0.1"
     try:
         port = int(port_text)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import enum
 import json
 import os
+import re
 import selectors
 import shutil
 import signal
@@ -93,8 +94,17 @@ def validate_host(host: str) -> str | None:
         return "empty peer name"
     if host.strip().startswith("-"):
         return f"peer {host!r} starts with '-': give a host name, user@host or an ssh config alias"
-    if any(c.isspace() for c in host.strip()):
+    h = host.strip()
+    if any(c.isspace() for c in h):
         return f"peer {host!r} contains white space"
+    user, _, name = h.rpartition("@")
+    if "@" in h and (not user or not name):
+        return f"peer {host!r}: give user@host with both parts"
+    if not re.fullmatch(r"[A-Za-z0-9._%+-]+", name) and not re.fullmatch(r"\[?[0-9A-Fa-f:.]+\]?", name):
+        return (f"peer {host!r}: not a host name or address (a port goes in ~/.ssh/config as `Port`, "
+                "or an alias there)")
+    if user and not re.fullmatch(r"[A-Za-z0-9._-]+", user):
+        return f"peer {host!r}: user name {user!r} is not one ssh would take"
     return None
 
 
