@@ -176,3 +176,31 @@ def test_standin_reproduces_the_override_and_the_fix_undoes_it(tmp_path):
     fixed = run_with_standin(tmp_path, g2.OVERRIDE + "print(model.config._attn_implementation, model.attention_kernel())\n")
     assert fixed.returncode == 0, fixed.stderr
     assert fixed.stdout.split() == ["sdpa", "sdpa"]
+
+
+# --- audit: packages not read is not "not installed" ----------------------------------------------
+
+
+def _without_packages(t: dict, odd=None) -> dict:
+    t = dict(t)
+    if odd is None:
+        del t["packages"]
+    else:
+        t["packages"] = odd
+    return t
+
+
+def test_flash_attn_importable_with_packages_not_read_is_unknown_not_ok():
+    for odd in (None, ["unsloth"], "unsloth==2026.7.3"):
+        v = judge(_without_packages(target(IMPORTED, {"flash-attn": "2.7.4.post1"}, FA_DATA), odd))
+        assert v.status is Status.UNKNOWN, (odd, v.summary)
+        assert "whether Unsloth is installed is unknown (packages not read)" in v.summary
+        values = {e.what: e.value for e in v.evidence}
+        assert values["unsloth package"] == "unknown (packages not read)"
+        assert values["flash-attn package"] == "unknown (packages not read)"
+
+
+def test_flash_attn_absent_with_packages_not_read_says_so():
+    v = judge(_without_packages(target(NO_MODULE, {})))
+    assert v.status is Status.OK and "packages not read" in v.summary  # no flash_attn: SDPA either way
+    assert {e.what: e.value for e in v.evidence}["unsloth package"] == "unknown (packages not read)"

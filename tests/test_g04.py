@@ -235,3 +235,20 @@ def test_demo_recording_shows_thermal_throttling():
     v = judge(readings_from_recording(rec), Config())
     assert v.status.value == "warn" and v.summary.startswith("thermal throttling at 8")
     assert any(e.what == "rated power" and "NOT_SUPPORTED" in e.value for e in v.evidence)
+
+
+def test_empty_gpu_records_are_unknown_never_no_load():
+    """Audit: samples of `"gpus": [{}]` read as "ok: no sustained load" while every evidence line
+    said unavailable. No utilization and no power draw seen is no reading of the load at all."""
+    v = verdict(seq(10, lambda t: {}))
+    assert v.status.value == "unknown", v.summary
+    assert "GPU load unknown" in v.summary and "not in the samples" in v.summary
+    ev = {e.what: e.value for e in v.evidence}
+    assert all(str(ev[k]).startswith("unavailable") for k in ("temperature", "power draw", "SM clock"))
+
+
+def test_unreadable_utilization_and_power_is_unknown_with_the_reason():
+    err = {"util_gpu": NS, "power_w": NS, "temp_c": NS, "sm_mhz": NS, "reasons_mask": NS,
+           "thermal_viol_ns": NS, "power_viol_ns": NS}
+    v = verdict(seq(10, lambda t: gpu(errors=err)))
+    assert v.status.value == "unknown" and NS in v.summary

@@ -251,3 +251,57 @@ def test_torchrun_without_nnodes_is_judged_as_one_node_with_the_reason_in_eviden
     assert "single node" in v.details[0]
     assert evidence(v)[f"context of {tmp_path / 'run.sh'}"]["node markers"] == [
         "torchrun without --nnodes: one node (torchrun's default)"]
+
+
+# --- nothing seen is never ok (audit: /dev/null, FIFO, empty file, oversized file) ----------------
+
+
+def _judge_scan(*paths, max_bytes=64 * 1024):
+    return judge(tpscan.scan([str(p) for p in paths], max_bytes, deadline_s=5))
+
+
+def test_dev_null_fifo_and_pseudo_files_are_unknown_not_ok(tmp_path):
+    import os
+    os.mkfifo(tmp_path / "x.yaml")
+    for p in ("/dev/null", tmp_path / "x.yaml", "/proc/self/status"):
+        v = _judge_scan(p)
+        assert v.status is Status.UNKNOWN, (p, v.summary)
+        assert "nothing to scan" in v.summary
+
+
+def test_an_empty_config_is_unknown_not_ok(tmp_path):
+    (tmp_path / "empty.yaml").write_text("")
+    v = _judge_scan(tmp_path / "empty.yaml")
+    assert v.status is Status.UNKNOWN and "empty" in v.summary
+
+
+def test_an_oversized_file_is_never_hidden_behind_an_ok(tmp_path):
+    (tmp_path / "empty.yaml").write_text("")
+    (tmp_path / "big.yaml").write_text("tensor_parallel_size: 2\n" + "# pad\n" * 20_000)
+    v = _judge_scan(tmp_path / "empty.yaml", tmp_path / "big.yaml")
+    assert v.status is Status.UNKNOWN and "1 too large" in v.summary
+    v = _judge_scan(tmp_path / "big.yaml")
+    assert v.status is Status.UNKNOWN and "too large" in v.summary and "wrong directory" not in v.summary
+
+
+def test_skipped_files_inside_a_folder_are_named_in_a_scoped_ok(tmp_path):
+    (tmp_path / "a.yaml").write_text("model: m\n")
+    (tmp_path / "big.yaml").write_text("tensor_parallel_size: 2\n" + "# pad\n" * 20_000)
+    v = _judge_scan(tmp_path)
+    assert v.status is Status.OK
+    assert "ok for 1 files read" in v.summary and "1 skipped (1 too large): not checked" in v.summary
+
+
+def test_a_folder_of_only_oversized_files_is_unknown_and_says_why(tmp_path):
+    v = judge(scan_data(files_read=0, skipped={"too large": 2}))
+    assert v.status is Status.UNKNOWN and "2 too large" in v.summary and "wrong directory" not in v.summary
+
+
+def test_a_reading_without_matches_or_with_a_non_list_is_unknown():
+    data = scan_data([match()], {"configs/a.yaml": ctx()})
+    del data["matches"]
+    v = judge(data)
+    assert v.status is Status.UNKNOWN and "has no matches field" in v.summary
+    for bad in ({"configs/a.yaml": 1}, "configs/a.yaml:3", 7):
+        v = judge({**scan_data(), "matches": bad})
+        assert v.status is Status.UNKNOWN and "not a list" in v.summary

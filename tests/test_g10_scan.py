@@ -428,3 +428,31 @@ def test_read_scans_the_configured_paths_relative_to_cwd(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path))
     reading = tpscan.read(Config(scan=ScanConfig(paths=["~/proj"])))
     assert reading.data["paths"][0]["path"] == "~/proj" and len(reading.data["matches"]) == 1
+
+
+# --- nothing read is never "scanned": FIFOs, devices, pseudo-files, oversized files --------------
+
+
+def test_fifos_devices_and_pseudo_files_are_skipped_unopened_and_said(tmp_path):
+    os.mkfifo(tmp_path / "x.yaml")  # opening it for reading would block without O_NONBLOCK
+    data = scan(tmp_path / "x.yaml", "/dev/null", "/proc/self/status", deadline_s=5)
+    assert [p["status"] for p in data["paths"]] == [
+        "skipped: not a regular file (FIFO)", "skipped: not a regular file (character device)",
+        "skipped: kernel pseudo-file (/proc, /sys)"]
+    assert data["files_read"] == 0 and data["bytes_read"] == 0
+
+
+def test_a_fifo_with_a_config_name_inside_a_folder_is_counted_as_skipped(tmp_path):
+    os.mkfifo(tmp_path / "x.yaml")
+    put(tmp_path, "a.yaml", "model: m\n")
+    data = scan(tmp_path, deadline_s=5)
+    assert data["files_read"] == 1
+    assert data["skipped"] == {"not a regular file (FIFO)": 1}
+
+
+def test_an_explicit_file_skipped_as_too_large_is_not_reported_scanned(tmp_path):
+    put(tmp_path, "big.yaml", "tensor_parallel_size: @2\n" + "# padding\n" * 20_000)
+    put(tmp_path, "empty.yaml", "")
+    data = scan(tmp_path / "empty.yaml", tmp_path / "big.yaml", max_bytes=64 * 1024)
+    assert [p["status"] for p in data["paths"]] == ["scanned", "skipped: too large"]
+    assert data["skipped"] == {"too large": 1} and data["bytes_read"] == 0

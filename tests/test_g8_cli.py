@@ -159,3 +159,15 @@ def test_check_g8_with_an_unwritable_cache_still_judges_and_says_so(capsys, tmp_
     ev = {e["what"]: e["value"] for e in g8["evidence"]}
     root = cache_home / "x" / "sparktui" / "github"
     assert ev["disk cache"].startswith(f"cache not writable: {root} (Not a directory); every refresh asks")
+
+
+def test_issues_the_api_sends_that_cannot_be_read_are_counted_in_the_evidence(capsys):
+    broken = make_issue(0, "x")
+    del broken["number"]
+    server, _ = serve_issues([make_issue(5, "unrelated docs fix"), broken])
+    with server:
+        code = main(["check", "G8", "--playbook", "vllm", "--api-url", server.url, "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    (g8,) = doc["checks"]
+    assert code == EXIT_OK and "(1 more could not be read)" in g8["summary"]
+    assert any("1 issue object without a usable number" in str(e["value"]) for e in g8["evidence"])

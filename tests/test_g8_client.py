@@ -508,3 +508,65 @@ def test_safe_url_and_host_never_show_credentials():
     assert github.safe_host("https://user:pw@ghe.corp:8443/api/v3") == "ghe.corp:8443"
     assert github.safe_url("user:pw@ghe.corp") == "***@ghe.corp"
     assert github.safe_host("http://[::1") == "[::1"  # odd input shown, never raising
+
+
+# --------------------------------------------------------------------------- audit: malformed issue objects
+
+
+def _judged(url: str, tmp_path, slugs=("vllm",)):
+    """The probe and G8's judge end to end against the loopback server."""
+    from sparktui.core.config import Config
+    from sparktui.core.readings import Readings
+    from sparktui.gotchas.g08_stale_playbooks import judge
+    from sparktui.probes import playbooks as probe
+
+    cfg = Config().with_overrides(playbooks={"slugs": list(slugs), "api_url": url})
+    reading = probe.read(cfg, settings=settings(url, tmp_path), token=None)
+    r = Readings()
+    r.add(reading)
+    return judge(r, cfg)
+
+
+async def test_a_numeric_string_number_and_a_missing_title_are_kept_not_dropped(tmp_path):
+    odd = make_issue(1, "nvidia/vllm playbook broken")
+    odd["number"] = "1"
+    untitled = make_issue(2, "")
+    del untitled["title"]
+    untitled["body"] = "the nvidia/vllm playbook fails"
+    server, _ = serve_issues([untitled, odd, make_issue(3, "Issue 3")])
+    with server:
+        r = await fetch_open_issues(settings(server.url, tmp_path))
+    assert r.error is None and r.issues_unreadable == 0
+    assert sorted((i["number"], i["title"]) for i in r.issues) == [
+        (1, "nvidia/vllm playbook broken"), (2, ""), (3, "Issue 3")]
+
+
+async def test_unusable_issue_objects_are_counted_not_silently_dropped(tmp_path):
+    bad = [make_issue(1, "x"), make_issue(2, "y")]
+    bad[0]["number"] = "one"
+    bad[1]["number"] = None
+    server, _ = serve_issues(bad + [make_issue(3, "Issue 3")])
+    with server:
+        r = await fetch_open_issues(settings(server.url, tmp_path))
+    assert r.error is None and [i["number"] for i in r.issues] == [3]
+    assert r.issues_unreadable == 2 and r.to_dict()["issues_unreadable"] == 2
+
+
+def test_an_api_answering_only_unreadable_items_is_unknown_never_ok_of_zero(tmp_path):
+    bad = [make_issue(1, "a"), make_issue(2, "b")]
+    bad[0]["number"] = "1.5"
+    bad[1]["number"] = {"n": 2}
+    server, _ = serve_issues(bad)
+    with server:
+        v = _judged(server.url, tmp_path)
+    assert v.status.value == "unknown", v.summary
+    assert "the API answered 2 items sparktui could not read" in v.summary
+
+
+def test_a_string_number_issue_still_matches_end_to_end(tmp_path):
+    odd = make_issue(1, "nvidia/vllm playbook broken")
+    odd["number"] = "1"
+    server, _ = serve_issues([odd])
+    with server:
+        v = _judged(server.url, tmp_path)
+    assert v.status.value == "warn" and "#1" in v.summary

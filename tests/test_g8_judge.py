@@ -149,3 +149,16 @@ def test_a_bad_api_url_is_unknown_with_the_reason():
     v = verdict(data(issues_checked=None, source=None, error=problem, url_problem=problem))
     assert v.status is Status.UNKNOWN and v.summary.endswith(f"so no issue was fetched ({problem})")
     assert {e.what: e.value for e in v.evidence}["GitHub API URL"] == f"not usable: {problem}"
+
+
+def test_dropped_issue_objects_are_counted_in_the_evidence_and_summary():
+    v = verdict(data(issues_checked=5, issues_unreadable=2))
+    assert v.status is Status.OK and "2 more could not be read" in v.summary
+    ev = {e.what: e.value for e in v.evidence}
+    assert ev["issues left out (unreadable)"].startswith("2 issue objects without a usable number or title")
+
+
+def test_only_unreadable_issue_objects_is_unknown_not_none_of_zero():
+    v = verdict(data(issues_checked=0, issues_unreadable=3))
+    assert v.status is Status.UNKNOWN
+    assert "the API answered 3 items sparktui could not read" in v.summary

@@ -113,6 +113,9 @@ def judge(r: Readings, cfg: Config) -> Verdict:
         return unknown_from(ID, tr, "target interpreter reading")
     t = tr.data
     installed = _installed(t)
+    # An absent or odd "packages" (another version's snapshot, an edited one) is not "nothing installed".
+    known = isinstance(t.get("packages"), dict)
+    not_read = "unknown (packages not read)"
     fa_pkg = installed.get("flash-attn")
     unsloth = installed.get("unsloth")
     st = (t.get("stages") or {}).get(STAGE) or {}
@@ -122,11 +125,11 @@ def judge(r: Readings, cfg: Config) -> Verdict:
 
     ev = EvidenceList()
     ev.add("training interpreter", t.get("selected_by") or "target", t.get("interpreter") or tr.source)
-    ev.add("flash-attn package", f"{src}: importlib.metadata", fa_pkg or "not installed")
+    ev.add("flash-attn package", f"{src}: importlib.metadata", fa_pkg or ("not installed" if known else not_read))
     import_value = {"done": f"ok, version {fa.get('version')}", None: "no record"}.get(
         status, f"{status}: {st.get('error_type') + ': ' if st.get('error_type') else ''}{_first_line(st.get('error'))}")
     ev.add("import flash_attn", f"{src}: import in a subprocess", import_value)
-    ev.add("unsloth package", f"{src}: importlib.metadata", unsloth or "not installed")
+    ev.add("unsloth package", f"{src}: importlib.metadata", unsloth or ("not installed" if known else not_read))
     details = [f"torch warns: {w}" for w in _capability_warnings(t)]
     if details:
         ev.add("torch capability warning", f"{src}: torch import/cuda warnings", details[0][len("torch warns: "):])
@@ -148,6 +151,11 @@ def judge(r: Readings, cfg: Config) -> Verdict:
                            f"flash-attn {version} importable and Unsloth {unsloth} installed: an explicit "
                            f"attn_implementation=\"sdpa\" is overridden to flash_attention_2",
                            evidence=ev_t, fix=FIX, details=tuple(details))
+        if not known:  # the verdict turns on Unsloth: without the package list it cannot be ok
+            return Verdict(ID, Status.UNKNOWN,
+                           f"cannot tell: flash-attn {version} importable, but whether Unsloth is installed is "
+                           f"unknown (packages not read); with Unsloth an explicit attn_implementation=\"sdpa\" "
+                           f"is overridden", evidence=ev_t, details=tuple(details))
         return Verdict(ID, Status.OK,
                        f"flash-attn {version} importable; no Unsloth, so an explicit attn_implementation is honoured",
                        evidence=ev_t, details=tuple(details))
@@ -157,6 +165,8 @@ def judge(r: Readings, cfg: Config) -> Verdict:
         absent = etype == "ModuleNotFoundError" and "'flash_attn'" in err and not fa_pkg
         if absent:
             extra = f"; Unsloth {unsloth} will not pick flash-attn" if unsloth else ""
+            if not known:
+                extra += " (installed packages not read)"
             return Verdict(ID, Status.OK,
                            f"flash-attn not installed: attention runs on SDPA (expected on bare pip: no "
                            f"aarch64/sm_121 wheel on PyPI){extra}",
@@ -178,6 +188,9 @@ def judge(r: Readings, cfg: Config) -> Verdict:
         if unsloth:
             details.insert(0, f"`import unsloth` loads flash-attn's CUDA extension too (Unsloth {unsloth}): "
                               "the training start will die or hang the same way")
+        elif not known:
+            details.insert(0, "installed packages not read: if Unsloth is installed, `import unsloth` loads "
+                              "the same extension and the training start dies or hangs the same way")
         return Verdict(ID, Status.FAIL if unsloth else Status.WARN,
                        f"`import flash_attn` {what}: {how}".rstrip(": "),
                        evidence=ev_t, fix=FIX, details=tuple(details))

@@ -230,6 +230,15 @@ def _judge_gpu(idx: int, rows: list[dict[str, Any]], times: list[float], cfg: Co
     early, late = rows[:third], rows[-third:]
     late_busy = [g for g in late if loaded(g)]
     if not late_busy:
+        # "No load" is a reading too: it needs utilization or power draw actually seen in the late
+        # samples, not a window of empty GPU records.
+        load_seen = [g for g in late if isinstance(g.get("util_gpu"), (int, float))
+                     or isinstance(g.get("power_w"), (int, float))]
+        if len(load_seen) * 2 < len(late):
+            why = f"utilization: {_why(rows, 'util_gpu')}; power draw: {_why(rows, 'power_w')}"
+            return Status.UNKNOWN, (f"cannot tell: GPU load unknown in the last {th.window_min:g} min "
+                                    f"(utilization and power draw unavailable in {len(late) - len(load_seen)} of "
+                                    f"{len(late)} late samples; {why})"), ev
         state = "no slowdown reported" if with_reasons else "clock-event reasons unreadable"
         return Status.OK, f"no sustained load in the last {th.window_min:g} min; {state}", ev
     if unreadable is None:

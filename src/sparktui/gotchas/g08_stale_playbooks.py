@@ -95,6 +95,10 @@ def judge(r: Readings, cfg: Config) -> Verdict:
     ev.add("open issues checked", where,
            f"{checked}" + (f" ({prs} pull requests left out)" if prs else "")
            + (" (stopped at the page limit; more exist)" if d.get("truncated") else ""))
+    unreadable = d.get("issues_unreadable") if isinstance(d.get("issues_unreadable"), int) else 0
+    if unreadable:
+        ev.add("issues left out (unreadable)", where,
+               f"{unreadable} issue object{'s' if unreadable != 1 else ''} without a usable number or title: not matched")
     ev.add("where the list came from", where, _source_text(d))
     _rate_limit(ev, d, where)
     _cache_error(ev, d)
@@ -103,8 +107,14 @@ def judge(r: Readings, cfg: Config) -> Verdict:
 
     matches = d.get("matches") or []
     total = d.get("matches_total") or len(matches)
+    if not matches and unreadable and not checked:
+        return Verdict("G8", Status.UNKNOWN,
+                       f"cannot tell: the API answered {unreadable} items sparktui could not read "
+                       f"(no usable issue number or title){suffix}", evidence=ev.tuple(), fix=FIX)
     if not matches:
         scope = f"the first {checked}" if d.get("truncated") else f"{checked}"
+        if unreadable:
+            scope += f" readable ({unreadable} more could not be read)"
         return Verdict("G8", Status.OK, f"none of {scope} open issues in {repo} name {following}{suffix}",
                        evidence=ev.tuple(), fix=FIX)
     numbers = ", ".join(f"#{m.get('number')}" for m in matches[:5]) + (" …" if total > 5 else "")

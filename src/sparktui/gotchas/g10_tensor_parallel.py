@@ -26,7 +26,7 @@ from typing import Any
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
 from sparktui.core.verdict import Evidence, Status, Verdict, worst
-from sparktui.gotchas.base import Gotcha, unknown_from
+from sparktui.gotchas.base import Gotcha, unknown_from, unknown_if_lacking
 
 GID = "G10"
 MAX_DETAILS = 60
@@ -206,17 +206,30 @@ def judge(r: Readings, cfg: Config) -> Verdict:
     data = reading.data
     if data is None:
         return unknown_from(GID, reading, "the tensor-parallel scan")
+    lacking = unknown_if_lacking(GID, reading, "the tensor-parallel scan", "matches", "files_read")
+    if lacking is not None:
+        return lacking
+    if not isinstance(data.get("matches"), list):
+        reason = f"the {reading.probe} reading's matches is a {type(data.get('matches')).__name__}, not a list"
+        return Verdict(GID, Status.UNKNOWN, f"cannot tell: the tensor-parallel scan: {reason}",
+                       (Evidence("the tensor-parallel scan", reading.source or SOURCE, f"unavailable: {reason}"),))
     src = reading.source or SOURCE
     ev: list[Evidence] = []
     roots = data.get("paths") or []
     ev.append(Evidence("scan paths", src, [f"{p.get('path')} ({p.get('status', '?')})" for p in roots]))
-    files_read = int(data.get("files_read") or 0)
+    files_read = _int(data.get("files_read"))
+    # every file read was empty (/dev/null, an empty .yaml): nothing was seen
+    empty = files_read > 0 and "bytes_read" in data and _int(data.get("bytes_read")) == 0
     ev.append(Evidence("files read (YAML/JSON/TOML/shell/.env/Dockerfile/Python)", src,
                        {"files": files_read, "folders": data.get("dirs_walked", 0), "bytes": data.get("bytes_read", 0)}))
-    skipped = data.get("skipped") or {}
+    skipped = data.get("skipped") if isinstance(data.get("skipped"), dict) else {}
+    not_checked = {r: _int(n) for r, n in skipped.items() if _unchecked(r)}
+    unchecked = sum(not_checked.values())
+    unchecked_tail = (f"; {unchecked} skipped ({', '.join(f'{n} {_short(r)}' for r, n in not_checked.items())}): "
+                      "not checked") if unchecked else ""
     ev.append(Evidence("skipped (by reason)", src, skipped))
     matches = [m for m in (data.get("matches") or []) if isinstance(m, dict)]
-    total = int(data.get("matches_total") or len(matches))
+    total = _int(data.get("matches_total")) or len(matches)
     ev.append(Evidence("tensor-parallel settings > 1 or unresolved", src, total))
     if data.get("at_one"):
         ev.append(Evidence("tensor-parallel settings at 1 (fine)", src,
@@ -238,14 +251,21 @@ def judge(r: Readings, cfg: Config) -> Verdict:
     details = _details(graded, total - len(matches))
 
     if not graded:
-        unread = sum(n for reason, n in skipped.items() if "permission" in reason or "unreadable" in reason)
         if missing and len(missing) == len(roots):
             what = "; ".join(f"{p.get('path')}: {p.get('status')}" for p in missing)
             return Verdict(GID, Status.UNKNOWN, f"cannot tell: nothing to scan ({what})", tuple(ev), FIX_UNKNOWN)
+        if files_read == 0 and unchecked:
+            return Verdict(GID, Status.UNKNOWN,
+                           f"cannot tell: no file under {_paths(roots)} could be read{unchecked_tail}",
+                           tuple(ev), FIX_UNKNOWN)
         if files_read == 0:
             return Verdict(GID, Status.UNKNOWN,
                            f"cannot tell: no launch config or script could be read under {_paths(roots)} "
                            "(wrong directory? pass --path)", tuple(ev), FIX_UNKNOWN)
+        if empty:
+            return Verdict(GID, Status.UNKNOWN,
+                           f"cannot tell: the {files_read} files read under {_paths(roots)} were empty (0 bytes)"
+                           + unchecked_tail, tuple(ev), FIX_UNKNOWN)
         if missing:
             what = "; ".join(f"{p.get('path')}: {p.get('status')}" for p in missing)
             return Verdict(GID, Status.UNKNOWN,
@@ -255,8 +275,10 @@ def judge(r: Readings, cfg: Config) -> Verdict:
             return Verdict(GID, Status.UNKNOWN,
                            f"no TP > 1 in {files_read} files read, but the scan was cut short ({truncated})",
                            tuple(ev), FIX_UNKNOWN)
-        tail = f"; {unread} unreadable (see evidence)" if unread else ""
-        return Verdict(GID, Status.OK, f"no tensor-parallel setting > 1 in {files_read} files under {_paths(roots)}{tail}",
+        if unchecked:
+            return Verdict(GID, Status.OK, f"ok for {files_read} files read under {_paths(roots)}: no tensor-parallel "
+                           f"setting > 1{unchecked_tail} (see evidence)", tuple(ev), "")
+        return Verdict(GID, Status.OK, f"no tensor-parallel setting > 1 in {files_read} files under {_paths(roots)}",
                        tuple(ev), "")
 
     counts = {s: sum(1 for g in graded if g[0] is s) for s in Status}
@@ -288,7 +310,26 @@ def judge(r: Readings, cfg: Config) -> Verdict:
         status = worst([status, Status.UNKNOWN])
         summary += "; not every path could be scanned" if missing else f"; scan cut short ({truncated})"
         fix = fix or FIX_UNKNOWN
+    elif status is Status.OK and unchecked:
+        summary += unchecked_tail
     return Verdict(GID, status, summary, tuple(ev), fix, details)
+
+
+def _int(v: Any) -> int:
+    try:
+        return int(v or 0)
+    except (TypeError, ValueError):
+        return 0
+
+
+def _unchecked(reason: str) -> bool:
+    """Skipped files that could hold a TP setting: too large or unreadable (not binary, not a
+    virtualenv, not a FIFO or device)."""
+    return reason == "too large" or reason.startswith(("permission denied", "unreadable", "symlink loop"))
+
+
+def _short(reason: str) -> str:
+    return "unreadable" if reason.startswith(("permission denied", "unreadable")) else reason
 
 
 def _paths(roots: list[dict[str, Any]]) -> str:

@@ -253,6 +253,7 @@ class FetchResult:
     api_url: str
     issues: list[dict[str, Any]] | None = None  # open issues, pull requests removed
     pull_requests_skipped: int = 0
+    issues_unreadable: int = 0  # issue objects the API sent that could not be used (no number ...)
     truncated: bool = False  # stopped at max_pages
     source: str | None = None  # SOURCE_* or None
     fetched_at: float | None = None  # when the server last confirmed this data
@@ -275,7 +276,8 @@ class FetchResult:
     def to_dict(self) -> dict[str, Any]:
         return {
             "repo": self.repo, "api_url": self.api_url, "issues": self.issues,
-            "pull_requests_skipped": self.pull_requests_skipped, "truncated": self.truncated,
+            "pull_requests_skipped": self.pull_requests_skipped, "issues_unreadable": self.issues_unreadable,
+            "truncated": self.truncated,
             "source": self.source, "fetched_at": self.fetched_at, "checked_at": self.checked_at,
             "age_s": self.age_s, "error": self.error,
             "rate_limit": self.rate_limit.to_dict() if self.rate_limit else None,
@@ -366,15 +368,16 @@ def _trim_issue_page(payload: Any) -> dict[str, Any]:
     if not isinstance(payload, list):
         what = f"an object ({str(payload.get('message'))[:200]!r})" if isinstance(payload, dict) else type(payload).__name__
         raise FetchError(f"unexpected answer: expected a list of issues, got {what}")
-    issues, prs = [], 0
+    issues, prs, unreadable = [], 0, 0
     for item in payload:
         if not isinstance(item, dict):
             raise FetchError("unexpected answer: an issue list entry is not an object")
         if "pull_request" in item:
             prs += 1
             continue
-        number, title = item.get("number"), item.get("title")
-        if not isinstance(number, int) or not isinstance(title, str):
+        number, title = _issue_number(item.get("number")), _issue_title(item.get("title"))
+        if number is None or title is None:
+            unreadable += 1  # counted, never silently gone: the verdict says how many
             continue
         user = item.get("user")
         issues.append({
@@ -387,7 +390,38 @@ def _trim_issue_page(payload: Any) -> dict[str, Any]:
             "body": (item.get("body") or "")[:BODY_KEEP_CHARS] if isinstance(item.get("body"), (str, type(None))) else "",
             "user": user.get("login") if isinstance(user, dict) else None,
         })
-    return {"issues": issues, "pull_requests": prs}
+    return {"issues": issues, "pull_requests": prs, "unreadable": unreadable}
+
+
+def _refuse_all_unreadable(usable: int, unreadable: int) -> None:
+    """Items came back but none could be used: that is no listing, never "0 open issues"."""
+    if unreadable and not usable:
+        raise FetchError(f"unexpected answer: the API answered {unreadable} items sparktui could not read "
+                         "(no usable issue number or title)")
+
+
+def _issue_number(v: Any) -> int | None:
+    """An issue number as GitHub sends it (an int), or as a numeric string ("1"); None otherwise."""
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v if v > 0 else None
+    if isinstance(v, str) and v.strip().isascii() and v.strip().isdigit() and len(v.strip()) <= 12:
+        return int(v.strip()) or None
+    if isinstance(v, float) and math.isfinite(v) and v.is_integer() and v > 0:
+        return int(v)
+    return None
+
+
+def _issue_title(v: Any) -> str | None:
+    """A missing or null title is an empty title; a number is written out; anything else: None."""
+    if v is None:
+        return ""
+    if isinstance(v, str):
+        return v
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return str(v)
+    return None
 
 
 def _trim_commits(payload: Any) -> dict[str, Any]:
@@ -491,26 +525,31 @@ class GitHubClient:
     def commits_url(self, slug: str) -> str:
         return f"{self.api_url}/repos/{self.s.repo}/commits?path=nvidia/{slug}&per_page=1"
 
+    issues_unreadable = 0  # issue objects of the last listing that could not be used (counted, dropped)
+
     async def open_issues(self) -> tuple[list[dict[str, Any]], int, bool, float]:
         """(issues, pull requests skipped, truncated, oldest fetch time); raises FetchError."""
         url: str | None = self.issues_url()
         issues: dict[int, dict[str, Any]] = {}
-        prs, pages, oldest = 0, 0, float("inf")
+        prs, pages, oldest, unreadable = 0, 0, float("inf"), 0
         while url and pages < self.s.max_pages:
             entry = await self.get(url, _trim_issue_page)
             for issue in entry["data"]["issues"]:
                 issues.setdefault(issue["number"], issue)  # an issue can shift across pages
             prs += int(entry["data"].get("pull_requests", 0))
+            unreadable += int(entry["data"].get("unreadable", 0))
             oldest = min(oldest, entry["fetched_at"])
             url = entry.get("next")
             pages += 1
+        self.issues_unreadable = unreadable
+        _refuse_all_unreadable(len(issues), unreadable)
         return list(issues.values()), prs, bool(url), oldest
 
     def cached_open_issues(self) -> tuple[list[dict[str, Any]], int, float] | None:
         """The last complete listing from disk, however old, or None when a page is missing."""
         url: str | None = self.issues_url()
         issues: dict[int, dict[str, Any]] = {}
-        prs, pages, oldest = 0, 0, float("inf")
+        prs, pages, oldest, unreadable = 0, 0, float("inf"), 0
         while url and pages < self.s.max_pages:
             entry = self.cache.load(url)
             if entry is None:
@@ -518,9 +557,13 @@ class GitHubClient:
             for issue in entry["data"]["issues"]:
                 issues.setdefault(issue["number"], issue)
             prs += int(entry["data"].get("pull_requests", 0))
+            unreadable += int(entry["data"].get("unreadable", 0))
             oldest = min(oldest, entry["fetched_at"])
             url = entry.get("next")
             pages += 1
+        if unreadable and not issues:
+            return None  # a listing of nothing sparktui could read is no listing
+        self.issues_unreadable = unreadable
         return list(issues.values()), prs, oldest
 
     async def folder_last_commit(self, slug: str) -> dict[str, Any]:
@@ -763,6 +806,7 @@ async def fetch_open_issues(settings: ClientSettings, token: Token | None = None
             try:
                 issues, prs, truncated, oldest = await client.open_issues()
                 result.issues, result.pull_requests_skipped, result.truncated = issues, prs, truncated
+                result.issues_unreadable = client.issues_unreadable
                 result.fetched_at = oldest
                 result.source = (SOURCE_NETWORK if client.counts["200"] else
                                  SOURCE_CACHE_304 if client.counts["304"] else SOURCE_CACHE_FRESH)
@@ -797,6 +841,7 @@ def _use_cache(client: GitHubClient, result: FetchResult) -> None:
         cached = None
     if cached is not None:
         result.issues, result.pull_requests_skipped, result.fetched_at = cached
+        result.issues_unreadable = client.issues_unreadable
         result.truncated = False
         result.source = SOURCE_STALE
 

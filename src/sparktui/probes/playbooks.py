@@ -77,6 +77,7 @@ def read(cfg: Config, settings: github.ClientSettings | None = None,
 def _result_data(r: github.FetchResult) -> dict[str, Any]:
     return {
         "issues_checked": None if r.issues is None else len(r.issues),
+        "issues_unreadable": getattr(r, "issues_unreadable", 0),  # items the API sent that could not be read
         "pull_requests_skipped": r.pull_requests_skipped,
         "truncated": r.truncated,
         "matches": [],

@@ -278,12 +278,43 @@ def _scan_root(st: _Scan, path: str) -> dict[str, Any]:
         entry["status"] = "scanned" if ok else "permission denied"
     else:
         entry["kind"] = "file"
+        odd = _not_regular(s.st_mode) or _pseudo_file(path)
+        if odd:  # a FIFO would block, a device never ends, /proc//sys are not configs: never opened
+            st.skip(path_shown, odd)
+            entry["status"] = f"skipped: {odd}"
+            entry["files_read"] = 0
+            return entry
         kind = _kind_of(os.path.basename(path)) or "any"  # named explicitly: read whatever it is
         folder, name = os.path.split(path)
+        skips = dict(st.skipped)
         _read_files(st, None, folder, [(name, kind)])
-        entry["status"] = "scanned"
+        if st.files_read == before:  # skipped (too large, unreadable ...): say so, never "scanned"
+            why = next((r for r, n in st.skipped.items() if n != skips.get(r, 0)), "not a launch config")
+            entry["status"] = f"skipped: {why}"
+        else:
+            entry["status"] = "scanned"
     entry["files_read"] = st.files_read - before
     return entry
+
+
+_ODD_KINDS = ((stat.S_ISFIFO, "FIFO"), (stat.S_ISCHR, "character device"), (stat.S_ISBLK, "block device"),
+              (stat.S_ISSOCK, "socket"))
+
+
+def _not_regular(mode: int) -> str | None:
+    """Why a path that is not a folder is not read: None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    kind = next((name for test, name in _ODD_KINDS if test(mode)), "special file")
+    return f"not a regular file ({kind})"
+
+
+def _pseudo_file(path: str) -> str | None:
+    """Kernel pseudo-files (/proc, /sys) look regular but are no launch config."""
+    real = os.path.realpath(path)
+    if any(real == top or real.startswith(top + os.sep) for top in ("/proc", "/sys")):
+        return "kernel pseudo-file (/proc, /sys)"
+    return None
 
 
 def _kind_of(name: str) -> str | None:
@@ -366,8 +397,10 @@ def _walk(st: _Scan, root: str) -> bool:
                             continue
                         visited.add(key)
                         stack.append(prefix + name)
-                    elif e.is_symlink():
+                    elif e.is_symlink() and not os.path.exists(prefix + name):
                         st.skip(prefix + name, "broken symlink")
+                    elif _kind_of(name) is not None:  # a FIFO/device/socket with a config's name
+                        st.skip(prefix + name, _special_reason(e))
                 except OSError as err:
                     st.skip(prefix + name, _reason(err))
             if files:
@@ -376,6 +409,13 @@ def _walk(st: _Scan, root: str) -> bool:
             if dfd is not None:
                 os.close(dfd)
     return root_ok
+
+
+def _special_reason(entry: os.DirEntry) -> str:
+    try:
+        return _not_regular(entry.stat().st_mode) or "not a regular file"
+    except OSError as err:
+        return _reason(err)
 
 
 def _reason(err: OSError) -> str:
