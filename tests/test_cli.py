@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -195,3 +196,149 @@ def test_plain_sparktui_without_a_terminal_prints_the_checklist_once(capsys):
 def test_watch_must_be_minutes_above_zero(capsys, value):
     assert main(["check", "G4", "--watch", value]) == EXIT_USAGE
     assert "--watch" in capsys.readouterr().err
+
+
+# -- bad input never exits 70 (audit of 2026-12-04) ----------------------------------------------
+
+_SNAP = Path(__file__).resolve().parent / "data" / "h200" / "snapshot.json"
+_HUGE = "1" + "0" * 400  # an integer no float can hold
+
+
+def _mutations():
+    """(name, JSON text): each reading's data, each of its top-level fields and each top-level
+    field of the document replaced by null, a string, a list and a huge number."""
+    doc = json.loads(_SNAP.read_text())
+    out = []
+    values = {"null": None, "str": "x", "list": [], "huge": "HUGE"}
+
+    def dump(d):
+        return json.dumps(d).replace('"HUGE"', _HUGE)
+
+    for key in list(doc):
+        for vn, v in values.items():
+            out.append((f"doc.{key}={vn}", dump({**doc, key: v})))
+    for name, r in doc["readings"].items():
+        for vn, v in values.items():
+            out.append((f"{name}.data={vn}", dump({**doc, "readings": {**doc["readings"], name: {**r, "data": v}}})))
+            out.append((f"{name}.started_at={vn}",
+                        dump({**doc, "readings": {**doc["readings"], name: {**r, "started_at": v}}})))
+        for field in list(r.get("data") or {})[:12]:
+            for vn, v in values.items():
+                data = {**r["data"], field: v}
+                out.append((f"{name}.{field}={vn}",
+                            dump({**doc, "readings": {**doc["readings"], name: {**r, "data": data}}})))
+    out.append(("deep", "[" * 100000 + "]" * 100000))
+    return out
+
+
+def test_mutated_snapshots_never_exit_70(tmp_path, capsys):
+    assert _SNAP.is_file()
+    bad = []
+    for i, (name, text) in enumerate(_mutations()):
+        f = tmp_path / f"m{i}.json"
+        f.write_text(text)
+        for cmd in (["check", "--snapshot", str(f)], ["report", "--snapshot", str(f), "-o", "-"],
+                    ["preflight", "--snapshot", str(f)], ["peers", "--snapshot", str(f)]):
+            rc = main(cmd)
+            err = capsys.readouterr().err
+            if rc == 70 or "Traceback" in err:
+                bad.append((name, cmd[0], rc, err.strip().splitlines()[-1:]))
+    assert not bad, bad[:10]
+
+
+@pytest.mark.parametrize("header", [
+    '{"type":"header","kind":"sparktui-recording","schema":1,"host":"abc"}',
+    '{"type":"header","kind":"sparktui-recording","schema":1,"host":[1]}',
+    '{"type":"header","kind":"sparktui-recording","schema":1,"started_at":' + _HUGE + '}',
+    '{"type":"header","kind":"sparktui-recording","schema":1,"interval_s":' + _HUGE + '}',
+    "[" * 100000 + "]" * 100000,
+])
+def test_bad_recording_headers_are_named_not_crashing(tmp_path, capsys, header):
+    f = tmp_path / "r.jsonl"
+    f.write_text(header + '\n{"type":"sample","t":' + _HUGE + '}\n{"type":"sample","t":1,"mem":{"MemAvailable":' + _HUGE + '}}\n')
+    for cmd in (["check", "--replay", str(f)], ["report", "--replay", str(f), "-o", "-"], ["preflight", "--replay", str(f)]):
+        rc = main(cmd)
+        err = capsys.readouterr().err
+        assert rc != 70 and "Traceback" not in err, (cmd, err)
+        # a bad header field is ignored with a note (the samples still count); deep JSON is refused
+        if cmd[0] == "check":  # check names every problem on stderr
+            assert ("ignored" in err) if "kind" in header else (rc == EXIT_USAGE and "nested too deeply" in err)
+
+
+@pytest.mark.parametrize("gid", ["G²", "²", "G٣", "G" + "9" * 5000])
+def test_odd_digit_ids_are_usage_errors(gid, capsys):
+    assert main(["explain", gid]) == EXIT_USAGE
+    assert main(["check", "--snapshot", str(_SNAP), gid]) == EXIT_USAGE
+
+
+@pytest.mark.parametrize("argv", [
+    ["record", "-o", "x.jsonl", "--duration", "inf"], ["record", "-o", "x.jsonl", "--duration", "1e10"],
+    ["record", "-o", "x.jsonl", "--interval", "inf"], ["record", "-o", "x.jsonl", "--processes-every", "nan"],
+    ["bandwidth", "--size", "1e308"], ["check", "--watch", "1e300"], ["record", "-o", "-"],
+    ["check", "--replay", "r.jsonl", "--snapshot", "s.json"], ["check", "--replay", "r.jsonl", "--watch", "1"],
+    ["check", "--python", ""], ["check", "--api-url", ""], ["export", "--listen", ""],
+])
+def test_absurd_or_conflicting_options_are_usage_errors(argv, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == EXIT_USAGE
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_infinite_config_values_are_config_errors(tmp_path, capsys):
+    cfg = tmp_path / "c.toml"
+    cfg.write_text("[telemetry]\ncheck_window_s = inf\n")
+    assert main(["check", "--config", str(cfg), "--snapshot", str(_SNAP)]) == EXIT_CONFIG
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs")
+def test_fifos_and_devices_are_refused_not_read(tmp_path, capsys):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    assert main(["check", "--config", str(fifo), "--snapshot", str(_SNAP)]) == EXIT_CONFIG
+    assert main(["check", "--snapshot", str(fifo)]) == EXIT_USAGE
+    assert main(["check", "--replay", str(fifo)]) == EXIT_USAGE
+    assert main(["record", "-o", str(fifo)]) == EXIT_USAGE
+    if os.path.exists("/dev/zero"):
+        assert main(["check", "--replay", "/dev/zero"]) == EXIT_USAGE
+        assert main(["check", "--snapshot", "/dev/zero"]) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "not a regular file" in err and "Traceback" not in err
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs")
+def test_a_pins_fifo_is_refused_not_waited_on(tmp_path):
+    from sparktui.probes import pins
+
+    fifo = tmp_path / "pins.txt"
+    os.mkfifo(fifo)
+    ps = pins.load(fifo)
+    assert ps.errors and "not a regular file" in ps.errors[0]
+    req = tmp_path / "req.txt"
+    req.write_text(f"-r {fifo}\n")
+    assert any("not a regular file" in e for e in pins.load(req).errors)
+
+
+@pytest.mark.parametrize("cmd", [["snapshot", "-o", "s.json"], ["report", "-o", "-"], ["preflight"]])
+def test_ctrl_c_with_a_hung_python_is_prompt(tmp_path, cmd):
+    """Ctrl-C during snapshot/report/preflight with a hung --python used to wait out --timeout."""
+    import signal
+    import time
+
+    hang = tmp_path / "python"
+    hang.write_text("#!/bin/sh\nsleep 60\n")
+    hang.chmod(0o755)
+    p = subprocess.Popen([sys.executable, "-m", "sparktui", *cmd, "--python", str(hang), "--timeout", "30",
+                          "--path", str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         cwd=tmp_path, env={**ENV_KEEP, "NO_COLOR": "1"})
+    try:
+        time.sleep(3)
+        sent = time.monotonic()
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=25)
+    finally:
+        p.kill()
+    assert time.monotonic() - sent < 8, "Ctrl-C must not wait out the probe's --timeout"
+    assert "interrupted" in err and "Traceback" not in err
+    assert p.returncode != 70
+    if cmd[0] == "snapshot":
+        assert p.returncode == 130 and not (tmp_path / "s.json").exists()

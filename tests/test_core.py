@@ -147,3 +147,36 @@ def test_every_setting_is_described():
     rows = describe_settings()
     assert all(help for _, _, _, help in rows)
     assert ("target.timeout_s", "a number", 90.0) == rows[1][:3]
+
+
+@pytest.mark.parametrize("field,value", [("data", '"x"'), ("data", "[]"), ("data", "3"), ("error", "{}"),
+                                         ("started_at", "1" + "0" * 400), ("took_s", "NaN"), ("started_at", "[]")])
+def test_snapshot_readings_of_the_wrong_shape_are_snapshot_errors(tmp_path, field, value):
+    p = tmp_path / "s.json"
+    write_snapshot(p, Readings({"host": Reading("host", {"hostname": "a"})}), {}, "t")
+    text = p.read_text()
+    doc = json.loads(text)
+    doc["readings"]["host"][field] = "@@"
+    p.write_text(json.dumps(doc).replace('"@@"', value))  # value: JSON text
+    with pytest.raises(SnapshotError, match="malformed"):
+        read_snapshot(p)
+
+
+def test_deep_or_oversized_snapshots_are_snapshot_errors(tmp_path, monkeypatch):
+    from sparktui.core import readings
+
+    p = tmp_path / "s.json"
+    p.write_text("[" * 100000 + "]" * 100000)
+    with pytest.raises(SnapshotError, match="nested too deeply"):
+        read_snapshot(p)
+    monkeypatch.setattr(readings, "MAX_SNAPSHOT_BYTES", 10)
+    with pytest.raises(SnapshotError, match="more than a snapshot can be"):
+        read_snapshot(p)
+
+
+@pytest.mark.parametrize("text", ["check_window_s = inf", "check_window_s = nan", "interval_s = 1e300"])
+def test_non_finite_or_absurd_config_numbers_are_config_errors(tmp_path, text):
+    p = tmp_path / "c.toml"
+    p.write_text(f"[telemetry]\n{text}\n")
+    with pytest.raises(ConfigError):
+        load_config(p)

@@ -398,3 +398,24 @@ async def test_the_dashboard_replays_a_recording_with_malformed_samples_and_says
             await pilot.pause(0.05)
         assert app.replay_settled and app.source.finished and len(app.source.history) == 4
         assert any("malformed lines skipped: line 4" in n.message for n in app._notifications)
+
+
+def test_a_recording_over_the_size_limit_is_refused_with_its_size(tmp_path, monkeypatch):
+    from sparktui.core import recording
+
+    f = tmp_path / "r.jsonl"
+    f.write_text(json.dumps(header(interval_s=1.0, host={}, static=None, version="t")) + "\n" + "\n" * 200)
+    monkeypatch.setattr(recording, "MAX_RECORDING_BYTES", 100)
+    with pytest.raises(RecordingError, match="more than a recording can be"):
+        read_recording(f)
+
+
+def test_huge_numbers_in_samples_are_skipped_not_crashing(tmp_path):
+    f = tmp_path / "r.jsonl"
+    huge = "1" + "0" * 400
+    f.write_text(json.dumps(header(interval_s=1.0, host={}, static=None, version="t")) + "\n"
+                 + '{"type":"sample","t":' + huge + '}\n{"type":"sample","t":5,"mem":{"MemAvailable":' + huge + '}}\n'
+                 + '{"type":"sample","t":6,"mem":{"MemAvailable":1}}\n' + "[" * 100000 + "\n")
+    rec = read_recording(f)
+    assert [s["t"] for s in rec.samples] == [6]
+    assert len(rec.problems) == 3 and any("nested too deeply" in p for p in rec.problems)

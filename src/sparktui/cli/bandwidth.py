@@ -66,9 +66,9 @@ def size_bytes(size_gib: object) -> int:
     from sparktui.cli.main import UsageError
 
     ok = isinstance(size_gib, (int, float)) and not isinstance(size_gib, bool) and math.isfinite(size_gib)
-    if not ok or size_gib * GIB < MIN_BUFFER:
+    if not ok or size_gib * GIB < MIN_BUFFER or size_gib > 1e6:  # 1e308 GiB overflowed int()
         raise UsageError(f"sparktui bandwidth: --size must be a finite number of GiB, at least {MIN_BUFFER / GIB:g} "
-                         f"(the probe's smallest buffer); got {size_gib!r}")
+                         f"(the probe's smallest buffer), at most 1e6; got {size_gib!r}")
     return int(size_gib * GIB)
 
 

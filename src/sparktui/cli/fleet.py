@@ -71,7 +71,10 @@ def _local(cfg, snapshot: str | None):
     if snapshot:
         readings, host, _ = read_snapshot(snapshot)
         return readings, host, f"snapshot {snapshot}"
-    readings = collect(probes.names(), cfg)
+    from sparktui.cli.main import interruptibly
+
+    # in a thread, so Ctrl-C reaches us while a hung --python runs: the first judges what was read
+    readings = interruptibly(lambda cancel: collect(probes.names(), cfg, cancel=cancel))
     return readings, dict(readings.data("host") or {}), "live"
 
 
@@ -182,10 +185,15 @@ def cmd_report(args: argparse.Namespace) -> int:
             print(f"sparktui: sampling telemetry for {args.watch:g} min ...", file=sys.stderr)
         (readings, host, source), peers = _with_peers(cfg, ids, lambda: _local(cfg, args.snapshot))
         verdicts, _ = run_checks(ids, cfg, readings)
+        from sparktui.core.recording import _is_number, sample_problem
+
         tel = readings.data("telemetry") or {}
-        inp = ReportInput(verdicts, readings, host, source, __version__, time.time(),
-                          samples=list(tel.get("samples") or []),
-                          samples_source=f"{source}, {tel.get('window_s', 0):g} s window" if tel else source)
+        samples = tel.get("samples") if isinstance(tel.get("samples"), list) else []
+        # a snapshot's samples are not checked when it is read: keep those of the sampler's shape
+        samples = [s for s in samples if isinstance(s, dict) and sample_problem(s) is None]
+        window = tel.get("window_s")
+        inp = ReportInput(verdicts, readings, host, source, __version__, time.time(), samples=samples,
+                          samples_source=(f"{source}, {window:g} s window" if _is_number(window) else source) if tel else source)
         if peers:
             inp.comparison, machines = _comparison(readings, verdicts, peers)
             inp.checklist = checklists(machines, ids)

@@ -62,6 +62,8 @@ def positive_minutes(text: str) -> float:
         raise argparse.ArgumentTypeError(f"not a number of minutes: {text!r}") from None
     if not math.isfinite(v) or v <= 0:
         raise argparse.ArgumentTypeError(f"must be more than 0 minutes, got {text}")
+    if v > 1e6:  # about two years; more is a typo (and overflows the sampler's wait)
+        raise argparse.ArgumentTypeError(f"must be at most 1e6 minutes, got {text}")
     return v
 
 
@@ -122,7 +124,24 @@ _FLAG_FOR = {"--target python": "--python", "--target timeout_s": "--timeout", "
              "--fleet peer_command": "--peer-command", "--fleet ssh_config": "--ssh-config"}
 
 
+def _refuse_odd_config(path: str | None) -> None:
+    """--config FIFO would block forever, a device never end: only a regular file is read."""
+    import os
+    import stat
+
+    if path is None:
+        return
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return  # load_config says "not found" / "cannot read"
+    if not stat.S_ISREG(mode):
+        raise ConfigError(f"{path}: not a regular file ({'a folder' if stat.S_ISDIR(mode) else 'a pipe or a device?'}); "
+                          "give a TOML config file")
+
+
 def config_from_args(args: argparse.Namespace) -> Config:
+    _refuse_odd_config(getattr(args, "config", None))
     cfg = load_config(getattr(args, "config", None))
     try:
         return _with_flags(cfg, args)
@@ -163,6 +182,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     if getattr(args, "replay", None):
         from sparktui.cli.record import check_replay
 
+        other = [f for f, on in (("--snapshot", args.snapshot), ("--watch", getattr(args, "watch", None))) if on]
+        if other:
+            raise UsageError(f"sparktui check: --replay and {', '.join(other)} are alternatives; give one")
+
         return check_replay(args)
     ids = _ids(args.ids)
     cfg = config_from_args(args)
@@ -188,16 +211,23 @@ def _run_interruptibly(ids: list[str], cfg: Config):
     """Run the checks in a thread so Ctrl-C reaches us: the first one stops the sampling (and any
     torch-side probe) and judges what was read, so a `--watch 15` cut short still says what it saw;
     a second one quits at once."""
-    import threading
-
     from sparktui.runner import run_checks
+
+    return interruptibly(lambda cancel: run_checks(ids, cfg, cancel=cancel))
+
+
+def interruptibly(fn, first: str | None = "judging what was read so far"):
+    """``fn(cancel)`` in a thread so Ctrl-C reaches us while a probe (a hung --python) runs. The
+    first Ctrl-C sets ``cancel`` and, with ``first``, waits for what was read (a second quits at
+    once); without ``first`` (snapshot: half a snapshot is not one) it quits at once (130)."""
+    import threading
 
     cancel, done = threading.Event(), threading.Event()
     box: dict = {}
 
     def work() -> None:
         try:
-            box["result"] = run_checks(ids, cfg, cancel=cancel)
+            box["result"] = fn(cancel)
         except BaseException as e:  # surfaced in the main thread
             box["error"] = e
         finally:
@@ -208,8 +238,11 @@ def _run_interruptibly(ids: list[str], cfg: Config):
         while not done.wait(0.2):
             pass
     except KeyboardInterrupt:
-        print("sparktui: interrupted: judging what was read so far (Ctrl-C again to quit)", file=sys.stderr)
-        cancel.set()
+        cancel.set()  # stops sampling and subprocess probes
+        if first is None:
+            print("sparktui: interrupted", file=sys.stderr)
+            raise SystemExit(130) from None
+        print(f"sparktui: interrupted: {first} (Ctrl-C again to quit)", file=sys.stderr)
         try:
             while not done.wait(0.2):
                 pass
@@ -243,7 +276,7 @@ def cmd_snapshot(args: argparse.Namespace) -> int:
             raise UsageError(f"sparktui snapshot: {out} is a folder; give a file name (or '-' for stdout)")
         if not target.parent.is_dir():
             raise UsageError(f"sparktui snapshot: {target.parent} does not exist")
-    readings = collect(probes.names(), cfg)
+    readings = interruptibly(lambda cancel: collect(probes.names(), cfg, cancel=cancel), first=None)
     host = dict(readings.get_reading("host").data or {})
     if out == "-":
         import tempfile
@@ -348,6 +381,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         _refuse_misplaced(args)
+        empty = [flag for flag, key in (("--api-url", "api_url"), ("--python", "python"), ("--listen", "listen"),
+                                        ("--config", "config"), ("--pins", "pins")) if getattr(args, key, None) == ""]
+        if empty:  # "" used to mean the default quietly
+            raise UsageError(f"sparktui: {empty[0]} needs a value; leave the option out for the default")
         handler = {"check": cmd_check, "snapshot": cmd_snapshot, "explain": cmd_explain, "list": cmd_list,
                    "bandwidth": cmd_bandwidth, "record": _cmd_record,
                    **dict.fromkeys(("peers", "export", "report", "preflight"), _cmd_fleet)}.get(args.cmd)

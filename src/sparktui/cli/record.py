@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import signal
 import sys
 import threading
@@ -17,6 +18,7 @@ import time
 from sparktui import __version__
 from sparktui.core.recording import RecordingError, RecordingWriter, header, read_recording, readings_from_recording
 
+MAX_SECONDS = 1e9  # about 31 years: longer is a typo, and a wait that long overflows
 REPLAY_IDS = ("G3", "G4", "G6")  # what any recording's samples answer
 
 
@@ -34,18 +36,27 @@ def positive_float(text: str) -> float:
         v = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not v > 0:
-        raise argparse.ArgumentTypeError(f"must be greater than 0, got {text!r}")
+    if not v > 0 or not math.isfinite(v):
+        raise argparse.ArgumentTypeError(f"must be a finite number greater than 0, got {text!r}")
+    if v > MAX_SECONDS:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_SECONDS:g} s, got {text!r}")
     return v
+
+
+def nonnegative_float(text: str) -> float:
+    """--processes-every: 0 (never) or a finite number of seconds."""
+    if text.strip() in ("0", "0.0"):
+        return 0.0
+    return positive_float(text)
 
 
 def add_parser(sub, common) -> None:
     r = sub.add_parser("record", help="append live telemetry to a JSON-lines recording (Ctrl-C stops)")
     common(r)
-    r.add_argument("-o", "--output", metavar="FILE", required=True, help="recording to write (continued if it exists)")
+    r.add_argument("-o", "--output", metavar="FILE", required=True, help="recording to write (continued if it exists; '-' is refused: a recording is a file)")
     r.add_argument("--interval", type=positive_float, metavar="S", help="seconds between samples (default telemetry.interval_s)")
     r.add_argument("--duration", type=positive_float, metavar="S", help="stop after this many seconds (default: until Ctrl-C)")
-    r.add_argument("--processes-every", type=float, metavar="S",
+    r.add_argument("--processes-every", type=nonnegative_float, metavar="S",
                    help="seconds between process-view snapshots (default telemetry.processes_every_s; 0 = never)")
 
 
@@ -54,6 +65,15 @@ def cmd_record(args: argparse.Namespace) -> int:
     from sparktui.cli.main import EXIT_OK, EXIT_USAGE, config_from_args
     from sparktui.probes.sampler import Sampler
 
+    from sparktui.cli.main import UsageError
+
+    if args.output == "-":
+        raise UsageError("sparktui record: -o - is not supported (a recording is appended to a file); give a file name")
+    import os
+    import stat
+
+    if os.path.exists(args.output) and not stat.S_ISREG(os.stat(args.output).st_mode):
+        raise UsageError(f"sparktui record: {args.output} is not a regular file (a pipe, device or folder?); give a file name")
     cfg = config_from_args(args)
     interval = args.interval or cfg.telemetry.interval_s
     every = cfg.telemetry.processes_every_s if args.processes_every is None else args.processes_every

@@ -4,6 +4,7 @@ A bad value is a clear error naming the file, the key and what was expected; it 
 silently replaced by the default.
 """
 
+import math
 import os
 import sys
 from dataclasses import dataclass, field, fields, replace
@@ -20,8 +21,21 @@ class ConfigError(ValueError):
     """A config file or value that cannot be used; the message is shown to the user as is."""
 
 
+MAX_SETTING = 1e9  # seconds (about 31 years), counts, watts: beyond this a value is a typo, and waits overflow
+
+
 def _positive(v: float) -> Optional[str]:
-    return None if v > 0 else "must be greater than 0"
+    if not (isinstance(v, (int, float)) and math.isfinite(v)):
+        return "must be a finite number"
+    if not v > 0:
+        return "must be greater than 0"
+    return None if v <= MAX_SETTING else f"must be at most {MAX_SETTING:g}"
+
+
+def _positive_bytes(v: float) -> Optional[str]:
+    if not (isinstance(v, (int, float)) and math.isfinite(v)):
+        return "must be a finite number"
+    return None if 0 < v <= 1e15 else "must be greater than 0 and at most 1e15"
 
 
 def _fraction(v: float) -> Optional[str]:
@@ -51,7 +65,7 @@ class ScanConfig:
     """Where G10 looks for launch scripts and configs with tensor-parallel settings."""
 
     paths: list = _setting_list(["."], "folders and files the G10 scan reads (recursively)", used_by="G10")
-    max_file_bytes: int = _setting(4 * 1024 * 1024, "files larger than this are skipped by the G10 scan", _positive, used_by="G10")
+    max_file_bytes: int = _setting(4 * 1024 * 1024, "files larger than this are skipped by the G10 scan", _positive_bytes, used_by="G10")
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,9 @@ judge cannot tell a live machine from a recording of one.
 from __future__ import annotations
 
 import json
+import math
+import os
+import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,14 +44,65 @@ class Reading:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Reading":
+        """Raises ValueError (or TypeError/KeyError) when a field has the wrong shape: ``data``
+        must be an object or null, ``error`` a string or null, the times finite numbers."""
+        data, error = d.get("data"), d.get("error")
+        if data is not None and not isinstance(data, dict):
+            raise ValueError(f"\"data\" must be an object or null, not {type(data).__name__}")
+        if error is not None and not isinstance(error, str):
+            raise ValueError(f"\"error\" must be a string or null, not {type(error).__name__}")
         return cls(
             probe=str(d["probe"]),
-            data=d.get("data"),
-            error=d.get("error"),
+            data=data,
+            error=error,
             source=str(d.get("source", "")),
-            started_at=float(d.get("started_at") or 0.0),
-            took_s=float(d.get("took_s") or 0.0),
+            started_at=_finite(d.get("started_at"), "started_at"),
+            took_s=_finite(d.get("took_s"), "took_s"),
         )
+
+
+def _finite(v: Any, what: str) -> float:
+    """A JSON number as a finite float (null/missing: 0). Huge integers, NaN, Infinity and
+    strings raise ValueError."""
+    if v is None:
+        return 0.0
+    if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+        raise ValueError(f"\"{what}\" must be a number, not {type(v).__name__}")
+    try:
+        f = float(v)
+    except OverflowError:
+        raise ValueError(f"\"{what}\" is out of range") from None
+    if not math.isfinite(f):
+        raise ValueError(f"\"{what}\" must be a finite number")
+    return f
+
+
+MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024  # a real snapshot is well under 1 MiB
+
+
+def read_regular(path: Path, limit: int, error: type[Exception], what: str) -> bytes:
+    """The bytes of ``path``, refusing what is not a regular file (a FIFO or a device would block
+    or never end) and files over ``limit`` bytes, with ``error(message)``."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise error(f"{path}: no such file") from None
+    except OSError as e:
+        raise error(f"{path}: cannot read: {e.strerror or e}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise error(f"{path}: is a folder, not a {what}")
+    if not stat.S_ISREG(st.st_mode):
+        raise error(f"{path}: not a regular file (a pipe or a device?); give a {what} file")
+    if st.st_size > limit:
+        raise error(f"{path}: {st.st_size} bytes, more than a {what} can be ({limit} bytes)")
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(limit + 1)
+    except OSError as e:
+        raise error(f"{path}: cannot read: {e.strerror or e}") from None
+    if len(raw) > limit:
+        raise error(f"{path}: more than a {what} can be ({limit} bytes)")
+    return raw
 
 
 class Readings(Mapping[str, Reading]):
@@ -102,14 +156,15 @@ def write_snapshot(path: Path | str, readings: Readings, host: dict[str, Any], v
 def read_snapshot(path: Path | str) -> tuple[Readings, dict[str, Any], dict[str, Any]]:
     """Returns (readings, host, whole document). Raises SnapshotError with a clear message."""
     p = Path(path)
+    raw = read_regular(p, MAX_SNAPSHOT_BYTES, SnapshotError, "snapshot")
     try:
-        doc = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise SnapshotError(f"{p}: no such file") from None
-    except (OSError, UnicodeDecodeError) as e:
+        doc = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as e:
         raise SnapshotError(f"{p}: cannot read: {e}") from None
     except json.JSONDecodeError as e:
         raise SnapshotError(f"{p}: not JSON (line {e.lineno}, column {e.colno}: {e.msg})") from None
+    except RecursionError:
+        raise SnapshotError(f"{p}: JSON nested too deeply to be a sparktui snapshot") from None
     if not isinstance(doc, dict) or doc.get("kind") != "sparktui-snapshot":
         raise SnapshotError(f"{p}: not a sparktui snapshot (no \"kind\": \"sparktui-snapshot\")")
     schema = doc.get("schema")
@@ -124,7 +179,7 @@ def read_snapshot(path: Path | str) -> tuple[Readings, dict[str, Any], dict[str,
             raise SnapshotError(f"{p}: reading {name!r} is malformed")
         try:
             readings.add(Reading.from_dict(value))
-        except (TypeError, ValueError) as e:  # "started_at": "yesterday"
+        except (TypeError, ValueError, KeyError) as e:  # "started_at": "yesterday"
             raise SnapshotError(f"{p}: reading {name!r} is malformed: {e}") from None
     host = doc.get("host") if isinstance(doc.get("host"), dict) else {}
     return readings, host, doc

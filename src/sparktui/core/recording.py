@@ -27,11 +27,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
-from sparktui.core.readings import Reading, Readings
+from sparktui.core.readings import Reading, Readings, read_regular
 from sparktui.core.telemetry import GPU_FIELDS, sample_window
 
 RECORDING_SCHEMA = 1
 RECORDING_KIND = "sparktui-recording"
+MAX_RECORDING_BYTES = 1024 * 1024 * 1024  # about a month of 1 s samples; more is not read into memory
+MAX_HEADER_NUMBER = 1e15  # started_at, interval_s: beyond this a header number is not a time
 GAP_CAP_INTERVALS = 5  # a paced replay plays a longer gap between samples as this many intervals
 
 
@@ -135,9 +137,18 @@ class Recording:
         return float(v) if _is_number(v) and v > 0 else None
 
 
+MAX_NUMBER = 1e18  # no reading a recording carries (bytes, watts, seconds) comes near this
+
+
 def _is_number(v: Any) -> bool:
-    """A finite int or float (JSON true/false, NaN and Infinity are not numbers here)."""
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+    """A finite int or float of sane size (JSON true/false, NaN, Infinity and integers too big
+    for a float are not numbers here)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return False
+    try:
+        return math.isfinite(v) and abs(v) <= MAX_NUMBER
+    except OverflowError:  # an int with 400 digits
+        return False
 
 
 def _kind(v: Any) -> str:
@@ -185,15 +196,27 @@ def sample_problem(obj: dict[str, Any]) -> str | None:
     return None
 
 
+def header_problems(head: dict[str, Any]) -> list[str]:
+    """Drops the header's fields of the wrong shape (so the samples are not lost over them) and
+    says which, in words. Missing or null fields are fine."""
+    out = []
+    for k in ("started_at", "interval_s"):
+        v = head.get(k)
+        if v is not None and not (_is_number(v) and abs(v) <= MAX_HEADER_NUMBER):
+            out.append(f"line 1: header \"{k}\" is {_kind(v)}, not a finite number in range; ignored")
+            head.pop(k)
+    for k in ("host", "static", "readings"):
+        v = head.get(k)
+        if v is not None and not isinstance(v, dict):
+            out.append(f"line 1: header \"{k}\" is {_kind(v)}, not an object; ignored")
+            head.pop(k)
+    return out
+
+
 def read_recording(path: str | os.PathLike) -> Recording:
     """Parse a recording. Raises RecordingError only when nothing usable is there."""
     p = Path(path)
-    try:
-        raw = p.read_bytes()
-    except FileNotFoundError:
-        raise RecordingError(f"{p}: no such file") from None
-    except OSError as e:
-        raise RecordingError(f"{p}: cannot read: {e.strerror or e}") from None
+    raw = read_regular(p, MAX_RECORDING_BYTES, RecordingError, "recording")
     text = raw.decode("utf-8", "replace")
     lines = text.split("\n")
     complete = text.endswith("\n")
@@ -205,11 +228,14 @@ def read_recording(path: str | os.PathLike) -> Recording:
         head = json.loads(lines[0])
     except ValueError as e:
         raise RecordingError(f"{p}: line 1 is not JSON ({e}); not a sparktui recording") from None
+    except RecursionError:
+        raise RecordingError(f"{p}: line 1 is JSON nested too deeply; not a sparktui recording") from None
     if not isinstance(head, dict) or head.get("kind") != RECORDING_KIND:
         raise RecordingError(f"{p}: not a sparktui recording (line 1 has no \"kind\": \"{RECORDING_KIND}\")")
     if head.get("schema") != RECORDING_SCHEMA:
         raise RecordingError(f"{p}: recording schema {head.get('schema')!r}; this sparktui reads schema {RECORDING_SCHEMA}")
     rec = Recording(str(p), head)
+    rec.problems.extend(header_problems(head))
     last = len(lines)
     pending_segment = False
     for n, line in enumerate(lines[1:], start=2):
@@ -217,6 +243,9 @@ def read_recording(path: str | os.PathLike) -> Recording:
             continue
         try:
             obj = json.loads(line)
+        except RecursionError:
+            rec.problems.append(f"line {n}: JSON nested too deeply; skipped")
+            continue
         except ValueError as e:
             if n == last and not complete:
                 rec.torn_tail = True  # the writer was cut off mid-line: expected after a crash

@@ -164,7 +164,9 @@ def _gpu(readings: Readings) -> Cell:
     if not data:
         return _unknown(_reading_why(readings, "nvml"))
     names = []
-    for dev in data.get("devices") or []:
+    for dev in data.get("devices") if isinstance(data.get("devices"), list) else []:
+        if not isinstance(dev, dict):
+            return _unknown("NVML: a device entry is malformed")
         name, err = _field(dev.get("name"))
         cc, _ = _field(dev.get("compute_capability"))
         if name is None:
@@ -178,15 +180,20 @@ def _target(readings: Readings) -> tuple[dict[str, Any] | None, str]:
     return data, ("" if data else _reading_why(readings, "target"))
 
 
+def _obj(v: Any) -> dict[str, Any]:
+    """A field that should be an object, or {} (unknown) when it is missing or of another type."""
+    return v if isinstance(v, dict) else {}
+
+
 def _stage_why(t: dict[str, Any], stage: str) -> str:
-    st = (t.get("stages") or {}).get(stage) or {}
+    st = _obj(_obj(t.get("stages")).get(stage))
     err = st.get("error") or st.get("status") or "not reported"
     return f"{stage}: {err}"
 
 
 def _torch_not_installed(t: dict[str, Any]) -> bool:
     pk = t.get("packages")
-    st = (t.get("stages") or {}).get("import torch") or {}
+    st = _obj(_obj(t.get("stages")).get("import torch"))
     return isinstance(pk, dict) and "torch" in pk and pk.get("torch") is None and \
         ("No module named" in str(st.get("error") or "") or not t.get("torch"))
 
@@ -203,7 +210,7 @@ def _torch_field(readings: Readings, key: str, what: str) -> Cell:
     t, why = _target(readings)
     if t is None:
         return _unknown(why)
-    info = t.get("torch") or {}
+    info = _obj(t.get("torch"))
     if info.get(key) not in (None, ""):
         return Cell(str(info[key]))
     if _torch_not_installed(t):
@@ -219,7 +226,7 @@ def _torch_version(readings: Readings) -> Cell:
     t, why = _target(readings)
     if t is None:
         return _unknown(why)
-    v = (t.get("torch") or {}).get("version")
+    v = _obj(t.get("torch")).get("version")
     if v:
         return Cell(str(v))
     if _torch_not_installed(t):
@@ -235,7 +242,7 @@ def _nccl(readings: Readings) -> Cell:
     t, why = _target(readings)
     if t is None:
         return _unknown(why)
-    info = t.get("torch") or {}
+    info = _obj(t.get("torch"))
     if info.get("nccl"):
         return Cell(str(info["nccl"]))
     pk = t.get("packages") if isinstance(t.get("packages"), dict) else {}
@@ -253,7 +260,7 @@ def _python(readings: Readings) -> Cell:
     t, why = _target(readings)
     if t is None:
         return _unknown(why)
-    py = t.get("python") or {}
+    py = _obj(t.get("python"))
     return Cell(str(py["version"])) if py.get("version") else _unknown(_stage_why(t, "python"))
 
 
@@ -282,7 +289,7 @@ def container_image(readings: Readings) -> Cell:
     parts = []
     if c.get("image"):
         parts.append(str(c["image"]))
-    ngc = c.get("ngc") or {}
+    ngc = _obj(c.get("ngc"))
     if ngc.get("release"):
         parts.append(f"NGC {ngc.get('product') or ''} {ngc['release']}".replace("  ", " ").strip()
                      + (f" build {ngc['build_id']}" if ngc.get("build_id") else ""))

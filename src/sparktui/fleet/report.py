@@ -211,7 +211,9 @@ def host_lines(host: dict[str, Any], nvml: dict[str, Any] | None, nvml_error: st
     if nvml:
         rows.append(("NVIDIA driver", _field(nvml.get("driver_version"))))
         rows.append(("CUDA (driver API)", _field(nvml.get("cuda_driver_version"))))
-        for dev in nvml.get("devices") or []:
+        for dev in _list(nvml.get("devices")):
+            if not isinstance(dev, dict):
+                continue
             cc = _field(dev.get("compute_capability"))
             cc_text = f" (compute capability {cc[0]}.{cc[1]})" if isinstance(cc, (list, tuple)) and len(cc) == 2 else ""
             rows.append((f"GPU {dev.get('index', '?')}", f"{_field(dev.get('name'))}{cc_text}"))
@@ -231,23 +233,28 @@ def host_lines(host: dict[str, Any], nvml: dict[str, Any] | None, nvml_error: st
     return out
 
 
+def _list(v: Any) -> list:
+    """A field that should be a list, or [] (unknown) when it is missing or of another type."""
+    return v if isinstance(v, list) else []
+
+
 def stack_lines(readings: Readings) -> list[str]:
-    from sparktui.fleet.compare import NOT_INSTALLED, _nccl, _torch_field, _torch_version, packages_of
+    from sparktui.fleet.compare import NOT_INSTALLED, _nccl, _obj, _torch_field, _torch_version, packages_of
 
     t = readings.data("target")
     if not t:
         why = readings.get_reading("target").error or "not read"
         return [f"_The training interpreter could not be read: {_cell(why)}_"]
-    py = t.get("python") or {}
+    py = _obj(t.get("python"))
     lines = ["| | |", "|---|---|",
              f"| interpreter | {_cell(t.get('interpreter') or py.get('executable') or '?')} ({_cell(t.get('selected_by') or '')}) |",
              f"| Python | {_cell(py.get('version') or '?')} |"]
     for what, cell in (("torch", _torch_version(readings)), ("torch built for CUDA", _torch_field(readings, "cuda", "torch.version.cuda")),
                        ("cuDNN", _torch_field(readings, "cudnn", "cuDNN")), ("NCCL", _nccl(readings))):
         lines.append(f"| {what} | {_cell(cell.value if cell.known else f'? ({cell.why})')} |")
-    tc = t.get("torch_cuda") or {}
-    if tc.get("arch_list"):
-        lines.append(f"| torch arch list | {_cell(' '.join(tc['arch_list']))} |")
+    tc = _obj(t.get("torch_cuda"))
+    if tc.get("arch_list") and isinstance(tc["arch_list"], list):
+        lines.append(f"| torch arch list | {_cell(' '.join(str(a) for a in tc['arch_list']))} |")
     pk, why = packages_of(readings)
     if pk is None:
         lines.append(f"_Package versions unavailable: {_cell(why)}_")
@@ -258,7 +265,7 @@ def stack_lines(readings: Readings) -> list[str]:
         lines += ["", "| package | version |", "|---|---|"] + [f"| {k} | {_cell(v)} |" for k, v in installed.items()]
     if missing:
         lines += ["", f"{NOT_INSTALLED.capitalize()}: " + ", ".join(missing)]
-    env = py.get("env") or {}
+    env = _obj(py.get("env"))
     if env:
         lines += ["", "Environment seen by the interpreter:", "", "```"] + [f"{k}={v}" for k, v in sorted(env.items())] + ["```"]
     return lines

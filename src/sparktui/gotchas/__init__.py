@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from sparktui.gotchas.base import Gotcha
 from sparktui.gotchas import (
     g01_cuda_abi,
@@ -43,7 +45,8 @@ def normalize_id(text: str) -> str:
     t = text.strip().upper()
     if t.startswith("G"):
         t = t[1:]
-    if t.isdigit() and f"G{int(t)}" in REGISTRY:
+    # ASCII digits only: str.isdigit() accepts '²' and other digits that int() rejects
+    if re.fullmatch(r"[0-9]{1,4}", t) and f"G{int(t)}" in REGISTRY:
         return f"G{int(t)}"
     raise UnknownGotcha(f"unknown gotcha {text!r}: ids are G1 to G10")
 

@@ -14,6 +14,7 @@ was built against.
 from __future__ import annotations
 
 import os
+import stat
 import re
 import time
 from dataclasses import dataclass, field
@@ -35,6 +36,7 @@ MAX_ERRORS_SHOWN = 5
 
 _NAME = r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
 _REQ_RE = re.compile(rf"^(?P<name>{_NAME})\s*(?:\[(?P<extras>[^\]]*)\])?\s*(?P<spec>.*)$")
+MAX_PINS_BYTES = 16 * 1024 * 1024
 _INCLUDE_OPTS = {"-r": "requirement", "--requirement": "requirement", "-c": "constraint", "--constraint": "constraint"}
 _IGNORED_OPTS = (
     "-i", "--index-url", "--extra-index-url", "--no-index", "-f", "--find-links", "--pre", "--trusted-host",
@@ -113,6 +115,15 @@ def load(path: Path, pinset: PinSet | None = None, depth: int = 0, stack: tuple[
         ps.errors.append(f"{here}: includes nested deeper than {MAX_INCLUDE_DEPTH} levels")
         return ps
     try:
+        st = path.stat()
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError
+        if not stat.S_ISREG(st.st_mode):  # a FIFO blocks with no writer; a pipe cannot be read twice
+            ps.errors.append(f"{here}: not a regular file (a pipe or a device?); give a pins file")
+            return ps
+        if st.st_size > MAX_PINS_BYTES:
+            ps.errors.append(f"{here}: {st.st_size} bytes, larger than a pins file can be ({MAX_PINS_BYTES} bytes)")
+            return ps
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         ps.errors.append(f"{here}: no such file")
