@@ -230,13 +230,10 @@ def _replay_arg(args: argparse.Namespace, cfg) -> str | None:
 
 def _recording(path: str):
     """(recording, readings) of a recording file; a bad file is a usage error with the reason."""
-    from sparktui.cli.main import UsageError
-    from sparktui.core.recording import RecordingError, read_recording, readings_from_recording
+    from sparktui.cli.record import load_recording
+    from sparktui.core.recording import readings_from_recording
 
-    try:
-        rec = read_recording(path)
-    except RecordingError as e:
-        raise UsageError(f"sparktui: {e}") from None
+    rec = load_recording(path)
     return rec, readings_from_recording(rec)
 
 

@@ -326,13 +326,11 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
         raise UsageError("sparktui: --speed must be 0 or more")
     if args.replay and args.record:
         raise UsageError("sparktui: --record records this machine; it cannot be combined with --replay")
-    if args.replay:
-        from sparktui.core.recording import RecordingError, read_recording
+    recording = None
+    if args.replay:  # read (and validated) once, here; the dashboard replays what was read
+        from sparktui.cli.record import load_recording
 
-        try:
-            read_recording(args.replay)
-        except RecordingError as e:
-            raise UsageError(f"sparktui: {e}") from None
+        recording = load_recording(args.replay)
     if not (sys.stdout.isatty() and sys.stdin.isatty()):  # a pipe, a cron job, `ssh host sparktui`
         print("sparktui: not a terminal, so no dashboard; the checklist once (scripts: `sparktui check`)",
               file=sys.stderr)
@@ -340,7 +338,8 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
                                                "verbose": False, "watch": None}))
     from sparktui.ui.app import run_dashboard
 
-    return run_dashboard(cfg, replay=args.replay, speed=args.speed or None, bell=args.bell, record=args.record)
+    return run_dashboard(cfg, replay=args.replay, speed=args.speed or None, bell=args.bell, record=args.record,
+                         recording=recording)
 
 
 def cmd_list(args: argparse.Namespace) -> int:

@@ -127,6 +127,16 @@ def _wait_forever(done: threading.Event) -> None:
         pass
 
 
+def load_recording(path: str):
+    """A recording file read and validated once; a bad one is a usage error with the reason."""
+    from sparktui.cli.main import UsageError
+
+    try:
+        return read_recording(path)
+    except RecordingError as e:
+        raise UsageError(f"sparktui: {e}") from None
+
+
 def check_replay(args: argparse.Namespace) -> int:
     """`check --replay FILE`: judge G3/G4/G6 on a recording."""
     from sparktui.cli import render

@@ -131,7 +131,8 @@ class SparkApp(App):
     ]
 
     def __init__(self, cfg: Config | None = None, *, replay: str | None = None, speed: float | None = 1.0,
-                 bell: bool = False, auto_checks: bool = True, source: Any = None, record: str | None = None) -> None:
+                 bell: bool = False, auto_checks: bool = True, source: Any = None, record: str | None = None,
+                 recording: Any = None) -> None:
         super().__init__()
         self.cfg = cfg or Config()
         self.bell_on_worse = bell
@@ -156,7 +157,7 @@ class SparkApp(App):
             from sparktui.ui.sources import ReplaySource
 
             self.source = ReplaySource(replay, self.cfg, self._on_sample_thread, self._on_processes_thread, speed,
-                                       on_finished=lambda: self.post_message(ReplayFinished()))
+                                       on_finished=lambda: self.post_message(ReplayFinished()), recording=recording)
         else:
             from sparktui.ui.sources import LiveSource
 
@@ -675,6 +676,6 @@ class SparkApp(App):
 
 
 def run_dashboard(cfg: Config, replay: str | None = None, speed: float | None = 1.0, bell: bool = False,
-                  record: str | None = None) -> int:
-    SparkApp(cfg, replay=replay, speed=speed, bell=bell, record=record).run()
+                  record: str | None = None, recording: Any = None) -> int:
+    SparkApp(cfg, replay=replay, speed=speed, bell=bell, record=record, recording=recording).run()
     return 0

@@ -119,10 +119,11 @@ class ReplaySource:
     kind = "replay"
 
     def __init__(self, path: str, cfg: Config, on_sample: Callback, on_processes: Callback, speed: float | None = 1.0,
-                 on_finished: Callable[[], None] | None = None) -> None:
+                 on_finished: Callable[[], None] | None = None, recording: Any = None) -> None:
+        """``recording``: the file already read (the CLI validates it first; not read twice)."""
         from sparktui.core.recording import Replay, read_recording
 
-        self.recording = read_recording(path)
+        self.recording = recording if recording is not None else read_recording(path)
         self.replay = Replay(self.recording, speed)
         self.history = History(max(cfg.telemetry.history, 1))
         self.interval_s = self.recording.interval_s or float(cfg.telemetry.interval_s)

@@ -332,9 +332,10 @@ class TelemetryPanel(Vertical):
         else:
             mem = "n/a (/proc/meminfo)"
         total = (s.get("mem") or {}).get("MemTotal")
-        self.mem.show(mem, history.plotted("mem.MemAvailable") if total is not None else [], below=total)
+        available = history.plotted("mem.MemAvailable")  # one series feeds both memory meters
+        self.mem.show(mem, available if total is not None else [], below=total)
         avail = f"{f['available']:.1f} GiB" if f.get("available") is not None else "n/a"
-        self.avail.show(avail, history.plotted("mem.MemAvailable"))
+        self.avail.show(avail, available)
         reasons = [r for r in (g0.get("reasons") or []) if r != "gpu_idle"] if g0 else []
         if history.wrapped and history.trend.first_t is not None and s.get("t") is not None:
             note = f"history: {duration(s['t'] - history.trend.first_t)} (a point a minute)"
