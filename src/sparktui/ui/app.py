@@ -434,8 +434,8 @@ class SparkApp(App):
         self.update_styles(self.screen)  # the class may have changed while this screen was hidden
 
     def _on_main(self) -> bool:
-        """The main screen's keys act there only: Enter on a card must not stack another card, and
-        / or s must not change what is hidden under a pushed screen."""
+        """No screen pushed over the main one (MAIN_ONLY actions are held back by check_action;
+        this is for what is not an action: a key handler, the relayout on return)."""
         return len(self.screen_stack) == 1
 
     def _selected(self) -> str | None:
@@ -470,8 +470,6 @@ class SparkApp(App):
         self.notify(f"cancelling {', '.join(running)}" if running else "nothing is running")
 
     def action_open_card(self) -> None:
-        if not self._on_main():
-            return
         focused = self.focused
         if isinstance(focused, DataTable) and focused.id == "pb-table":
             self._open_issue()
@@ -507,7 +505,7 @@ class SparkApp(App):
     def _issue_in_view(self) -> dict[str, Any] | None:
         """The selected playbook issue, only while its tab is showing: o and y must not act on
         something the user cannot see."""
-        if not self._on_main() or self.query_one(TabbedContent).active != "tab-playbooks":
+        if self.query_one(TabbedContent).active != "tab-playbooks":
             return None
         return self.playbook_panel.selected()
 
@@ -527,8 +525,6 @@ class SparkApp(App):
             self.notify(f"copied {url} {copy_text(self, url)}")
 
     def action_filter_processes(self) -> None:
-        if not self._on_main():
-            return
         self.query_one(TabbedContent).active = "tab-processes"
         box = self.query_one("#proc-filter", Input)
         box.display = True
@@ -556,8 +552,6 @@ class SparkApp(App):
             event.stop()
 
     def action_cycle_sort(self) -> None:
-        if not self._on_main():
-            return
         self.query_one(TabbedContent).active = "tab-processes"
         label = self.process_table.cycle_sort()
         self.notify(f"processes sorted by {label}")
@@ -572,14 +566,12 @@ class SparkApp(App):
         self.refresh_header()
 
     def action_events(self) -> None:
-        if self._on_main():
-            self.events_seen = self.events.worse_count  # looked at: the header's count starts again
-            self.push_screen(EventsScreen(self.events))
-            self.refresh_header()
+        self.events_seen = self.events.worse_count  # looked at: the header's count starts again
+        self.push_screen(EventsScreen(self.events))
+        self.refresh_header()
 
     def action_peers(self) -> None:
-        if self._on_main():
-            self.push_screen(PeersScreen(self.peer_watch, self.board, self.host_name))
+        self.push_screen(PeersScreen(self.peer_watch, self.board, self.host_name))
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
