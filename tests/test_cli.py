@@ -97,29 +97,40 @@ def test_list_names_all_ten(capsys):
     assert [l.split()[0] for l in out] == [f"G{i}" for i in range(1, 11)]
 
 
-def test_ctrl_c_during_check_watch_judges_what_was_sampled(tmp_path):
-    """`check --watch 10` cut short by Ctrl-C prints verdicts from the samples it has, at once."""
+def sparktui_interrupted(tmp_path, args: list[str], ready) -> tuple[str, str, float, int]:
+    """Run ``sparktui ARGS``, wait until ``ready(proc)`` returns, send Ctrl-C; (stdout, stderr,
+    seconds from the signal to the exit, exit code)."""
     import signal
     import time
 
-    p = subprocess.Popen([sys.executable, "-m", "sparktui", "check", "G3", "G4", "--watch", "10", "--json"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
-                         env={**ENV_KEEP, "NO_COLOR": "1"})
+    p = subprocess.Popen([sys.executable, "-m", "sparktui", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, cwd=tmp_path, env={**ENV_KEEP, "NO_COLOR": "1"})
     try:
+        ready(p)
+        sent = time.monotonic()
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=25)
+    finally:
+        p.kill()
+    return out, err, time.monotonic() - sent, p.returncode
+
+
+def test_ctrl_c_during_check_watch_judges_what_was_sampled(tmp_path):
+    """`check --watch 10` cut short by Ctrl-C prints verdicts from the samples it has, at once."""
+    import time
+
+    def sampling(p) -> None:
         deadline = time.monotonic() + 20
         while "sampling telemetry" not in (p.stderr.readline() or "") and time.monotonic() < deadline:
             pass
         time.sleep(1.5)
-        sent = time.monotonic()
-        p.send_signal(signal.SIGINT)
-        out, err = p.communicate(timeout=20)
-    finally:
-        p.kill()
-    assert time.monotonic() - sent < 5, "Ctrl-C must not wait out the 10-minute window"
+
+    out, err, took, code = sparktui_interrupted(tmp_path, ["check", "G3", "G4", "--watch", "10", "--json"], sampling)
+    assert took < 5, "Ctrl-C must not wait out the 10-minute window"
     assert "interrupted: judging what was read so far" in err and "Traceback" not in err
     got = {c["id"]: c for c in json.loads(out)["checks"]}
     assert set(got) == {"G3", "G4"} and got["G3"]["status"] in ("ok", "warn")  # /proc/meminfo was read
-    assert p.returncode in (0, 1, 2, 3)
+    assert code in (0, 1, 2, 3)
 
 
 @pytest.mark.parametrize("before", [True, False])
@@ -321,24 +332,15 @@ def test_a_pins_fifo_is_refused_not_waited_on(tmp_path):
 @pytest.mark.parametrize("cmd", [["snapshot", "-o", "s.json"], ["report", "-o", "-"], ["preflight"]])
 def test_ctrl_c_with_a_hung_python_is_prompt(tmp_path, cmd):
     """Ctrl-C during snapshot/report/preflight with a hung --python used to wait out --timeout."""
-    import signal
     import time
 
     hang = tmp_path / "python"
     hang.write_text("#!/bin/sh\nsleep 60\n")
     hang.chmod(0o755)
-    p = subprocess.Popen([sys.executable, "-m", "sparktui", *cmd, "--python", str(hang), "--timeout", "30",
-                          "--path", str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         cwd=tmp_path, env={**ENV_KEEP, "NO_COLOR": "1"})
-    try:
-        time.sleep(3)
-        sent = time.monotonic()
-        p.send_signal(signal.SIGINT)
-        out, err = p.communicate(timeout=25)
-    finally:
-        p.kill()
-    assert time.monotonic() - sent < 8, "Ctrl-C must not wait out the probe's --timeout"
+    out, err, took, code = sparktui_interrupted(
+        tmp_path, [*cmd, "--python", str(hang), "--timeout", "30", "--path", str(tmp_path)], lambda p: time.sleep(3))
+    assert took < 8, "Ctrl-C must not wait out the probe's --timeout"
     assert "interrupted" in err and "Traceback" not in err
-    assert p.returncode != 70
+    assert code != 70
     if cmd[0] == "snapshot":
-        assert p.returncode == 130 and not (tmp_path / "s.json").exists()
+        assert code == 130 and not (tmp_path / "s.json").exists()

@@ -374,13 +374,10 @@ SHORT_MEMINFO_TEXT = ("MemTotal:       127611680 kB\nMemFree:          838860 kB
 
 @pytest.fixture
 def fake_gpu():
-    from sparktui.probes import nvml
     from tests.fakes import fake_nvml
 
-    f = fake_nvml.gb10()
-    nvml.set_backend(f)
-    yield f
-    nvml.set_backend(None)
+    with fake_nvml.installed(fake_nvml.gb10()) as f:
+        yield f
 
 
 def observe_mine(kids, meminfo=RECORDED_MEMINFO, inside_container=False):

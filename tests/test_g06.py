@@ -29,10 +29,8 @@ GIB = 1024 ** 3
 
 @pytest.fixture
 def fake():
-    f = fake_nvml.gb10_loaded()
-    nvml.set_backend(f)
-    yield f
-    nvml.set_backend(None)
+    with fake_nvml.installed(fake_nvml.gb10_loaded()) as f:
+        yield f
 
 
 def scan_and_judge(kids: Children, host: bool = True, cfg: Config | None = None, mem_total: int | None = None):

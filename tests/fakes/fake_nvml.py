@@ -22,6 +22,7 @@ makes nvmlInit raise LIBRARY_NOT_FOUND.
 
 from __future__ import annotations
 
+import contextlib
 import types
 from dataclasses import dataclass, field
 from typing import Any
@@ -312,3 +313,15 @@ def h200(**kw: Any) -> FakeNvml:
     }
     gpu = GpuState(name="NVIDIA H200", uuid="GPU-0f0e0d0c-0000-4000-8000-000000h200", capability=(9, 0), values=values)
     return FakeNvml([gpu], driver=kw.pop("driver", "570.124.06"), cuda=12080, **kw)
+
+
+@contextlib.contextmanager
+def installed(fake: FakeNvml):
+    """Put ``fake`` behind sparktui's NVML boundary for the block; the real binding after."""
+    from sparktui.probes import nvml
+
+    nvml.set_backend(fake)
+    try:
+        yield fake
+    finally:
+        nvml.set_backend(None)
