@@ -180,53 +180,136 @@ def result_problem(res: object) -> str | None:
     return None
 
 
-def judge_result(res: dict, now: float | None, fresh: bool) -> Verdict:
-    """Judge one bandwidth result. ``fresh``: measured by this run (else a kept result -> skip)."""
-    ev = EvidenceList()
-    kept = "kept result" if not fresh else "this run"
-    status = res.get("status") if isinstance(res, dict) else None
-    if status and status != "ok":
-        reason = res.get("reason") or res.get("error") or status
-        ev.add("bandwidth probe", str(res.get("source") or "target interpreter"), reason)
-        st = Status.SKIP if status == "refused" else Status.UNKNOWN
-        hint = str(res.get("hint") or "")
-        return Verdict(ID, st, f"not measured: {reason}" + (f"; {hint}" if hint else ""), evidence=ev.tuple(), fix=hint)
-    problem = result_problem(res)
-    if problem:
-        ev.add("result", kept, problem)
-        if fresh:
-            return Verdict(ID, Status.UNKNOWN, f"bandwidth result unusable: {problem}", evidence=ev.tuple())
-        return Verdict(ID, Status.UNKNOWN, f"last result unreadable: {problem}", evidence=ev.tuple(), fix=REMEASURE)
-    device = res.get("device")
-    copy = float(res["copy_gbs"])
-    read = res.get("read_gbs")
-    ev.add("device", str(res.get("source") or "torch.cuda"), device)
+def _not_measured(res: dict) -> Verdict:
+    """A probe that refused or failed: skip for a refusal (nothing ran), else unknown with the reason."""
+    reason = res.get("reason") or res.get("error") or res.get("status")
+    ev = (Evidence("bandwidth probe", str(res.get("source") or "target interpreter"), reason),)
+    st = Status.SKIP if res.get("status") == "refused" else Status.UNKNOWN
+    hint = str(res.get("hint") or "")
+    return Verdict(ID, st, f"not measured: {reason}" + (f"; {hint}" if hint else ""), evidence=ev, fix=hint)
+
+
+def _unusable(problem: str, fresh: bool, kept: str) -> Verdict:
+    ev = (Evidence("result", kept, problem),)
+    if fresh:
+        return Verdict(ID, Status.UNKNOWN, f"bandwidth result unusable: {problem}", evidence=ev)
+    return Verdict(ID, Status.UNKNOWN, f"last result unreadable: {problem}", evidence=ev, fix=REMEASURE)
+
+
+def _figures_evidence(ev: EvidenceList, res: dict, copy: float, read: float | None) -> None:
+    ev.add("device", str(res.get("source") or "torch.cuda"), res.get("device"))
     ev.add("copy bandwidth (bytes read + written per s)", "CUDA events over a device copy loop", copy)
     if read is not None:
         ev.add("read-only bandwidth", "CUDA events over a reduction", read)
     buf = res.get("buffer_bytes")
     ev.add("buffer / iterations / repeats", "probe",
-           f"{f'{buf / 2**30:.2f} GiB' if buf is not None else '?'} / {res.get('iterations')} / {res.get('repeats')}")
+           f"{f'{buf / GIB:.2f} GiB' if buf is not None else '?'} / {res.get('iterations')} / {res.get('repeats')}")
     if res.get("spread_pct") is not None:
         ev.add("spread across repeats", "probe", f"{res['spread_pct']:.1f}%")
-    age = None
-    future = None
-    if now is not None and res.get("measured_at") is not None:
-        delta = float(now) - float(res["measured_at"])
-        if delta < -FUTURE_SLACK_S:
-            future = -delta
-            ev.add("measured", kept, f"timestamp {_age(future)} in the future: the clock changed since, age unknown")
-        else:
-            age = max(0.0, delta)
-            ev.add("measured", kept, f"{_age(age)} ago")
+
+
+def _age_evidence(ev: EvidenceList, res: dict, now: float | None, kept: str) -> tuple[float | None, float | None]:
+    """(age, seconds in the future) of the measurement; the one that applies is set, else both None."""
+    if now is None or res.get("measured_at") is None:
+        return None, None
+    delta = float(now) - float(res["measured_at"])
+    if delta < -FUTURE_SLACK_S:
+        ev.add("measured", kept, f"timestamp {_age(-delta)} in the future: the clock changed since, age unknown")
+        return None, -delta
+    ev.add("measured", kept, f"{_age(max(0.0, delta))} ago")
+    return max(0.0, delta), None
+
+
+def over_spec(copy: float, read: float | None, exp: Expected) -> list[str]:
+    """Figures above the device's spec. Both conventions are bounded by it: the copy figure counts
+    bytes read + written, and reads plus writes together cannot move more than the bus carries;
+    a read-only figure cannot either. Such a figure is a measurement error, never a rate."""
+    out = []
+    if copy > exp.spec:
+        out.append(f"copy {copy:.1f} GB/s (bytes read + written)")
+    if read is not None and read > exp.spec:
+        out.append(f"read {read:.1f} GB/s")
+    return out
+
+
+def far_below(copy: float, exp: Expected) -> list[str]:
+    """The copy figure under WARN_BELOW of the low end of its expected range (the copy loop is the
+    measurement budgets are made from; the read figure is shown beside it, not judged low)."""
+    floor = WARN_BELOW * exp.copy[0]
+    return [f"copy {copy:.0f} GB/s under {floor:.0f}"] if copy < floor else []
+
+
+def above_range(copy: float, read: float | None, exp: Expected) -> list[str]:
+    """Figures above the usual range but not above the spec: possible, and worth saying."""
+    out = []
+    if copy > exp.copy[1]:
+        out.append(f"copy above the usual {exp.copy[0]:.0f}-{exp.copy[1]:.0f}")
+    if read is not None and read > exp.read[1]:
+        out.append(f"read above the usual {exp.read[0]:.0f}-{exp.read[1]:.0f}")
+    return out
+
+
+SUSPECT_FIX = """\
+A figure above the memory's spec cannot be a rate: the buffer was served from cache (too small a
+buffer, or one the loop keeps re-reading from L2/SLC) or the timing missed work (events recorded
+on another stream, a loop the runtime elided). Measure again with the default 4 GiB buffer on an
+idle machine:
+
+```bash
+sparktui bandwidth --size 4
+```
+
+If the figure stays above the spec, the device name may be wrong (see the evidence), or the probe
+has a bug: please report it with `sparktui report`.
+"""
+
+
+def _measurement_error(figure: str, bad: list[str], exp: Expected, fresh: bool, ev: EvidenceList) -> Verdict:
+    ev.add("physical limit", exp.source, f"{exp.spec:.0f} GB/s spec on {exp.label}: no figure can exceed it")
+    lead = "" if fresh else "last result: "
+    return Verdict(ID, Status.UNKNOWN,
+                   f"{lead}measurement error: {' and '.join(bad)} is outside what {exp.label} can produce "
+                   f"(spec {exp.spec:.0f} GB/s); likely a cache-resident buffer or bad timing, not a rate "
+                   f"to budget from ({figure})",
+                   evidence=ev.tuple(), fix=SUSPECT_FIX)
+
+
+def judge_result(res: dict, now: float | None, fresh: bool) -> Verdict:
+    """Judge one bandwidth result. ``fresh``: measured by this run (else a kept result -> skip).
+
+    Rules, in order: not measured -> skip (refused) or unknown; a figure that cannot be read ->
+    unknown naming it; a figure above the device's spec -> unknown, a measurement error (fresh or
+    kept); a kept result -> skip with its figure and age; far below the range -> warn; else ok. A
+    device not in the table has no spec to check against: ok, and the summary says so.
+    """
+    status = res.get("status") if isinstance(res, dict) else None
+    if status and status != "ok":
+        return _not_measured(res)
+    kept = "kept result" if not fresh else "this run"
+    problem = result_problem(res)
+    if problem:
+        return _unusable(problem, fresh, kept)
+    device = res.get("device")
+    copy = float(res["copy_gbs"])
+    read = res.get("read_gbs")
+    ev = EvidenceList()
+    _figures_evidence(ev, res, copy, read)
+    age, future = _age_evidence(ev, res, now, kept)
+    figure = f"{copy:.0f} GB/s copy" + (f", {read:.0f} GB/s read" if read is not None else "")
     exp = expected_for(device)
     if exp is None:
-        expected_txt = f"{device or 'this device'} is not in sparktui's table; no expected range"
+        expected_txt = (f"{device or 'this device'} is not in sparktui's table: no expected range and no spec, "
+                        f"so the figure is not checked against what the device can do")
+        ev.add("expected range", "sparktui's device table", "none: no spec known for this device")
+        low: list[str] = []
+        high: list[str] = []
     else:
+        bad = over_spec(copy, read, exp)
+        if bad:
+            return _measurement_error(figure, bad, exp, fresh, ev)
         expected_txt = f"expected {exp.copy[0]:.0f}-{exp.copy[1]:.0f} GB/s copy on {exp.label} (spec {exp.spec:.0f})"
         ev.add("expected range", exp.source, f"copy {exp.copy[0]:.0f}-{exp.copy[1]:.0f} GB/s, read {exp.read[0]:.0f}-{exp.read[1]:.0f} GB/s")
-    figure = f"{copy:.0f} GB/s copy" + (f", {read:.0f} GB/s read" if read is not None else "")
-    low = exp is not None and copy < WARN_BELOW * exp.copy[0]
+        low, high = far_below(copy, exp), above_range(copy, read, exp)
     if not fresh:
         if future is not None:
             when = f" (its timestamp is {_age(future)} in the future: suspicious, age unknown)"
@@ -235,9 +318,11 @@ def judge_result(res: dict, now: float | None, fresh: bool) -> Verdict:
         return Verdict(ID, Status.SKIP, f"intrusive, not rerun; last measured {figure}{when}" + ("; that was far below range" if low else ""),
                        evidence=ev.tuple(), fix=FIX if low else "")
     if low:
-        return Verdict(ID, Status.WARN, f"measured {figure}, far below what this device sustains ({expected_txt}): contention or a degraded state",
+        return Verdict(ID, Status.WARN, f"measured {figure}, far below what this device sustains ({'; '.join(low)}; "
+                                        f"{expected_txt}): contention or a degraded state",
                        evidence=ev.tuple(), fix=FIX)
-    return Verdict(ID, Status.OK, f"measured {figure}; budget from this, not the spec ({expected_txt})", evidence=ev.tuple())
+    note = f"; {', '.join(high)}, still under the spec" if high else ""
+    return Verdict(ID, Status.OK, f"measured {figure}; budget from this, not the spec ({expected_txt}){note}", evidence=ev.tuple())
 
 
 def judge(r: Readings, cfg: Config) -> Verdict:
@@ -278,7 +363,12 @@ GOTCHA = Gotcha(
           "report GB/s as bytes read + written per second, next to a read-only figure, with the "
           "spread across repeats. Refused while another process holds GPU memory or a server or "
           "training job runs, or when MemAvailable is under three times the buffer. The last result "
-          "is kept and shown with its age.",
+          "is kept and shown with its age. A figure (copy or read) above the device's spec (GB10: "
+          "273 GB/s) is a measurement error, never a rate: unknown, naming the spec and the likely "
+          "cause (a cache-resident buffer or bad timing). Under 0.8 of the low end of the expected "
+          "range warns (contention or a degraded state); above the range but under the spec is ok "
+          "and said. A device not in sparktui's table has no spec to check against: the summary "
+          "says so.",
     fix=FIX,
     intrusive=True,
     cadence_s=None,
