@@ -86,8 +86,11 @@ def test_missing_dependency_of_an_installed_flash_attn_warns():
 
 def test_missing_cuda_extension_is_not_mistaken_for_an_absent_package():
     v = judge(target({"status": "error", "error_type": "ModuleNotFoundError", "error": "No module named 'flash_attn_2_cuda'"},
-                     {}))
+                     {"flash-attn": None, "flash_attn": None}))
     assert v.status is Status.WARN and "(no package metadata)" in v.summary
+    v = judge(target({"status": "error", "error_type": "ModuleNotFoundError", "error": "No module named 'flash_attn_2_cuda'"},
+                     {}))  # flash-attn not asked: its metadata is unknown, not absent
+    assert v.status is Status.WARN and "(package metadata not read)" in v.summary
 
 
 def test_import_crash_fails_when_unsloth_would_load_the_same_extension():
@@ -194,13 +197,151 @@ def test_flash_attn_importable_with_packages_not_read_is_unknown_not_ok():
     for odd in (None, ["unsloth"], "unsloth==2026.7.3"):
         v = judge(_without_packages(target(IMPORTED, {"flash-attn": "2.7.4.post1"}, FA_DATA), odd))
         assert v.status is Status.UNKNOWN, (odd, v.summary)
-        assert "whether Unsloth is installed is unknown (packages not read)" in v.summary
+        assert "whether Unsloth is installed is unknown (packages not read: " in v.summary
         values = {e.what: e.value for e in v.evidence}
-        assert values["unsloth package"] == "unknown (packages not read)"
-        assert values["flash-attn package"] == "unknown (packages not read)"
+        assert values["unsloth package"].startswith("unknown (packages not read: ")
+        assert values["flash-attn package"].startswith("unknown (packages not read: ")
 
 
 def test_flash_attn_absent_with_packages_not_read_says_so():
     v = judge(_without_packages(target(NO_MODULE, {})))
     assert v.status is Status.OK and "packages not read" in v.summary  # no flash_attn: SDPA either way
-    assert {e.what: e.value for e in v.evidence}["unsloth package"] == "unknown (packages not read)"
+    assert {e.what: e.value for e in v.evidence}["unsloth package"].startswith("unknown (packages not read: ")
+
+
+# --- issue 12, class 2: a failed read is unknown, never absence; no torch is not judged -------------
+
+NO_TORCH = {"status": "error", "error_type": "ModuleNotFoundError", "error": "No module named 'torch'"}
+PKGS_READ = {"flash-attn": None, "flash_attn": None, "unsloth": None, "torch": None}
+
+
+def _no_torch(fa_stage: dict, packages: dict) -> dict:
+    t = target(fa_stage, packages)
+    t["stages"]["import torch"] = NO_TORCH
+    t["stages"]["torch.cuda"] = {"status": "not reached"}
+    return t
+
+
+def test_interpreter_without_torch_is_unknown_like_g1_and_g9():
+    """Was ok "flash-attn not installed: SDPA" while G1 and G9 said unknown in the same run."""
+    from sparktui.gotchas import g01_cuda_abi
+
+    t = _no_torch(NO_MODULE, PKGS_READ)
+    v = judge(t)
+    assert v.status is Status.UNKNOWN, v.summary
+    assert v.summary == "cannot tell: torch is not installed in /usr/bin/python3: is --python the training environment?"
+    assert {e.what: e.value for e in v.evidence}["import torch"] == "ModuleNotFoundError: No module named 'torch'"
+    assert g01_cuda_abi.judge(readings_of(target=t), Config()).status is Status.UNKNOWN
+
+
+def test_interpreter_without_torch_but_with_unsloth_listed_is_still_unknown():
+    assert judge(_no_torch(NO_MODULE, {**PKGS_READ, "unsloth": "2026.7.3"})).status is Status.UNKNOWN
+
+
+def test_a_broken_torch_submodule_is_not_no_torch():
+    """No module named 'torch._C' is a broken torch (G1's fail), not a missing one: G2 judges on."""
+    t = target(NO_MODULE, PKGS_READ)
+    t["stages"]["import torch"] = {"status": "error", "error_type": "ModuleNotFoundError", "error": "No module named 'torch._C'"}
+    assert judge(t).status is Status.OK
+
+
+def test_old_snapshot_with_a_packages_error_object_is_not_no_unsloth():
+    """A Python without importlib.metadata once reported packages = {"error": ...}: that is not an
+    empty machine, so flash-attn importable cannot be ok."""
+    v = judge(target(IMPORTED, {"error": "importlib.metadata unavailable"}, FA_DATA))
+    assert v.status is Status.UNKNOWN
+    assert "unknown (packages not read: importlib.metadata unavailable)" in v.summary
+
+
+def test_packages_null_with_the_probe_error_is_unknown_naming_it():
+    t = target(IMPORTED, {}, FA_DATA)
+    t["packages"] = None
+    t["packages_error"] = "packages stage crashed: process died by SIGSEGV during 'packages'"
+    t["stages"]["packages"] = {"status": "crashed", "error": "process died by SIGSEGV during 'packages'"}
+    v = judge(t)
+    assert v.status is Status.UNKNOWN and "process died by SIGSEGV during 'packages'" in v.summary
+    values = {e.what: e.value for e in v.evidence}
+    assert values["unsloth package"] == ("unknown (packages not read: packages stage crashed: process died by "
+                                         "SIGSEGV during 'packages')")
+
+
+def test_unsloth_whose_metadata_could_not_be_read_is_unknown():
+    t = target(IMPORTED, {"flash-attn": "2.7.4.post1", "flash_attn": None}, FA_DATA)
+    t["packages_unread"] = {"unsloth": "metadata has no Version"}
+    v = judge(t)
+    assert v.status is Status.UNKNOWN
+    assert "unknown (its metadata could not be read: metadata has no Version)" in v.summary
+
+
+def test_unsloth_not_asked_is_unknown_not_absent():
+    v = judge(target(IMPORTED, {"flash-attn": "2.7.4.post1"}, FA_DATA))
+    assert v.status is Status.UNKNOWN and "the target reading did not include it" in v.summary
+
+
+def test_unsloth_under_another_spelling_counts():
+    v = judge(target(IMPORTED, {"flash-attn": "2.7.4.post1", "Unsloth": "2026.10.9"}, FA_DATA))
+    assert v.status is Status.WARN and "Unsloth 2026.10.9 installed" in v.summary
+
+
+def test_flash_attn_version_from_metadata_when_the_module_has_none():
+    v = judge(target(IMPORTED, {"flash-attn": "2.7.4.post1", "unsloth": None}, {"version": None}))
+    assert v.status is Status.OK and v.summary.startswith("flash-attn 2.7.4.post1 importable")
+    v = judge(target(IMPORTED, {"flash-attn": None, "unsloth": None}, {}))
+    assert v.status is Status.OK and v.summary.startswith("flash-attn (version unknown) importable")
+
+
+def test_absent_flash_attn_with_its_metadata_unread_is_ok_and_says_so():
+    """No module 'flash_attn' is seen directly: SDPA runs whatever the metadata would have said."""
+    t = target(NO_MODULE, {"unsloth": None})
+    t["packages_unread"] = {"flash-attn": "KeyError: 'Version'"}
+    v = judge(t)
+    assert v.status is Status.OK
+    assert "flash-attn's package metadata unknown: its metadata could not be read: KeyError" in v.summary
+
+
+def test_absent_module_but_metadata_present_is_a_broken_install():
+    t = target(NO_MODULE, {"flash-attn": "2.7.4.post1", "unsloth": None})
+    v = judge(t)
+    assert v.status is Status.WARN and v.summary.startswith("flash-attn 2.7.4.post1 is installed but `import flash_attn` fails")
+
+
+CRASHED = {"status": "crashed", "error": "process died by SIGSEGV during 'import flash_attn'", "signal": "SIGSEGV"}
+
+
+def test_crash_with_unsloth_unread_warns_and_says_what_is_unknown():
+    t = target(CRASHED, {"flash-attn": "2.7.4.post1"})
+    t["packages_unread"] = {"unsloth": "metadata has no Version"}
+    v = judge(t)
+    assert v.status is Status.WARN
+    assert v.details[0].startswith("whether Unsloth is installed is unknown (its metadata could not be read")
+
+
+def test_crash_with_unsloth_seen_absent_warns_without_the_unsloth_note():
+    v = judge(target(CRASHED, {"flash-attn": "2.7.4.post1", "unsloth": None}))
+    assert v.status is Status.WARN and not any("Unsloth" in d for d in v.details)
+
+
+def test_hang_with_unsloth_fails():
+    hung = {"status": "hung", "error": "no answer after 30.0 s during 'import flash_attn'; killed"}
+    v = judge(target(hung, {"flash-attn": "2.7.4.post1", "unsloth": "2026.7.3"}))
+    assert v.status is Status.FAIL and v.summary == "`import flash_attn` hung: no answer after 30.0 s during 'import flash_attn'; killed"
+
+
+def test_crash_named_by_its_signal_only():
+    v = judge(target({"status": "crashed", "signal": "SIGBUS"}, {"flash-attn": "2.7.4.post1", "unsloth": None}))
+    assert v.summary == "`import flash_attn` crashed the interpreter: signal SIGBUS"
+
+
+def test_stage_not_attempted_is_unknown_with_why():
+    v = judge(target({"status": "skipped"}, PKGS_READ))
+    assert v.status is Status.UNKNOWN and v.summary.endswith("(skipped)")
+    v = judge(target({"status": "not reached", "error": "the interpreter never started its stages"}, PKGS_READ))
+    assert v.status is Status.UNKNOWN and v.summary.endswith("(not reached: the interpreter never started its stages)")
+    v = judge(target({}, PKGS_READ))
+    assert v.status is Status.UNKNOWN and v.summary.endswith("(no record of the stage)")
+    assert {e.what: e.value for e in v.evidence}["import flash_attn"] == "no record"
+
+
+def test_no_target_reading_is_unknown():
+    v = g2.judge(readings_of(target=None), Config())
+    assert v.status is Status.UNKNOWN and "target interpreter reading unavailable" in v.summary

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
+
 from sparktui.core.config import Config
 from sparktui.core.readings import Reading
 from sparktui.core.verdict import Status
 from sparktui.gotchas import g09_container_drift as g9
+from sparktui.gotchas._packages import ABSENT, INSTALLED, UNKNOWN, installed_packages
 from sparktui.probes import pins as pins_probe
 from tests.conftest import readings_of
 
@@ -209,3 +212,80 @@ def test_nothing_comparable_is_unknown():
     v = judge(container=no_container(), target=target({"numpy": "2.1.0"}), pins=user_pins(("torch", "==2.9.0", None)))
     assert v.status is Status.UNKNOWN and "no pinned version could be compared" in v.summary
     assert "torch: not compared (the target reading did not include it)" in v.details
+
+
+# --- the one installed-packages helper (gotchas/_packages.py), shared with G2 -----------------------
+
+
+@pytest.mark.parametrize("t,name,state,described", [
+    ({"packages": {"torch": "2.9.0+cu130"}}, "torch", INSTALLED, "2.9.0+cu130"),
+    ({"packages": {"unsloth": None}}, "unsloth", ABSENT, "not installed"),
+    ({"packages": {"torch": "2.9.0"}}, "unsloth", UNKNOWN, "unknown (the target reading did not include it)"),
+    ({"packages": {"flash_attn": "2.7.4.post1", "flash-attn": None}}, "Flash-Attn", INSTALLED, "2.7.4.post1"),
+    ({"packages": {"flash-attn": None, "flash_attn": "2.7.4.post1"}}, "flash_attn", INSTALLED, "2.7.4.post1"),
+    ({"packages": {"flash-attn": None}, "packages_unread": {"flash_attn": "KeyError: 'Version'"}}, "flash-attn", UNKNOWN,
+     "unknown (its metadata could not be read: KeyError: 'Version')"),
+    ({"packages": {"flash-attn": "2.7.4.post1"}, "packages_unread": {"flash_attn": "KeyError"}}, "flash-attn", INSTALLED,
+     "2.7.4.post1"),
+    ({"packages": {"torch": 2.9}}, "torch", UNKNOWN, "unknown (its metadata could not be read: version reported as 2.9, not a string)"),
+    ({"packages": None, "packages_error": "packages stage hung: no answer after 30.0 s during 'packages'; killed"}, "torch",
+     UNKNOWN, "unknown (packages not read: packages stage hung: no answer after 30.0 s during 'packages'; killed)"),
+    ({"packages": {"error": "importlib.metadata unavailable"}}, "torch", UNKNOWN,
+     "unknown (packages not read: importlib.metadata unavailable)"),
+    ({"packages": None, "stages": {"packages": {"status": "error", "error_type": "RuntimeError", "error": "boom"}}}, "torch",
+     UNKNOWN, "unknown (packages not read: packages stage error: RuntimeError: boom)"),
+    ({"packages": None, "stages": {"packages": {"status": "skipped"}}}, "torch", UNKNOWN,
+     "unknown (packages not read: packages stage skipped)"),
+    ({"stages": {"packages": {"status": "done"}}}, "torch", UNKNOWN,
+     "unknown (packages not read: the target reading has no packages field)"),
+    ({"packages": ["torch"]}, "torch", UNKNOWN, "unknown (packages not read: packages reported as list, not a list of versions)"),
+])
+def test_installed_packages_three_answers(t, name, state, described):
+    pk = installed_packages(t)
+    assert pk.state(name) == state
+    assert pk.describe(name) == described
+    assert pk.version(name) == (described if state == INSTALLED else None)
+
+
+def test_installed_packages_of_no_reading_and_known_flag():
+    assert installed_packages(None).error == "no target reading" and not installed_packages(None).known
+    assert installed_packages({"packages": {}}).known
+    assert installed_packages({"packages": {"error": 5}}).known  # a package called "error", oddly
+
+
+def test_a_pin_whose_package_could_not_be_read_is_not_compared_and_says_why():
+    t = target({"torch": "2.9.0+cu130"})
+    t["packages_unread"] = {"transformers": "KeyError: 'Version'"}
+    v = judge(container=no_container(), target=t, pins=user_pins(("torch", "==2.9.0+cu130", None),
+                                                                   ("transformers", "==4.57.1", None)), nvml=GB10)
+    assert v.status is Status.OK and "1 pinned packages match" in v.summary
+    assert "transformers: not compared (its metadata could not be read: KeyError: 'Version')" in v.details
+    assert {e.what: e.value for e in v.evidence}["transformers installed (pinned 4.57.1)"] == "not reported"
+
+
+def test_a_pin_whose_package_was_not_asked_is_not_compared():
+    v = judge(container=no_container(), target=target({"torch": "2.9.0+cu130"}),
+              pins=user_pins(("torch", "==2.9.0+cu130", None), ("peft", "==0.17.0", None)), nvml=GB10)
+    assert "peft: not compared (the target reading did not include it)" in v.details
+
+
+def test_packages_error_field_is_the_reason_g9_gives():
+    t = target({})
+    t["packages"] = None
+    t["packages_error"] = "packages stage hung: no answer after 30.0 s during 'packages'; killed"
+    v = judge(container=docker(), target=t, pins=shipped())
+    assert v.status is Status.UNKNOWN
+    assert v.summary == ("cannot tell: installed package versions unavailable (packages stage hung: no answer after "
+                         "30.0 s during 'packages'; killed)")
+
+
+def test_torch_seen_absent_with_the_import_not_done_is_not_judged():
+    t = target({"torch": None, "transformers": "4.57.1"}, torch_ok=False)
+    t["stages"]["import torch"] = {"status": "crashed", "error": "process died by SIGSEGV during 'import torch'"}
+    v = judge(container=no_container(), target=t, pins=user_pins(("torch", "==2.9.0", None)), nvml=GB10)
+    assert v.status is Status.UNKNOWN and "torch not installed in /usr/bin/python3" in v.summary
+    t["packages_unread"] = {"torch": "KeyError"}  # unread is not absent: judged on
+    t["packages"] = {"transformers": "4.57.1"}
+    v = judge(container=no_container(), target=t, pins=user_pins(("torch", "==2.9.0", None)), nvml=GB10)
+    assert v.status is Status.UNKNOWN and "no pinned version could be compared" in v.summary
+    assert "torch not installed" not in v.summary

@@ -253,3 +253,76 @@ def test_an_interpreter_that_hangs_before_any_stage_is_named_as_such_by_every_ch
     for v in verdicts:
         assert v.status is Status.UNKNOWN, (v.id, v.summary)
         assert "never started its stages: no answer after 2.0 s during 'start-up'" in v.summary, (v.id, v.summary)
+
+
+# --- installed packages: a failed read is a distinct state, never "not installed" ------------------
+
+
+def _dist_info(site, name: str, version: str | None) -> None:
+    d = site / f"{name}-{version or '0'}.dist-info"
+    d.mkdir()
+    (d / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\n" + (f"Version: {version}\n" if version else ""))
+
+
+def test_a_package_whose_metadata_cannot_be_read_is_unread_not_absent(tmp_path):
+    """A torn install (dist-info without a Version) beside a good flash-attn: the probe reports the
+    torn one as unread; G2 then cannot say "no Unsloth"."""
+    from sparktui.gotchas import g02_flash_attn
+
+    py = make_standin(tmp_path, "ok_gb10", flash_attn="__version__ = '2.7.4.post1'\n")
+    site = tmp_path / "site-ok_gb10"
+    _dist_info(site, "flash_attn", "2.7.4.post1")
+    _dist_info(site, "unsloth", None)
+    d = probe(py).data
+    assert d["stages"]["packages"]["status"] == "done"
+    assert d["packages"]["flash-attn"] == "2.7.4.post1" and d["packages"]["vllm"] is None
+    assert "unsloth" not in d["packages"] and d["packages_unread"]["unsloth"]
+    v = g02_flash_attn.judge(readings_of(target=d), Config())
+    assert v.status is Status.UNKNOWN, v.summary
+    assert "whether Unsloth is installed is unknown (its metadata could not be read: " in v.summary
+
+
+SEGV_IN_METADATA = ("import importlib.metadata as m, os\n"
+                    "def _die(name):\n    os.kill(os.getpid(), 11)\n"
+                    "m.version = _die\n")
+
+
+def test_a_packages_stage_that_crashes_is_packages_null_with_the_reason(tmp_path):
+    from sparktui.gotchas import g02_flash_attn, g09_container_drift
+    from sparktui.probes import pins
+
+    py = make_standin(tmp_path, "ok_gb10", flash_attn="__version__ = '2.7.4.post1'\n")
+    (tmp_path / "site-ok_gb10" / "sitecustomize.py").write_text(SEGV_IN_METADATA)
+    r = probe(py)
+    d = r.data
+    assert d["stages"]["packages"]["status"] == "crashed" and d["stages"]["cudart"]["status"] == "done"
+    assert d["packages"] is None and "packages_unread" not in d
+    assert d["packages_error"] == "packages stage crashed: process died by SIGSEGV during 'packages'"
+    v2 = g02_flash_attn.judge(readings_of(target=r), Config())
+    assert v2.status is Status.UNKNOWN and "packages not read: packages stage crashed" in v2.summary
+    v9 = g09_container_drift.judge(readings_of(target=r, pins=pins.read(Config()), container=None, nvml=None), Config())
+    assert v9.status is Status.UNKNOWN and "packages stage crashed: process died by SIGSEGV" in v9.summary
+
+
+def test_stage_packages_tells_not_installed_from_unreadable(tmp_path, monkeypatch):
+    from sparktui.probes import target_script
+
+    got = target_script.stage_packages(["pytest", "no-such-distribution-sparktui"])
+    assert isinstance(got["versions"]["pytest"], str) and got["versions"]["no-such-distribution-sparktui"] is None
+    assert got["unread"] == {}
+
+
+@pytest.mark.parametrize("data,stage,expected", [
+    ({"versions": {"torch": "2.9.0"}, "unread": {"x": "KeyError"}}, {"status": "done"},
+     {"packages": {"torch": "2.9.0"}, "packages_unread": {"x": "KeyError"}}),
+    ({"versions": {"torch": None}}, {"status": "done"}, {"packages": {"torch": None}, "packages_unread": {}}),
+    (None, {"status": "error", "error_type": "RuntimeError", "error": "importlib.metadata unavailable (Python < 3.8)"},
+     {"packages": None, "packages_error": "packages stage error: RuntimeError: importlib.metadata unavailable (Python < 3.8)"}),
+    (None, {"status": "hung", "error": "no answer after 5.0 s during 'packages'; killed"},
+     {"packages": None, "packages_error": "packages stage hung: no answer after 5.0 s during 'packages'; killed"}),
+    (None, {"status": "skipped"}, {"packages": None, "packages_error": "packages stage skipped"}),
+    (None, None, {"packages": None, "packages_error": "packages stage not reported"}),
+    ({"torch": "2.9.0"}, {"status": "done"}, {"packages": None, "packages_error": "the packages stage reported no list of versions"}),
+])
+def test_packages_fields_of_the_reading(data, stage, expected):
+    assert target._packages_of(data, stage) == expected

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
 from sparktui.core.verdict import EvidenceList, Status, Verdict
-from sparktui.core.versions import canonical_name
+from sparktui.gotchas._packages import ABSENT, INSTALLED, UNKNOWN, Installed, installed_packages
 from sparktui.gotchas.base import Gotcha, unknown_from
+from sparktui.gotchas.g01_cuda_abi import torch_not_installed
 
 ID = "G2"
 STAGE = "import flash_attn"
@@ -70,16 +73,6 @@ python -c "import torch; print(torch.__version__, torch.version.cuda)"
 """
 
 
-def _installed(t: dict) -> dict[str, str | None]:
-    pk = t.get("packages")
-    out: dict[str, str | None] = {}
-    if isinstance(pk, dict):
-        for name, version in pk.items():
-            c = canonical_name(name)
-            out[c] = version if version is not None else out.get(c)
-    return out
-
-
 def _capability_warnings(t: dict) -> list[str]:
     """torch's own 'capability 12.1 is outside this build's range' warning, wherever it surfaced."""
     out = []
@@ -94,112 +87,167 @@ def _first_line(text: str | None) -> str:
     return (text or "").strip().splitlines()[0][:300] if (text or "").strip() else ""
 
 
-def judge(r: Readings, cfg: Config) -> Verdict:
-    """Rules:
+@dataclass(frozen=True)
+class _Facts:
+    """What the judge reads from the target reading, gathered once."""
 
-    - target reading missing, or the flash_attn import never attempted: ``unknown``.
+    t: dict
+    src: str
+    pk: Installed
+    stage: dict
+    fa: dict
+
+    @property
+    def status(self) -> str | None:
+        return self.stage.get("status")
+
+    @property
+    def fa_pkg(self) -> str | None:
+        return self.pk.version("flash-attn")
+
+    @property
+    def unsloth(self) -> str | None:
+        return self.pk.version("unsloth")
+
+    @property
+    def unsloth_state(self) -> str:
+        return self.pk.state("unsloth")
+
+
+def _evidence(f: _Facts, tr_source: str) -> tuple[EvidenceList, list[str]]:
+    ev = EvidenceList()
+    st = f.stage
+    ev.add("training interpreter", f.t.get("selected_by") or "target", f.t.get("interpreter") or tr_source)
+    ev.add("flash-attn package", f"{f.src}: importlib.metadata", f.pk.describe("flash-attn"))
+    import_value = {"done": f"ok, version {f.fa.get('version')}", None: "no record"}.get(
+        f.status, f"{f.status}: {st.get('error_type') + ': ' if st.get('error_type') else ''}{_first_line(st.get('error'))}")
+    ev.add("import flash_attn", f"{f.src}: import in a subprocess", import_value)
+    ev.add("unsloth package", f"{f.src}: importlib.metadata", f.pk.describe("unsloth"))
+    details = [f"torch warns: {w}" for w in _capability_warnings(f.t)]
+    if details:
+        ev.add("torch capability warning", f"{f.src}: torch import/cuda warnings", details[0][len("torch warns: "):])
+        details.append("a pip torch that does not list capability 12.1 is G1/G7's concern; flash-attn is unaffected")
+    return ev, details
+
+
+def _no_torch(f: _Facts, ev: EvidenceList, details: list[str]) -> Verdict:
+    """No torch in the target at all: not the training interpreter, so nothing here says anything
+    about the training's attention (G1 and G9 say unknown too)."""
+    imp = (f.t.get("stages") or {}).get("import torch") or {}
+    ev.add("import torch", f"{f.src}: import in a subprocess", f"{imp.get('error_type')}: {_first_line(imp.get('error'))}")
+    interp = f.t.get("interpreter") or "the target interpreter"
+    return Verdict(ID, Status.UNKNOWN, f"cannot tell: torch is not installed in {interp}: is --python the training "
+                                       "environment?", evidence=ev.tuple(), details=tuple(details))
+
+
+def _imported(f: _Facts, ev: EvidenceList, details: list[str]) -> Verdict:
+    """flash-attn imports: the verdict turns on Unsloth, which must be seen installed or seen absent."""
+    version = f.fa.get("version") or f.fa_pkg or "(version unknown)"
+    if f.fa.get("file"):
+        details.insert(0, f"flash_attn imported from {f.fa['file']}")
+    if f.unsloth_state == INSTALLED:
+        details += [
+            f"Unsloth {f.unsloth}: FastLanguageModel's Llama-family loader ignores attn_implementation and "
+            f"resolves flash_attention_2 because flash-attn imports (read in {CHECKED_AGAINST})",
+            "Unsloth's vision loader (FastVisionModel / FastModel) passes attn_implementation on; this "
+            "concerns the language-model loader",
+        ]
+        return Verdict(ID, Status.WARN,
+                       f"flash-attn {version} importable and Unsloth {f.unsloth} installed: an explicit "
+                       f"attn_implementation=\"sdpa\" is overridden to flash_attention_2",
+                       evidence=ev.tuple(), fix=FIX, details=tuple(details))
+    if f.unsloth_state == UNKNOWN:  # a failed or missing read is never "no Unsloth"
+        return Verdict(ID, Status.UNKNOWN,
+                       f"cannot tell: flash-attn {version} importable, but whether Unsloth is installed is "
+                       f"unknown ({f.pk.why_unknown('unsloth')}); with Unsloth an explicit "
+                       f"attn_implementation=\"sdpa\" is overridden", evidence=ev.tuple(), details=tuple(details))
+    return Verdict(ID, Status.OK,
+                   f"flash-attn {version} importable; no Unsloth, so an explicit attn_implementation is honoured",
+                   evidence=ev.tuple(), details=tuple(details))
+
+
+def _import_error(f: _Facts, ev: EvidenceList, details: list[str]) -> Verdict:
+    """`import flash_attn` raised: absent (SDPA, fine) or installed and broken (warn)."""
+    etype, err = f.stage.get("error_type") or "Error", f.stage.get("error") or ""
+    if etype == "ModuleNotFoundError" and "'flash_attn'" in err and not f.fa_pkg:
+        # The import itself is the evidence: no module, so SDPA runs whatever Unsloth would pick.
+        extra = f"; Unsloth {f.unsloth} will not pick flash-attn" if f.unsloth else ""
+        if f.pk.state("flash-attn") == UNKNOWN:
+            extra += f" (flash-attn's package metadata unknown: {f.pk.why_unknown('flash-attn')})"
+        return Verdict(ID, Status.OK,
+                       f"flash-attn not installed: attention runs on SDPA (expected on bare pip: no "
+                       f"aarch64/sm_121 wheel on PyPI){extra}",
+                       evidence=ev.tuple(), details=tuple(details))
+    if "undefined symbol" in err:
+        details.insert(0, "undefined symbol: flash-attn was compiled against a different torch/CUDA than "
+                          "the one installed (ABI mismatch)")
+    if f.unsloth:
+        details.append(f"Unsloth {f.unsloth} notices the broken install and falls back; code that asks "
+                       "for attn_implementation=\"flash_attention_2\" fails at load")
+    meta = f.fa_pkg or ("(no package metadata)" if f.pk.state("flash-attn") == ABSENT else "(package metadata not read)")
+    return Verdict(ID, Status.WARN,
+                   f"flash-attn {meta} is installed but `import flash_attn` fails: {etype}: {_first_line(err)}",
+                   evidence=ev.tuple(), fix=FIX, details=tuple(details))
+
+
+def _crashed_or_hung(f: _Facts, ev: EvidenceList, details: list[str]) -> Verdict:
+    """The import kills or hangs the interpreter: fail when Unsloth (which loads the same extension)
+    is installed, else warn; an unread Unsloth is said."""
+    what = "crashed the interpreter" if f.status == "crashed" else "hung"
+    how = f.stage.get("error") or (f"signal {f.stage.get('signal')}" if f.stage.get("signal") else "")
+    if f.unsloth_state == INSTALLED:
+        details.insert(0, f"`import unsloth` loads flash-attn's CUDA extension too (Unsloth {f.unsloth}): "
+                          "the training start will die or hang the same way")
+    elif f.unsloth_state == UNKNOWN:
+        details.insert(0, f"whether Unsloth is installed is unknown ({f.pk.why_unknown('unsloth')}): if it is, "
+                          "`import unsloth` loads the same extension and the training start dies or hangs the same way")
+    return Verdict(ID, Status.FAIL if f.unsloth_state == INSTALLED else Status.WARN,
+                   f"`import flash_attn` {what}: {how}".rstrip(": "),
+                   evidence=ev.tuple(), fix=FIX, details=tuple(details))
+
+
+def _not_attempted(f: _Facts, ev: EvidenceList, details: list[str]) -> Verdict:
+    why = "skipped" if f.status == "skipped" else (f.status or "no record of the stage")
+    if f.stage.get("error") and f.status == "not reached":
+        why = f"{f.status}: {f.stage['error']}"
+    return Verdict(ID, Status.UNKNOWN, f"cannot tell: `import flash_attn` was not attempted ({why})",
+                   evidence=ev.tuple(), details=tuple(details))
+
+
+def judge(r: Readings, cfg: Config) -> Verdict:
+    """Rules, in order:
+
+    - target reading missing: ``unknown``.
+    - torch not installed in the target at all (`import torch`: no module 'torch'): ``unknown``: not
+      the training interpreter (G1 and G9 say the same).
     - ``import flash_attn`` works and Unsloth is installed: ``warn``: an explicit
       ``attn_implementation="sdpa"`` is overridden by Unsloth's loader; fix text gives the override.
-    - it works without Unsloth: ``ok`` (transformers honours what the caller asks for).
-    - it fails with "No module named 'flash_attn'" and no package is installed: ``ok``: SDPA is used,
-      as expected on bare pip.
-    - it fails any other way while installed (undefined symbol, missing dependency): ``warn`` naming
-      the error; code asking for flash_attention_2 crashes, Unsloth falls back on its own.
+    - it works and Unsloth was seen absent: ``ok``. Unsloth's presence unknown (the package list not
+      read, its read failed, or it was not asked): ``unknown``, never "no Unsloth".
+    - it fails with "No module named 'flash_attn'" and no flash-attn package is seen: ``ok``: SDPA is
+      used, as expected on bare pip.
+    - it fails any other way (undefined symbol, missing dependency): ``warn`` naming the error; code
+      asking for flash_attention_2 crashes, Unsloth falls back on its own.
     - it crashes the interpreter or hangs: ``fail`` when Unsloth is installed (importing Unsloth loads
       the same extension, so the training start dies or hangs the same way), else ``warn``.
+    - the import was never attempted: ``unknown``.
     """
     tr = r.get_reading("target")
     if tr.data is None:
         return unknown_from(ID, tr, "target interpreter reading")
     t = tr.data
-    installed = _installed(t)
-    # An absent or odd "packages" (another version's snapshot, an edited one) is not "nothing installed".
-    known = isinstance(t.get("packages"), dict)
-    not_read = "unknown (packages not read)"
-    fa_pkg = installed.get("flash-attn")
-    unsloth = installed.get("unsloth")
-    st = (t.get("stages") or {}).get(STAGE) or {}
-    status = st.get("status")
-    fa = t.get("flash_attn") or {}
-    src = tr.source or "target"
-
-    ev = EvidenceList()
-    ev.add("training interpreter", t.get("selected_by") or "target", t.get("interpreter") or tr.source)
-    ev.add("flash-attn package", f"{src}: importlib.metadata", fa_pkg or ("not installed" if known else not_read))
-    import_value = {"done": f"ok, version {fa.get('version')}", None: "no record"}.get(
-        status, f"{status}: {st.get('error_type') + ': ' if st.get('error_type') else ''}{_first_line(st.get('error'))}")
-    ev.add("import flash_attn", f"{src}: import in a subprocess", import_value)
-    ev.add("unsloth package", f"{src}: importlib.metadata", unsloth or ("not installed" if known else not_read))
-    details = [f"torch warns: {w}" for w in _capability_warnings(t)]
-    if details:
-        ev.add("torch capability warning", f"{src}: torch import/cuda warnings", details[0][len("torch warns: "):])
-        details.append("a pip torch that does not list capability 12.1 is G1/G7's concern; flash-attn is unaffected")
-    ev_t = ev.tuple()
-
-    if status == "done":
-        version = fa.get("version") or fa_pkg or "(version unknown)"
-        if fa.get("file"):
-            details.insert(0, f"flash_attn imported from {fa['file']}")
-        if unsloth:
-            details += [
-                f"Unsloth {unsloth}: FastLanguageModel's Llama-family loader ignores attn_implementation and "
-                f"resolves flash_attention_2 because flash-attn imports (read in {CHECKED_AGAINST})",
-                "Unsloth's vision loader (FastVisionModel / FastModel) passes attn_implementation on; this "
-                "concerns the language-model loader",
-            ]
-            return Verdict(ID, Status.WARN,
-                           f"flash-attn {version} importable and Unsloth {unsloth} installed: an explicit "
-                           f"attn_implementation=\"sdpa\" is overridden to flash_attention_2",
-                           evidence=ev_t, fix=FIX, details=tuple(details))
-        if not known:  # the verdict turns on Unsloth: without the package list it cannot be ok
-            return Verdict(ID, Status.UNKNOWN,
-                           f"cannot tell: flash-attn {version} importable, but whether Unsloth is installed is "
-                           f"unknown (packages not read); with Unsloth an explicit attn_implementation=\"sdpa\" "
-                           f"is overridden", evidence=ev_t, details=tuple(details))
-        return Verdict(ID, Status.OK,
-                       f"flash-attn {version} importable; no Unsloth, so an explicit attn_implementation is honoured",
-                       evidence=ev_t, details=tuple(details))
-
-    if status == "error":
-        etype, err = st.get("error_type") or "Error", st.get("error") or ""
-        absent = etype == "ModuleNotFoundError" and "'flash_attn'" in err and not fa_pkg
-        if absent:
-            extra = f"; Unsloth {unsloth} will not pick flash-attn" if unsloth else ""
-            if not known:
-                extra += " (installed packages not read)"
-            return Verdict(ID, Status.OK,
-                           f"flash-attn not installed: attention runs on SDPA (expected on bare pip: no "
-                           f"aarch64/sm_121 wheel on PyPI){extra}",
-                           evidence=ev_t, details=tuple(details))
-        if "undefined symbol" in err:
-            details.insert(0, "undefined symbol: flash-attn was compiled against a different torch/CUDA than "
-                              "the one installed (ABI mismatch)")
-        if unsloth:
-            details.append(f"Unsloth {unsloth} notices the broken install and falls back; code that asks "
-                           "for attn_implementation=\"flash_attention_2\" fails at load")
-        return Verdict(ID, Status.WARN,
-                       f"flash-attn {fa_pkg or '(no package metadata)'} is installed but `import flash_attn` fails: "
-                       f"{etype}: {_first_line(err)}",
-                       evidence=ev_t, fix=FIX, details=tuple(details))
-
-    if status in ("crashed", "hung"):
-        what = "crashed the interpreter" if status == "crashed" else "hung"
-        how = st.get("error") or (f"signal {st.get('signal')}" if st.get("signal") else "")
-        if unsloth:
-            details.insert(0, f"`import unsloth` loads flash-attn's CUDA extension too (Unsloth {unsloth}): "
-                              "the training start will die or hang the same way")
-        elif not known:
-            details.insert(0, "installed packages not read: if Unsloth is installed, `import unsloth` loads "
-                              "the same extension and the training start dies or hangs the same way")
-        return Verdict(ID, Status.FAIL if unsloth else Status.WARN,
-                       f"`import flash_attn` {what}: {how}".rstrip(": "),
-                       evidence=ev_t, fix=FIX, details=tuple(details))
-
-    why = "skipped" if status == "skipped" else (status or "no record of the stage")
-    if st.get("error") and status == "not reached":
-        why = f"{status}: {st['error']}"
-    return Verdict(ID, Status.UNKNOWN, f"cannot tell: `import flash_attn` was not attempted ({why})",
-                   evidence=ev_t, details=tuple(details))
+    f = _Facts(t=t, src=tr.source or "target", pk=installed_packages(t),
+               stage=(t.get("stages") or {}).get(STAGE) or {}, fa=t.get("flash_attn") or {})
+    ev, details = _evidence(f, tr.source)
+    if torch_not_installed(t):
+        return _no_torch(f, ev, details)
+    if f.status == "done":
+        return _imported(f, ev, details)
+    if f.status == "error":
+        return _import_error(f, ev, details)
+    if f.status in ("crashed", "hung"):
+        return _crashed_or_hung(f, ev, details)
+    return _not_attempted(f, ev, details)
 
 
 GOTCHA = Gotcha(
@@ -217,7 +265,10 @@ GOTCHA = Gotcha(
            "transformers/TRL/PEFT honour the request."),
     check=("In the training interpreter: flash-attn's installed version, whether `import flash_attn` works "
            "(an undefined-symbol error, a crash or a hang is reported as what it is), and whether Unsloth is "
-           "installed. Also repeats torch's warning when a pip build does not list capability 12.1."),
+           "installed. A package list that was not read, or a package whose metadata could not be read, is "
+           "unknown, never \"not installed\": with flash-attn importable, Unsloth must be seen absent for an "
+           "ok. An interpreter without torch is not judged (unknown, as in G1 and G9): it is probably not "
+           "the training one. Also repeats torch's warning when a pip build does not list capability 12.1."),
     fix=FIX,
     intrusive=False,
     cadence_s=None,

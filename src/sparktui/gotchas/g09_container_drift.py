@@ -13,12 +13,12 @@ from sparktui.core.versions import (
     InvalidSpecifier,
     Marker,
     UndefinedMarkerVariable,
-    canonical_name,
     parse_specifiers,
     parse_version,
     specifiers_contain,
 )
 from sparktui.gotchas._facts import field_value
+from sparktui.gotchas._packages import ABSENT, installed_packages
 from sparktui.gotchas.base import Gotcha, unknown_from
 from sparktui.gotchas.g01_cuda_abi import torch_not_installed
 
@@ -104,18 +104,6 @@ def _marker_env(t: dict) -> dict[str, str]:
     return env
 
 
-def _installed(t: dict) -> dict[str, str | None] | None:
-    """Canonical name -> installed version (None = asked, not installed); None if unreported."""
-    pk = t.get("packages")
-    if not isinstance(pk, dict) or (set(pk) == {"error"} and isinstance(pk.get("error"), str)):
-        return None
-    out: dict[str, str | None] = {}
-    for name, version in pk.items():
-        c = canonical_name(name)
-        out[c] = version if version is not None else out.get(c)
-    return out
-
-
 def _pinned_text(specs: list[str]) -> str:
     if len(specs) == 1 and specs[0].startswith("==") and not specs[0].startswith("==="):
         return specs[0][2:]
@@ -125,7 +113,8 @@ def _pinned_text(specs: list[str]) -> str:
 def compare(t: dict, pins: dict) -> dict:
     """Pin-by-pin comparison. Each entry: name, installed, pinned, status (ok / mismatch /
     missing / cuda-mismatch / unreported / unparseable / not-applicable), note."""
-    installed = _installed(t) or {}
+    pk = installed_packages(t)
+    installed = pk.versions if pk.known else {}
     env = _marker_env(t)
     groups: dict[str, dict] = {}
     notes: list[str] = []
@@ -163,7 +152,7 @@ def compare(t: dict, pins: dict) -> dict:
             entry["status"] = "not-applicable"
         elif name not in installed:
             entry["status"] = "unreported"
-            entry["note"] = "the target reading did not include it"
+            entry["note"] = pk.why_unknown(name)
         elif installed[name] is None:
             entry["status"] = "missing"
         else:
@@ -293,19 +282,16 @@ def judge(r: Readings, cfg: Config) -> Verdict:
     label = pins.get("image") or pins.get("path")
     ev.add("pin set", pins.get("path") or "pins", f"{label} ({len(pins.get('pins') or [])} pins)")
 
-    if _installed(t) is None:
-        stage = (t.get("stages") or {}).get("packages") or {}
-        pk = t.get("packages")
-        why = stage.get("error") or (pk.get("error") if isinstance(pk, dict) else None)
-        why = why or f"packages stage {stage.get('status', 'not reported')}"
+    pk = installed_packages(t)
+    if not pk.known:
+        why = pk.error
         return Verdict(ID, Status.UNKNOWN, f"cannot tell: installed package versions unavailable ({why})",
                        evidence=ev.tuple() + (Evidence("installed packages", tr.source or "target", f"unavailable: {why}"),))
 
     cmp = compare(t, pins)
     entries = [e for e in cmp["entries"] if e["status"] != "not-applicable"]
     imp = (t.get("stages") or {}).get("import torch") or {}
-    no_torch = torch_not_installed(t) or (imp.get("status") != "done" and "torch" in (_installed(t) or {})
-                                          and (_installed(t) or {}).get("torch") is None)
+    no_torch = torch_not_installed(t) or (imp.get("status") != "done" and pk.state("torch") == ABSENT)
     if no_torch and any(e["name"] == "torch" for e in entries):
         ev.add("import torch", "target interpreter",
                f"{imp.get('error_type')}: {imp.get('error')}" if imp.get("status") == "error" else imp.get("status", "not reported"))
@@ -388,7 +374,9 @@ GOTCHA = Gotcha(
            "set: the shipped NGC PyTorch set by default, or your own requirements/constraints file "
            "(--pins). A torch built for another CUDA major than the pins fails where a GPU is seen (NVML "
            "or the target's torch) and warns where none is; other drift warns, listed package by package. "
-           "An interpreter without torch is not judged: it is probably not the training one."),
+           "An interpreter without torch is not judged: it is probably not the training one. A package "
+           "list that could not be read is unknown, and a package whose metadata could not be read is "
+           "'not compared', never 'missing'."),
     fix=FIX,
     intrusive=False,
     cadence_s=None,

@@ -281,7 +281,7 @@ def probe_interpreter(python: str, timeout_s: float, cuda_smoke: bool = True, pa
         d = res["data"]
         if mode == "env":
             out["python"] = d.get("python")
-            out["packages"] = d.get("packages")
+            out.update(_packages_of(d.get("packages"), out["stages"].get("packages")))
             out["cudart"] = d.get("cudart")
         else:
             out["torch"] = d.get("import torch")
@@ -289,6 +289,24 @@ def probe_interpreter(python: str, timeout_s: float, cuda_smoke: bool = True, pa
             out["flash_attn"] = d.get("import flash_attn")
             out["cuda_smoke"] = d.get("first .cuda()")
     return out
+
+
+def _packages_of(data: object, stage: dict | None) -> dict:
+    """The reading's package fields: ``packages`` (name -> version, None = not installed) and
+    ``packages_unread`` (name -> why its read failed); when the stage gave no list, ``packages``
+    is None and ``packages_error`` says why. A failed read is never an empty list."""
+    if isinstance(data, dict) and isinstance(data.get("versions"), dict):
+        unread = data.get("unread") if isinstance(data.get("unread"), dict) else {}
+        return {"packages": data["versions"], "packages_unread": unread}
+    st = stage or {}
+    status = st.get("status") or "not reported"
+    if status == "done":
+        why = "the packages stage reported no list of versions"
+    else:
+        err = st.get("error")
+        etype = st.get("error_type")
+        why = f"packages stage {status}" + (f": {etype + ': ' if etype else ''}{err}" if err else "")
+    return {"packages": None, "packages_error": why}
 
 
 def read(cfg: Config, cancel: threading.Event | None = None) -> Reading:

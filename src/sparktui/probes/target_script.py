@@ -67,17 +67,29 @@ def stage_python():
 
 
 def stage_packages(names):
+    """{"versions": name -> version or None (not installed), "unread": name -> why its metadata
+    could not be read}. Only PackageNotFoundError means "not installed": any other failure (torn
+    metadata, a dist-info without a Version) is a read that failed, never absence."""
     try:
         from importlib import metadata
-    except ImportError:  # Python < 3.8
-        return {"error": "importlib.metadata unavailable"}
-    out = {}
+    except ImportError:  # Python < 3.8: the stage fails, so the list reads as unknown
+        raise RuntimeError("importlib.metadata unavailable (Python < 3.8): installed versions cannot be read")
+    versions = {}
+    unread = {}
     for name in names:
         try:
-            out[name] = metadata.version(name)
-        except Exception:
-            out[name] = None
-    return out
+            v = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+            continue
+        except Exception as e:
+            unread[name] = (type(e).__name__ + ": " + str(e))[:300]
+            continue
+        if isinstance(v, str) and v:
+            versions[name] = v
+        else:
+            unread[name] = "metadata has no Version"
+    return {"versions": versions, "unread": unread}
 
 
 def _loaded_paths(fragment):
