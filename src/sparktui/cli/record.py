@@ -20,6 +20,68 @@ from sparktui.core.recording import RecordingError, RecordingWriter, header, rea
 
 MAX_SECONDS = 1e9  # about 31 years: longer is a typo, and a wait that long overflows
 REPLAY_IDS = ("G3", "G4", "G6")  # what any recording's samples answer
+# Readings the samples and the header already carry; every other probe a judge uses is read once
+# when a recording starts and written as "readings" lines, so `check --replay` judges every check.
+CARRIED_BY_SAMPLES = frozenset({"telemetry", "processes", "meminfo", "nvml"})
+READINGS_WAIT_S = 60.0  # at the end of a short recording, how long the readings still being taken are awaited
+
+
+def recorded_probes() -> list[str]:
+    """The probes whose readings `record` writes as "readings" lines: every probe a check uses
+    (G5 only reads the kept result; nothing intrusive runs) but those the samples carry."""
+    from sparktui.gotchas import REGISTRY
+    from sparktui.runner import needed_probes
+
+    return [p for p in needed_probes(REGISTRY.values()) if p not in CARRIED_BY_SAMPLES]
+
+
+class ReadingsRecorder:
+    """Takes the check readings in a thread and appends each to the recording as it completes, so
+    the samples start at once and a slow probe (the torch import in the target) costs no sample.
+    Readings that a cancel cut short are not written: a replay then says the check was not recorded."""
+
+    def __init__(self, writer: RecordingWriter, cfg, names: list[str]) -> None:
+        self.writer, self.cfg, self.names = writer, cfg, names
+        self.cancel = threading.Event()
+        self.written: list[str] = []
+        self.error: str | None = None
+        self._lock = threading.Lock()
+        self._closed = False
+        self.thread = threading.Thread(target=self._run, name="sparktui-record-readings", daemon=True)
+
+    def start(self) -> "ReadingsRecorder":
+        self.thread.start()
+        return self
+
+    def _run(self) -> None:
+        from sparktui.runner import collect_iter
+
+        try:
+            for reading in collect_iter(self.names, self.cfg, cancel=self.cancel):
+                with self._lock:
+                    if self.cancel.is_set() or self._closed:
+                        continue
+                    self.writer.readings({reading.probe: reading.to_dict()})
+                    self.written.append(reading.probe)
+        except Exception as e:  # a write that fails costs the readings, never the samples
+            self.error = repr(e)
+
+    def finish(self, wait_s: float) -> None:
+        """Wait for the readings still being taken (Ctrl-C skips them), then write nothing more."""
+        if self.thread.is_alive():
+            print(f"sparktui: waiting up to {wait_s:g} s for the check readings (Ctrl-C skips them)", file=sys.stderr)
+            try:
+                self.thread.join(wait_s)
+            except KeyboardInterrupt:
+                pass
+        self.cancel.set()
+        with self._lock:
+            self._closed = True
+        self.thread.join(2.0)
+
+    @property
+    def missing(self) -> list[str]:
+        return [n for n in self.names if n not in self.written]
 
 
 def replay_ids_for(readings) -> list[str]:
@@ -98,6 +160,7 @@ def cmd_record(args: argparse.Namespace) -> int:
         counts["processes"] += 1
 
     sampler.on_sample, sampler.on_processes = on_sample, on_processes
+    taker = ReadingsRecorder(writer, cfg, recorded_probes())
     done = threading.Event()
     old_term = signal.signal(signal.SIGTERM, lambda *_: done.set()) if threading.current_thread() is threading.main_thread() else None
     nvml_note = (head["static"] or {}).get("error")
@@ -106,19 +169,25 @@ def cmd_record(args: argparse.Namespace) -> int:
           + (f" (NVML unavailable: {nvml_note}; host memory only)" if nvml_note else ""), file=sys.stderr)
     started = time.monotonic()
     sampler.start()
+    taker.start()
     try:
         done.wait(args.duration) if args.duration else _wait_forever(done)
     except KeyboardInterrupt:
         pass
     finally:
         sampler.stop()
+        taker.finish(READINGS_WAIT_S)
         writer.close()
         if old_term is not None:
             signal.signal(signal.SIGTERM, old_term)
     took = time.monotonic() - started
     extra = f", {sampler.callback_errors} write errors ({sampler.last_callback_error})" if sampler.callback_errors else ""
-    print(f"sparktui: wrote {counts['samples']} samples and {counts['processes']} process snapshots "
-          f"to {args.output} over {took:.0f} s{extra}", file=sys.stderr)
+    if taker.error:
+        extra += f"; check readings not written ({taker.error})"
+    elif taker.missing:
+        extra += f"; check readings not taken: {', '.join(taker.missing)} (their checks are not judged in a replay)"
+    print(f"sparktui: wrote {counts['samples']} samples, {counts['processes']} process snapshots and "
+          f"{len(taker.written)} check readings to {args.output} over {took:.0f} s{extra}", file=sys.stderr)
     return EXIT_OK
 
 
@@ -138,7 +207,9 @@ def load_recording(path: str):
 
 
 def check_replay(args: argparse.Namespace) -> int:
-    """`check --replay FILE`: judge G3/G4/G6 on a recording."""
+    """`check --replay FILE`: review a whole recording: G3/G4/G6 at their worst moment or window,
+    said with when, and every check whose readings the recording carries. The dashboard ends a
+    replay on the same readings (core/recording.readings_from_recording)."""
     from sparktui.cli import render
     from sparktui.cli.main import EXIT_FOR, EXIT_USAGE, _ids, config_from_args
     from sparktui.core.verdict import worst

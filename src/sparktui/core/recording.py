@@ -358,15 +358,72 @@ class Replay:
         return best
 
 
+MEM_SERIES_S = 600.0  # the recent MemAvailable series a live meminfo reading carries (G3's hysteresis)
+
+
+def _plausible_mem(mem: dict[str, Any]) -> bool:
+    """MemAvailable within 0..MemTotal (when MemTotal was read): a sample a pick can rest on."""
+    avail, total = mem.get("MemAvailable"), mem.get("MemTotal")
+    if not _is_number(avail) or avail < 0:
+        return False
+    return not _is_number(total) or avail <= total
+
+
+def mem_series(samples: list[dict[str, Any]], seconds: float = MEM_SERIES_S) -> list[list[Any]]:
+    """``[[t, MemAvailable, MemFree], ...]`` (bytes; MemFree may be None) of the samples within
+    ``seconds`` of the last one that has MemAvailable, oldest first."""
+    rows = [(s["t"], s["mem"]) for s in samples
+            if _is_number(s.get("t")) and isinstance(s.get("mem"), dict) and _is_number(s["mem"].get("MemAvailable"))]
+    if not rows:
+        return []
+    end = rows[-1][0]
+    return [[t, m["MemAvailable"], m.get("MemFree") if _is_number(m.get("MemFree")) else None]
+            for t, m in rows if t >= end - seconds]
+
+
+def _meminfo_reading(all_samples: list[dict[str, Any]], source: str, meminfo_at: str, review: bool) -> Reading:
+    """The meminfo reading: the latest sample (live; with the recent series for G3's hysteresis) or
+    the lowest-MemAvailable moment (review; with its time and the recording's first time)."""
+    with_mem = [s for s in all_samples if _is_number((s.get("mem") or {}).get("MemAvailable"))]
+    if not with_mem:
+        return Reading("meminfo", None, error=f"no /proc/meminfo figures in {source}", source=source, started_at=0.0)
+    if meminfo_at == "lowest":
+        plausible = [s for s in with_mem if _plausible_mem(s["mem"])]
+        pick = min(plausible or with_mem, key=lambda s: s["mem"]["MemAvailable"])
+        data: dict[str, Any] = dict(pick["mem"])
+        data["t0"] = all_samples[0]["t"]
+        if len(plausible) < len(with_mem):
+            data["skipped_implausible"] = len(with_mem) - len(plausible)
+        if review:
+            data["review"] = True
+        what = "lowest MemAvailable"
+    else:
+        pick = with_mem[-1]
+        data = dict(pick["mem"])
+        data["series"] = mem_series(with_mem)
+        what = "latest sample"
+    data["t"] = pick["t"]
+    return Reading("meminfo", data, source=f"/proc/meminfo via {source} ({what}, t={pick['t']:.0f})",
+                   started_at=pick["t"])
+
+
 def readings_from_samples(samples: list[dict[str, Any]], *, static: dict[str, Any] | None = None,
                           processes: dict[str, Any] | None = None, source: str = "recording",
                           meminfo_at: str = "latest", window_s: float | None = None,
-                          interval_s: float | None = None) -> Readings:
+                          interval_s: float | None = None, review: bool = False,
+                          process_history: list[dict[str, Any]] | None = None) -> Readings:
     """The readings G3, G4 and G6 judge, built from samples (a recording or the live history).
 
-    ``meminfo_at``: "latest" (dashboard: now) or "lowest" (review: the moment MemAvailable was
-    lowest, over all samples). ``window_s`` keeps only the trailing window for "telemetry"; G4's
-    judge applies its own rolling window (``thermal.window_min``) on top.
+    ``meminfo_at``: "latest" (dashboard: now, with ``data["series"]``, the MemAvailable of the
+    last ``MEM_SERIES_S`` seconds, so G3's hysteresis is a function of the readings alone) or
+    "lowest" (the moment MemAvailable was lowest over all samples, ``data["t"]`` its time and
+    ``data["t0"]`` the first sample's; samples whose MemAvailable is outside 0..MemTotal are not
+    picked while a plausible one exists). ``window_s`` keeps only the trailing window for
+    "telemetry"; G4's judge applies its own rolling window (``thermal.window_min``) on top.
+
+    ``review`` (review mode, review.md): the judges get the whole recording and report its worst
+    window or moment with when: ``data["review"] = True`` on the telemetry, meminfo and processes
+    readings, and ``processes["history"]`` = ``process_history`` (every snapshot, in time order).
     """
     r = Readings()
     all_samples = samples
@@ -374,22 +431,21 @@ def readings_from_samples(samples: list[dict[str, Any]], *, static: dict[str, An
         samples = sample_window(samples, window_s)
     started = samples[-1]["t"] if samples else 0.0
     span = (samples[-1]["t"] - samples[0]["t"]) if len(samples) > 1 else 0.0
-    r.add(Reading("telemetry", {"samples": samples, "window_s": round(span, 3), "requested_window_s": window_s,
-                                "interval_s": interval_s, "static": static or {}, "source": source},
-                  error=None if samples else "no samples", source=source, started_at=started))
-    with_mem = [s for s in all_samples if (s.get("mem") or {}).get("MemAvailable") is not None]
-    if with_mem:
-        pick = min(with_mem, key=lambda s: s["mem"]["MemAvailable"]) if meminfo_at == "lowest" else with_mem[-1]
-        what = "lowest MemAvailable" if meminfo_at == "lowest" else "latest sample"
-        r.add(Reading("meminfo", dict(pick["mem"]), source=f"/proc/meminfo via {source} ({what}, t={pick['t']:.0f})",
-                      started_at=pick["t"]))
-    else:
-        r.add(Reading("meminfo", None, error=f"no /proc/meminfo figures in {source}", source=source, started_at=0.0))
+    tele: dict[str, Any] = {"samples": samples, "window_s": round(span, 3), "requested_window_s": window_s,
+                            "interval_s": interval_s, "static": static or {}, "source": source}
+    if review:
+        tele["review"] = True
+    r.add(Reading("telemetry", tele, error=None if samples else "no samples", source=source, started_at=started))
+    r.add(_meminfo_reading(all_samples, source, meminfo_at, review))
     if static:
         err = static.get("error") if isinstance(static, dict) else None
         r.add(Reading("nvml", None if err else static, error=err, source=f"NVML via {source}", started_at=started))
     if processes is not None:
-        r.add(Reading("processes", processes, error=processes.get("scan_error"), source=f"process view via {source}",
+        pdata = dict(processes)  # the recording's own snapshot stays as it was read
+        if review:
+            pdata["history"] = list(process_history if process_history is not None else [processes])
+            pdata["review"] = True
+        r.add(Reading("processes", pdata, error=processes.get("scan_error"), source=f"process view via {source}",
                       started_at=processes.get("t") or started))
     return r
 
@@ -409,14 +465,19 @@ def header_readings(rec: Recording) -> Readings:
     return r
 
 
-def readings_from_recording(rec: Recording, *, window_s: float | None = None, meminfo_at: str = "lowest") -> Readings:
-    """Readings for `check --replay`: all samples for G4 (its judge takes the trailing window), the
-    lowest-MemAvailable moment for G3, the last process snapshot for G6, and whatever else the
-    header carries for the other checks (the samples win where both have a reading)."""
+def readings_from_recording(rec: Recording, *, window_s: float | None = None, meminfo_at: str = "lowest",
+                            review: bool = True) -> Readings:
+    """Readings for `check --replay` and the dashboard once a replay has finished (one function, so
+    both say the same): review mode over the whole recording (all samples for G4, every process
+    snapshot for G6, the lowest-MemAvailable moment for G3, each judge reporting the worst window or
+    moment with when), plus whatever the header and "readings" lines carry for the other checks
+    (the samples win where both have a reading)."""
     source = f"recording {os.path.basename(rec.path)}"
+    history = sorted(rec.processes, key=lambda p: p.get("t") or 0.0)
     r = readings_from_samples(rec.samples, static=rec.header.get("static") or None,
-                              processes=rec.processes[-1] if rec.processes else None, source=source,
-                              meminfo_at=meminfo_at, window_s=window_s, interval_s=rec.header.get("interval_s"))
+                              processes=history[-1] if history else None, source=source,
+                              meminfo_at=meminfo_at, window_s=window_s, interval_s=rec.header.get("interval_s"),
+                              review=review, process_history=history)
     for name, reading in header_readings(rec).items():
         if name not in r:
             r.add(reading)

@@ -9,7 +9,8 @@ or a test::
                "reasons": ["sw_thermal_slowdown"], "thermal_viol_ns": 903158000, "power_viol_ns": 0,
                "mem_used": None, "mem_total": None,
                "errors": {"power_limit_w": "NOT_SUPPORTED (Not Supported)", ...}}],
-     "mem": {"MemTotal": 130_668_..., "MemAvailable": ..., ...},   # /proc/meminfo, bytes
+     "mem": {"MemTotal": 130_668_..., "MemAvailable": ..., ...},   # /proc/meminfo (MEM_FIELDS), bytes;
+                                                                     # HugePages_Total/Free are counts
      "errors": {"nvml": "nvmlInit failed: ..."}}                     # only when something failed
 
 A field that could not be read is ``None`` and its reason is in the matching ``errors`` map.
@@ -29,8 +30,14 @@ GIB = 1024 ** 3
 
 GPU_FIELDS = ("temp_c", "power_w", "power_limit_w", "sm_mhz", "gr_mhz", "mem_mhz", "util_gpu", "util_mem",
               "reasons_mask", "thermal_viol_ns", "power_viol_ns", "mem_used", "mem_total")
+# The /proc/meminfo fields a sample and the meminfo reading keep: what `free` shows, and what G3
+# needs to say what holds the pool (process memory, tmpfs, locked pages, hugepages, cache, the kernel).
 MEM_FIELDS = ("MemTotal", "MemFree", "MemAvailable", "Buffers", "Cached", "SReclaimable", "Shmem",
-              "SwapTotal", "SwapFree")
+              "SwapTotal", "SwapFree", "KReclaimable", "AnonPages", "Unevictable", "Mlocked", "CmaTotal", "CmaFree",
+              "SwapCached", "HugePages_Total", "HugePages_Free", "Hugepagesize", "Dirty", "Mapped")
+# Counts of hugepages, not sizes: meminfo prints them without "kB" (bytes = count * Hugepagesize).
+MEM_COUNT_FIELDS = ("HugePages_Total", "HugePages_Free")
+MEM_BYTE_FIELDS = tuple(k for k in MEM_FIELDS if k not in MEM_COUNT_FIELDS)
 
 # nvmlClocksEventReason* bits (nvml.h); names as nvidia-smi -q prints them, in snake case.
 REASON_BITS: tuple[tuple[int, str], ...] = (

@@ -2,26 +2,79 @@
 
 Judged from /proc/meminfo only. GB10's NVML answers NOT_SUPPORTED for device memory (nvidia-smi
 prints [N/A]), and CUDA's free-memory call counts only MemFree, so page cache looks "used" to it.
+The verdict names what holds the pool (process memory, tmpfs, hugepages, the kernel and driver,
+page cache), because each is freed a different way: drop_caches frees only reclaimable cache.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
 from sparktui.core.telemetry import GIB, free_gib, render_free_g
 from sparktui.core.verdict import EvidenceList, Status, Verdict
+from sparktui.gotchas._when import when_text
 from sparktui.gotchas.base import Gotcha, unknown_from
 
-FIX = """\
-Find out what holds the memory first: `free -g` (the *available* column is what a new allocation can
-get) and the process view (`sparktui check G6`). Stop what you do not need, or restart an inference
-server with a lower cap (e.g. `--gpu-memory-utilization 0.5`).
+# Hysteresis at the floor (class 11 of issue 12): once MemAvailable (or MemFree, for the page-cache
+# rule) has been under the floor, the warning holds until it has stayed at or above floor + margin
+# for the hold time. A pure function of the recent series the meminfo reading carries; a reading
+# without a series (one-shot `check`) is judged on the plain threshold.
+RECOVER_MARGIN_GIB = 2.0
+RECOVER_HOLD_S = 30.0
+# Measurement errors (class 3): a MemTotal outside this range is not a DGX Spark-class machine
+# (GB10: ~121.7 GiB usable), and no pool field can be negative or exceed MemTotal.
+MAX_MEMTOTAL_BYTES = 2 * 1024 ** 4
+# A holder of memory is named in the summary when it holds at least this share of MemTotal
+# (the largest one is always named).
+HOLDER_SHARE = 0.10
 
-If most of the pool sits in **buff/cache** (page cache from model files, datasets, checkpoints), CUDA's
-free-memory call (and `torch.cuda.mem_get_info`, vLLM's start-up check) counts it as used. Between runs
-you can drop the clean page cache:
+# Fields that are parts of MemTotal: each must lie within 0..MemTotal.
+POOL_FIELDS = ("MemFree", "MemAvailable", "Buffers", "Cached", "SReclaimable", "KReclaimable", "Shmem",
+               "AnonPages", "Unevictable", "Mlocked", "Dirty", "Mapped", "CmaTotal", "CmaFree")
+
+FIX_FIRST = """\
+Find out what holds the memory first: `free -g` (the *available* column is what a new allocation can
+get) and the process view (`sparktui check G6`: what NVML shows each process holding; GPU allocations
+are not in any process's RSS).
+"""
+
+FIX_PROCESSES = """\
+**Processes hold it** (their own memory, or GPU allocations made through the driver): stop what you do
+not need, or restart an inference server with a lower cap (e.g. `--gpu-memory-utilization 0.5`).
+Lower the peak itself when the run is what needs the memory: smaller batch or sequence length,
+gradient checkpointing, or load weights without keeping an extra copy mapped (safetensors load +
+dequantization is where QLoRA peaks).
+"""
+
+FIX_SHMEM = """\
+**Shared memory / tmpfs holds it** (/dev/shm, a tmpfs mount: files that live in memory). It is counted
+in the cache but nothing reclaims it, and `drop_caches` frees none of it: delete the files. Find them:
+
+```
+df -h /dev/shm
+sudo du -xsh /dev/shm/* 2>/dev/null | sort -h | tail
+```
+
+Stale files left by a crashed DataLoader, NCCL or a container are the usual ones; stop the program
+that owns a file before deleting it.
+"""
+
+FIX_HUGEPAGES = """\
+**Hugepages are reserved** (a pool only programs asking for hugepages can use). If nothing uses them:
+
+```
+cat /proc/sys/vm/nr_hugepages
+echo 0 | sudo tee /proc/sys/vm/nr_hugepages
+```
+"""
+
+FIX_CACHE = """\
+**Reclaimable page cache** (model files, datasets, checkpoints) is counted as used by CUDA's free-memory
+call (and `torch.cuda.mem_get_info`, vLLM's start-up check), though the kernel gives it back to a real
+allocation. Between runs you can drop the clean page cache:
 
 ```
 sync
@@ -29,19 +82,180 @@ echo 3 | sudo tee /proc/sys/vm/drop_caches
 ```
 
 Warnings: it needs root; it is system-wide, so every process on the box loses its cached file reads
-(they get slower until the cache refills); it frees only clean cache, not memory a process holds. Run it
-between runs, not during training. sparktui never runs it for you.
-
-Lower the peak itself when the run is what needs the memory: smaller batch or sequence length,
-gradient checkpointing, or load weights without keeping an extra copy mapped (safetensors load +
-dequantization is where QLoRA peaks).
+(they get slower until the cache refills); it frees only clean cache, not memory a process holds, and
+not shared memory or tmpfs. Run it between runs, not during training. sparktui never runs it for you.
 """
+
+FIX = "\n".join((FIX_FIRST, FIX_PROCESSES, FIX_SHMEM, FIX_HUGEPAGES, FIX_CACHE))
+
+# what each holder is called, and the fix block that frees it
+ANON, SHMEM, HUGE, KERNEL, CACHE = "anon", "shmem", "huge", "kernel", "cache"
+HOLDER_NAMES = {ANON: "processes' own memory (AnonPages)", SHMEM: "shmem/tmpfs (/dev/shm)",
+                HUGE: "hugepages reserved", KERNEL: "kernel and driver (GPU allocations among them)",
+                CACHE: "reclaimable page cache"}
+HOLDER_FIX = {ANON: FIX_PROCESSES, KERNEL: FIX_PROCESSES, SHMEM: FIX_SHMEM, HUGE: FIX_HUGEPAGES, CACHE: FIX_CACHE}
 
 
 def _gib(v: float | None) -> str:
     return "?" if v is None else f"{v:.1f} GiB"
 
 
+def _b(v: float | None) -> str:
+    return "?" if v is None else f"{v / GIB:.1f} GiB"
+
+
+def _num(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v == v and abs(v) != float("inf")
+
+
+# -- measurement errors ----------------------------------------------------------------------------
+def _not_a_number(mem: dict[str, Any]) -> str | None:
+    """A meminfo field that is there but is not a number (an edited snapshot, another tool's N/A)."""
+    for k in ("MemTotal", "MemAvailable", *POOL_FIELDS, "SwapTotal", "SwapFree", "SwapCached",
+              "HugePages_Total", "HugePages_Free", "Hugepagesize"):
+        v = mem.get(k)
+        if v is not None and not _num(v):
+            return f"{k} is {v!r}, not a number"
+    return None
+
+
+def _impossible(mem: dict[str, Any]) -> str | None:
+    """Why these figures cannot come from the machine, or None. All fields are numbers or None."""
+    total = mem["MemTotal"]
+    if not 0 < total <= MAX_MEMTOTAL_BYTES:
+        return f"MemTotal {_b(total)} is outside what a DGX Spark-class machine can have (0 to 2 TiB)"
+    for k in POOL_FIELDS:
+        v = mem.get(k)
+        if v is not None and not 0 <= v <= total:
+            return f"{k} {_b(v)} is outside what /proc/meminfo can report with MemTotal {_b(total)}"
+    st, sf = mem.get("SwapTotal"), mem.get("SwapFree")
+    if (st is not None and st < 0) or (sf is not None and sf < 0) or (st is not None and sf is not None and sf > st):
+        return f"SwapFree {_b(sf)} with SwapTotal {_b(st)} is not possible"
+    ht, hf, hs = mem.get("HugePages_Total"), mem.get("HugePages_Free"), mem.get("Hugepagesize")
+    if (ht is not None and ht < 0) or (hf is not None and (hf < 0 or (ht is not None and hf > ht))):
+        return f"HugePages_Free {hf} with HugePages_Total {ht} is not possible"
+    if ht is not None and hs is not None and (hs < 0 or ht * hs > total):
+        return f"{ht:g} hugepages of {_b(hs)} are more than MemTotal {_b(total)}"
+    return None
+
+
+# -- what holds the memory ------------------------------------------------------------------------
+HOLDER_KEYS = ("MemTotal", "MemFree", "Buffers", "Cached", "Shmem", "AnonPages")  # to tell the holders apart
+
+
+def reclaimable_cache(mem: dict[str, Any]) -> int | float | None:
+    """Page cache the kernel can give back: Buffers + Cached - Shmem + KReclaimable (SReclaimable
+    on kernels without it). None when Shmem was not read: then nobody can tell what of the cache is
+    tmpfs, which no drop frees."""
+    if any(mem.get(k) is None for k in ("Buffers", "Cached", "Shmem")):
+        return None
+    kre = mem.get("KReclaimable")
+    if kre is None:
+        kre = mem.get("SReclaimable") or 0
+    return max(mem["Buffers"] + mem["Cached"] - mem["Shmem"], 0) + kre
+
+
+def holders(mem: dict[str, Any]) -> dict[str, float] | None:
+    """Bytes held by each kind of holder, or None when the fields to tell them apart were not read.
+
+    used (MemTotal - MemFree) = Buffers + Cached (Shmem is part of it) + KReclaimable + AnonPages
+    + hugepages reserved + the rest: unreclaimable kernel memory and the driver's allocations, GPU
+    memory among them on GB10 (it is in no process's RSS)."""
+    if any(mem.get(k) is None for k in HOLDER_KEYS):
+        return None
+    kre = mem.get("KReclaimable")
+    if kre is None:
+        kre = mem.get("SReclaimable") or 0
+    ht, hs = mem.get("HugePages_Total"), mem.get("Hugepagesize")
+    huge = ht * hs if ht is not None and hs is not None else 0
+    kernel = mem["MemTotal"] - mem["MemFree"] - mem["Buffers"] - mem["Cached"] - kre - mem["AnonPages"] - huge
+    return {ANON: mem["AnonPages"], SHMEM: mem["Shmem"], HUGE: huge, KERNEL: max(kernel, 0),
+            CACHE: reclaimable_cache(mem) or 0}
+
+
+def named_holders(held: dict[str, float], total: float) -> list[str]:
+    """The holders of memory that no cache drop gives back, largest first: those over HOLDER_SHARE of
+    MemTotal, or the largest one."""
+    kinds = sorted((k for k in (KERNEL, ANON, SHMEM, HUGE) if held[k] > 0), key=lambda k: -held[k])
+    big = [k for k in kinds if held[k] >= HOLDER_SHARE * total]
+    return big or kinds[:1]
+
+
+def _holders_text(mem: dict[str, Any], held: dict[str, float] | None, names: list[str]) -> str:
+    if held is None:
+        missing = "/".join(k for k in HOLDER_KEYS if mem.get(k) is None)
+        return f"what holds it was not read (no {missing} in this reading)"
+    if not names:
+        return "nothing holds it but the cache"
+    return "held by " + ", ".join(f"{HOLDER_NAMES[k]} {_b(held[k])}" for k in names)
+
+
+def fix_for(held: dict[str, float] | None, names: list[str], cache_big: bool) -> str:
+    """The fix blocks that fit what holds the memory; every block when that was not read."""
+    if held is None:
+        return FIX
+    blocks = [FIX_FIRST]
+    for k in names:
+        if HOLDER_FIX[k] not in blocks:
+            blocks.append(HOLDER_FIX[k])
+    if cache_big:
+        blocks.append(FIX_CACHE)
+    if len(blocks) == 1:
+        blocks.append(FIX_PROCESSES)
+    return "\n".join(blocks)
+
+
+# -- hysteresis ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Below:
+    """The floor rule fires: under the floor now, or held since the last time it was."""
+
+    now: bool
+    t: float | None = None  # when it was last under the floor (series only)
+    value: float | None = None  # bytes then
+
+
+def _series(mem: dict[str, Any], col: int) -> list[tuple[float, float]]:
+    rows = mem.get("series")
+    if not isinstance(rows, list):
+        return []
+    out = []
+    for row in rows:
+        if isinstance(row, (list, tuple)) and len(row) > col and _num(row[0]) and _num(row[col]):
+            out.append((float(row[0]), float(row[col])))
+    return sorted(out)
+
+
+def below_floor(now: float, series: list[tuple[float, float]], floor_b: float,
+                margin_b: float = RECOVER_MARGIN_GIB * GIB, hold_s: float = RECOVER_HOLD_S) -> Below | None:
+    """Whether the floor rule fires, with hysteresis over ``series`` ([(t, bytes)], oldest first).
+
+    It fires when the value is under the floor now, or was at some point of the series and has not
+    since stayed at or above floor + margin for ``hold_s`` seconds (the first to the last sample of
+    an unbroken run). Without a series, the plain threshold."""
+    if now < floor_b:
+        return Below(True)
+    last = max((i for i, (_, v) in enumerate(series) if v < floor_b), default=None)
+    if last is None:
+        return None
+    run_start = None
+    for t, v in series[last + 1:]:
+        if v >= floor_b + margin_b:
+            run_start = t if run_start is None else run_start
+            if t - run_start >= hold_s:
+                return None
+        else:
+            run_start = None
+    t, v = series[last]
+    return Below(False, t, v)
+
+
+def _held_text(what: str, b: Below, floor: float) -> str:
+    return (f"{what} was {_b(b.value)} at {when_text(b.t, None)}, under the {floor:g} GiB floor; the warning holds "
+            f"until it stays above {floor + RECOVER_MARGIN_GIB:g} GiB for {RECOVER_HOLD_S:g} s")
+
+
+# -- evidence --------------------------------------------------------------------------------------
 def _nvml_memory_evidence(nvml: dict[str, Any] | None) -> tuple[str, str] | None:
     """What NVML said about device memory: G3 never uses it, but says so."""
     if not nvml:
@@ -57,26 +271,29 @@ def _nvml_memory_evidence(nvml: dict[str, Any] | None) -> tuple[str, str] | None
     return None
 
 
-def judge(r: Readings, cfg: Config) -> Verdict:
-    reading = r.get_reading("meminfo")
-    mem = reading.data
-    if not mem:
-        return unknown_from("G3", reading, "/proc/meminfo")
-    src = reading.source or "/proc/meminfo"
-    if mem.get("MemAvailable") is None or mem.get("MemTotal") is None:
-        return Verdict("G3", Status.UNKNOWN, "cannot tell: /proc/meminfo has no MemAvailable/MemTotal",
-                       evidence=EvidenceList().tuple())
+def _evidence(r: Readings, mem: dict[str, Any], src: str, held: dict[str, float] | None,
+              rcache: float | None) -> EvidenceList:
     f = free_gib(mem)
     ev = EvidenceList()
-    total, avail, memfree = f["total"], f["available"], f["free"]
-    cache = f["buff_cache"]
-    ev.add("MemTotal", src, _gib(total))
-    ev.add("MemAvailable (what a new allocation can get)", src, _gib(avail))
-    ev.add("MemFree (what CUDA's free-memory call reports)", src, _gib(memfree))
-    if cache is not None:
-        ev.add("buff/cache (Buffers + Cached + SReclaimable)", src, _gib(cache))
+    ev.add("MemTotal", src, _gib(f["total"]))
+    ev.add("MemAvailable (what a new allocation can get)", src, _gib(f["available"]))
+    ev.add("MemFree (what CUDA's free-memory call reports)", src, _gib(f["free"]))
+    if f["buff_cache"] is not None:
+        ev.add("buff/cache (Buffers + Cached + SReclaimable)", src, _gib(f["buff_cache"]))
+    if rcache is not None:
+        ev.add("reclaimable page cache (Buffers + Cached - Shmem + KReclaimable)", src, _b(rcache))
     if f["shared"] is not None:
-        ev.add("Shmem", src, _gib(f["shared"]))
+        ev.add("Shmem (tmpfs, /dev/shm: in Cached, no cache drop frees it)", src, _gib(f["shared"]))
+    if held is not None:
+        ev.add("AnonPages (processes' own memory)", src, _b(held[ANON]))
+        ev.add("kernel and driver (used - cache - AnonPages - hugepages; GPU allocations count here)", src,
+               _b(held[KERNEL]))
+        if held[HUGE]:
+            ev.add("hugepages reserved (HugePages_Total x Hugepagesize)", src, _b(held[HUGE]))
+    for k, what in (("Unevictable", "Unevictable (never reclaimed: mlocked, ramfs)"), ("Mlocked", "Mlocked"),
+                    ("Dirty", "Dirty (written back before a drop can free it)")):
+        if mem.get(k):
+            ev.add(what, src, _b(mem[k]))
     if f["swap_used"]:
         ev.add("swap used", src, _gib(f["swap_used"]))
     nv = _nvml_memory_evidence(r.data("nvml"))
@@ -85,24 +302,100 @@ def judge(r: Readings, cfg: Config) -> Verdict:
         ev.add(nv[0], nv_reading.source or "NVML", nv[1])
     elif nv_reading.error and "was not run" not in nv_reading.error:
         ev.add("NVML (not used for this check)", nv_reading.source or "NVML", f"unavailable: {nv_reading.error}")
+    return ev
 
+
+# -- the judge -------------------------------------------------------------------------------------
+def _unknown(summary: str, ev: EvidenceList | None = None) -> Verdict:
+    return Verdict("G3", Status.UNKNOWN, summary, evidence=(ev or EvidenceList()).tuple())
+
+
+def judge(r: Readings, cfg: Config) -> Verdict:
+    reading = r.get_reading("meminfo")
+    mem = reading.data
+    if not mem:
+        return unknown_from("G3", reading, "/proc/meminfo")
+    src = reading.source or "/proc/meminfo"
+    if mem.get("MemAvailable") is None or mem.get("MemTotal") is None:
+        return _unknown("cannot tell: /proc/meminfo has no MemAvailable/MemTotal")
+    bad = _not_a_number(mem) or _impossible(mem)
+    if bad:
+        ev = EvidenceList()
+        ev.add("/proc/meminfo", src, bad)
+        return _unknown(f"cannot tell: measurement error: {bad}", ev)
+    return _judge_figures(r, mem, src, cfg)
+
+
+def _judge_figures(r: Readings, mem: dict[str, Any], src: str, cfg: Config) -> Verdict:
+    total, avail, memfree = mem["MemTotal"], mem["MemAvailable"], mem.get("MemFree")
     floor = cfg.memory.available_floor_gib
-    cache_share = (cache / total) if cache is not None and total else 0.0
+    held = holders(mem)
+    rcache = reclaimable_cache(mem)
+    cache = rcache if rcache is not None else (free_gib(mem)["buff_cache"] or 0) * GIB
+    cache_share = cache / total
     cache_big = cache_share > cfg.memory.cache_warn_fraction
+    names = named_holders(held, total) if held is not None else []
+    ev = _evidence(r, mem, src, held, rcache)
+    if rcache is None and mem.get("Buffers") is not None:
+        ev.add("Shmem", src, "not read: part of the cache may be tmpfs, which no drop frees")
     details = tuple(render_free_g(mem).splitlines())
-    cache_note = (f"page cache holds {_gib(cache)} ({cache_share:.0%} of memory): CUDA's free-memory call counts "
-                  f"it as used and sees only MemFree {_gib(memfree)}")
-    if avail is not None and avail < floor:
-        summary = f"MemAvailable {_gib(avail)} of {_gib(total)}, under the {floor:g} GiB floor"
+    fix = fix_for(held, names, cache_big)
+    kind = "reclaimable page cache" if rcache is not None else "page cache"
+    cache_note = (f"{kind} holds {_b(cache)} ({cache_share:.0%} of memory): CUDA's free-memory call counts "
+                  f"it as used and sees only MemFree {_b(memfree)}")
+    if mem.get("review"):
+        return _review(mem, src, ev, details, fix, floor, held, names, cache_big, cache_note)
+    if mem.get("skipped_implausible"):
+        ev.add("samples not believed", src, f"{mem['skipped_implausible']} with MemAvailable outside 0..MemTotal")
+    floor_b = floor * GIB
+    low = below_floor(avail, _series(mem, 1), floor_b)
+    if low is not None:
+        summary = f"MemAvailable {_b(avail)} of {_b(total)}, under the {floor:g} GiB floor"
+        if not low.now:
+            summary = f"MemAvailable {_b(avail)} of {_b(total)}: " + _held_text("MemAvailable", low, floor)
+            ev.add("recent MemAvailable (hysteresis)", src, _held_text("MemAvailable", low, floor))
+        summary += f"; {_holders_text(mem, held, names)}"
         if cache_big:
             summary += f"; {cache_note}"
-        return Verdict("G3", Status.WARN, summary, ev.tuple(), FIX, details)
-    if cache_big and memfree is not None and memfree < floor:
-        return Verdict("G3", Status.WARN, cache_note + f" (MemAvailable {_gib(avail)})", ev.tuple(), FIX, details)
-    summary = f"MemAvailable {_gib(avail)} of {_gib(total)} (floor {floor:g} GiB)"
+        return Verdict("G3", Status.WARN, summary, ev.tuple(), fix, details)
+    free_low = below_floor(memfree, _series(mem, 2), floor_b) if cache_big and memfree is not None else None
+    if free_low is not None:
+        summary = cache_note + f" (MemAvailable {_b(avail)})"
+        if not free_low.now:
+            summary += "; " + _held_text("MemFree", free_low, floor)
+            ev.add("recent MemFree (hysteresis)", src, _held_text("MemFree", free_low, floor))
+        return Verdict("G3", Status.WARN, summary, ev.tuple(), fix, details)
+    return Verdict("G3", Status.OK, _ok_summary(mem, floor, cache_big, cache_note, held), ev.tuple(), fix, details)
+
+
+def _ok_summary(mem: dict[str, Any], floor: float, cache_big: bool, cache_note: str,
+                held: dict[str, float] | None) -> str:
+    summary = f"MemAvailable {_b(mem['MemAvailable'])} of {_b(mem['MemTotal'])} (floor {floor:g} GiB)"
     if cache_big:
-        summary += f"; page cache holds {_gib(cache)} ({cache_share:.0%})"
-    return Verdict("G3", Status.OK, summary, ev.tuple(), FIX, details)
+        summary += f"; {cache_note}"
+    if held is not None and held[SHMEM] >= HOLDER_SHARE * mem["MemTotal"]:
+        summary += f"; shmem/tmpfs holds {_b(held[SHMEM])} (no cache drop frees it)"
+    return summary
+
+
+def _review(mem: dict[str, Any], src: str, ev: EvidenceList, details: tuple[str, ...], fix: str, floor: float,
+            held: dict[str, float] | None, names: list[str], cache_big: bool, cache_note: str) -> Verdict:
+    """A whole recording: the moment MemAvailable was lowest, and when."""
+    when = when_text(mem.get("t"), mem.get("t0")) if mem.get("t") is not None else "at an unknown time"
+    ev.add("worst moment (lowest MemAvailable)", src, when)
+    if mem.get("skipped_implausible"):
+        ev.add("samples not believed", src, f"{mem['skipped_implausible']} with MemAvailable outside 0..MemTotal")
+    total, avail, memfree = mem["MemTotal"], mem["MemAvailable"], mem.get("MemFree")
+    head = f"lowest MemAvailable {_b(avail)} of {_b(total)} at {when}"
+    if avail < floor * GIB:
+        summary = f"{head}, under the {floor:g} GiB floor; {_holders_text(mem, held, names)}"
+        if cache_big:
+            summary += f"; {cache_note}"
+        return Verdict("G3", Status.WARN, summary, ev.tuple(), fix, details)
+    if cache_big and memfree is not None and memfree < floor * GIB:
+        return Verdict("G3", Status.WARN, f"{cache_note} at {when} (MemAvailable {_b(avail)})", ev.tuple(), fix, details)
+    summary = f"{head} (floor {floor:g} GiB)" + (f"; {cache_note}" if cache_big else "")
+    return Verdict("G3", Status.OK, summary, ev.tuple(), fix, details)
 
 
 GOTCHA = Gotcha(
@@ -113,19 +406,30 @@ GOTCHA = Gotcha(
              "memory is free, or nvidia-smi shows [N/A] / Not Supported where the memory figure should be. "
              "QLoRA can fail earlier than bf16, because dequantizing adds short-lived copies."),
     cause=("CPU and GPU share one pool of about 121.7 GiB usable. CUDA allocations, model files mapped with mmap, "
-           "the page cache and every other process draw from it, and a mapped file can be counted twice while it "
-           "is being loaded. On GB10 NVML does not report device memory at all (NOT_SUPPORTED), and CUDA's "
-           "free-memory call counts only MemFree, so cache the kernel would happily give back looks used: vLLM's "
-           "start-up check then refuses to start."),
+           "the page cache, shared memory (/dev/shm, tmpfs) and every other process draw from it, and a mapped file "
+           "can be counted twice while it is being loaded. On GB10 NVML does not report device memory at all "
+           "(NOT_SUPPORTED), and CUDA's free-memory call counts only MemFree, so cache the kernel would happily give "
+           "back looks used: vLLM's start-up check then refuses to start. Shared memory is counted in the cache too, "
+           "but nothing gives it back."),
     check=("Reads /proc/meminfo (the same figures `free -g` shows; used = total - available, as procps-ng 4 "
            "computes it) and never NVML's memory query. Warns when MemAvailable is under "
-           "`memory.available_floor_gib`, or when page cache above `memory.cache_warn_fraction` of memory leaves "
-           "MemFree under the floor. The evidence says what NVML answered for device memory."),
+           "`memory.available_floor_gib`, or when reclaimable page cache (Buffers + Cached - Shmem + KReclaimable) "
+           "above `memory.cache_warn_fraction` of memory leaves MemFree under the floor. With a recent series "
+           "(dashboard, export) the warning has hysteresis: once under the floor it holds until the figure has "
+           f"stayed above the floor + {RECOVER_MARGIN_GIB:g} GiB for {RECOVER_HOLD_S:g} s; a one-shot `check` "
+           "judges the plain threshold. A recording (`check --replay`, the dashboard once a replay ends) is "
+           "judged at its lowest MemAvailable, said with when. Names what holds the memory (AnonPages, Shmem, "
+           f"hugepages, the kernel and driver; each at {HOLDER_SHARE:.0%} of memory or more, or the largest) and "
+           "offers the fix for that: drop_caches only for reclaimable cache. Figures the machine cannot produce "
+           "(MemTotal 0 or over 2 TiB, a field below 0 or above MemTotal) are a measurement error: unknown. "
+           "The evidence says what NVML answered for device memory."),
     fix=FIX,
     intrusive=False,
     cadence_s=5.0,
     probes=("meminfo", "nvml"),
     judge=judge,
     references=("NVML memory NOT_SUPPORTED on GB10: nvitop PR #208, leptonai/gpud PR #1170, unsloth PR #10703",
-                "cudaMemGetInfo counts MemFree only: vllm issue #48140"),
+                "cudaMemGetInfo counts MemFree only: vllm issue #48140; 60 GB written: CUDA-free 103 -> 42 GiB "
+                "with MemAvailable ~116 GiB: unsloth #10704",
+                "Shmem is in Cached and not reclaimable: proc(5), Documentation/filesystems/proc.rst"),
 )

@@ -9,14 +9,15 @@ import time
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Reading
+from sparktui.core.telemetry import MEM_FIELDS
 
 MEMINFO = "/proc/meminfo"
-MEMINFO_KEYS = ("MemTotal", "MemFree", "MemAvailable", "Buffers", "Cached", "SReclaimable", "Shmem",
-                "SwapTotal", "SwapFree", "Dirty", "Mapped")
+MEMINFO_KEYS = MEM_FIELDS  # the same fields as every sample, so a live check and a replay judge the same
 
 
 def parse_meminfo(text: str) -> dict[str, int]:
-    """/proc/meminfo text -> {key: bytes}. Lines it cannot parse are ignored."""
+    """/proc/meminfo text -> {key: bytes}; a line without "kB" (HugePages_Total, HugePages_Free: counts)
+    keeps its number as it is. Lines it cannot parse are ignored."""
     out: dict[str, int] = {}
     for line in text.splitlines():
         key, _, rest = line.partition(":")

@@ -316,11 +316,13 @@ class SparkApp(App):
 
     # -- checks ----------------------------------------------------------------------------------
     def _recorded_readings(self) -> Readings:
-        """Probe readings a recording carries (header snapshot, readings lines), for the other checks."""
-        from sparktui.core.recording import header_readings
+        """A replay's readings as `check --replay` builds them (one function, so both judge the same):
+        the header snapshot and readings lines for the other checks, and the whole recording in
+        review mode for the telemetry checks once the replay has finished."""
+        from sparktui.core.recording import readings_from_recording
 
         rec = getattr(self.source, "recording", None)
-        return header_readings(rec) if rec is not None else Readings()
+        return readings_from_recording(rec) if rec is not None else Readings()
 
     def run_checks(self, ids: list[str], say_busy: bool = False) -> None:
         # G5's judge reads only the kept result here; its measurement goes through action_bandwidth.
@@ -397,17 +399,24 @@ class SparkApp(App):
             self.screen.update_verdict(v, age(self.now() - (v.measured_at or self.now())))
 
     def judge_telemetry(self) -> None:
+        """G3, G4, G6 from the telemetry: live (and while a replay plays) over the trailing window;
+        once a replay has finished, over the whole recording in review mode, from the same readings
+        as `check --replay` of the file, so the dashboard ends on the verdicts the CLI gives."""
         from sparktui.core.recording import readings_from_samples
         from sparktui.runner import judge
 
-        window = self.cfg.thermal.window_min * 60.0
-        samples = self.source.history.samples(last_s=window)
-        readings = readings_from_samples(samples, static=self.source.static or None, processes=self.latest_processes,
-                                         source=self.source.kind, meminfo_at="latest", interval_s=self.source.interval_s)
+        review = self.replay_readings is not None and getattr(self.source, "finished", False)
+        if review:
+            readings = self.replay_readings
+        else:
+            window = self.cfg.thermal.window_min * 60.0
+            samples = self.source.history.samples(last_s=window)
+            readings = readings_from_samples(samples, static=self.source.static or None, processes=self.latest_processes,
+                                             source=self.source.kind, meminfo_at="latest", interval_s=self.source.interval_s)
         mono = time.monotonic()
         for gid in TELEMETRY_CHECKS:
             g = REGISTRY[gid]
-            if "processes" in g.probes and self.latest_processes is None:
+            if not review and "processes" in g.probes and self.latest_processes is None:
                 continue  # the first process scan has not arrived yet
             self._set_verdict(judge(g, readings, self.cfg), mono)
 
