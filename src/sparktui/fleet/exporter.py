@@ -34,7 +34,7 @@ from prometheus_client.registry import CollectorRegistry
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
 from sparktui.core.recording import readings_from_samples
-from sparktui.core.telemetry import MEM_FIELDS, REASON_BITS
+from sparktui.core.telemetry import MEM_BYTE_FIELDS, REASON_BITS
 from sparktui.core.verdict import Status, Verdict
 from sparktui.gotchas import IDS, REGISTRY
 
@@ -282,7 +282,7 @@ class Exporter:
                         reason.add_metric([h, gi, name], 1 if name in active else 0)
                 _put(tviol, [h, gi], g.get("thermal_viol_ns"), 1e-9)
                 _put(pviol, [h, gi], g.get("power_viol_ns"), 1e-9)
-            for key in MEM_FIELDS:
+            for key in MEM_BYTE_FIELDS:  # HugePages_Total/Free are counts, not bytes
                 _put(mem, [h, key], (sample.get("mem") or {}).get(key))
         yield from (up, ts, temp, power, limit, clock, util, reason, tviol, pviol, mem)
 
