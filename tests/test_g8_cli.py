@@ -99,7 +99,8 @@ def test_nothing_configured_suggests_slugs_from_running_processes(capsys, monkey
         deadline = time.monotonic() + 10  # under CI load the exec may not have happened yet
         while "vllm" not in " ".join(psutil.Process(child.pid).cmdline()) and time.monotonic() < deadline:
             time.sleep(0.02)
-        ours = [line for line in probe._process_cmdlines() if model in line]
+        # own_pid=-1: this test's child would be sparktui's own child (never evidence) otherwise
+        ours = [line for line in probe._process_cmdlines(own_pid=-1) if model in line]
         assert len(ours) == 1  # the real process list has our child
         monkeypatch.setattr(probe, "_process_cmdlines", lambda: ours)  # and only it suggests
         reading = probe.read(Config())

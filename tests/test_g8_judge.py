@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from sparktui.core.config import Config
 from sparktui.core.verdict import Status
+from sparktui.gotchas import g08_stale_playbooks as g8
 from sparktui.gotchas.g08_stale_playbooks import GOTCHA, judge
 from tests.conftest import readings_of
 
@@ -162,3 +165,150 @@ def test_only_unreadable_issue_objects_is_unknown_not_none_of_zero():
     v = verdict(data(issues_checked=0, issues_unreadable=3))
     assert v.status is Status.UNKNOWN
     assert "the API answered 3 items sparktui could not read" in v.summary
+
+
+# --- every threshold just below and just above, every unknown guard ---------------------------------
+
+
+def _iso(ts: float) -> str:
+    from datetime import datetime, timezone
+    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@pytest.mark.parametrize("age_s,said", [(90 * DAY, True), (90 * DAY - 1, False)])
+def test_untouched_days_edge(age_s, said):
+    v = verdict(data(matches=[MATCH], matches_total=1,
+                     folders={"vllm": {"last_commit": _iso(NOW - age_s), "sha": "abc", "error": None}}))
+    assert v.status is Status.WARN
+    assert ("nvidia/vllm unchanged for 90 d" in v.summary) is said
+    if not said:
+        assert "unchanged" not in v.summary
+
+
+def test_an_untouched_folder_without_matches_is_not_a_warning():
+    v = verdict(data(folders={"vllm": {"last_commit": _iso(NOW - 400 * DAY), "sha": "abc", "error": None}}))
+    assert v.status is Status.OK and "unchanged" not in v.summary
+
+
+@pytest.mark.parametrize("total,lines,last", [(20, 20, None), (21, 21, "… and 1 more")])
+def test_detail_lines_edge(total, lines, last):
+    v = verdict(data(matches=[{**MATCH, "number": n} for n in range(total)], matches_total=total))
+    assert len(v.details) == lines
+    if last:
+        assert v.details[-1] == last
+    else:
+        assert not v.details[-1].startswith("…")
+
+
+@pytest.mark.parametrize("total,ellipsis", [(5, False), (6, True)])
+def test_numbers_in_the_summary_edge(total, ellipsis):
+    v = verdict(data(matches=[{**MATCH, "number": n} for n in range(total)], matches_total=total))
+    assert v.summary.startswith(f"{total} open issues in NVIDIA/dgx-spark-playbooks name vllm: #0, #1, #2, #3, #4")
+    assert ("#4 …" in v.summary) is ellipsis
+
+
+def test_total_falls_back_to_the_matches_kept():
+    v = verdict(data(matches=[MATCH]))  # matches_total 0 in an older snapshot
+    assert v.summary.startswith("1 open issue in ")
+
+
+def test_a_reading_without_matches_is_unknown_not_none():
+    d = data()
+    del d["matches"]
+    v = verdict(d)
+    assert v.status is Status.UNKNOWN and "has no matches field" in v.summary
+
+
+@pytest.mark.parametrize("checked,unreadable,status", [(0, 1, Status.UNKNOWN), (0, 0, Status.OK), (1, 1, Status.OK),
+                                                       (0, "3", Status.OK)])
+def test_unreadable_guard(checked, unreadable, status):
+    v = verdict(data(issues_checked=checked, issues_unreadable=unreadable))
+    assert v.status is status, v.summary
+    if status is Status.OK and unreadable == "3":
+        assert not any(e.what == "issues left out (unreadable)" for e in v.evidence)  # not an int: not counted
+
+
+def test_one_unreadable_item_is_singular():
+    ev = {e.what: e.value for e in verdict(data(issues_checked=5, issues_unreadable=1)).evidence}
+    assert ev["issues left out (unreadable)"].startswith("1 issue object without")
+
+
+def test_a_truncated_list_says_the_first_n():
+    v = verdict(data(truncated=True))
+    assert v.summary.startswith("none of the first 87 open issues")
+    assert {e.what: e.value for e in v.evidence}["open issues checked"] == \
+        "87 (4 pull requests left out) (stopped at the page limit; more exist)"
+
+
+def test_no_pull_requests_left_out_is_not_mentioned():
+    assert {e.what: e.value for e in verdict(data(pull_requests_skipped=0)).evidence}["open issues checked"] == "87"
+
+
+@pytest.mark.parametrize("seconds,text", [(89, "89 s"), (90, "2 min"), (5399, "90 min"), (5400, "2 h"),
+                                          (172799, "48 h"), (172800, "2 d"), (-5, "0 s"), (None, "?"), ("x", "?")])
+def test_span_steps(seconds, text):
+    assert g8._span(seconds) == text
+
+
+def test_detail_without_a_creation_time_and_with_one_comment():
+    line = g8._detail({**MATCH, "created_at": None, "comments": 1}, NOW)
+    assert line.startswith("#109 nvidia/vllm is wrong missing Ray (age unknown, 1 comment):")
+    assert "(age unknown" in g8._detail(MATCH, None)
+
+
+@pytest.mark.parametrize("rl,value", [
+    ({"limited": True, "reset_at": NOW + 60, "status": 403}, "exhausted; resets at"),
+    ({"limited": True, "reset_at": NOW + 60, "status": 429}, "exhausted; resets at"),
+    ({"limited": True, "reset_at": NOW + 60}, "exhausted; resets at"),
+    ({"limited": False, "remaining": 0, "limit": 60}, "0 of 60 requests left"),
+])
+def test_rate_limit_words(rl, value):
+    ev = {e.what: e.value for e in verdict(data(rate_limit=rl)).evidence}
+    assert ev["rate limit"].startswith(value)
+
+
+def test_no_rate_limit_seen_adds_no_row():
+    assert not any(e.what == "rate limit" for e in verdict(data(rate_limit=None)).evidence)
+
+
+@pytest.mark.parametrize("source,age,requests,text", [
+    ("network", 30.0, 1, "fetched now; 1 request made; anonymous: 60 requests/hour"),
+    ("cache-fresh", 120.0, 0, "from the disk cache, inside its TTL (no request made); data 2 min old; 0 requests made; anonymous"),
+    ("odd", None, 2, "odd; 2 requests made; anonymous"),
+])
+def test_source_words(source, age, requests, text):
+    ev = {e.what: e.value for e in verdict(data(source=source, age_s=age, requests=requests)).evidence}
+    assert ev["where the list came from"].startswith(text)
+
+
+def test_folder_rows_unreadable_and_odd():
+    v = verdict(data(folders={"vllm": {"last_commit": None, "error": "HTTP 404"}, "x": "odd",
+                              "sglang": {"last_commit": "2026-05-01T00:00:00Z", "error": "cached"}}))
+    ev = {e.what: e.value for e in v.evidence}
+    assert ev["nvidia/vllm last change"] == "unavailable: HTTP 404"
+    assert ev["nvidia/sglang last change"] == "2026-05-01T00:00:00Z (27 d before this check) (cached; cached)"
+    assert "nvidia/x last change" not in ev
+
+
+def test_at_most_three_suggested_flags():
+    sugg = [{"slug": s, "why": "w"} for s in ("vllm", "sglang", "unsloth", "nemo")]
+    v = verdict({"configured": False, "repo": "NVIDIA/dgx-spark-playbooks", "slugs": [], "commands": [],
+                 "suggestions": sugg + [{"why": "no slug"}, "odd"]})
+    assert v.summary.endswith("suggest: --playbook vllm --playbook sglang --playbook unsloth")
+    assert len([e for e in v.evidence if e.what.startswith("suggests ")]) == 4
+
+
+def test_a_process_scan_that_failed_is_in_the_evidence():
+    v = verdict({"configured": False, "repo": "NVIDIA/dgx-spark-playbooks", "slugs": [], "commands": [],
+                 "suggestions": [], "suggestions_error": "process list unreadable: permission denied"})
+    assert v.status is Status.SKIP and not v.summary.endswith("suggest: ")
+    ev = {e.what: e.value for e in v.evidence}
+    assert ev["running processes"] == "not scanned: process list unreadable: permission denied"
+
+
+def test_what_is_followed_names_unknown_slugs_and_commands():
+    v = verdict(data(slugs=["vllm", "mine"], commands=["a", "b"], unknown_slugs=["mine"]))
+    assert v.summary == "none of 87 open issues in NVIDIA/dgx-spark-playbooks name vllm, mine or your 2 commands"
+    cfg_ev = next(e for e in v.evidence if e.what == "what is followed")
+    assert cfg_ev.value["not in sparktui's catalog (matched by path/URL only)"] == ["mine"]
+    assert verdict(data(slugs=[], commands=[])).summary.endswith("name nothing")

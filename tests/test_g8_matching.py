@@ -2,8 +2,19 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import psutil
+import pytest
+
+from sparktui.core.config import Config
 from sparktui.playbooks.matching import (Matcher, command_tokens, edit_distance, rank_issues, redact_cmdline,
                                          suggest_slugs)
+from sparktui.probes import playbooks as pb_probe
 
 
 def issue(number, title, body="", **kw):
@@ -154,3 +165,159 @@ def test_suggestions_hide_secrets_from_command_lines():
     assert slug == "vllm" and "hf_abcdefghijkl" not in why
     red = redact_cmdline(line)
     assert red == "HF_TOKEN=[redacted] vllm serve x --api-key [redacted] GITHUB_TOKEN=[redacted]"
+
+
+# --- issue 12, class 9: sparktui and its children are never evidence --------------------------------
+# Real processes: a child imitating the target probe (`python .../sparktui/probes/target_script.py
+# --packages torch,...,unsloth,vllm`), a grandchild, and a user process that is not sparktui's.
+
+SLEEP = "import time; time.sleep(60)\n"
+PROBE_PACKAGES = "torch,torchvision,transformers,flash-attn,unsloth,unsloth_zoo,vllm,sglang"
+
+
+def _wait_argv(pid: int, needle: str) -> None:
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            if needle in " ".join(psutil.Process(pid).cmdline()):
+                return
+        except psutil.NoSuchProcess:
+            pass
+        time.sleep(0.01)
+    raise AssertionError(f"pid {pid} never showed {needle!r}")
+
+
+def _fake_probe_script(tmp_path) -> str:
+    script = tmp_path / "site-packages" / "sparktui" / "probes" / "target_script.py"
+    script.parent.mkdir(parents=True)
+    script.write_text(SLEEP)
+    return str(script)
+
+
+@pytest.fixture
+def procs():
+    started: list[int] = []
+    popens: list[subprocess.Popen] = []
+    yield started, popens
+    for pid in started:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    for p in popens:
+        p.kill()
+        p.wait()
+
+
+def _detached(argv: list[str], procs) -> int:
+    """A process that is not this one's descendant: started through an intermediate that exits, so it
+    is re-parented (to init or a subreaper), as a user's job started from another shell is."""
+    code = ("import subprocess, sys; p = subprocess.Popen(sys.argv[1:], stdin=subprocess.DEVNULL, "
+            "stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True); print(p.pid)")
+    out = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=30, check=True)
+    pid = int(out.stdout.strip())
+    procs[0].append(pid)
+    return pid
+
+
+def test_the_target_probes_own_child_is_never_a_suggestion(tmp_path, procs):
+    """What G8 once read: sparktui's target probe names unsloth and vllm in its argv."""
+    script = _fake_probe_script(tmp_path)
+    child = subprocess.Popen([sys.executable, script, "--fd", "5", "--mode", "env", "--skip", "",
+                              "--packages", PROBE_PACKAGES], start_new_session=True)  # as run_staged starts it
+    procs[1].append(child)
+    _wait_argv(child.pid, PROBE_PACKAGES)
+    lines = pb_probe._process_cmdlines()
+    assert not [line for line in lines if script in line]
+    assert not any(slug in ("unsloth", "vllm") for slug, _ in suggest_slugs([line for line in lines if str(tmp_path) in line]))
+
+
+def test_a_probe_script_started_by_another_sparktui_is_excluded_by_its_command_line(tmp_path, procs):
+    """Not our descendant (an exporter or another dashboard started it): the script name decides."""
+    script = _fake_probe_script(tmp_path)
+    pid = _detached([sys.executable, script, "--fd", "5", "--mode", "env", "--packages", PROBE_PACKAGES], procs)
+    _wait_argv(pid, PROBE_PACKAGES)
+    assert not any(script in line for line in pb_probe._process_cmdlines())
+
+
+def test_a_user_process_counts_and_the_same_under_sparktui_does_not(tmp_path, procs):
+    marker = f"Qwen/Qwen3-8B-{os.getpid()}-{time.monotonic_ns()}"
+    user = _detached([sys.executable, "-c", SLEEP, "vllm", "serve", marker], procs)
+    _wait_argv(user, marker)
+    mine = subprocess.Popen([sys.executable, "-c", SLEEP, "vllm", "serve", marker + "-mine"])
+    procs[1].append(mine)
+    _wait_argv(mine.pid, marker + "-mine")
+    lines = [line for line in pb_probe._process_cmdlines() if marker in line]
+    assert len(lines) == 1 and lines[0].endswith(f"vllm serve {marker}")  # the user's, not sparktui's child
+    assert dict(suggest_slugs(lines))["vllm"].startswith("'vllm serve' in:")
+
+
+def test_a_grandchild_of_sparktui_is_excluded(tmp_path, procs):
+    marker = f"unsloth-grandchild-{time.monotonic_ns()}"
+    code = ("import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)', "
+            f"'unsloth', '{marker}']); time.sleep(60)")
+    mid = subprocess.Popen([sys.executable, "-c", code])
+    procs[1].append(mid)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not psutil.Process(mid.pid).children():
+        time.sleep(0.01)
+    (gc,) = psutil.Process(mid.pid).children()
+    procs[0].append(gc.pid)
+    _wait_argv(gc.pid, marker)
+    assert not any(marker in line for line in pb_probe._process_cmdlines())
+    # the same tree seen by another sparktui (own_pid elsewhere) is a user's: it counts
+    assert any(marker in line for line in pb_probe._process_cmdlines(own_pid=-1))
+
+
+def test_sparktui_itself_is_excluded():
+    me = " ".join(psutil.Process().cmdline())
+    assert me not in pb_probe._process_cmdlines()
+    assert me in pb_probe._process_cmdlines(own_pid=-1)
+
+
+@pytest.mark.parametrize("argv,own", [
+    (["/usr/bin/python3", "/usr/lib/python3/dist-packages/sparktui/probes/target_script.py", "--fd", "5"], True),
+    (["/venv/bin/python", "/work/src/sparktui/probes/bandwidth_script.py", "--bytes", "1"], True),
+    (["python3", "-X", "utf8", "/opt/sparktui/probes/target_script.py"], True),
+    (["python3", "target_script.py", "--packages", "unsloth"], False),  # not sparktui's path
+    (["python3", "/home/u/sparktui/probes/my_script.py"], False),
+    (["python3", "train.py", "--note", "see sparktui/probes/target_script.py"], False),  # an argument, late
+    (["vllm", "serve", "m"], False),
+])
+def test_is_own_probe(argv, own):
+    assert pb_probe.is_own_probe(argv) is own
+
+
+def test_descends_from_follows_the_parent_chain_and_stops_on_a_loop():
+    parent = {10: 5, 5: 1, 1: 0, 20: 21, 21: 20}
+    assert pb_probe._descends_from(10, 5, parent) and pb_probe._descends_from(10, 1, parent)
+    assert pb_probe._descends_from(5, 5, parent)
+    assert not pb_probe._descends_from(5, 10, parent)
+    assert not pb_probe._descends_from(20, 5, parent)  # a loop in a torn scan ends, False
+    assert not pb_probe._descends_from(30, 5, parent)  # parent unknown
+
+
+def test_a_scan_that_cannot_run_is_said_not_an_empty_machine(monkeypatch):
+    import psutil as real
+
+    def broken(*a, **k):
+        raise PermissionError("/proc: permission denied")
+
+    monkeypatch.setattr(real, "process_iter", broken)
+    with pytest.raises(pb_probe.ProcessScanError, match="process list unreadable"):
+        pb_probe._process_cmdlines()
+    reading = pb_probe.read(Config())
+    assert reading.data["suggestions"] == [] and "permission denied" in reading.data["suggestions_error"]
+    from sparktui.gotchas.g08_stale_playbooks import judge
+    from tests.conftest import readings_of
+
+    v = judge(readings_of(playbook_issues=reading.data), Config())
+    assert any(e.what == "running processes" and e.value.startswith("not scanned: process list unreadable")
+               for e in v.evidence)
+
+
+def test_suggest_slugs_ignores_sparktuis_own_probe_lines_but_not_the_next_line():
+    probe_line = (f"/usr/bin/python3 /usr/lib/python3/dist-packages/sparktui/probes/target_script.py --fd 5 "
+                  f"--mode env --skip  --packages {PROBE_PACKAGES}")
+    assert suggest_slugs([probe_line]) == []
+    assert [slug for slug, _ in suggest_slugs([probe_line, "vllm serve Qwen/Qwen3-8B"])] == ["vllm"]

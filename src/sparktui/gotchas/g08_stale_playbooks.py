@@ -60,6 +60,8 @@ def judge(r: Readings, cfg: Config) -> Verdict:
             where = " and ".join(sorted({s["from"] for s in suggestions}))
             hint = f"; {where} suggest: {flags}"
         evidence = [_ev_config(d, repo)]
+        if d.get("suggestions_error"):  # no suggestion from processes is then not "none running"
+            evidence.append(Evidence("running processes", "process scan", f"not scanned: {d['suggestions_error']}"))
         evidence += [Evidence(f"suggests {s['slug']}", s["from"], s.get("why")) for s in suggestions]
         return Verdict("G8", Status.SKIP,
                        "nothing to watch: no playbook or command configured (set [playbooks] slugs, "
@@ -297,7 +299,10 @@ GOTCHA = Gotcha(
            "significant parts of your launch commands, each with the reasons it matched. Responses are cached "
            "with their ETag: a refresh inside the TTL sends nothing and a later one is a conditional request. "
            "Also shows when each followed playbook folder last changed. Offline, the last good list is judged "
-           "with its age; with nothing cached the verdict is unknown."),
+           "with its age; with nothing cached the verdict is unknown. With nothing configured, running "
+           "processes and launch scripts suggest playbooks to follow; sparktui itself, every process it "
+           "started (the target probe names unsloth, vllm ...) and any sparktui probe script are never "
+           "counted, and a process list that cannot be read is said, not taken as none running."),
     fix=FIX,
     intrusive=False,
     cadence_s=900.0,

@@ -525,11 +525,24 @@ def redact_cmdline(line: str) -> str:
     return scrub_secrets(line)
 
 
+# sparktui's own probe scripts, run in a training interpreter: their argv names unsloth, vllm ...
+# (``target_script.py --packages torch,...,unsloth,vllm``). Whichever sparktui started them (this one,
+# an exporter, a peer's), they are never evidence of what the user runs.
+_OWN_PROBE_SCRIPT = re.compile(r"(^|/)sparktui/probes/(target|bandwidth)_script\.py$")
+OWN_PROBE_ARGS = 4  # the script path sits right after the interpreter (and maybe a flag or two)
+
+
+def is_own_probe(argv: list[str]) -> bool:
+    """True for a command line running one of sparktui's probe scripts."""
+    return any(isinstance(a, str) and _OWN_PROBE_SCRIPT.search(a) for a in argv[:OWN_PROBE_ARGS])
+
+
 def suggest_slugs(cmdlines: Iterable[str]) -> list[tuple[str, str]]:
     """Playbooks that running processes or launch-script lines suggest: ``[(slug, why), ...]``.
 
     ``vllm serve ...`` suggests ``vllm``; ``nvcr.io/nvidia/sglang:...`` suggests ``sglang``. The
-    quoted line has secret-looking values hidden (argv often carries HF_TOKEN=...).
+    quoted line has secret-looking values hidden (argv often carries HF_TOKEN=...). A line that
+    runs one of sparktui's own probe scripts suggests nothing.
     """
     rules = []
     for pb in CATALOG.values():
@@ -539,7 +552,7 @@ def suggest_slugs(cmdlines: Iterable[str]) -> list[tuple[str, str]]:
     out: dict[str, str] = {}
     for line in cmdlines:
         low = (line or "").lower()
-        if not low.strip():
+        if not low.strip() or is_own_probe(low.split()):
             continue
         for slug, hint, rx in rules:
             if slug not in out and rx.search(low):

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Reading
-from sparktui.playbooks.matching import CATALOG, Matcher, suggest_slugs
+from sparktui.playbooks.matching import CATALOG, Matcher, is_own_probe, suggest_slugs
 
 if TYPE_CHECKING:  # httpx is imported only when a fetch actually happens
     from sparktui.playbooks import github
@@ -53,7 +53,12 @@ def read(cfg: Config, settings: github.ClientSettings | None = None,
     }
     source = f"GitHub REST API {base['api_host']} ({settings.repo})"
     if not base["configured"]:
-        base["suggestions"] = [{"slug": slug, "why": why} for slug, why in suggest_slugs(_process_cmdlines())]
+        try:
+            lines = _process_cmdlines()
+        except ProcessScanError as e:
+            lines = []
+            base["suggestions_error"] = str(e)
+        base["suggestions"] = [{"slug": slug, "why": why} for slug, why in suggest_slugs(lines)]
         return Reading(PROBE, base, source="config [playbooks] (nothing to watch: no request made); running processes")
     if url_problem:
         data = {**base, **_result_data(github.FetchResult(repo=settings.repo, api_url=base["api_url"],
@@ -95,20 +100,54 @@ def _result_data(r: github.FetchResult) -> dict[str, Any]:
     }
 
 
-def _process_cmdlines(limit: int = 5000) -> list[str]:
-    """Command lines of running processes (to suggest a slug); what cannot be read is skipped."""
+class ProcessScanError(RuntimeError):
+    """The process list could not be read: no suggestion can come from it, and the reading says so."""
+
+
+def _descends_from(pid: int, ancestor: int, parent: dict[int, int]) -> bool:
+    seen: set[int] = set()
+    while pid not in seen:
+        if pid == ancestor:
+            return True
+        seen.add(pid)
+        pp = parent.get(pid)
+        if pp is None or pp <= 0:
+            return False
+        pid = pp
+    return False
+
+
+def _process_cmdlines(limit: int = 5000, own_pid: int | None = None) -> list[str]:
+    """Command lines of the user's running processes (to suggest a slug). sparktui itself
+    (``own_pid``, this process by default), everything it started (the target probe, its children)
+    and any sparktui probe script are left out: sparktui is never evidence about the user's
+    workload. A process gone or denied mid-scan is skipped; a scan that cannot run at all raises
+    ProcessScanError."""
+    own = os.getpid() if own_pid is None else own_pid
     try:
         import psutil
-    except ImportError:
-        return []
+    except ImportError as e:
+        raise ProcessScanError(f"psutil unavailable: {e}") from None
+    rows: list[tuple[int, list[str]]] = []
+    parent: dict[int, int] = {}
+    try:
+        for proc in psutil.process_iter(["pid", "ppid", "cmdline"]):
+            try:
+                info = proc.info
+                pid, ppid, argv = info.get("pid"), info.get("ppid"), info.get("cmdline") or []
+            except Exception:  # a process gone or denied mid-scan
+                continue
+            if isinstance(pid, int):
+                if isinstance(ppid, int):
+                    parent[pid] = ppid
+                rows.append((pid, [str(a) for a in argv if a is not None]))
+    except Exception as e:  # /proc unreadable, psutil broken: a failed scan, not an empty machine
+        raise ProcessScanError(f"process list unreadable: {e}") from None
     out = []
-    for proc in psutil.process_iter(["cmdline"]):
-        try:
-            argv = proc.info.get("cmdline") or []
-        except Exception:  # a process gone or denied mid-scan
+    for pid, argv in rows:
+        if not argv or is_own_probe(argv) or _descends_from(pid, own, parent):
             continue
-        if argv:
-            out.append(" ".join(argv))
+        out.append(" ".join(argv))
         if len(out) >= limit:
             break
     return out
