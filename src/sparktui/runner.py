@@ -5,10 +5,11 @@ The runner is the only place that joins probes and judges; the CLI and the dashb
 
 from __future__ import annotations
 
+import threading
 import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
 from sparktui import probes
 from sparktui.core.config import Config
@@ -25,7 +26,8 @@ def needed_probes(gotchas: Iterable[Gotcha]) -> list[str]:
     return list(seen)
 
 
-def collect(names: Iterable[str], cfg: Config, max_workers: int = 8, cancel=None) -> Readings:
+def collect(names: Iterable[str], cfg: Config, max_workers: int = 8,
+            cancel: threading.Event | None = None) -> Readings:
     """Run the named probes in parallel; never raises. ``cancel`` stops subprocess probes."""
     names = list(dict.fromkeys(names))
     got = {r.probe: r for r in collect_iter(names, cfg, max_workers, cancel)}
@@ -36,7 +38,8 @@ def collect(names: Iterable[str], cfg: Config, max_workers: int = 8, cancel=None
     return readings
 
 
-def collect_iter(names: Iterable[str], cfg: Config, max_workers: int = 8, cancel=None) -> Iterator[Reading]:
+def collect_iter(names: Iterable[str], cfg: Config, max_workers: int = 8,
+                 cancel: threading.Event | None = None) -> Iterator[Reading[Any]]:
     """The named probes' readings in the order they finish, so a check whose probes are quick is
     judged without waiting for a slow one (the torch import in the training interpreter)."""
     names = list(dict.fromkeys(names))
@@ -64,7 +67,7 @@ def judge(g: Gotcha, readings: Readings, cfg: Config) -> Verdict:
 
 
 def run_checks(ids: Iterable[str], cfg: Config, readings: Readings | None = None,
-               cancel=None) -> tuple[list[Verdict], Readings]:
+               cancel: threading.Event | None = None) -> tuple[list[Verdict], Readings]:
     """Judge the given gotcha ids; collect what is missing from ``readings`` (None: collect all).
     ``cancel`` (an Event) cuts sampling and subprocess probes short; what was read is judged."""
     chosen = [REGISTRY[i] for i in ids]

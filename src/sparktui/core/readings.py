@@ -3,6 +3,10 @@
 A probe never raises past its boundary: it returns a ``Reading`` whose ``error`` says what went
 wrong. Judges get a ``Readings`` mapping; a snapshot is the same mapping written to JSON, so a
 judge cannot tell a live machine from a recording of one.
+
+Each probe's data has one declared shape (core/shapes.py); ``Readings.get_reading("meminfo")``
+and ``Readings.data("meminfo")`` are typed with it, so mypy checks a judge's reads against what
+the probe declares. A failed probe is ``data is None`` with ``error``, never empty data.
 """
 
 from __future__ import annotations
@@ -14,15 +18,33 @@ import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Generic, Iterator, Literal, Mapping, TypeVar, overload
+
+if TYPE_CHECKING:
+    from sparktui.core.shapes import (
+        BandwidthResult,
+        ContainerData,
+        CudalibsData,
+        HostData,
+        MemInfoReading,
+        NvmlStatic,
+        PinsData,
+        PlaybookIssuesData,
+        ProcessesData,
+        TargetData,
+        TelemetryData,
+        TpscanData,
+    )
 
 SNAPSHOT_SCHEMA = 1
 
+D = TypeVar("D", bound=Mapping[str, Any])  # the probe's data shape (core/shapes.py)
+
 
 @dataclass(frozen=True)
-class Reading:
+class Reading(Generic[D]):
     probe: str
-    data: dict[str, Any] | None  # None when the probe could not read anything
+    data: D | None  # None when the probe could not read anything (a failure, never empty data)
     error: str | None = None  # why data is missing or partial, in words
     source: str = ""  # where it was read from (file, library, command)
     started_at: float = field(default_factory=time.time)
@@ -43,15 +65,16 @@ class Reading:
         }
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "Reading":
+    def from_dict(cls, d: Mapping[str, Any]) -> "Reading[Any]":
         """Raises ValueError (or TypeError/KeyError) when a field has the wrong shape: ``data``
         must be an object or null, ``error`` a string or null, the times finite numbers."""
-        data, error = d.get("data"), d.get("error")
+        data: Any = d.get("data")  # checked below; its keys are the probe's (core/shapes.py)
+        error = d.get("error")
         if data is not None and not isinstance(data, dict):
             raise ValueError(f"\"data\" must be an object or null, not {type(data).__name__}")
         if error is not None and not isinstance(error, str):
             raise ValueError(f"\"error\" must be a string or null, not {type(error).__name__}")
-        return cls(
+        return Reading(
             probe=str(d["probe"]),
             data=data,
             error=error,
@@ -105,13 +128,13 @@ def read_regular(path: Path, limit: int, error: type[Exception], what: str) -> b
     return raw
 
 
-class Readings(Mapping[str, Reading]):
+class Readings(Mapping[str, "Reading[Any]"]):
     """Probe name -> Reading. Missing probes read as a Reading with an error, never a KeyError."""
 
-    def __init__(self, readings: Mapping[str, Reading] | None = None) -> None:
-        self._r: dict[str, Reading] = dict(readings or {})
+    def __init__(self, readings: Mapping[str, Reading[Any]] | None = None) -> None:
+        self._r: dict[str, Reading[Any]] = dict(readings or {})
 
-    def __getitem__(self, name: str) -> Reading:
+    def __getitem__(self, name: str) -> Reading[Any]:
         return self._r[name]
 
     def __iter__(self) -> Iterator[str]:
@@ -120,16 +143,75 @@ class Readings(Mapping[str, Reading]):
     def __len__(self) -> int:
         return len(self._r)
 
-    def get_reading(self, name: str) -> Reading:
+    @overload
+    def get_reading(self, name: Literal["host"]) -> Reading[HostData]: ...
+    @overload
+    def get_reading(self, name: Literal["meminfo"]) -> Reading[MemInfoReading]: ...
+    @overload
+    def get_reading(self, name: Literal["nvml"]) -> Reading[NvmlStatic]: ...
+    @overload
+    def get_reading(self, name: Literal["telemetry"]) -> Reading[TelemetryData]: ...
+    @overload
+    def get_reading(self, name: Literal["processes"]) -> Reading[ProcessesData]: ...
+    @overload
+    def get_reading(self, name: Literal["target"]) -> Reading[TargetData]: ...
+    @overload
+    def get_reading(self, name: Literal["cudalibs"]) -> Reading[CudalibsData]: ...
+    @overload
+    def get_reading(self, name: Literal["container"]) -> Reading[ContainerData]: ...
+    @overload
+    def get_reading(self, name: Literal["pins"]) -> Reading[PinsData]: ...
+    @overload
+    def get_reading(self, name: Literal["tpscan"]) -> Reading[TpscanData]: ...
+    @overload
+    def get_reading(self, name: Literal["bandwidth"]) -> Reading[BandwidthResult]: ...
+    @overload
+    def get_reading(self, name: Literal["bandwidth_last"]) -> Reading[BandwidthResult]: ...
+    @overload
+    def get_reading(self, name: Literal["playbook_issues"]) -> Reading[PlaybookIssuesData]: ...
+    @overload
+    def get_reading(self, name: str) -> Reading[Any]: ...
+
+    def get_reading(self, name: str) -> Reading[Any]:
         r = self._r.get(name)
         if r is None:
             return Reading(probe=name, data=None, error=f"probe '{name}' was not run", started_at=0.0)
         return r
 
-    def data(self, name: str) -> dict[str, Any] | None:
+    @overload
+    def data(self, name: Literal["host"]) -> HostData | None: ...
+    @overload
+    def data(self, name: Literal["meminfo"]) -> MemInfoReading | None: ...
+    @overload
+    def data(self, name: Literal["nvml"]) -> NvmlStatic | None: ...
+    @overload
+    def data(self, name: Literal["telemetry"]) -> TelemetryData | None: ...
+    @overload
+    def data(self, name: Literal["processes"]) -> ProcessesData | None: ...
+    @overload
+    def data(self, name: Literal["target"]) -> TargetData | None: ...
+    @overload
+    def data(self, name: Literal["cudalibs"]) -> CudalibsData | None: ...
+    @overload
+    def data(self, name: Literal["container"]) -> ContainerData | None: ...
+    @overload
+    def data(self, name: Literal["pins"]) -> PinsData | None: ...
+    @overload
+    def data(self, name: Literal["tpscan"]) -> TpscanData | None: ...
+    @overload
+    def data(self, name: Literal["bandwidth"]) -> BandwidthResult | None: ...
+    @overload
+    def data(self, name: Literal["bandwidth_last"]) -> BandwidthResult | None: ...
+    @overload
+    def data(self, name: Literal["playbook_issues"]) -> PlaybookIssuesData | None: ...
+    @overload
+    def data(self, name: str) -> Mapping[str, Any] | None: ...
+
+    def data(self, name: str) -> Any:
+        """The probe's data in its declared shape (core/shapes.py), or None when it failed."""
         return self.get_reading(name).data
 
-    def add(self, reading: Reading) -> None:
+    def add(self, reading: Reading[Any]) -> None:
         self._r[reading.probe] = reading
 
     def to_dict(self) -> dict[str, Any]:
@@ -170,16 +252,18 @@ def read_snapshot(path: Path | str) -> tuple[Readings, dict[str, Any], dict[str,
     schema = doc.get("schema")
     if schema != SNAPSHOT_SCHEMA:
         raise SnapshotError(f"{p}: snapshot schema {schema!r}; this sparktui reads schema {SNAPSHOT_SCHEMA}")
-    raw = doc.get("readings")
-    if not isinstance(raw, dict):
+    stored = doc.get("readings")
+    if not isinstance(stored, dict):
         raise SnapshotError(f"{p}: \"readings\" must be an object")
     readings = Readings()
-    for name, value in raw.items():
+    for name, value in stored.items():
         if not isinstance(value, dict) or "probe" not in value:
             raise SnapshotError(f"{p}: reading {name!r} is malformed")
         try:
             readings.add(Reading.from_dict(value))
         except (TypeError, ValueError, KeyError) as e:  # "started_at": "yesterday"
             raise SnapshotError(f"{p}: reading {name!r} is malformed: {e}") from None
-    host = doc.get("host") if isinstance(doc.get("host"), dict) else {}
+    host = doc.get("host")
+    if not isinstance(host, dict):
+        host = {}
     return readings, host, doc

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
 
 
-def field_value(d: dict | None, key: str) -> Any:
+def field_value(d: Mapping[str, Any] | None, key: str) -> Any:
     """Value of an NVML field dict ``{"value": ..}`` / ``{"error": ..}``, or None."""
     if not isinstance(d, dict):
         return None
@@ -18,7 +18,7 @@ def field_value(d: dict | None, key: str) -> Any:
     return f
 
 
-def field_error(d: dict | None, key: str) -> str | None:
+def field_error(d: Mapping[str, Any] | None, key: str) -> str | None:
     if not isinstance(d, dict):
         return None
     f = d.get(key)
@@ -46,13 +46,13 @@ class GpuFacts:
                 cc = field_value(d0, "compute_capability")
                 if cc:
                     self.capability, self.cap_source = (int(cc[0]), int(cc[1])), "NVML nvmlDeviceGetCudaComputeCapability"
-        t = r.data("target") or {}
-        tc = t.get("torch_cuda") or {}
-        devs = tc.get("devices") or []
-        if devs:
-            if self.name is None and devs[0].get("name"):
-                self.name, self.name_source = devs[0]["name"], "torch.cuda.get_device_name(0)"
-            cap = devs[0].get("capability")
+        t = r.data("target")
+        tc = (t.get("torch_cuda") if t else None) or {}
+        tdevs = tc.get("devices") or []
+        if tdevs:
+            if self.name is None and tdevs[0].get("name"):
+                self.name, self.name_source = tdevs[0]["name"], "torch.cuda.get_device_name(0)"
+            cap = tdevs[0].get("capability")
             if self.capability is None and cap:
                 self.capability, self.cap_source = (int(cap[0]), int(cap[1])), "torch.cuda.get_device_capability(0)"
         if self.name is None and cfg.hardware.gpu_name_hint:

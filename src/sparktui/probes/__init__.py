@@ -6,14 +6,21 @@ exception into a Reading whose error names it, so one broken probe costs one rea
 
 from __future__ import annotations
 
+import threading
 import time
 import traceback
-from typing import Callable
+from typing import Any, Callable, Protocol
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Reading
 
-Probe = Callable[[Config], Reading]
+Probe = Callable[[Config], Reading[Any]]
+
+
+class CancellableProbe(Protocol):
+    """A probe that runs subprocesses or waits, and stops when ``cancel`` is set."""
+
+    def __call__(self, cfg: Config, cancel: threading.Event | None = None) -> Reading[Any]: ...
 
 
 def _registry() -> dict[str, Probe]:
@@ -36,14 +43,21 @@ def _registry() -> dict[str, Probe]:
     }
 
 
+def _cancellable() -> dict[str, CancellableProbe]:
+    """The probes whose read() takes ``cancel`` (they run subprocesses or sample for a while)."""
+    from sparktui.probes import sampler, target
+
+    return {"target": target.read, "telemetry": sampler.read_telemetry}
+
+
 def names() -> list[str]:
     return list(_registry())
 
 
-CANCELLABLE = frozenset({"target", "telemetry"})  # probes whose read() takes ``cancel`` (they run subprocesses)
+CANCELLABLE = frozenset({"target", "telemetry"})  # the names _cancellable() holds, without importing them
 
 
-def safe_read(name: str, cfg: Config, cancel=None) -> Reading:
+def safe_read(name: str, cfg: Config, cancel: threading.Event | None = None) -> Reading[Any]:
     """Run probe ``name``; whatever happens, return a Reading. ``cancel`` (a threading.Event)
     stops the probes that can be stopped."""
     started = time.time()
@@ -52,7 +66,8 @@ def safe_read(name: str, cfg: Config, cancel=None) -> Reading:
         fn = _registry().get(name)
         if fn is None:
             return Reading(probe=name, data=None, error=f"no such probe '{name}'", started_at=started)
-        reading = fn(cfg, cancel=cancel) if (cancel is not None and name in CANCELLABLE) else fn(cfg)
+        stoppable = _cancellable().get(name) if (cancel is not None and name in CANCELLABLE) else None
+        reading = stoppable(cfg, cancel=cancel) if stoppable is not None else fn(cfg)
     except Exception as e:  # a probe bug must not take the tool down
         tb = traceback.format_exception_only(type(e), e)[-1].strip()
         return Reading(probe=name, data=None, error=f"probe crashed: {tb}", started_at=started,

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from pathlib import Path
+from typing import cast
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Reading
+from sparktui.core.shapes import BandwidthResult
 from sparktui.gotchas.g05_bandwidth import result_problem
 from sparktui.probes import state
 from sparktui.probes.target import _crash_of, _describe_crash, choose_interpreter, run_staged
@@ -21,11 +24,12 @@ SCRIPT = Path(__file__).with_name("bandwidth_script.py")
 POINT_PYTHON = "point --python at the training environment (the interpreter whose torch has CUDA)"
 
 
-def measure(python: str, buffer_bytes: int, timeout_s: float = 120.0, repeats: int = 5, cancel=None) -> dict:
+def measure(python: str, buffer_bytes: int, timeout_s: float = 120.0, repeats: int = 5,
+            cancel: threading.Event | None = None) -> BandwidthResult:
     """Returns a result dict: status ok (figures), or unknown with the reason (never raises)."""
     started = time.time()
     run = run_staged(python, SCRIPT, ["--bytes", str(int(buffer_bytes)), "--repeats", str(repeats)], timeout_s, cancel)
-    base = {"python": python, "measured_at": started, "seconds": round(run.seconds, 2), "source": f"{python} (subprocess)"}
+    base: BandwidthResult = {"python": python, "measured_at": started, "seconds": round(run.seconds, 2), "source": f"{python} (subprocess)"}
     if run.launch_error:
         return {**base, "status": "unknown", "reason": run.launch_error, "hint": POINT_PYTHON}
     events = {(e["event"], e["stage"]): e for e in run.events if isinstance(e["event"], str) and isinstance(e["stage"], str)}
@@ -44,12 +48,12 @@ def measure(python: str, buffer_bytes: int, timeout_s: float = 120.0, repeats: i
         if problem:  # never judged as a figure, never kept (save_last refuses it too)
             return {**base, "status": "unknown", "reason": f"the probe's result is invalid: {problem}",
                     "stderr_tail": run.stderr_tail[-800:]}
-        return res
+        return cast(BandwidthResult, res)  # a child's JSON; result_problem has checked every figure G5 reads
     crash = _crash_of(run, "bandwidth", timeout_s) or {"kind": "exit", "returncode": run.returncode, "stage": None}
     return {**base, "status": "unknown", "reason": _describe_crash(crash), "stderr_tail": run.stderr_tail[-800:]}
 
 
-def save_last(result: dict) -> Path:
+def save_last(result: BandwidthResult) -> Path:
     """Keep an ok result for `check G5` and the dashboard (written atomically).
 
     Refuses a result that is not ok or that G5 could not judge: a kept bad file would turn every
@@ -65,7 +69,7 @@ def save_last(result: dict) -> Path:
     return p
 
 
-def as_reading(result: dict) -> Reading:
+def as_reading(result: BandwidthResult) -> Reading[BandwidthResult]:
     return Reading("bandwidth", result, source=result.get("source", "bandwidth probe"),
                    started_at=result.get("measured_at") or time.time(), took_s=float(result.get("seconds") or 0.0))
 

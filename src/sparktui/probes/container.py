@@ -20,6 +20,7 @@ from typing import Mapping
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Reading
+from sparktui.core.shapes import ContainerCheck, ContainerData, NgcInfo
 
 # (substring of a /proc/1/cgroup line, runtime); kubepods first: its lines also name the engine.
 CGROUP_HINTS = (
@@ -65,7 +66,7 @@ def parse_containerenv(text: str) -> dict[str, str]:
     return out
 
 
-def ngc_info(env: Mapping[str, str]) -> dict | None:
+def ngc_info(env: Mapping[str, str]) -> NgcInfo | None:
     """What NGC image variables say: product, release (``25.11``), build id. None if none set."""
     seen = {k: env[k] for k in NGC_KEYS if env.get(k)}
     releases = {}
@@ -105,11 +106,11 @@ def _root_mount(mountinfo: str) -> tuple[str | None, list[str]]:
     return fstype, runtimes
 
 
-def inspect(root: Path | str = "/", environ: Mapping[str, str] | None = None) -> dict:
+def inspect(root: Path | str = "/", environ: Mapping[str, str] | None = None) -> ContainerData:
     """Run every check under ``root`` (tests point it at a fake tree) with ``environ``."""
     root = Path(root)
     env = dict(os.environ if environ is None else environ)
-    checks: list[dict] = []
+    checks: list[ContainerCheck] = []
     runtime: str | None = None
     extra: dict[str, str] = {}
     hints: list[str] = []
@@ -187,7 +188,7 @@ def inspect(root: Path | str = "/", environ: Mapping[str, str] | None = None) ->
     }
 
 
-def read(cfg: Config) -> Reading:
+def read(cfg: Config) -> Reading[ContainerData]:
     started = time.time()
     data = inspect("/")
     return Reading("container", data, source="/.dockerenv, /run/.containerenv, /proc/1/cgroup, "

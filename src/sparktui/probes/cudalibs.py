@@ -14,12 +14,13 @@ import time
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Reading
+from sparktui.core.shapes import CudalibsData, LdconfigEntry
 
 _LINE = re.compile(r"^\s*(libcudart\.so(?:\.[\d.]+)?)\s+\(([^)]*)\)\s+=>\s+(\S+)")
 
 
-def parse_ldconfig(text: str) -> list[dict[str, str]]:
-    out = []
+def parse_ldconfig(text: str) -> list[LdconfigEntry]:
+    out: list[LdconfigEntry] = []
     for line in text.splitlines():
         m = _LINE.match(line)
         if m:
@@ -33,7 +34,7 @@ def find_ldconfig() -> str | None:
     return shutil.which("ldconfig") or next((p for p in ("/sbin/ldconfig", "/usr/sbin/ldconfig") if os.path.exists(p)), None)
 
 
-def read(cfg: Config) -> Reading:
+def read(cfg: Config) -> Reading[CudalibsData]:
     started = time.time()
     exe = find_ldconfig()
     if exe is None:

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Reading
+from sparktui.core.shapes import Pin, PinsData, PinSkipped
 from sparktui.core.versions import (
     InvalidMarker,
     InvalidSpecifier,
@@ -52,8 +53,8 @@ class PinsError(ValueError):
 @dataclass
 class PinSet:
     files: list[str] = field(default_factory=list)
-    pins: list[dict] = field(default_factory=list)
-    skipped: list[dict] = field(default_factory=list)
+    pins: list[Pin] = field(default_factory=list)
+    skipped: list[PinSkipped] = field(default_factory=list)
     meta: dict[str, str] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
 
@@ -250,7 +251,7 @@ def pinned_names(cfg: Config) -> list[str]:
         return []
 
 
-def read(cfg: Config) -> Reading:
+def read(cfg: Config) -> Reading[PinsData]:
     started = time.time()
     path, origin, err = _source_path(cfg)
     source = str(path) if path else f"shipped pins ({SHIPPED_DIR})"
@@ -262,7 +263,7 @@ def read(cfg: Config) -> Reading:
         more = len(ps.errors) - len(shown)
         msg = "pins file unusable: " + "; ".join(shown) + (f" (+{more} more)" if more > 0 else "")
         return Reading("pins", None, error=msg, source=source, started_at=started)
-    data = {
+    data: PinsData = {
         "origin": origin,
         "image": cfg.pins.image if origin == "shipped" else None,
         "path": str(path),

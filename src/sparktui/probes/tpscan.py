@@ -23,10 +23,11 @@ import re
 import stat
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Literal
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Reading
+from sparktui.core.shapes import FileContext, ScanRoot, TpMatch, TpscanData, TpSkippedSample
 
 MAX_MATCHES = 500  # TP findings kept; the rest are only counted
 MAX_AT_ONE_SAMPLE = 10  # sample of TP settings found at 1 (proof the config was seen)
@@ -188,16 +189,17 @@ class _Scan:
     dirs_walked: int = 0
     bytes_read: int = 0
     prefilter_hits: int = 0
-    matches: list = field(default_factory=list)
+    matches: list[TpMatch] = field(default_factory=list)
     matches_total: int = 0
     at_one: int = 0
-    at_one_sample: list = field(default_factory=list)
-    files: dict = field(default_factory=dict)  # display path -> context, only for files with findings
-    launchers: list = field(default_factory=list)  # (path, bytes or None) of shell launch scripts
+    at_one_sample: list[str] = field(default_factory=list)
+    files: dict[str, FileContext] = field(default_factory=dict)  # display path -> context, only for files with findings
+    real: dict[str, str] = field(default_factory=dict)  # display path -> real path, for those files
+    launchers: list[tuple[str, bytes | None]] = field(default_factory=list)  # (path, bytes or None) of shell launch scripts
     launcher_bytes: int = 0
-    skipped: dict = field(default_factory=dict)
-    skipped_sample: list = field(default_factory=list)
-    visited: set = field(default_factory=set)
+    skipped: dict[str, int] = field(default_factory=dict)
+    skipped_sample: list[TpSkippedSample] = field(default_factory=list)
+    visited: set[tuple[int, int]] = field(default_factory=set)
     truncated: str | None = None
 
     def skip(self, path: str, reason: str) -> None:
@@ -206,7 +208,7 @@ class _Scan:
             self.skipped_sample.append({"path": path, "reason": reason})
 
 
-def read(cfg: Config) -> Reading:
+def read(cfg: Config) -> Reading[TpscanData]:
     started = time.time()
     t0 = time.perf_counter()
     paths = [str(p) for p in (cfg.scan.paths or ["."])]
@@ -215,7 +217,7 @@ def read(cfg: Config) -> Reading:
     return Reading("tpscan", data, source=source, started_at=started, took_s=time.perf_counter() - t0)
 
 
-def scan(paths: list[str], max_file_bytes: int, deadline_s: float = SCAN_DEADLINE_S) -> dict[str, Any]:
+def scan(paths: list[str], max_file_bytes: int, deadline_s: float = SCAN_DEADLINE_S) -> TpscanData:
     """Scan ``paths`` (folders recursively, or single files); returns plain JSON-able data."""
     t0 = time.perf_counter()
     st = _Scan(limit=max_file_bytes, deadline_s=deadline_s, deadline=time.monotonic() + deadline_s)
@@ -252,9 +254,9 @@ def _safe_cwd() -> str | None:
         return None
 
 
-def _scan_root(st: _Scan, path: str) -> dict[str, Any]:
+def _scan_root(st: _Scan, path: str) -> ScanRoot:
     path_shown, path = path, os.path.expanduser(path)
-    entry: dict[str, Any] = {"path": path_shown, "abs": os.path.abspath(path)}
+    entry: ScanRoot = {"path": path_shown, "abs": os.path.abspath(path)}
     try:
         s = os.stat(path)
     except FileNotFoundError:
@@ -362,16 +364,16 @@ def _walk(st: _Scan, root: str) -> bool:
             root_ok = root_ok and d != root
             continue
         try:
-            if d != root and any(e.name in _ENV_ENTRIES for e in entries):
+            if d != root and any(ent.name in _ENV_ENTRIES for ent in entries):
                 st.skip(d, "virtualenv")
                 continue
             st.dirs_walked += 1
             prefix = d if d.endswith(os.sep) else d + os.sep
             files: list[tuple[str, str]] = []
-            for e in entries:
-                name = e.name
+            for ent in entries:
+                name = ent.name
                 try:
-                    if e.is_file():
+                    if ent.is_file():
                         kind = name_kind.get(name)
                         if kind is None:
                             dot = name.rfind(".")
@@ -383,24 +385,24 @@ def _walk(st: _Scan, root: str) -> bool:
                                 st.skip(prefix + name, "python test module")
                                 continue
                         files.append((name, kind))
-                    elif e.is_dir():
+                    elif ent.is_dir():
                         reason = skip_dirs.get(name) or (prefix == "/" and _SYSTEM_DIRS.get(name))
                         if not reason and name in env_names and _is_environment(prefix + name):
                             reason = "virtualenv"
                         if reason:
                             st.skip(prefix + name, reason)
                             continue
-                        s = e.stat()
+                        s = ent.stat()
                         key = (s.st_dev, s.st_ino)
                         if key in visited:
                             st.skip(prefix + name, "symlink to a folder already scanned (loop or duplicate)")
                             continue
                         visited.add(key)
                         stack.append(prefix + name)
-                    elif e.is_symlink() and not os.path.exists(prefix + name):
+                    elif ent.is_symlink() and not os.path.exists(prefix + name):
                         st.skip(prefix + name, "broken symlink")
                     elif _kind_of(name) is not None:  # a FIFO/device/socket with a config's name
-                        st.skip(prefix + name, _special_reason(e))
+                        st.skip(prefix + name, _special_reason(ent))
                 except OSError as err:
                     st.skip(prefix + name, _reason(err))
             if files:
@@ -448,10 +450,11 @@ def _read_files(st: _Scan, dfd: int | None, folder: str, files: list[tuple[str, 
                     continue
                 kind = "shell"
             if len(data) == first:
-                data = _read_rest(fd, data, limit)
-                if data is None:
+                whole = _read_rest(fd, data, limit)
+                if whole is None:
                     st.skip(prefix + name, "too large")
                     continue
+                data = whole
         except OSError as e:
             st.skip(prefix + name, f"unreadable ({e.strerror or e})")
             continue
@@ -516,19 +519,19 @@ def _take_hit(st: _Scan, path: str, kind: str, data: bytes) -> None:
             st.matches.append(m)
             kept = True
     if kept:
-        ctx["real"] = os.path.realpath(path)
+        st.real[shown] = os.path.realpath(path)
         st.files[shown] = ctx
 
 
 # --- finding the settings in one file's text ------------------------------------------------------
 
 
-def _find_settings(text: str, kind: str) -> list[dict[str, Any]]:
+def _find_settings(text: str, kind: str) -> list[TpMatch]:
     """Every TP setting in ``text``: value > 1, at 1 (status 'one', for evidence) or unresolved."""
     lines = text.split("\n")  # not splitlines(): form feeds and U+2028 must not shift line numbers
     assigns = _assignments(text) if kind in ("shell", "env", "dockerfile", "any") else None
     parents = _Nesting(kind)
-    out: list[dict[str, Any]] = []
+    out: list[TpMatch] = []
     for i, line in enumerate(lines):
         parents.feed(line)
         if "tp" not in line and "TP" not in line and "arallel" not in line and "ARALLEL" not in line:
@@ -553,7 +556,7 @@ def _find_settings(text: str, kind: str) -> list[dict[str, Any]]:
             m = _judge_value(key, raw, kind, assigns, i + 1)
             if m is None:
                 continue
-            m.update(line=i + 1, key=key, text=stripped[:MAX_LINE_CHARS])
+            m["line"], m["key"], m["text"] = i + 1, key, stripped[:MAX_LINE_CHARS]
             path = parents.path_for(key)
             if path:
                 m["key_path"] = path
@@ -574,7 +577,8 @@ def _next_list_value(lines: list[str], j: int) -> str | None:
     return None
 
 
-def _judge_value(key: str, raw: str, kind: str, assigns, lineno: int) -> dict[str, Any] | None:
+def _judge_value(key: str, raw: str, kind: str, assigns: list[tuple[int, str, str]] | None,
+                 lineno: int) -> TpMatch | None:
     """Classify one value: a number, 'auto'-style tp_plan, or a variable (resolved in-file if it can be)."""
     value = raw.strip()
     low = value.lower()
@@ -690,7 +694,7 @@ def _markers(rx: re.Pattern, text: str) -> list[str]:
     return seen
 
 
-def file_context(text: str, name: str, kind: str | None = None) -> dict[str, Any]:
+def file_context(text: str, name: str, kind: str | None = None) -> FileContext:
     """Training or serving, multi-node or single node, from a file's content and name (with the
     markers that decided it, so the verdict can show its evidence)."""
     training = _markers(_TRAINING_STRONG, text)
@@ -707,7 +711,7 @@ def file_context(text: str, name: str, kind: str | None = None) -> dict[str, Any
         elif _SERVE_NAME.search(name):
             serving.append(f"file name '{name}'")
         context = "training" if training else "serving" if serving else "unknown"
-    ctx = {"context": context, "training_markers": training, "serving_markers": serving}
+    ctx: FileContext = {"context": context, "training_markers": training, "serving_markers": serving}
     ctx.update(node_info(text, kind))
     return ctx
 
@@ -742,7 +746,7 @@ def _node_marker(m: re.Match) -> str:
     return " ".join(m.group(0).split())[:60]
 
 
-def node_info(text: str, kind: str | None = None) -> dict[str, Any]:
+def node_info(text: str, kind: str | None = None) -> FileContext:
     """Multi-node or single node, from node counts, multi-node hints (--node-rank, a remote
     MASTER_ADDR ...), --standalone, or torchrun's one-node default (not for Python code)."""
     counts: list[int] = []
@@ -805,7 +809,7 @@ def _lend_launcher_context(st: _Scan) -> None:
     """A config without its own node count/context takes it from a launch script that names it
     (`torchrun --nnodes 2 train.py --config cfg/tp.yaml`): the name is resolved against the
     script's folder and the current directory, never matched by bare file name alone."""
-    needy = {ctx["real"]: shown for shown, ctx in st.files.items()
+    needy = {st.real[shown]: shown for shown, ctx in st.files.items()
              if ctx["nodes"] == "unknown" or ctx["context"] == "unknown"}
     if needy and st.launchers:
         names = sorted({os.path.basename(r).encode("utf-8", "surrogateescape") for r in needy})
@@ -831,18 +835,17 @@ def _lend_launcher_context(st: _Scan) -> None:
                         lctx = file_context(text, os.path.basename(lpath), "shell")
                     _lend(st.files[shown], lctx, lshown)
                     break
-    for ctx in st.files.values():
-        ctx.pop("real", None)
 
 
-def _lend(ctx: dict[str, Any], lctx: dict[str, Any], lshown: str) -> None:
+def _lend(ctx: FileContext, lctx: FileContext, lshown: str) -> None:
     if ctx["nodes"] == "unknown" and lctx["nodes"] != "unknown":
         ctx["nodes"] = lctx["nodes"]
         ctx["node_count"] = lctx["node_count"]
         ctx["node_markers"] = [f"{lshown}: {m}" for m in lctx["node_markers"]][:MAX_MARKERS]
     if ctx["context"] == "unknown" and lctx["context"] != "unknown":
         ctx["context"] = lctx["context"]
-        key = "training_markers" if lctx["context"] == "training" else "serving_markers"
+        key: Literal["training_markers", "serving_markers"] = \
+            "training_markers" if lctx["context"] == "training" else "serving_markers"
         ctx[key] = [f"{lshown}: {m}" for m in lctx[key]][:MAX_MARKERS]
     launched = ctx.setdefault("launched_by", [])
     if lshown not in launched and len(launched) < MAX_MARKERS:

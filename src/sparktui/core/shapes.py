@@ -1,0 +1,655 @@
+"""The declared shape of every probe's reading: what the probe builds and what the judge reads.
+
+A probe's data crosses two boundaries as plain JSON-able dicts (probe -> judge, and live ->
+snapshot/recording -> replay), so its keys are the contract. Each reading's data is declared here
+as a ``TypedDict``; mypy (run in CI by tests/test_types.py) then checks both sides against the
+same declaration, and tests/test_types.py checks at run time that what the probes really build
+stays inside it.
+
+Three states, never to be confused (principle 1, "a verdict never lies"):
+
+* **failed**: the probe could not read. ``Reading.data is None`` and ``Reading.error`` says why.
+  A failure is never an empty list or dict: ``{"rows": []}`` means "looked, found nothing", so a
+  probe that could not look must not return it.
+* **partial**: ``data`` is present *and* ``error`` is set (meminfo without MemAvailable, a
+  telemetry window whose NVML init failed): what was read is there, what was not is absent or None.
+* **read**: ``data`` present, ``error`` None.
+
+Inside data, a field that could not be read is absent or ``None`` with its reason next to it (an
+``errors`` map, an ``error`` key, ``{"value": None, "error": ...}``). N/A is ``None``, never 0.
+
+Keys are optional (``total=False``) wherever a probe can legitimately leave them out: an older
+recording, a kernel without the field, a failed stage. A judge must then handle the key being
+absent (``.get``), which is exactly the check this declaration makes mypy enforce. Required
+keys use a required base class (Python 3.10 has no ``typing.Required``).
+
+This module is pure typing: no I/O, no imports from probes or gotchas, importable by both.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+# --------------------------------------------------------------------------- host, meminfo
+
+
+class HostData(TypedDict, total=False):
+    """Probe "host" (probes/host.py ``read``)."""
+
+    hostname: str
+    system: str
+    kernel: str
+    machine: str  # "aarch64" on a Spark
+    cpu_count: int | None
+    os_release: str | None  # PRETTY_NAME of /etc/os-release
+    dmi_product: str | None  # /sys/class/dmi/id/product_name
+    mem_total_bytes: int | None
+
+
+class MemInfo(TypedDict, total=False):
+    """Probe "meminfo" (probes/host.py ``read_meminfo``), and a telemetry sample's ``mem``.
+
+    /proc/meminfo in **bytes** (the kernel's kB times 1024), except the HugePages_* counts, which
+    are numbers of pages. A key the kernel does not print is absent, never 0. Shmem (tmpfs,
+    /dev/shm) is part of Cached and is not reclaimable: page cache that drop_caches can free is
+    about Cached - Shmem (FIELD-FACTS.md).
+    """
+
+    MemTotal: int
+    MemFree: int
+    MemAvailable: int  # absent on kernels before 3.14: the reading is then partial (error set)
+    Buffers: int
+    Cached: int
+    SReclaimable: int
+    KReclaimable: int
+    Shmem: int
+    AnonPages: int
+    Mapped: int
+    Dirty: int
+    Unevictable: int
+    Mlocked: int
+    CmaTotal: int
+    CmaFree: int
+    SwapTotal: int
+    SwapFree: int
+    SwapCached: int
+    HugePages_Total: int  # pages
+    HugePages_Free: int  # pages
+    HugePages_Rsvd: int  # pages
+    HugePages_Surp: int  # pages
+    Hugepagesize: int  # bytes
+    Hugetlb: int  # bytes
+
+
+class MemInfoReading(MemInfo, total=False):
+    """Probe "meminfo": the fields above, and when it comes from samples (core/recording.py
+    ``readings_from_samples``) which sample it is."""
+
+    t: float  # the sample's time (from samples only)
+    t0: float  # the first sample's time (the lowest-MemAvailable pick of a review)
+    series: list[list[Any]]  # [[t, MemAvailable, MemFree or None], ...]: the recent samples (live)
+    skipped_implausible: int  # samples not picked: MemAvailable outside 0..MemTotal
+    review: bool  # the pick is the worst moment of a whole recording
+
+
+# --------------------------------------------------------------------------- NVML static facts
+
+
+class NvmlStrField(TypedDict, total=False):
+    """One NVML answer (probes/nvml.py ``Field.to_dict``): ``value`` None with ``error`` when the
+    driver did not answer (NOT_SUPPORTED is GB10's answer for device memory and power limits)."""
+
+    value: str | None
+    error: str
+
+
+class NvmlFloatField(TypedDict, total=False):
+    value: float | None
+    error: str
+
+
+class NvmlCapabilityField(TypedDict, total=False):
+    value: list[int] | None  # [12, 1] on GB10
+    error: str
+
+
+class NvmlMemory(TypedDict):
+    total: int
+    free: int
+    used: int
+
+
+class NvmlMemoryField(TypedDict, total=False):
+    value: NvmlMemory | None
+    error: str
+
+
+class NvmlDevice(TypedDict, total=False):
+    index: int
+    name: NvmlStrField
+    uuid: NvmlStrField
+    compute_capability: NvmlCapabilityField
+    memory: NvmlMemoryField
+    power_limit_w: NvmlFloatField
+    power_default_limit_w: NvmlFloatField
+
+
+class NvmlStatic(TypedDict, total=False):
+    """Probe "nvml" (probes/nvml.py ``static_info``), also a recording header's and a telemetry
+    reading's ``static``. When NVML could not start, a header's static is only ``{"error": ...}``
+    (and the "nvml" reading is failed: data None)."""
+
+    driver_version: NvmlStrField
+    cuda_driver_version: NvmlStrField  # "13.0"
+    nvml_version: NvmlStrField
+    devices: list[NvmlDevice]
+    error: str  # set when the session opened but a later call (device count) failed
+
+
+# --------------------------------------------------------------------------- telemetry
+
+
+class _GpuRowBase(TypedDict):
+    index: int
+
+
+class GpuRow(_GpuRowBase, total=False):
+    """One GPU in a telemetry sample (probes/sampler.py ``GpuReader.read``; core/telemetry.py).
+
+    Every field is None when unread, with its reason in ``errors[field]``. A GPU whose whole read
+    failed has only ``index`` and ``errors["all"]``. The counters are cumulative nanoseconds since
+    driver load and are read at their own, slower cadence; between reads a sample carries the
+    last value read."""
+
+    temp_c: int | None
+    power_w: float | None
+    power_limit_w: float | None
+    sm_mhz: int | None
+    gr_mhz: int | None
+    mem_mhz: int | None
+    util_gpu: int | None
+    util_mem: int | None
+    reasons_mask: int | None  # nvmlClocksEventReason* bits, instantaneous
+    reasons: list[str] | None  # the mask decoded (core/telemetry.py REASON_BITS)
+    # nvidia-smi's five "Clocks Event Reasons Counters" (FIELD-FACTS.md): field ids 74, 76, 269, 270, 271
+    sw_power_cap_ns: int | None
+    sync_boost_ns: int | None
+    sw_thermal_ns: int | None
+    hw_thermal_ns: int | None  # HW thermal slowdown: power-fault evidence
+    hw_power_brake_ns: int | None  # HW power brake: power-fault evidence
+    thermal_policy_ns: int | None  # field 75, the older thermal policy counter: only where 269 fails
+    # recordings made before the five counters (core/telemetry.py LEGACY_COUNTERS)
+    power_viol_ns: int | None  # = sw_power_cap_ns (field 74)
+    thermal_viol_ns: int | None  # = thermal_policy_ns (field 75), not nvidia-smi's SW thermal slowdown
+    mem_used: int | None  # bytes; NOT_SUPPORTED on GB10
+    mem_total: int | None
+    errors: dict[str, str]  # field -> reason it is None
+
+
+class _SampleBase(TypedDict):
+    t: float  # unix time
+
+
+class Sample(_SampleBase, total=False):
+    """One telemetry sample (core/telemetry.py documents it; the same live, recorded or replayed)."""
+
+    gpus: list[GpuRow]
+    mem: MemInfo  # the sampled subset of /proc/meminfo (core/telemetry.py MEM_FIELDS)
+    errors: dict[str, str]  # "nvml", "meminfo": why a whole source is missing from this sample
+
+
+class TelemetryData(TypedDict, total=False):
+    """Probe "telemetry" (probes/sampler.py ``gather``; core/recording.py when replaying)."""
+
+    samples: list[Sample]
+    window_s: float  # the span the samples really cover
+    requested_window_s: float | None  # None: a whole recording
+    interval_s: float | None  # None: a recording whose header did not say
+    counters_read_t: list[float]  # times of the samples that read the counters afresh (live only)
+    static: NvmlStatic
+    source: str  # "live", or where a replay came from
+    review: bool  # True when the samples are a whole recording under review, not a live window
+
+
+# --------------------------------------------------------------------------- processes
+
+
+class ProcessCap(TypedDict):
+    """A server's memory cap (probes/processes.py ``parse_cap``).
+
+    ``state``: "set" (flag, env or config), "default" (flag absent: the server's default applies),
+    "none" (the server has no fractional cap), "unreadable" (the environment holding it was
+    denied), "n/a" (a helper process without GPU memory)."""
+
+    state: str
+    fraction: float | None  # of the whole pool; None when the server has none or it is unknown
+    source: str
+    detail: str
+
+
+class _ProcessRowBase(TypedDict):
+    pid: int
+
+
+class ProcessRow(_ProcessRowBase, total=False):
+    """One process of interest (probes/processes.py ``describe``/``scan``)."""
+
+    ppid: int | None
+    user: str | None
+    kind: str  # "server" | "training" | "gpu-process" | "other"
+    server: str | None  # "vllm" | "sglang" | "llamacpp" | "ollama" | "trtllm" | "nim" | "triton" | "tgi"
+    name: str
+    process_name: str
+    command: str  # secrets scrubbed, at most 400 characters
+    gpu_mem_bytes: int | None  # what NVML shows it holding; None: not listed, or N/A (never 0)
+    on_gpu: bool  # listed by NVML
+    gpu_list: str  # "compute" | "graphics"
+    rss_bytes: int | None  # host RSS: does not show what it holds on the GPU
+    age_s: float | None
+    cap: ProcessCap | None
+    env: dict[str, str] | str  # memory-relevant variables, or "unreadable"
+    group: int  # pid of the instance's top process (a launcher and its workers share it)
+
+
+class NvmlProcessSummary(TypedDict):
+    ok: bool  # at least one NVML process list was read
+    error: str | None
+    count: int  # pids NVML listed
+
+
+class ProcessContainer(TypedDict, total=False):
+    """Does the scanner run in a container (probes/processes.py ``detect_container``)? Inside one,
+    NVML's process list is empty: an empty list there means "cannot see", not "nothing runs"."""
+
+    inside: bool | None  # None: cannot tell
+    markers: list[str]
+    cgroup_words: list[str]
+    pid1: str | None
+
+
+class ProcessSkipped(TypedDict):
+    vanished: int
+    denied: int
+
+
+class ProcessSnapshot(TypedDict, total=False):
+    """One process scan (probes/processes.py ``scan``); a recording keeps these at a lower rate."""
+
+    rows: list[ProcessRow]
+    nvml: NvmlProcessSummary
+    container: ProcessContainer
+    skipped: ProcessSkipped
+    own_excluded: int  # sparktui's own children and probe scripts, left out: never the user's workload
+    scanned: int  # processes listed
+    t: float
+    scan_error: str  # the listing failed: then there is no "rows" at all (and the reading has the error)
+
+
+class ProcessesData(ProcessSnapshot, total=False):
+    """Probe "processes": the latest scan; under review, every scan of the recording too."""
+
+    history: list[ProcessSnapshot]  # oldest first (recordings under review)
+    review: bool
+
+
+# --------------------------------------------------------------------------- target interpreter
+
+
+class StageInfo(TypedDict, total=False):
+    """How one stage of target_script.py went (probes/target.py ``_run_mode``)."""
+
+    status: str  # "done" | "error" | "skipped" | "crashed" | "hung" | "cancelled" | "not reached"
+    seconds: float | None
+    warnings: list[str]
+    error_type: str | None  # "ImportError" ...
+    error: str | None
+    signal: str | None  # "SIGSEGV" when the stage killed the process
+
+
+class Crash(TypedDict, total=False):
+    """A run of target_script.py that did not end cleanly (probes/target.py ``_crash_of``)."""
+
+    mode: str  # "env" | "torch" | "bandwidth"
+    stage: str | None
+    returncode: int | None
+    stderr_tail: str
+    kind: str  # "signal" | "hung" | "cancelled" | "no-output" | "exit"
+    seconds: float  # hung: the timeout it ran into
+    signal: str | None
+
+
+class PythonFacts(TypedDict, total=False):
+    executable: str
+    version: str  # "3.12.3"
+    implementation: str
+    prefix: str
+    base_prefix: str
+    machine: str
+    system: str
+    env: dict[str, str]  # CUDA/NGC-relevant variables that are set (target_script.py ENV_KEYS)
+
+
+class CudartLoad(TypedDict, total=False):
+    """A ctypes load of one libcudart soname in the target interpreter."""
+
+    loaded: bool
+    paths: list[str]
+    runtime_version: int | None  # cudaRuntimeGetVersion: 13000 for 13.0
+    runtime_version_error: str
+    error: str  # why the load failed
+
+
+class TorchInfo(TypedDict, total=False):
+    version: str | None
+    cuda: str | None  # the CUDA torch was built against; None for a CPU build
+    hip: str | None
+    git_version: str | None
+    file: str | None
+    cudnn: int | None
+    cudnn_error: str
+    nccl: str
+    nccl_error: str
+
+
+class TorchDevice(TypedDict):
+    index: int
+    name: str
+    capability: list[int]  # [12, 1] on GB10
+
+
+class TorchCuda(TypedDict, total=False):
+    available: bool
+    arch_list: list[str]  # ["sm_80", ..., "sm_120"]
+    arch_list_error: str
+    device_count: int
+    devices: list[TorchDevice]
+
+
+class FlashAttnInfo(TypedDict, total=False):
+    version: str | None
+    file: str | None
+
+
+class CudaSmoke(TypedDict, total=False):
+    ran: bool
+    reason: str  # why it did not run
+    value: float
+    seconds: float
+
+
+class TargetData(TypedDict, total=False):
+    """Probe "target" (probes/target.py ``probe_interpreter`` + ``read``).
+
+    A stage that did not complete leaves its key None (``torch`` is None when ``import torch``
+    failed); ``stages[name]`` says why. A target that could not be started at all is a failed
+    reading (data None), never a TargetData."""
+
+    stages: dict[str, StageInfo]  # "python", "packages", "cudart", "import torch", "torch.cuda", ...
+    crashes: list[Crash]
+    python: PythonFacts | None
+    packages: dict[str, str | None] | None  # distribution -> version (None: not installed); None: unread
+    packages_unread: dict[str, str]  # distribution -> why its version could not be read
+    packages_error: str  # why there is no package list at all (packages is None)
+    cudart: dict[str, CudartLoad] | None  # soname -> load result
+    torch: TorchInfo | None
+    torch_cuda: TorchCuda | None
+    flash_attn: FlashAttnInfo | None
+    cuda_smoke: CudaSmoke | None
+    interpreter: str
+    selected_by: str
+
+
+# --------------------------------------------------------------------------- cudalibs, container, pins
+
+
+class LdconfigEntry(TypedDict):
+    soname: str  # "libcudart.so.13"
+    major: str | None  # "13"
+    flags: str  # "libc6,AArch64"
+    path: str
+
+
+class CudalibsData(TypedDict):
+    """Probe "cudalibs" (probes/cudalibs.py): ``ldconfig -p`` lines for libcudart."""
+
+    libcudart: list[LdconfigEntry]
+
+
+class NgcInfo(TypedDict):
+    product: str | None
+    release: str | None  # "25.11"
+    build_id: str | None
+    pytorch_build_version: str | None
+    cuda_version: str | None
+    env: dict[str, str]  # the variables that said so
+
+
+class ContainerCheck(TypedDict):
+    check: str  # what was looked at
+    seen: str  # what it showed
+    matched: bool
+
+
+class ContainerData(TypedDict):
+    """Probe "container" (probes/container.py ``inspect``). ``in_container`` is True or None
+    (cannot tell), never False: every trace can be hidden."""
+
+    in_container: bool | None
+    runtime: str | None
+    name: str | None
+    image: str | None
+    ngc: NgcInfo | None
+    hints: list[str]
+    checks: list[ContainerCheck]
+
+
+class Pin(TypedDict):
+    name: str  # canonical distribution name
+    spec: str  # "==2.9.0", ">=1,<2"
+    marker: str | None
+    extras: list[str]
+    file: str
+    line: int
+
+
+class PinSkipped(TypedDict):
+    where: str  # "file:line"
+    text: str
+    why: str
+
+
+class PinsData(TypedDict):
+    """Probe "pins" (probes/pins.py): a pins file that had any error is a failed reading."""
+
+    origin: str  # "file" | "shipped"
+    image: str | None  # the shipped set's name
+    path: str
+    files: list[str]  # the file and its includes
+    meta: dict[str, str]  # "# sparktui: key=value" lines
+    pins: list[Pin]
+    skipped: list[PinSkipped]
+    shipped_sets: list[str]
+
+
+# --------------------------------------------------------------------------- tpscan
+
+
+class ScanRoot(TypedDict, total=False):
+    path: str  # as given
+    abs: str
+    status: str  # "scanned" | "missing" | "permission denied" | "already scanned" | "skipped: <why>" ...
+    kind: str  # "folder" | "file"
+    files_read: int
+
+
+class _TpMatchBase(TypedDict):
+    status: str  # "set" (> 1) | "unresolved" (a variable it could not resolve); "one" only as a sample
+    value: str  # as written
+    degree: int | None  # None: unresolved, or tp_plan="auto"
+
+
+class TpMatch(_TpMatchBase, total=False):
+    via: str | None  # how a variable was resolved
+    line: int
+    key: str
+    text: str  # the line, at most 200 characters
+    key_path: str  # YAML/TOML parents, "vllm_cfg.tensor_parallel_size"
+    scope: str  # "generation": the TP of an inference engine inside a training job
+    file: str
+
+
+class FileContext(TypedDict, total=False):
+    """What a file with findings describes (probes/tpscan.py ``file_context``)."""
+
+    context: str  # "training" | "serving" | "unknown"
+    training_markers: list[str]
+    serving_markers: list[str]
+    nodes: str  # "multi" | "single" | "unknown"
+    node_count: int | None
+    node_markers: list[str]
+    node_unresolved: list[str]
+    kind: str  # "yaml" | "json" | "toml" | "shell" | "env" | "python" | "dockerfile" | "any"
+    launched_by: list[str]  # launch scripts that lent it their context
+
+
+class TpSkippedSample(TypedDict):
+    path: str
+    reason: str
+
+
+class TpscanData(TypedDict):
+    """Probe "tpscan" (probes/tpscan.py ``scan``): findings and what was not read."""
+
+    paths: list[ScanRoot]
+    cwd: str | None
+    files_read: int
+    files_considered: int
+    other_files: int
+    dirs_walked: int
+    bytes_read: int
+    prefilter_hits: int
+    matches: list[TpMatch]  # at most MAX_MATCHES
+    matches_total: int
+    matches_dropped: int
+    at_one: int  # settings found at 1: proof that the configs were seen
+    at_one_sample: list[str]
+    files: dict[str, FileContext]  # only files with findings
+    skipped: dict[str, int]  # reason -> count
+    skipped_sample: list[TpSkippedSample]
+    truncated: str | None  # the scan stopped early, and why
+    max_file_bytes: int
+    scan_s: float
+
+
+# --------------------------------------------------------------------------- bandwidth (G5)
+
+
+class BandwidthResult(TypedDict, total=False):
+    """Probe "bandwidth" (probes/bandwidth.py ``measure``) and "bandwidth_last" (the last ok one,
+    kept on disk). ``status`` "ok" carries the figures; "unknown" and "refused" carry ``reason``.
+    A figure above the device's spec (GB10: 273 GB/s) is a measurement error, not a result."""
+
+    status: str  # "ok" | "unknown" | "refused"
+    reason: str
+    hint: str
+    stderr_tail: str
+    python: str
+    measured_at: float
+    seconds: float
+    source: str
+    device: str
+    capability: list[int]
+    torch: str
+    buffer_bytes: int
+    iterations: int
+    repeats: int
+    copy_gbs: float  # median; bytes read + written per second, GB = 1e9 bytes
+    copy_gbs_all: list[float]
+    read_gbs: float
+    read_gbs_all: list[float]
+    spread_pct: float | None
+    convention: str
+
+
+# --------------------------------------------------------------------------- playbook issues (G8)
+
+
+class PlaybookSuggestion(TypedDict):
+    slug: str
+    why: str
+
+
+class PlaybookMatch(TypedDict, total=False):
+    """One open issue that names what the user follows (playbooks/matching.py ``Match.to_dict``)."""
+
+    number: int
+    title: str
+    url: str
+    created_at: str | None
+    updated_at: str | None
+    comments: int
+    score: int
+    reasons: list[str]
+    slugs: list[str]
+    commands: list[str]
+    body_excerpt: str
+
+
+class RateLimit(TypedDict):
+    limit: int | None
+    remaining: int | None
+    reset_at: float | None
+    limited: bool
+    status: int | None
+
+
+class PlaybookIssuesData(TypedDict, total=False):
+    """Probe "playbook_issues" (probes/playbooks.py ``read``). Nothing configured: no request, only
+    ``configured`` False, what was configured and ``suggestions``. A fetch that found no issue list
+    (not even cached) has ``issues_checked`` None and the reading carries the error."""
+
+    configured: bool
+    repo: str
+    api_url: str  # without user name or password
+    api_host: str
+    slugs: list[str]
+    commands: list[str]
+    unknown_slugs: list[str]
+    suggestions: list[PlaybookSuggestion]
+    url_problem: str
+    issues_checked: int | None  # None: no list was read
+    issues_unreadable: int
+    pull_requests_skipped: int
+    truncated: bool
+    matches: list[PlaybookMatch]
+    matches_total: int
+    source: str | None  # "network" | "cache-fresh" | "cache-304" | "stale-cache" (playbooks/github.py)
+    fetched_at: float | None
+    checked_at: float
+    age_s: float | None
+    error: str | None
+    rate_limit: RateLimit | None
+    requests: int
+    auth: str
+    folders: dict[str, dict[str, Any]]  # slug -> {last_commit, sha, error}
+    cache_error: str | None
+
+
+# --------------------------------------------------------------------------- by probe name
+
+SHAPES: dict[str, type] = {
+    "host": HostData,
+    "meminfo": MemInfoReading,
+    "nvml": NvmlStatic,
+    "telemetry": TelemetryData,
+    "processes": ProcessesData,
+    "target": TargetData,
+    "cudalibs": CudalibsData,
+    "container": ContainerData,
+    "pins": PinsData,
+    "tpscan": TpscanData,
+    "bandwidth": BandwidthResult,
+    "bandwidth_last": BandwidthResult,
+    "playbook_issues": PlaybookIssuesData,
+}
+"""Probe name -> the TypedDict its data has (tests check the probes against it at run time)."""
