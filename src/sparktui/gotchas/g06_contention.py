@@ -1,26 +1,46 @@
 """G6: contention on the one unified memory pool.
 
-Judged by each server's memory cap, not by its presence: a server capped at or under
-``memory.server_cap_ok_fraction`` may share the box with a small job; an uncapped or near-capacity
-one is a warning, and a failure while a training job runs beside it. Inside a container an empty
-NVML process list means "cannot see", never "nothing there".
+Judged by what each process HOLDS (NVML's per-process memory) and what it can still GROW to, not
+by its command line: vLLM/SGLang/TRT-LLM/NIM/TGI take a fraction of the whole pool at start-up; an
+Ollama server holds nothing until it loads a model; a llama.cpp server allocates up front and keeps
+that. Fail when those footprints plus the jobs' can exceed MemTotal, or when a server reserving
+more than ``memory.server_cap_ok_fraction`` runs beside a training job; warn over
+``HEADROOM_FRACTION`` of the pool. N/A is never zero: a sum over an unknown is unknown. A failed
+scan, an empty NVML list inside a container, or an impossible figure is "cannot tell", never ok.
+In review mode (a recording) every process snapshot is judged and the worst one is reported, with
+when. Each rule is a small named function; ``judge`` picks the worst finding.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
 from sparktui.core.telemetry import GIB
 from sparktui.core.verdict import EvidenceList, Status, Verdict
+from sparktui.gotchas._when import when_text
 from sparktui.gotchas.base import Gotcha, unknown_from, unknown_if_lacking
 
 LABELS = {"vllm": "vLLM", "sglang": "SGLang", "llamacpp": "llama.cpp", "ollama": "Ollama",
           "trtllm": "TensorRT-LLM", "nim": "NIM", "triton": "Triton", "tgi": "TGI"}
 
+# How a server's footprint can change after it started (FIELD-FACTS.md, "what they hold"):
+# "fraction": takes a share of the whole pool at start-up (held ~= fraction x MemTotal once up);
+# "on-demand": holds what its loaded models take and loads more on request (size unknown);
+# "fixed": allocates up front; what NVML shows is what it keeps.
+GROWTH = {"vllm": "fraction", "sglang": "fraction", "trtllm": "fraction", "nim": "fraction", "tgi": "fraction",
+          "ollama": "on-demand", "triton": "on-demand", "llamacpp": "fixed"}
+
+SMALL_GPU_BYTES = 512 * 1024 ** 2  # an unnamed compute process under this is a desktop/tiny context, not a job
+HEADROOM_FRACTION = 0.9  # footprints adding up to more than this share of MemTotal: a warning
+
 FIX = """\
-One heavy job per pool. Before a long run, stop inference servers you do not need:
+One heavy job per pool. See what holds the pool (pid, memory) with `nvidia-smi` and `sparktui`, then
+stop the inference servers you do not need before a long run:
 
 ```
 systemctl stop ollama          # Ollama installed as a service
@@ -29,8 +49,10 @@ docker stop CONTAINER
 kill PID                       # a server started by hand
 ```
 
-A server may stay if it runs with an explicit cap of about half the memory or less beside a small
-job (a <4 GB LoRA next to vLLM at 0.5 has been seen running cleanly). Restart it with its cap:
+A server may stay if what it holds plus what it can still take leaves the job room. vLLM, SGLang,
+TensorRT-LLM, TGI and NIM take a fraction of the whole pool at start-up: restart them with an
+explicit cap of about half or less beside a small job (a <4 GB LoRA next to vLLM at 0.5 has been
+seen running cleanly):
 
 ```
 vllm serve MODEL --gpu-memory-utilization 0.5
@@ -38,37 +60,184 @@ python -m sglang.launch_server --model-path MODEL --mem-fraction-static 0.5
 trtllm-serve MODEL --kv_cache_free_gpu_memory_fraction 0.5
 text-generation-launcher --model-id MODEL --cuda-memory-fraction 0.5
 docker run -e NIM_GPU_MEM_FRACTION=0.5 ...
-OLLAMA_MAX_LOADED_MODELS=1 ollama serve
 ```
 
-llama.cpp and Ollama have no fractional cap: their footprint is the model plus context
-(`-ngl`, `--ctx-size`), so size the model to what the training run leaves free.
+Ollama holds nothing until a model is loaded and unloads it after `OLLAMA_KEEP_ALIVE` (5 minutes by
+default); unload now, and keep at most one model loaded:
+
+```
+ollama ps                      # models loaded now
+ollama stop MODEL              # unload one
+OLLAMA_MAX_LOADED_MODELS=1 OLLAMA_KEEP_ALIVE=0 ollama serve
+```
+
+llama.cpp allocates its model and context up front and keeps that (`-ngl`, `--ctx-size`): size it to
+what the training run leaves free.
 """
 
 
+# -- what one snapshot shows -------------------------------------------------------------------
+
+@dataclass
+class Party:
+    """One instance on the pool: a server (launcher and workers together) or a job."""
+
+    label: str  # "vLLM pid 5120", "training pid 3310 (torchrun)"
+    role: str  # "server" | "job"
+    held: Optional[int]  # bytes NVML shows it holding; None: unknown
+    held_why: str  # where ``held`` comes from, or why it is unknown
+    growth: str = ""  # GROWTH model of a server
+    cap: Optional[dict[str, Any]] = None
+    footprint: Optional[float] = None  # what it can take of the pool at most; None: unknown
+
+    @property
+    def fraction(self) -> Optional[float]:
+        f = (self.cap or {}).get("fraction")
+        return float(f) if _number(f) else None
+
+
+@dataclass
+class Pool:
+    """MemTotal and MemAvailable, each None when unread or impossible (``errors`` says which)."""
+
+    total: Optional[int] = None
+    available: Optional[int] = None
+    unread: str = ""  # why MemTotal is missing
+    errors: list[str] = field(default_factory=list)
+    source: str = "/proc/meminfo"
+
+
+@dataclass
+class View:
+    """What the rules look at: one process snapshot and the pool."""
+
+    servers: list[Party]
+    jobs: list[Party]
+    pool: Pool
+    ok_cap: float
+    nv_ok: bool
+    nv_error: Any
+    nv_count: int
+    inside: Optional[bool]
+    live: bool  # False in review mode: MemAvailable is then not from this snapshot's moment
+    errors: list[str]  # measurement errors in this snapshot's rows
+
+    @property
+    def parties(self) -> list[Party]:
+        """Those that hold or can take part of the pool (a server known to hold nothing is idle)."""
+        return [p for p in self.servers if p.footprint != 0] + self.jobs
+
+
+Finding = tuple[Status, str]
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
 def _gib(b: Any) -> str:
-    return f"{b / GIB:.1f} GiB" if isinstance(b, (int, float)) else "?"
+    return f"{b / GIB:.1f} GiB" if _number(b) else "?"
+
+
+# -- reading the pool --------------------------------------------------------------------------
+
+def read_pool(r: Readings) -> Pool:
+    """MemTotal/MemAvailable from the meminfo reading; a value no machine can report is a
+    measurement error (named), never used."""
+    reading = r.get_reading("meminfo")
+    mem = reading.data
+    pool = Pool(source=reading.source or "/proc/meminfo")
+    if not isinstance(mem, dict):
+        pool.unread = f"MemTotal unread: {reading.error or 'no meminfo reading'}"
+        return pool
+    total, avail = mem.get("MemTotal"), mem.get("MemAvailable")
+    if total is None:
+        pool.unread = "MemTotal unread: /proc/meminfo has no MemTotal"
+    elif not _number(total) or total <= 0:
+        pool.errors.append(f"measurement error: MemTotal {total!r} is outside what a machine can report")
+        pool.unread = "MemTotal unusable (measurement error)"
+    else:
+        pool.total = int(total)
+    if avail is not None:
+        if not _number(avail) or avail < 0 or (pool.total is not None and avail > pool.total):
+            pool.errors.append(f"measurement error: MemAvailable {avail!r} is outside 0..MemTotal")
+        else:
+            pool.available = int(avail)
+    return pool
+
+
+# -- building the parties from the rows --------------------------------------------------------
+
+_OWN_SCRIPT = re.compile(r"(^|/)sparktui/probes/(target|bandwidth)_script\.py$")
+_PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
+
+
+def is_sparktui_own(row: dict[str, Any]) -> bool:
+    """sparktui's own probe scripts (``python .../sparktui/probes/target_script.py ...``) are never
+    the user's workload; the probe leaves them out, and so does the judge for older snapshots."""
+    words = str(row.get("command") or "").split()
+    return len(words) > 1 and bool(_PYTHON.match(words[0].rsplit("/", 1)[-1])) and bool(_OWN_SCRIPT.search(words[1]))
 
 
 def _instance_cap(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The most specific cap in an instance: set > unreadable > default > none."""
     order = {"set": 0, "unreadable": 1, "default": 2, "none": 3}
-    caps = [r["cap"] for r in rows if r.get("cap") and r["cap"].get("state") in order]
+    caps = [r["cap"] for r in rows if isinstance(r.get("cap"), dict) and r["cap"].get("state") in order]
     return min(caps, key=lambda c: order[c["state"]]) if caps else None
 
 
-SMALL_GPU_BYTES = 512 * 1024 ** 2
+def _listed(row: dict[str, Any]) -> bool:
+    return bool(row.get("on_gpu")) or row.get("gpu_mem_bytes") is not None
 
 
-HEADROOM_FRACTION = 0.9  # capped servers plus jobs above this share of MemTotal: a warning
+def _impossible(row: dict[str, Any], pool: Pool) -> str | None:
+    b = row.get("gpu_mem_bytes")
+    if b is None:
+        return None
+    if not _number(b) or b < 0:
+        return f"measurement error: pid {row.get('pid')} holds {b!r} bytes on the GPU, a figure NVML cannot report"
+    if pool.total is not None and b > pool.total:
+        return (f"measurement error: pid {row.get('pid')} holds {_gib(b)} on the GPU, more than the whole "
+                f"{_gib(pool.total)} pool (MemTotal)")
+    return None
+
+
+def held_by(members: list[dict[str, Any]], nv_ok: bool, list_seen: bool, bad_pids: list[Any]) -> tuple[int | None, str]:
+    """What an instance holds on the GPU per NVML, and where that comes from. N/A is never 0;
+    not being in a list NVML did read is "nothing on the GPU"."""
+    if not nv_ok:
+        return None, "unknown: NVML process list unavailable"
+    listed = [m for m in members if _listed(m)]
+    if any(m.get("pid") in bad_pids for m in listed):
+        return None, "unknown: measurement error"
+    na = [m for m in listed if m.get("gpu_mem_bytes") is None]
+    if na:
+        return None, f"unknown amount: NVML lists pid {', '.join(str(m.get('pid')) for m in na)} without a figure (N/A)"
+    if not listed:
+        if not list_seen:
+            return None, "unknown: not in NVML's list, which may not show it here"
+        return 0, "nothing on the GPU (not in NVML's process list)"
+    return int(sum(m["gpu_mem_bytes"] for m in listed)), "NVML"
 
 
 def _is_job(members: list[dict[str, Any]]) -> bool:
-    """An unnamed GPU process counts as a workload when it computes and is not tiny."""
+    """An unnamed GPU process counts as a workload when it computes and is not tiny (N/A: not tiny)."""
     for m in members:
-        if m.get("gpu_list") == "compute" and (m.get("gpu_mem_bytes") is None or m["gpu_mem_bytes"] >= SMALL_GPU_BYTES):
+        b = m.get("gpu_mem_bytes")
+        if m.get("gpu_list") == "compute" and (b is None or not _number(b) or b >= SMALL_GPU_BYTES):
             return True
     return False
+
+
+def server_footprint(p: Party, total: int | None) -> float | None:
+    """What a server can take of the pool at most: a fraction server its cap's share of MemTotal
+    (or more, if it already holds more); others what they hold."""
+    if p.growth != "fraction":
+        return p.held
+    if p.fraction is None or total is None:
+        return None
+    share = p.fraction * total
+    return share if p.held is None else max(float(p.held), share)  # the cap bounds an N/A holding
 
 
 def _container_inside(r: Readings, data: dict[str, Any]) -> bool | None:
@@ -81,136 +250,353 @@ def _container_inside(r: Readings, data: dict[str, Any]) -> bool | None:
     return inside
 
 
+def build_view(r: Readings, data: dict[str, Any], pool: Pool, cfg: Config, live: bool, src: str,
+               ev: EvidenceList, details: list[str]) -> View:
+    nv = data.get("nvml") or {}
+    nv_ok = bool(nv.get("ok"))
+    nv_count = nv.get("count", 0) if _number(nv.get("count", 0)) else 0
+    inside = _container_inside(r, data)
+    list_seen = nv_ok and (nv_count > 0 or inside is False)  # absence from the list means "nothing held"
+    rows = [row for row in data.get("rows") or [] if isinstance(row, dict) and "pid" in row]
+    own = [row for row in rows if is_sparktui_own(row)]
+    if own:
+        ev.add("sparktui's own processes", src, f"{len(own)} left out (probe scripts, never the workload)")
+    errors: list[str] = []
+    bad_pids = []
+    for row in rows:
+        why = _impossible(row, pool)
+        if why:
+            errors.append(why)
+            bad_pids.append(row.get("pid"))
+        f = (row.get("cap") or {}).get("fraction") if isinstance(row.get("cap"), dict) else None
+        if f is not None and (not _number(f) or not 0 < f <= 1):
+            errors.append(f"measurement error: pid {row.get('pid')}'s memory cap {f!r} is not a share of the pool (0..1)")
+    view = View([], [], pool, cfg.memory.server_cap_ok_fraction, nv_ok, nv.get("error"), int(nv_count), inside,
+                live, errors)
+    groups: dict[Any, list[dict[str, Any]]] = {}
+    own_ids = {id(row) for row in own}
+    for row in rows:
+        if id(row) not in own_ids:
+            groups.setdefault(row.get("group", row["pid"]), []).append(row)
+    for top, members in groups.items():
+        head = next((m for m in members if m["pid"] == top), members[0])
+        held, why = held_by(members, nv_ok, list_seen, bad_pids)
+        details.append(f"pid {top!s:<7} {str(head.get('kind', '?')):<11} {str(head.get('name') or '')[:28]:<28} "
+                       f"gpu {(_gib(held) if held is not None else 'n/a') if any(map(_listed, members)) else '-':>9}  "
+                       f"rss {_gib(head.get('rss_bytes')):>9}  {str(head.get('command') or '')[:80]}")
+        server = head.get("server") or next((m.get("server") for m in members if m.get("server")), None)
+        if server:
+            if all(m.get("kind") == "other" for m in members):
+                continue  # a helper (HTTP router, detokenizer) that holds no GPU memory
+            p = Party(f"{LABELS.get(server, server)} pid {top}", "server", held, why,
+                      GROWTH.get(server, "on-demand"), _instance_cap(members))
+            p.footprint = server_footprint(p, pool.total)
+            view.servers.append(p)
+            _server_evidence(ev, p, src, view.ok_cap)
+        elif head.get("kind") in ("training", "gpu-process"):
+            what = "training" if any(m.get("kind") == "training" for m in members) else "GPU process"
+            if what == "GPU process" and not _is_job(members):
+                continue  # a desktop/graphics client (Xorg, gnome-shell) or a tiny context
+            p = Party(f"{what} pid {top} ({head.get('name') or head.get('process_name') or '?'})", "job", held, why)
+            p.footprint = held
+            view.jobs.append(p)
+            ev.add(p.label, src, f"gpu {_held_text(p)}, rss {_gib(head.get('rss_bytes'))} "
+                                 f"(resident memory does not show what it holds on the GPU)")
+    return view
+
+
+def _held_text(p: Party) -> str:
+    return _gib(p.held) if p.held is not None and p.held_why == "NVML" else (
+        "nothing (not in NVML's list)" if p.held == 0 else p.held_why)
+
+
+def _server_evidence(ev: EvidenceList, p: Party, src: str, ok_cap: float) -> None:
+    cap = p.cap
+    if p.growth == "fraction":
+        if cap is None:
+            ev.add(f"{p.label} memory cap", src, "not found")
+        elif cap.get("state") == "unreadable":
+            ev.add(f"{p.label} memory cap", src, f"unreadable: {cap.get('source')}")
+        elif p.fraction is None:
+            ev.add(f"{p.label} memory cap", src, f"{cap.get('state')}: {cap.get('source')} (a large share)")
+        else:
+            side = "at or under" if p.fraction <= ok_cap else "over"
+            ev.add(f"{p.label} memory cap", src, f"{p.fraction:g} ({cap.get('source')}): {side} {ok_cap:g}")
+        grow = f"{_gib(p.footprint)} at most (its cap's share of MemTotal)" if p.footprint is not None else "unknown"
+    elif p.growth == "fixed":
+        grow = "what it holds (allocates its model and context up front)"
+    else:
+        grow = "what it holds, plus any model it loads on request (size unknown)"
+    if cap and p.growth != "fraction":
+        extra = f"; {cap['detail']}" if cap.get("detail") else ""
+        ev.add(f"{p.label} memory cap", src, f"{cap.get('state')}: {cap.get('source')}{extra}")
+    ev.add(f"{p.label} holds", src, _held_text(p))
+    ev.add(f"{p.label} can take", src, grow)
+
+
+# -- the rules: each returns a finding or None ---------------------------------------------------
+
+def rule_measurement_errors(v: View) -> Finding | None:
+    """A figure the hardware cannot produce is a measurement error: unknown, saying so."""
+    errs = v.pool.errors + v.errors
+    if errs:
+        return Status.UNKNOWN, "cannot tell: " + "; ".join(errs)
+    return None
+
+
+def _is_uncapped(p: Party, ok_cap: float) -> str | None:
+    """Why a fraction server takes too much of the pool to share it, or None."""
+    cap = p.cap or {}
+    state = cap.get("state")
+    if p.growth != "fraction" or state not in ("set", "default", "none"):
+        return None
+    if state == "none":
+        return "no memory cap"
+    if p.fraction is None:
+        return "no cap given (default: a large share)" if state == "default" else "cap not understood"
+    if p.fraction <= ok_cap:
+        return None
+    if state == "default":
+        return f"no cap given (default {p.fraction:g})"
+    return f"capped at {p.fraction:g}, over {ok_cap:g}"
+
+
+def rule_uncapped_server(v: View) -> Finding | None:
+    """A server reserving more than ``server_cap_ok_fraction`` of the pool: fails beside a job
+    (the job needs room to grow), warns alone."""
+    bad = [(p, why) for p in v.servers if (why := _is_uncapped(p, v.ok_cap))]
+    if not bad:
+        return None
+    said = "; ".join(f"{p.label}: {why}" for p, why in bad)
+    if v.jobs:
+        return Status.FAIL, f"{said}, while {', '.join(j.label for j in v.jobs)} runs on the same pool"
+    return Status.WARN, f"{said}: it competes with anything started next"
+
+
+def _party_text(p: Party) -> str:
+    return f"{p.label} {'up to' if p.growth == 'fraction' else 'holds'} {_gib(p.footprint)}"
+
+
+def rule_pool_sum(v: View) -> Finding | None:
+    """What the servers hold or can take plus what the jobs hold, against MemTotal: over it
+    fails, over HEADROOM_FRACTION warns. Known parts alone over a limit decide; otherwise an
+    unknown part makes it unknown."""
+    parties = v.parties
+    if len(parties) < 2:
+        return None  # one process alone cannot contend with itself
+    names = ", ".join(p.label for p in parties)
+    if v.pool.total is None:
+        return Status.UNKNOWN, f"cannot tell whether {names} fit the pool: {v.pool.unread}"
+    total = v.pool.total
+    known = [p for p in parties if p.footprint is not None]
+    unknown = [p for p in parties if p.footprint is None]
+    s = sum(float(p.footprint or 0) for p in known)
+    said = ", ".join(_party_text(p) for p in known)
+    more = ("; and " + ", ".join(f"{p.label} holds an unknown amount ({p.held_why})" for p in unknown)) if unknown else ""
+    if s > total:
+        return Status.FAIL, f"{said}: {_gib(s)}, more than the {_gib(total)} pool{more}"
+    if s > HEADROOM_FRACTION * total:
+        return (Status.WARN, f"{said}: {_gib(s)}{' at least' if unknown else ''} of the {_gib(total)} pool, "
+                             f"under {100 - HEADROOM_FRACTION * 100:.0f}% left{more}")
+    if unknown:
+        rest = f"; the rest add up to {_gib(s)} of {_gib(total)}" if known else ""
+        return (Status.UNKNOWN, "cannot tell whether it fits the pool: "
+                + ", ".join(f"{p.label} holds an unknown amount ({p.held_why})" for p in unknown) + rest)
+    return None
+
+
+def rule_capped_servers_add_up(v: View) -> Finding | None:
+    """Several servers each capped at or under the limit, whose caps together are over it."""
+    fine = [p for p in v.servers if p.growth == "fraction" and not _is_uncapped(p, v.ok_cap)
+            and p.fraction is not None and (p.cap or {}).get("state") in ("set", "default")]
+    total_cap = sum(p.fraction or 0.0 for p in fine)
+    if len(fine) > 1 and total_cap > v.ok_cap:
+        return Status.WARN, (f"{len(fine)} capped servers add up to {total_cap:g} of memory: "
+                             f"{', '.join(f'{p.label} at {p.fraction:g}' for p in fine)}")
+    return None
+
+
+def rule_several_jobs(v: View) -> Finding | None:
+    """Two jobs without caps grow into each other."""
+    if len(v.jobs) > 1:
+        return Status.WARN, f"{len(v.jobs)} uncapped jobs share the pool: {', '.join(j.label for j in v.jobs)}"
+    return None
+
+
+def rule_growth_vs_available(v: View) -> Finding | None:
+    """Live only: fraction servers that can still grow (starting up) by more than MemAvailable."""
+    if not v.live or v.pool.available is None:
+        return None
+    growing = [(p, p.footprint - p.held) for p in v.servers
+               if p.growth == "fraction" and p.held is not None and p.footprint is not None and p.footprint > p.held]
+    grow = sum(g for _, g in growing)
+    if growing and grow > v.pool.available:
+        who = ", ".join(f"{p.label} can still take {_gib(g)} (up to its cap)" for p, g in growing)
+        return Status.WARN, f"{who}: more than the {_gib(v.pool.available)} still available (MemAvailable)"
+    return None
+
+
+def rule_cap_unreadable(v: View) -> Finding | None:
+    """A fraction server whose cap could not be read: how much it takes is unknown."""
+    hidden = [p for p in v.servers if p.growth == "fraction"
+              and (p.cap is None or p.cap.get("state") not in ("set", "default", "none"))]
+    if hidden:
+        return Status.UNKNOWN, "cannot tell: memory cap unreadable for " + ", ".join(
+            f"{p.label} ({(p.cap or {}).get('source') or 'cap not found'})" for p in hidden)
+    return None
+
+
+def rule_nvml_unavailable(v: View) -> Finding | None:
+    """Without NVML's list unnamed GPU processes and every holding are unseen."""
+    if v.nv_ok:
+        return None
+    found = ", ".join(p.label for p in v.servers + v.jobs) or "no server or training process"
+    return Status.UNKNOWN, f"cannot tell: NVML process list unavailable ({v.nv_error}); name scan found {found}"
+
+
+def rule_inside_container(v: View) -> Finding | None:
+    """Inside a container NVML and psutil show only the container's own processes: what runs on
+    the host is never seen, so nothing seen here can make it ok."""
+    if v.inside:
+        return Status.UNKNOWN, ("cannot tell: host processes not visible (inside a container, only its own "
+                                f"{len(v.servers) + len(v.jobs)} server/job process(es) are seen)")
+    return None
+
+
+def rule_empty_list_unclear(v: View) -> Finding | None:
+    """An empty NVML list where it is unclear whether this is a container (where it always is)."""
+    if v.nv_ok and v.nv_count == 0 and v.inside is None:
+        return Status.UNKNOWN, ("cannot tell: NVML lists no GPU process and it is unclear whether this is a "
+                                "container (where the list is always empty)")
+    return None
+
+
+RULES: tuple[Callable[[View], Finding | None], ...] = (
+    rule_measurement_errors, rule_uncapped_server, rule_pool_sum, rule_capped_servers_add_up, rule_several_jobs,
+    rule_growth_vs_available, rule_cap_unreadable, rule_nvml_unavailable, rule_inside_container,
+    rule_empty_list_unclear)
+
+
+def ok_summary(v: View) -> str:
+    """What was seen, when no rule found anything."""
+    idle = [p for p in v.servers if p.footprint == 0]
+    idle_text = "; " + ", ".join(f"{p.label} holds nothing on the GPU (idle: no model loaded)"
+                                 if p.growth == "on-demand" else f"{p.label} holds nothing on the GPU"
+                                 for p in idle) if idle else ""
+    parties = v.parties
+    if not parties:
+        return f"no inference server or other GPU process on the pool{idle_text}"
+    if len(parties) == 1:
+        p = parties[0]
+        if p.role == "job":
+            return f"one job on the pool: {p.label}{idle_text}"
+        what = f"capped at {p.fraction:g}" if p.growth == "fraction" and p.fraction is not None else f"holds {_held_text(p)}"
+        return f"{p.label} {what}, alone on the pool{idle_text}"
+    servers = [p for p in parties if p.role == "server"]
+    jobs = [p for p in parties if p.role == "job"]
+    names = ", ".join(f"{p.label} capped at {p.fraction:g}" if p.growth == "fraction" and p.fraction is not None
+                      else f"{p.label} holding {_held_text(p)}" for p in servers)
+    beside = f" beside {', '.join(j.label for j in jobs)}" if jobs else ""
+    s = sum(float(p.footprint or 0) for p in parties)
+    total = v.pool.total
+    return f"{names}{beside}: {_gib(s)} of the {_gib(total)} pool at most (capped coexistence){idle_text}"
+
+
+def judge_snapshot(r: Readings, data: dict[str, Any], pool: Pool, cfg: Config, live: bool, src: str) -> Verdict:
+    """The verdict on one process snapshot."""
+    ev = EvidenceList()
+    nv = data.get("nvml") or {}
+    ev.add("NVML GPU process list", "NVML",
+           f"{nv.get('count', 0)} process(es)" if nv.get("ok") else f"unavailable: {nv.get('error')}")
+    inside = _container_inside(r, data)
+    ev.add("inside a container", "/.dockerenv, /run/.containerenv, /proc/1/cgroup",
+           {True: "yes", False: "no"}.get(inside, "cannot tell"))
+    skipped = data.get("skipped") or {}
+    if skipped.get("vanished") or skipped.get("denied"):
+        ev.add("processes skipped mid-scan", "psutil", f"{skipped.get('vanished', 0)} exited, {skipped.get('denied', 0)} denied")
+    if data.get("own_excluded"):
+        ev.add("sparktui's own processes", "psutil", f"{data['own_excluded']} left out (sparktui and its children)")
+    if data.get("scan_error") or not isinstance(data.get("rows"), list):
+        why = data.get("scan_error") or "the snapshot has no process list"
+        ev.add("process scan", "psutil", why)
+        return Verdict("G6", Status.UNKNOWN, f"cannot see the processes: {why}", ev.tuple(), FIX)
+    if nv.get("ok") and nv.get("count", 0) == 0 and inside:
+        return Verdict("G6", Status.UNKNOWN,
+                       "cannot tell: host processes not visible (inside a container, NVML's process list is empty)",
+                       ev.tuple(), FIX)
+    details: list[str] = []
+    view = build_view(r, data, pool, cfg, live, src, ev, details)
+    if pool.total is not None:
+        ev.add("the pool", pool.source, f"MemTotal {_gib(pool.total)}, MemAvailable {_gib(pool.available)}")
+    else:
+        ev.add("the pool", pool.source, pool.unread)
+    findings = [f for f in (rule(view) for rule in RULES) if f is not None]
+    if not findings:
+        return Verdict("G6", Status.OK, ok_summary(view), ev.tuple(), FIX, tuple(details))
+    worst = max(findings, key=lambda f: f[0].severity)  # the first of the most severe
+    for status, text in findings:
+        if (status, text) != worst:
+            ev.add("also", "G6", f"{status.value}: {text}")
+    return Verdict("G6", worst[0], worst[1], ev.tuple(), FIX, tuple(details))
+
+
+# -- review mode: every snapshot of a recording ---------------------------------------------------
+
+def _first_time(r: Readings, history: list[dict[str, Any]]) -> float | None:
+    """The recording's first moment: meminfo's t0, else the first sample, else the first scan."""
+    t0 = (r.data("meminfo") or {}).get("t0")
+    if _number(t0):
+        return float(t0)
+    samples = (r.data("telemetry") or {}).get("samples") or []
+    if samples and isinstance(samples[0], dict) and _number(samples[0].get("t")):
+        return float(samples[0]["t"])
+    ts = [h.get("t") for h in history if _number(h.get("t"))]
+    return float(min(ts)) if ts else None
+
+
+def judge_review(r: Readings, history: list[dict[str, Any]], pool: Pool, cfg: Config, src: str) -> Verdict:
+    """The worst snapshot of a recording, and when. Snapshots that could not be judged are named;
+    they decide only when no snapshot could be judged."""
+    judged = [(snap, judge_snapshot(r, snap, pool, cfg, False, src)) for snap in history if isinstance(snap, dict)]
+    if not judged:
+        return Verdict("G6", Status.UNKNOWN, "cannot tell: the recording has no readable process snapshot", (), FIX)
+    seen = [(s, v) for s, v in judged if v.status is not Status.UNKNOWN]
+    pick_from = seen or judged
+    snap, worst = max(pick_from, key=lambda sv: sv[1].status.severity)  # the earliest of the worst
+    t0 = _first_time(r, history)
+    when = when_text(snap.get("t"), t0)
+    same = sum(1 for _, v in judged if v.status is worst.status)
+    blind = len(judged) - len(seen)
+    summary = f"{worst.summary} (worst at {when}; {worst.status.value} in {same} of {len(judged)} process snapshots"
+    summary += f"; {blind} could not be judged)" if seen and blind else ")"
+    ev = EvidenceList()
+    ev.add("worst moment", src, when)
+    ev.add("process snapshots judged", src, ", ".join(
+        f"{n} {st.value}" for st in (Status.FAIL, Status.WARN, Status.UNKNOWN, Status.OK)
+        if (n := sum(1 for _, v in judged if v.status is st))))
+    if seen and blind:
+        first_blind = next(s for s, v in judged if v.status is Status.UNKNOWN)
+        ev.add("snapshot not judged", src, f"{when_text(first_blind.get('t'), t0)}: "
+                                           f"{next(v for _, v in judged if v.status is Status.UNKNOWN).summary}")
+    return Verdict("G6", worst.status, summary, ev.tuple() + worst.evidence, FIX, worst.details)
+
+
 def judge(r: Readings, cfg: Config) -> Verdict:
     reading = r.get_reading("processes")
     data = reading.data
     if data is None:
         return unknown_from("G6", reading, "process list")
+    src = reading.source or "processes"
+    if data.get("scan_error"):
+        return judge_snapshot(r, data, read_pool(r), cfg, True, src)
     lacking = unknown_if_lacking("G6", reading, "process list", "rows", "nvml")
     if lacking is not None:
         return lacking
-    src = reading.source or "processes"
-    ev = EvidenceList()
-    nv = data.get("nvml") or {}
-    rows = list(data.get("rows") or [])
-    inside = _container_inside(r, data)
-    nv_ok = bool(nv.get("ok"))
-    nv_count = nv.get("count", 0)
-    ev.add("NVML GPU process list", "NVML", f"{nv_count} process(es)" if nv_ok else f"unavailable: {nv.get('error')}")
-    ev.add("inside a container", "/.dockerenv, /run/.containerenv, /proc/1/cgroup",
-           {True: "yes", False: "no", None: "cannot tell"}[inside])
-    skipped = data.get("skipped") or {}
-    if skipped.get("vanished") or skipped.get("denied"):
-        ev.add("processes skipped mid-scan", "psutil", f"{skipped.get('vanished', 0)} exited, {skipped.get('denied', 0)} denied")
-    if data.get("scan_error"):
-        ev.add("process scan", "psutil", data["scan_error"])
-
-    if nv_ok and nv_count == 0 and inside:
-        return Verdict("G6", Status.UNKNOWN,
-                       "cannot tell: host processes not visible (inside a container, NVML's process list is empty)",
-                       ev.tuple(), FIX)
-
-    groups: dict[int, list[dict[str, Any]]] = {}
-    for row in rows:
-        groups.setdefault(row.get("group", row["pid"]), []).append(row)
-    ok_cap = cfg.memory.server_cap_ok_fraction
-    bad, unreadable, fine, jobs = [], [], [], []
-    job_bytes = 0  # what the jobs hold: NVML's figure where listed, else resident memory
-    details = []
-    for top, members in groups.items():
-        head = next((m for m in members if m["pid"] == top), members[0])
-        gpu = sum(m.get("gpu_mem_bytes") or 0 for m in members)
-        on_gpu = any(m.get("on_gpu") for m in members)
-        server = head.get("server") or next((m.get("server") for m in members if m.get("server")), None)
-        details.append(f"pid {top:<7} {head.get('kind', '?'):<11} {head.get('name', '')[:28]:<28} "
-                       f"gpu {_gib(gpu) if on_gpu else '-':>9}  rss {_gib(head.get('rss_bytes')):>9}  "
-                       f"{(head.get('command') or '')[:80]}")
-        if server:
-            if all(m.get("kind") == "other" for m in members):
-                continue  # a helper (HTTP router, detokenizer) that holds no GPU memory
-            label = f"{LABELS.get(server, server)} pid {top}"
-            cap = _instance_cap(members)
-            if cap is None:
-                unreadable.append((label, "cap not found"))
-                ev.add(f"{label} memory cap", src, "not found")
-            elif cap["state"] == "unreadable":
-                unreadable.append((label, cap["source"]))
-                ev.add(f"{label} memory cap", src, f"unreadable: {cap['source']}")
-            elif cap["state"] == "none":
-                bad.append((label, "no memory cap"))
-                extra = f"; {cap['detail']}" if cap.get("detail") else ""
-                ev.add(f"{label} memory cap", src, f"none: {cap['source']}{extra}; holds {_gib(gpu) if on_gpu else 'unknown'}")
-            elif cap.get("fraction") is None or cap["fraction"] > ok_cap:
-                frac = "large" if cap.get("fraction") is None else f"{cap['fraction']:g}"
-                why = (f"no cap given (default {frac})" if cap["state"] == "default"
-                       else f"capped at {frac}, over {ok_cap:g}")
-                bad.append((label, why))
-                ev.add(f"{label} memory cap", src, f"{frac} ({cap['source']}): over {ok_cap:g}")
-            else:
-                fine.append((label, cap["fraction"]))
-                ev.add(f"{label} memory cap", src, f"{cap['fraction']:g} ({cap['source']}): at or under {ok_cap:g}")
-        elif head.get("kind") in ("training", "gpu-process"):
-            what = "training" if any(m.get("kind") == "training" for m in members) else "GPU process"
-            if what == "GPU process" and not _is_job(members):
-                continue  # a desktop/graphics client (Xorg, gnome-shell) or a tiny context
-            jobs.append(f"{what} pid {top} ({head.get('name') or head.get('process_name') or '?'})")
-            job_bytes += gpu if on_gpu else sum(m.get("rss_bytes") or 0 for m in members)
-            ev.add(f"{what} pid {top}", src, f"gpu {_gib(gpu) if on_gpu else 'not listed by NVML'}, "
-                                             f"rss {_gib(head.get('rss_bytes'))}")
-
-    if bad and jobs:
-        return Verdict("G6", Status.FAIL,
-                       f"{'; '.join(f'{l}: {w}' for l, w in bad)}, while {', '.join(jobs)} runs on the same pool",
-                       ev.tuple(), FIX, tuple(details))
-    if bad:
-        return Verdict("G6", Status.WARN,
-                       f"{'; '.join(f'{l}: {w}' for l, w in bad)}: it competes with anything started next",
-                       ev.tuple(), FIX, tuple(details))
-    total_cap = sum(f for _, f in fine)
-    if len(fine) > 1 and total_cap > ok_cap:
-        return Verdict("G6", Status.WARN, f"{len(fine)} capped servers add up to {total_cap:g} of memory",
-                       ev.tuple(), FIX, tuple(details))
-    if len(jobs) > 1:
-        return Verdict("G6", Status.WARN, f"{len(jobs)} uncapped jobs share the pool: {', '.join(jobs)}",
-                       ev.tuple(), FIX, tuple(details))
-    if unreadable:
-        return Verdict("G6", Status.UNKNOWN,
-                       "cannot tell: memory cap unreadable for " + ", ".join(f"{l} ({w})" for l, w in unreadable),
-                       ev.tuple(), FIX, tuple(details))
-    if not nv_ok:
-        found = ", ".join([l for l, _ in fine] + jobs) or "no server or training process"
-        return Verdict("G6", Status.UNKNOWN,
-                       f"cannot tell: NVML process list unavailable ({nv.get('error')}); name scan found {found}",
-                       ev.tuple(), FIX, tuple(details))
-    if nv_count == 0 and inside is None:
-        return Verdict("G6", Status.UNKNOWN,
-                       "cannot tell: NVML lists no GPU process and it is unclear whether this is a container "
-                       "(where the list is always empty)", ev.tuple(), FIX, tuple(details))
-    if fine:
-        names = ", ".join(f"{l} capped at {f:g}" for l, f in fine)
-        beside = f" beside {jobs[0]}" if jobs else ""
-        if jobs:  # a capped server is fine beside a SMALL job: weigh the job against what the cap leaves
-            total = (r.data("meminfo") or {}).get("MemTotal")
-            if not total:
-                return Verdict("G6", Status.OK, f"{names}{beside}: capped coexistence (the job's size not weighed: "
-                                               f"MemTotal unread)", ev.tuple(), FIX, tuple(details))
-            reserved = total_cap * total
-            ev.add("servers' share + jobs", "caps x MemTotal + NVML/RSS",
-                   f"{_gib(reserved)} + {_gib(job_bytes)} of {_gib(total)}")
-            if reserved + job_bytes > total:
-                return Verdict("G6", Status.FAIL,
-                               f"{names} reserves {_gib(reserved)}, and {', '.join(jobs)} holds {_gib(job_bytes)}: "
-                               f"more than the {_gib(total)} pool", ev.tuple(), FIX, tuple(details))
-            if reserved + job_bytes > HEADROOM_FRACTION * total:
-                return Verdict("G6", Status.WARN,
-                               f"{names} reserves {_gib(reserved)}, and {', '.join(jobs)} holds {_gib(job_bytes)}: "
-                               f"under {100 - HEADROOM_FRACTION * 100:.0f}% of the {_gib(total)} pool left",
-                               ev.tuple(), FIX, tuple(details))
-        return Verdict("G6", Status.OK, f"{names}{beside}: capped coexistence", ev.tuple(), FIX, tuple(details))
-    if jobs:
-        return Verdict("G6", Status.OK, f"one job on the pool: {jobs[0]}", ev.tuple(), FIX, tuple(details))
-    return Verdict("G6", Status.OK, "no inference server or other GPU process on the pool", ev.tuple(), FIX,
-                   tuple(details))
+    pool = read_pool(r)
+    history = data.get("history")
+    if data.get("review") and isinstance(history, list) and history:
+        return judge_review(r, history, pool, cfg, src)
+    return judge_snapshot(r, data, pool, cfg, not data.get("review"), src)
 
 
 GOTCHA = Gotcha(
@@ -220,23 +606,28 @@ GOTCHA = Gotcha(
     symptom=("A run slows down or dies mid-way with nothing in its own logs, or an inference server's KV cache "
              "and weights get evicted; usually another process on the box grew into the memory."),
     cause=("GPU and CPU memory are one pool. An inference server left running (vLLM, SGLang, Ollama, NIM ...) "
-           "without an explicit cap, or with one near capacity, takes what a training job then cannot get. A "
+           "that takes most of the pool, or grows into it, takes what a training job then cannot get. A "
            "small bounded neighbour is fine: a <4 GB LoRA has run cleanly beside vLLM capped at 0.5. What "
-           "matters is the other process's cap, not its presence."),
-    check=("Lists NVML's compute and graphics processes with their memory, and scans every process (psutil) for "
-           "inference servers (vLLM incl. VLLM::EngineCore, SGLang, llama.cpp, Ollama, TensorRT-LLM, NIM, "
-           "Triton, TGI) and training jobs (torchrun, accelerate, deepspeed, train/SFT/fine-tune scripts, "
-           "Unsloth). Each server's cap is read from its flags (--gpu-memory-utilization, --mem-fraction-static, "
-           "free_gpu_memory_fraction, --cuda-memory-fraction) or environment (NIM_GPU_MEM_FRACTION, OLLAMA_*). "
-           "A cap at or under `memory.server_cap_ok_fraction` is fine beside a small job; uncapped or larger warns, "
-           "and fails while training runs too. Beside a job, the caps' share of MemTotal plus what the job "
-           "holds (NVML, else resident memory) must fit the pool: over it fails, over 90% warns. Inside a "
-           "container an empty NVML list is reported as \"cannot see\"."),
+           "matters is what each process holds and can still take, not its presence."),
+    check=("Lists NVML's compute and graphics processes with the memory each holds, and scans every process "
+           "(psutil) for inference servers (vLLM incl. VLLM::EngineCore, SGLang, llama.cpp, Ollama, TensorRT-LLM, "
+           "NIM, Triton, TGI) and training jobs (torchrun, accelerate, deepspeed, train/SFT/fine-tune scripts, "
+           "Unsloth); sparktui and its own children are left out. What a server can take: vLLM, SGLang, "
+           "TensorRT-LLM, TGI and NIM a fraction of the pool read from their flags or environment "
+           "(--gpu-memory-utilization, default 0.9; --mem-fraction-static; free_gpu_memory_fraction; "
+           "--cuda-memory-fraction; NIM_GPU_MEM_FRACTION); Ollama what its loaded models hold (nothing while "
+           "idle); llama.cpp what it holds (allocated up front). A fraction over `memory.server_cap_ok_fraction` "
+           "fails beside a training job and warns alone. Servers' share plus jobs' holdings over MemTotal fail; "
+           "over 90% of it warn; a server still starting that can take more than MemAvailable warns. A holding "
+           "NVML reports as N/A is an unknown amount, never 0; a failed scan, MemTotal unread, or a figure "
+           "the hardware cannot produce is unknown. Inside a container an empty NVML list is \"cannot see\". "
+           "A recording is judged snapshot by snapshot: the worst, and when."),
     fix=FIX,
     intrusive=False,
     cadence_s=10.0,
     probes=("processes", "meminfo"),
     judge=judge,
     references=("Per-process GPU memory works on the host, empty inside a container: FACTS.md (NVML on GB10)",
-                "Server caps: FACTS.md inference-server table"),
+                "Server caps: FACTS.md inference-server table",
+                "What servers hold; RSS does not show GPU memory: FIELD-FACTS.md (memory on the one pool)"),
 )

@@ -3,19 +3,24 @@ servers and training jobs, each server with the memory cap read from its flags o
 
 The scan reads; G6 judges. A process that exits or denies access mid-scan is skipped and counted,
 never fatal. Inside a container NVML's process list is empty (its own PID namespace), so the
-reading says whether this looks like a container: an empty list there means "cannot see".
+reading says whether this looks like a container: an empty list there means "cannot see". A scan
+that fails is a distinct state (``scan_error``, no ``rows``), never an empty list. sparktui itself
+and its children (the target and bandwidth probes, ssh to peers), and any sparktui's probe scripts,
+are left out: they are never the user's workload.
 
 Reading "processes" data::
 
     {"rows": [{"pid", "ppid", "user", "kind": "server"|"training"|"gpu-process"|"other",
                "server": "vllm"|"sglang"|"llamacpp"|"ollama"|"trtllm"|"nim"|"triton"|"tgi"|None,
                "name", "process_name", "command", "gpu_mem_bytes" (NVML; None if not listed or N/A),
-               "on_gpu", "gpu_list": "compute"|"graphics", "rss_bytes", "age_s",
+               "on_gpu" (listed by NVML), "gpu_list": "compute"|"graphics", "rss_bytes", "age_s",
                "cap": {"state": "set"|"default"|"none"|"unreadable"|"n/a", "fraction", "source", "detail"},
                "env": {memory-relevant variables} | "unreadable",
                "group": pid of the instance's top process (launcher and its workers share it)}],
      "nvml": {"ok", "error", "count"}, "container": {"inside": True|False|None, "markers", ...},
-     "skipped": {"vanished", "denied"}, "scanned": N, "t": unix time}
+     "skipped": {"vanished", "denied"}, "own_excluded": N, "scanned": N, "t": unix time}
+
+    on failure: {"scan_error": "process scan failed: ...", "nvml", "container", "skipped", "t"} (no "rows")
 """
 
 from __future__ import annotations
@@ -40,7 +45,7 @@ SERVER_ENV = {
 }
 # Defaults when a server is started without its cap (FACTS.md table; TRT-LLM's is a share of
 # the memory left after the weights; TGI's --cuda-memory-fraction defaults to 1.0).
-DEFAULT_CAPS = {"vllm": 0.92, "trtllm": 0.9, "tgi": 1.0}
+DEFAULT_CAPS = {"vllm": 0.9, "trtllm": 0.9, "tgi": 1.0}  # vLLM: CacheConfig default (FACTS.md)
 
 _TRAIN_SCRIPT = re.compile(r"(train|sft|finetun|fine[-_]tun|pretrain|dpo|grpo|ppo|lora|distill)", re.I)
 _PY = re.compile(r"^python(\d+(\.\d+)?)?$")
@@ -283,6 +288,9 @@ def detect_container(markers: Iterable[str] = CONTAINER_MARKERS, proc: str = "/p
 
 # -- NVML --------------------------------------------------------------------------------------
 
+NVML_NOT_AVAILABLE = 0xFFFFFFFFFFFFFFFF  # NVML_VALUE_NOT_AVAILABLE for unsigned long long: N/A
+
+
 def nvml_processes(session: NvmlSession) -> dict[str, Any]:
     """{pid: bytes|None} over all GPUs, compute and graphics lists; errors per list."""
     out: dict[str, Any] = {"ok": False, "error": None, "pids": {}, "compute": set(), "lists_read": 0}
@@ -300,9 +308,10 @@ def nvml_processes(session: NvmlSession) -> dict[str, Any]:
             if "Compute" in fn:
                 out["compute"].update(pid for pid, _ in f.value)
             for pid, used in f.value:
-                used = int(used) if isinstance(used, int) else None
-                prev = out["pids"].get(pid)
-                out["pids"][pid] = max(prev or 0, used or 0) if (prev is not None or used is not None) else None
+                used = int(used) if isinstance(used, int) and 0 <= used < NVML_NOT_AVAILABLE else None
+                prev = out["pids"].get(pid, None)
+                known = [v for v in (prev, used) if v is not None]
+                out["pids"][pid] = max(known) if known else None  # N/A stays None, never 0
     out["ok"] = out["lists_read"] > 0
     out["error"] = "; ".join(errors) or None
     return out
@@ -539,20 +548,53 @@ def _group(rows: list[dict[str, Any]], ppids: dict[int, int | None]) -> None:
             row["cap"] = dict(top["cap"], source=f"{top['cap']['source']} (launcher pid {top['pid']})")
 
 
+def is_own_script(cmdline: list[str]) -> bool:
+    """A sparktui probe script (``python .../sparktui/probes/target_script.py ...``), whichever
+    sparktui started it."""
+    tokens = [t for t in (cmdline or []) if t is not None]
+    return len(tokens) > 1 and bool(_PY.match(_base(tokens[0]))) and bool(_OWN_SCRIPTS.search(tokens[1]))
+
+
+def own_pids(cands: list[dict[str, Any]], root: int | None) -> set[int]:
+    """sparktui's own processes: ``root`` (this process) and its descendants, and every process
+    running a sparktui probe script, with theirs. A parent is followed up to 64 hops."""
+    ppids = {c["pid"]: c.get("ppid") for c in cands}
+    seeds = {c["pid"] for c in cands if is_own_script(c.get("cmdline") or [])}
+    if root is not None:
+        seeds.add(root)
+    own = set()
+    for pid in ppids:
+        p, hops = pid, 0
+        while p is not None and hops < 64:
+            if p in seeds:
+                own.add(pid)
+                break
+            p, hops = ppids.get(p), hops + 1
+    return own | ({root} if root is not None else set())
+
+
 def scan(session: NvmlSession | None, cfg: Config | None = None, *, markers: Iterable[str] = CONTAINER_MARKERS,
-         clock=time.time) -> dict[str, Any]:
-    """The process view: servers, training jobs and NVML GPU processes. Never raises."""
+         clock=time.time, exclude_own: bool = True) -> dict[str, Any]:
+    """The process view: servers, training jobs and NVML GPU processes. Never raises.
+
+    ``exclude_own``: leave out this process and its descendants (sparktui's probes, ssh to peers).
+    Tests whose own children stand in for the user's workloads pass False; any sparktui's probe
+    scripts are left out either way."""
     now = clock()
     nv = nvml_processes(session) if session is not None else {"ok": False, "error": "NVML not used", "pids": {}}
     try:
         cands, skipped = list_candidates()
-    except Exception as e:  # psutil missing or /proc unreadable
-        return {"rows": [], "nvml": _nvml_summary(nv), "container": detect_container(markers),
+    except Exception as e:  # psutil missing or /proc unreadable: a failure, never an empty list
+        return {"nvml": _nvml_summary(nv), "container": detect_container(markers),
                 "scan_error": f"process scan failed: {e!r}", "skipped": {"vanished": 0, "denied": 0}, "t": now}
+    own = own_pids(cands, os.getpid() if exclude_own else None)
+    cands = [c for c in cands if c["pid"] not in own]
     by_pid = {c["pid"]: c for c in cands}
     ppids = {c["pid"]: c.get("ppid") for c in cands}
     wanted = [c for c in cands if c["kind"]]
     for pid in nv["pids"]:
+        if pid in own:
+            continue
         if pid not in by_pid:  # NVML sees it, psutil does not (another PID namespace)
             wanted.append({"pid": pid, "ppid": None, "name": "", "cmdline": [], "kind": "gpu-process",
                            "server": None, "label": "(not visible to psutil)"})
@@ -576,7 +618,7 @@ def scan(session: NvmlSession | None, cfg: Config | None = None, *, markers: Ite
     _group(rows, ppids)
     rows.sort(key=lambda r: (-(r.get("gpu_mem_bytes") or 0), r["pid"]))
     return {"rows": rows, "nvml": _nvml_summary(nv), "container": detect_container(markers),
-            "skipped": skipped, "scanned": len(cands), "t": round(now, 3)}
+            "skipped": skipped, "own_excluded": len(own - {os.getpid()}), "scanned": len(cands), "t": round(now, 3)}
 
 
 def _nvml_summary(nv: dict[str, Any]) -> dict[str, Any]:
