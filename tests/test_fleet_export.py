@@ -91,9 +91,11 @@ def test_scrape_carries_check_status_and_telemetry(running):
     assert fams["sparktui_gpu_power_limit_watts"].samples == []  # NOT_SUPPORTED: absent, not zero
     reasons = {s.labels["reason"]: s.value for s in fams["sparktui_gpu_clock_event_reason"].samples}
     assert reasons["sw_thermal_slowdown"] == 1 and reasons["hw_slowdown"] == 0
-    viol = fams["sparktui_gpu_thermal_violation_seconds"]
-    assert viol.type == "counter" and viol.samples[0].name == "sparktui_gpu_thermal_violation_seconds_total"
-    assert viol.samples[0].value == pytest.approx(0.903158)
+    held = fams["sparktui_gpu_clock_event_seconds"]
+    assert held.type == "counter" and held.samples[0].name == "sparktui_gpu_clock_event_seconds_total"
+    by_reason = {s.labels["reason"]: s.value for s in held.samples}
+    assert by_reason["sw_thermal_slowdown"] == pytest.approx(0.903158)  # FIELD-FACTS: 903158 us on a GB10
+    assert by_reason["sw_power_cap"] == pytest.approx(0.165687) and by_reason["hw_power_brake_slowdown"] == 0
     mem = {s.labels["field"]: s.value for s in fams["sparktui_memory_bytes"].samples}
     assert mem["MemAvailable"] > 0 and mem["MemTotal"] >= mem["MemAvailable"]
     assert fams["sparktui_nvml_up"].samples[0].value == 1

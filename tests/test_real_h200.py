@@ -23,7 +23,7 @@ def test_the_matmul_recording_shows_power_capping_with_its_counter():
     v = REGISTRY["G4"].judge(readings_from_recording(rec), Config())
     assert v.status.value == "warn" and v.summary.startswith("power capping")
     ev = {e.what: e.value for e in v.evidence}
-    assert ev["power violation counter"].startswith("+120.2 s")
+    assert ev["SW power capping (NVML field 74)"].startswith("+120.2 s")  # recorded as power_viol_ns (field 74)
     assert ev["rated power"] == "700 W (NVML enforced limit)"
 
 

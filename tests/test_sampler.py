@@ -54,7 +54,10 @@ def test_gb10_sample_reads_what_works_and_names_what_does_not(install, meminfo):
     s = Sampler(meminfo_path=meminfo).sample_once()
     g = s["gpus"][0]
     assert (g["temp_c"], g["power_w"], g["sm_mhz"], g["util_gpu"], g["util_mem"]) == (72, 80.0, 2405, 97, 0)
-    assert g["thermal_viol_ns"] == 903_158_000 and g["reasons"] == []
+    # FIELD-FACTS: every reason "Not Active" while the counters held 165687 us / 903158 us
+    assert g["sw_thermal_ns"] == 903_158_000 and g["sw_power_cap_ns"] == 165_687_000 and g["reasons"] == []
+    assert (g["hw_thermal_ns"], g["hw_power_brake_ns"], g["sync_boost_ns"]) == (0, 0, 0)
+    assert "thermal_policy_ns" not in g  # field 269 answers: the older field 75 is not read
     for field in ("power_limit_w", "mem_mhz", "mem_used", "mem_total"):
         assert g[field] is None and g["errors"][field].startswith("NOT_SUPPORTED"), field
     assert s["mem"]["MemAvailable"] == 89128960 * 1024 and "errors" not in s
@@ -71,13 +74,16 @@ def test_library_missing_costs_the_gpu_fields_not_the_sample(install, meminfo):
 
 @pytest.mark.parametrize("field,key", [("temp_c", "temp_c"), ("power_w", "power_w"), ("sm_mhz", "sm_mhz"),
                                        ("util", "util_gpu"), ("reasons", "reasons_mask"),
-                                       ("thermal_viol_ns", "thermal_viol_ns"), ("power_viol_ns", "power_viol_ns")])
+                                       ("sw_thermal_ns", "sw_thermal_ns"), ("sw_power_cap_ns", "sw_power_cap_ns"),
+                                       ("hw_thermal_ns", "hw_thermal_ns"), ("hw_power_brake_ns", "hw_power_brake_ns"),
+                                       ("sync_boost_ns", "sync_boost_ns")])
 def test_not_supported_per_field_costs_only_that_field(install, meminfo, field, key):
     fake = install(fake_nvml.gb10_loaded())
     fake.fail(field)
     g = Sampler(meminfo_path=meminfo).sample_once()["gpus"][0]
-    assert g[key] is None and g["errors"][key] == "NOT_SUPPORTED (Not Supported)"
-    others = {"temp_c": 72, "power_w": 80.0, "sm_mhz": 2405, "util_gpu": 97, "thermal_viol_ns": 903_158_000}
+    assert g[key] is None and g["errors"][key] == "NOT_SUPPORTED (Not Supported)"  # None with the reason, never 0
+    others = {"temp_c": 72, "power_w": 80.0, "sm_mhz": 2405, "util_gpu": 97, "sw_thermal_ns": 903_158_000,
+              "sw_power_cap_ns": 165_687_000, "hw_power_brake_ns": 0}
     for k, v in others.items():
         if k != key:
             assert g[k] == v, k
@@ -121,9 +127,9 @@ def test_events_function_missing_falls_back_to_throttle_reasons(install, meminfo
     assert g["reasons"] == ["sw_thermal_slowdown"] and fake.calls["nvmlDeviceGetCurrentClocksThrottleReasons"] == 1
 
 
-def test_violation_counters_come_in_one_field_values_call_every_ten_seconds(install, meminfo):
-    """Both counter paths cost ~0.8 ms on a real H200 (the rest of a sample ~85 us): the counters
-    are read on their own cadence, both in one call, and carried in between."""
+def test_clock_event_counters_come_in_one_field_values_call_every_ten_seconds(install, meminfo):
+    """FIELD-FACTS: one field-values call for 9 fields ~1.7 ms on a real H200, the rest of a sample
+    ~85 us: the five counters are read on their own cadence, in one call, and carried in between."""
     fake = install(fake_nvml.gb10_loaded())
     now = [100.0]
     s = Sampler(meminfo_path=meminfo)
@@ -131,18 +137,45 @@ def test_violation_counters_come_in_one_field_values_call_every_ten_seconds(inst
     s.readers[0].clock = lambda: now[0]
     seen = []
     for i in range(12):  # 1 s apart
-        fake.set(thermal_viol_ns=1_000 * i, power_viol_ns=7 + i)
+        fake.set(sw_thermal_ns=1_000 * i, sw_power_cap_ns=7 + i, hw_power_brake_ns=3 * i)
         g = s.sample_once()["gpus"][0]
-        seen.append((g["thermal_viol_ns"], g["power_viol_ns"]))
+        seen.append((g["sw_thermal_ns"], g["sw_power_cap_ns"], g["hw_power_brake_ns"]))
         now[0] += 1.0
-    assert seen == [(0, 7)] * 10 + [(10_000, 17)] * 2
+    assert seen == [(0, 7, 0)] * 10 + [(10_000, 17, 30)] * 2
     assert fake.calls["nvmlDeviceGetFieldValues"] == 2 and "nvmlDeviceGetViolationStatus" not in fake.calls
+    # nvidia-smi's five (74, 76, 269, 270, 271); field 75 is asked on the first call only, in case 269 fails
+    assert fake.field_ids_asked == [[74, 76, 269, 270, 271, 75], [74, 76, 269, 270, 271]]
+
+
+def test_without_field_269_the_older_field_75_is_kept_as_thermal_evidence(install, meminfo):
+    fake = install(fake_nvml.gb10_loaded())
+    fake.fail("sw_thermal_ns").set(thermal_policy_ns=42_000_000)
+    now = [100.0]
+    s = Sampler(meminfo_path=meminfo)
+    s.open()
+    s.readers[0].clock = lambda: now[0]
+    for _ in range(2):
+        g = s.sample_once()["gpus"][0]
+        now[0] += 10.0
+    assert g["sw_thermal_ns"] is None and g["errors"]["sw_thermal_ns"] == "NOT_SUPPORTED (Not Supported)"
+    assert g["thermal_policy_ns"] == 42_000_000
+    assert fake.field_ids_asked == [[74, 76, 269, 270, 271, 75], [74, 76, 270, 271, 75]]  # 269 not asked again
+
+
+def test_numeric_field_ids_when_the_binding_lacks_the_constants(install, meminfo):
+    fake = install(fake_nvml.gb10_loaded())
+    for name in ("NVML_FI_DEV_CLOCKS_EVENT_REASON_SW_THERM_SLOWDOWN", "NVML_FI_DEV_CLOCKS_EVENT_REASON_HW_THERM_SLOWDOWN",
+                 "NVML_FI_DEV_CLOCKS_EVENT_REASON_HW_POWER_BRAKE_SLOWDOWN"):
+        delattr(fake, name)  # an nvidia-ml-py older than these
+    g = Sampler(meminfo_path=meminfo).sample_once()["gpus"][0]
+    assert g["sw_thermal_ns"] == 903_158_000 and fake.field_ids_asked[0][2:5] == [269, 270, 271]
 
 
 @pytest.mark.parametrize("code", [fake_nvml.NOT_SUPPORTED, fake_nvml.FUNCTION_NOT_FOUND])
 def test_without_field_values_the_slow_counter_call_runs_every_ten_seconds(install, meminfo, code):
-    """nvmlDeviceGetViolationStatus costs ~0.8 ms on a real H200: read it on its own cadence and
-    carry the last value between reads, so samples stay cheap and have no gaps."""
+    """nvmlDeviceGetViolationStatus costs ~0.7 ms a policy on a real H200: read on the counters' own
+    cadence and carried between reads. It gives SW power capping, sync boost and the field-75 thermal
+    policy counter; the HW counters and SW thermal slowdown have no such call and say so."""
     fake = install(fake_nvml.gb10_loaded())
     fake.fail("field_values", code=code)
     now = [100.0]
@@ -152,22 +185,43 @@ def test_without_field_values_the_slow_counter_call_runs_every_ten_seconds(insta
         r.clock = lambda: now[0]
     seen = []
     for step in range(25):  # 1 s apart
-        fake.set(thermal_viol_ns=step * 1_000_000)
-        seen.append(s.sample_once()["gpus"][0]["thermal_viol_ns"])
+        fake.set(thermal_policy_ns=step * 500_000_000)
+        g = s.sample_once()["gpus"][0]
+        seen.append(g["thermal_policy_ns"])
         now[0] += 1.0
-    assert fake.calls["nvmlDeviceGetViolationStatus"] == 2 * 3  # two counters at t=0, 10, 20 s
+    assert fake.calls["nvmlDeviceGetViolationStatus"] == 3 * 3  # three policies at t=0, 10, 20 s
     assert fake.calls["nvmlDeviceGetFieldValues"] == 1  # tried once, then never again
-    assert seen == [0] * 10 + [10_000_000] * 10 + [20_000_000] * 5
-    rows = [{"thermal_viol_ns": v, "power_viol_ns": 0} for v in seen]
-    assert g04_throttling._counter_growth(rows, "thermal_viol_ns") == 20_000_000
+    assert seen == [0] * 10 + [5_000_000_000] * 10 + [10_000_000_000] * 5
+    assert g["sw_power_cap_ns"] == 165_687_000 and g["sync_boost_ns"] == 0
+    for key in ("sw_thermal_ns", "hw_thermal_ns", "hw_power_brake_ns"):
+        assert g[key] is None and g["errors"][key].startswith("not readable without nvmlDeviceGetFieldValues"), key
+    rows = [{"t": 100.0 + i, "gpus": [{"thermal_policy_ns": v, "util_gpu": 97}]} for i, v in enumerate(seen)]
+    v = g04_throttling.judge(readings_of(telemetry={"samples": rows}), Config())
+    assert v.summary.startswith("thermal throttling: thermal policy counter +10.0 s (42% of the window) (NVML "
+                                "field 75, weaker evidence than field 269)"), v.summary
 
 
-def test_a_counter_the_field_call_cannot_read_is_asked_the_slow_way(install, meminfo):
+def test_a_counter_no_device_answers_is_none_with_its_reason_and_not_asked_again(install, meminfo):
     fake = install(fake_nvml.gb10_loaded())
-    fake.fail("power_viol_ns")  # NOT_SUPPORTED in both paths
+    fake.fail("hw_power_brake_ns")
+    now = [100.0]
+    s = Sampler(meminfo_path=meminfo)
+    s.open()
+    s.readers[0].clock = lambda: now[0]
+    for _ in range(2):
+        g = s.sample_once()["gpus"][0]
+        now[0] += 10.0
+    assert g["sw_thermal_ns"] == 903_158_000 and g["hw_power_brake_ns"] is None
+    assert g["errors"]["hw_power_brake_ns"] == "NOT_SUPPORTED (Not Supported)"
+    assert 271 not in fake.field_ids_asked[-1]
+
+
+def test_every_counter_failing_on_the_first_call_falls_back_to_violation_status(install, meminfo):
+    fake = install(fake_nvml.gb10_loaded())
+    fake.fail("sw_power_cap_ns", "sync_boost_ns", "sw_thermal_ns", "hw_thermal_ns", "hw_power_brake_ns")
     g = Sampler(meminfo_path=meminfo).sample_once()["gpus"][0]
-    assert g["thermal_viol_ns"] == 903_158_000 and g["power_viol_ns"] is None
-    assert g["errors"]["power_viol_ns"] == "NOT_SUPPORTED (Not Supported)"
+    assert g["thermal_policy_ns"] == 0 and fake.calls["nvmlDeviceGetViolationStatus"] == 3
+    assert "no counter answered" in g["errors"]["sw_thermal_ns"]
 
 
 def test_mem_reader_keeps_proc_meminfo_open_and_matches_a_full_parse():
@@ -328,7 +382,7 @@ def test_gather_reads_the_counters_again_on_its_last_sample(install, meminfo):
     field_values = fake.nvmlDeviceGetFieldValues
 
     def accumulating(h, ids):  # SW thermal slowdown: the counter grows 0.5 s between reads
-        fake.set(thermal_viol_ns=fake.gpus[0].values["thermal_viol_ns"] + 500_000_000)
+        fake.set(sw_thermal_ns=fake.gpus[0].values["sw_thermal_ns"] + 500_000_000)
         return field_values(h, ids)
 
     fake.nvmlDeviceGetFieldValues = accumulating

@@ -3,16 +3,19 @@
 It raises the real library's exception classes (``pynvml.NVMLError(code)`` maps each code to its
 subclass) and carries the real constants, so code under test cannot tell it from nvidia-ml-py.
 Function names and return shapes follow nvidia-ml-py 13.x: power in milliwatts, clocks in MHz,
-violation time in nanoseconds inside a struct with ``referenceTime``/``violationTime``, process
-lists as objects with ``pid`` and ``usedGpuMemory`` (None when the driver cannot say).
+violation time in nanoseconds inside a struct with ``referenceTime``/``violationTime``, the clock-event
+counters as field values (74 SW power capping, 75 thermal policy, 76 sync boost, 269 SW thermal
+slowdown, 270 HW thermal slowdown, 271 HW power brake: cumulative ns, each with its own return code),
+process lists as objects with ``pid`` and ``usedGpuMemory`` (None when the driver cannot say).
 
 Two profiles:
 
 - ``gb10()``: DGX Spark per FACTS.md (driver 580.x, CUDA 13.0, "NVIDIA GB10", capability (12, 1);
   device memory and the power limit NOT_SUPPORTED; memory clock N/A; power 3-11 W idle; temperature,
-  SM/graphics clocks, clock-event reasons and violation counters work; utilization.memory always 0;
+  SM/graphics clocks, clock-event reasons and the clock-event counters work (FIELD-FACTS.md: SW power
+  capping 165687 us and SW thermal slowdown 903158 us at 81 °C, every reason "Not Active"); utilization.memory always 0;
   per-process list works on the host and is EMPTY inside a container).
-- ``h200()``: a discrete data-centre GPU where everything answers.
+- ``h200()``: a discrete data-centre GPU where everything answers (FIELD-FACTS: fields 74-79, 269-271).
 
 Scripting: ``fake.set(power_w=80)`` changes what the next reads return; ``fake.fail("power_w")``
 makes one field raise NOT_SUPPORTED (or any code); ``fake.lose_gpu()`` makes every device call raise
@@ -38,8 +41,13 @@ INVALID_ARGUMENT = pynvml.NVML_ERROR_INVALID_ARGUMENT
 FUNCTION_NOT_FOUND = pynvml.NVML_ERROR_FUNCTION_NOT_FOUND
 
 # Field names the fake scripts, mapped to the NVML call that reads them (for fail()).
+COUNTERS = ("sw_power_cap_ns", "sync_boost_ns", "sw_thermal_ns", "hw_thermal_ns", "hw_power_brake_ns",
+            "thermal_policy_ns")
 FIELDS = ("temp_c", "power_w", "power_limit_w", "sm_mhz", "gr_mhz", "mem_mhz", "util", "reasons",
-          "thermal_viol_ns", "power_viol_ns", "field_values", "memory", "processes", "name", "capability")
+          *COUNTERS, "field_values", "memory", "processes", "name", "capability")
+# NVML field ids -> the counter each reads (nvml.h, 580 drivers)
+FIELD_IDS = {74: "sw_power_cap_ns", 75: "thermal_policy_ns", 76: "sync_boost_ns", 269: "sw_thermal_ns",
+             270: "hw_thermal_ns", 271: "hw_power_brake_ns"}
 
 
 @dataclass
@@ -87,6 +95,7 @@ class FakeNvml(types.ModuleType):
         self.in_container = in_container
         self.initialised = 0
         self.calls: dict[str, int] = {}
+        self.field_ids_asked: list[list[int]] = []  # each nvmlDeviceGetFieldValues call's ids
         self._script: list[dict[str, Any]] = []
 
     # -- scripting -------------------------------------------------------------------------
@@ -239,8 +248,8 @@ class FakeNvml(types.ModuleType):
         return int(self._gpu(h, "nvmlDeviceGetCurrentClocksThrottleReasons", "reasons").values["reasons"])
 
     def nvmlDeviceGetViolationStatus(self, h: Any, policy: int) -> Any:
-        fld = {pynvml.NVML_PERF_POLICY_THERMAL: "thermal_viol_ns",
-               pynvml.NVML_PERF_POLICY_POWER: "power_viol_ns"}.get(policy)
+        fld = {pynvml.NVML_PERF_POLICY_THERMAL: "thermal_policy_ns", pynvml.NVML_PERF_POLICY_POWER: "sw_power_cap_ns",
+               pynvml.NVML_PERF_POLICY_SYNC_BOOST: "sync_boost_ns"}.get(policy)
         if fld is None:
             raise NVMLError(NOT_SUPPORTED)
         g = self._gpu(h, "nvmlDeviceGetViolationStatus", fld)
@@ -248,13 +257,12 @@ class FakeNvml(types.ModuleType):
 
     def nvmlDeviceGetFieldValues(self, h: Any, field_ids: list[int]) -> list[Any]:
         """Per-value return codes as the real call gives them; ``fail("field_values")`` fails the
-        whole call (a driver without field support), ``fail("thermal_viol_ns")`` one value."""
+        whole call (a driver without field support), ``fail("sw_thermal_ns")`` one value."""
         g = self._gpu(h, "nvmlDeviceGetFieldValues", "field_values")
-        ids = {pynvml.NVML_FI_DEV_PERF_POLICY_THERMAL: "thermal_viol_ns",
-               pynvml.NVML_FI_DEV_PERF_POLICY_POWER: "power_viol_ns"}
+        self.field_ids_asked.append(list(field_ids))
         out = []
         for fid in field_ids:
-            fld = ids.get(fid)
+            fld = FIELD_IDS.get(fid)
             code = NOT_SUPPORTED if fld is None else g.errors.get(fld, pynvml.NVML_SUCCESS)
             value = int(g.values.get(fld, 0)) if code == pynvml.NVML_SUCCESS else 0
             out.append(_Obj(fieldId=fid, scopeId=0, timestamp=0, latencyUsec=0, nvmlReturn=code,
@@ -290,7 +298,8 @@ def gb10(**kw: Any) -> FakeNvml:
     values = {
         "temp_c": 41, "power_w": 4.7, "power_limit_w": 140.0, "sm_mhz": 208, "gr_mhz": 208, "mem_mhz": 0,
         "util_gpu": 0, "util_mem": 0, "reasons": pynvml.nvmlClocksEventReasonGpuIdle,
-        "thermal_viol_ns": 903_158_000, "power_viol_ns": 0, "mem_total": 0, "mem_used": 0,
+        "sw_power_cap_ns": 165_687_000, "sync_boost_ns": 0, "sw_thermal_ns": 903_158_000, "hw_thermal_ns": 0,
+        "hw_power_brake_ns": 0, "thermal_policy_ns": 0, "mem_total": 0, "mem_used": 0,
     }
     gpu = GpuState(name="NVIDIA GB10", uuid="GPU-5b7f3c1e-0000-4000-8000-00000000gb10", capability=(12, 1),
                    values=values,
@@ -309,7 +318,8 @@ def h200(**kw: Any) -> FakeNvml:
     values = {
         "temp_c": 34, "power_w": 78.0, "power_limit_w": 700.0, "sm_mhz": 345, "gr_mhz": 345, "mem_mhz": 3201,
         "util_gpu": 0, "util_mem": 0, "reasons": pynvml.nvmlClocksEventReasonGpuIdle,
-        "thermal_viol_ns": 0, "power_viol_ns": 0, "mem_total": 143_771 * 1024 * 1024, "mem_used": 512 * 1024 * 1024,
+        "sw_power_cap_ns": 0, "sync_boost_ns": 0, "sw_thermal_ns": 0, "hw_thermal_ns": 0, "hw_power_brake_ns": 0,
+        "thermal_policy_ns": 0, "mem_total": 143_771 * 1024 * 1024, "mem_used": 512 * 1024 * 1024,
     }
     gpu = GpuState(name="NVIDIA H200", uuid="GPU-0f0e0d0c-0000-4000-8000-000000h200", capability=(9, 0), values=values)
     return FakeNvml([gpu], driver=kw.pop("driver", "570.124.06"), cuda=12080, **kw)

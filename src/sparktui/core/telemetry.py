@@ -6,7 +6,8 @@ or a test::
     {"t": 1733200000.5,                                  # unix time of the sample
      "gpus": [{"index": 0, "temp_c": 72, "power_w": 80.1, "power_limit_w": None, "sm_mhz": 2405,
                "gr_mhz": 2405, "mem_mhz": None, "util_gpu": 97, "util_mem": 0, "reasons_mask": 32,
-               "reasons": ["sw_thermal_slowdown"], "thermal_viol_ns": 903158000, "power_viol_ns": 0,
+               "reasons": ["sw_thermal_slowdown"], "sw_power_cap_ns": 165687000, "sync_boost_ns": 0,
+               "sw_thermal_ns": 903158000, "hw_thermal_ns": 0, "hw_power_brake_ns": 0,
                "mem_used": None, "mem_total": None,
                "errors": {"power_limit_w": "NOT_SUPPORTED (Not Supported)", ...}}],
      "mem": {"MemTotal": 130_668_..., "MemAvailable": ..., ...},   # /proc/meminfo (MEM_FIELDS), bytes;
@@ -28,8 +29,30 @@ from typing import Any, Iterable
 SAMPLE_SCHEMA = 1
 GIB = 1024 ** 3
 
+# NVML's clock-event counters, as nvidia-smi -q shows them ("Clocks Event Reasons Counters"): cumulative
+# time the clocks were held down, per cause, read as field values (nvml.h: "in ns"; nvidia-smi prints
+# microseconds). (sample key, words, NVML field id.) Reasons are a snapshot at each sample; only these
+# see what happened between two samples.
+CLOCK_EVENT_COUNTERS: tuple[tuple[str, str, int], ...] = (
+    ("sw_power_cap_ns", "SW power capping", 74),
+    ("sync_boost_ns", "sync boost", 76),
+    ("sw_thermal_ns", "SW thermal slowdown", 269),
+    ("hw_thermal_ns", "HW thermal slowdown", 270),
+    ("hw_power_brake_ns", "HW power brake", 271),
+)
+# Field 75 (NVML_FI_DEV_PERF_POLICY_THERMAL, nvmlDeviceGetViolationStatus's thermal policy) is an older
+# thermal counter, NOT nvidia-smi's "SW Thermal Slowdown": kept only where field 269 cannot be read.
+THERMAL_POLICY_COUNTER = ("thermal_policy_ns", "thermal policy counter (field 75)", 75)
+# Recordings made before the five counters were read carry two keys: power_viol_ns was the same counter
+# as SW power capping (field 74); thermal_viol_ns was field 75. Read them under the new names.
+LEGACY_COUNTERS = {"power_viol_ns": "sw_power_cap_ns", "thermal_viol_ns": "thermal_policy_ns"}
+COUNTER_FIELDS = tuple(k for k, _, _ in CLOCK_EVENT_COUNTERS) + (THERMAL_POLICY_COUNTER[0],)
+
 GPU_FIELDS = ("temp_c", "power_w", "power_limit_w", "sm_mhz", "gr_mhz", "mem_mhz", "util_gpu", "util_mem",
-              "reasons_mask", "thermal_viol_ns", "power_viol_ns", "mem_used", "mem_total")
+              "reasons_mask", *COUNTER_FIELDS, "mem_used", "mem_total", *LEGACY_COUNTERS)
+# Fields a sample carries only sometimes (field 75 where 269 fails; an old recording's keys): the ring
+# buffers give them back only where they were there.
+OPTIONAL_GPU_FIELDS = frozenset({THERMAL_POLICY_COUNTER[0], *LEGACY_COUNTERS})
 # The /proc/meminfo fields a sample and the meminfo reading keep: what `free` shows, and what G3
 # needs to say what holds the pool (process memory, tmpfs, locked pages, hugepages, cache, the kernel).
 MEM_FIELDS = ("MemTotal", "MemFree", "MemAvailable", "Buffers", "Cached", "SReclaimable", "Shmem",
@@ -57,6 +80,21 @@ THERMAL_REASONS = frozenset({"sw_thermal_slowdown", "hw_thermal_slowdown"})
 POWER_REASONS = frozenset({"sw_power_cap", "hw_power_brake_slowdown"})
 HW_REASONS = frozenset({"hw_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown"})
 SLOWDOWN_REASONS = THERMAL_REASONS | POWER_REASONS | HW_REASONS
+
+
+def counter_ns(g: dict[str, Any], key: str) -> tuple[Any, str | None]:
+    """A clock-event counter of one GPU record: (value, reason it is unavailable), reading a recording
+    made before the five counters under its legacy key (LEGACY_COUNTERS)."""
+    v = g.get(key)
+    errors = g.get("errors") or {}
+    if v is None:
+        for old, new in LEGACY_COUNTERS.items():
+            if new == key and g.get(old) is not None:
+                return g[old], None
+    why = errors.get(key) if isinstance(errors, dict) else None
+    if v is None and why is None and isinstance(errors, dict):
+        why = next((errors[old] for old, new in LEGACY_COUNTERS.items() if new == key and errors.get(old)), None)
+    return v, why
 
 
 def decode_reasons(mask: int | None) -> list[str] | None:
@@ -197,7 +235,8 @@ class History:
         gpus = sample.get("gpus") or []
         for i, g in enumerate(gpus):
             for f in GPU_FIELDS:
-                flat[f"g{i}.{f}"] = g.get(f)
+                if f not in OPTIONAL_GPU_FIELDS or g.get(f) is not None:
+                    flat[f"g{i}.{f}"] = g.get(f)
             for f, why in (g.get("errors") or {}).items():
                 errors[f"g{i}.{f}"] = why
         for k, v in (sample.get("mem") or {}).items():
@@ -309,7 +348,8 @@ class History:
                 g: dict[str, Any] = {"index": gi}
                 for f in GPU_FIELDS:
                     col = cols.get(f"g{gi}.{f}")
-                    g[f] = col[i] if col is not None else None
+                    if f not in OPTIONAL_GPU_FIELDS or (col is not None and col[i] is not None):
+                        g[f] = col[i] if col is not None else None
                 g["reasons"] = decode_reasons(g["reasons_mask"])
                 g["errors"] = dict(gpu_errors.get(gi, {}))
                 gpus.append(g)

@@ -34,7 +34,7 @@ from prometheus_client.registry import CollectorRegistry
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
 from sparktui.core.recording import readings_from_samples
-from sparktui.core.telemetry import MEM_BYTE_FIELDS, REASON_BITS
+from sparktui.core.telemetry import CLOCK_EVENT_COUNTERS, MEM_BYTE_FIELDS, REASON_BITS, THERMAL_POLICY_COUNTER, counter_ns
 from sparktui.core.verdict import Status, Verdict
 from sparktui.gotchas import IDS, REGISTRY
 
@@ -257,10 +257,10 @@ class Exporter:
         limit = GaugeMetricFamily("sparktui_gpu_power_limit_watts", "Enforced power limit (absent on GB10: N/A)", labels=["host", "gpu"])
         reason = GaugeMetricFamily("sparktui_gpu_clock_event_reason", "1 while NVML reports this clock-event (throttle) reason",
                                    labels=["host", "gpu", "reason"])
-        tviol = CounterMetricFamily("sparktui_gpu_thermal_violation_seconds", "Time NVML counted as thermally limited",
-                                    labels=["host", "gpu"])
-        pviol = CounterMetricFamily("sparktui_gpu_power_violation_seconds", "Time NVML counted as power limited",
-                                    labels=["host", "gpu"])
+        held = CounterMetricFamily("sparktui_gpu_clock_event_seconds",
+                                   "Time NVML counted the clocks held down, per cause (nvidia-smi's clock-event "
+                                   "reasons counters; thermal_policy: the older field 75, where 269 is unreadable)",
+                                   labels=["host", "gpu", "reason"])
         mem = GaugeMetricFamily("sparktui_memory_bytes", "/proc/meminfo fields (unified memory: CPU and GPU share it)",
                                 labels=["host", "field"])
         if sample is not None:
@@ -280,11 +280,11 @@ class Exporter:
                     active = set(g.get("reasons") or [])
                     for _, name in REASON_BITS:
                         reason.add_metric([h, gi, name], 1 if name in active else 0)
-                _put(tviol, [h, gi], g.get("thermal_viol_ns"), 1e-9)
-                _put(pviol, [h, gi], g.get("power_viol_ns"), 1e-9)
+                for key, reason_name in _COUNTER_REASONS:
+                    _put(held, [h, gi, reason_name], counter_ns(g, key)[0], 1e-9)
             for key in MEM_BYTE_FIELDS:  # HugePages_Total/Free are counts, not bytes
                 _put(mem, [h, key], (sample.get("mem") or {}).get(key))
-        yield from (up, ts, temp, power, limit, clock, util, reason, tviol, pviol, mem)
+        yield from (up, ts, temp, power, limit, clock, util, reason, held, mem)
 
     def _check_metrics(self, h: str, state: dict[str, CheckState]) -> Iterator[Any]:
         status = GaugeMetricFamily("sparktui_check_status", "Check status: 0 ok, 1 warn, 2 fail, 3 unknown, 4 skip",
@@ -305,6 +305,13 @@ class Exporter:
             took.add_metric([h, gid], st.took_s)
             runs.add_metric([h, gid], st.runs)
         yield from (status, onehot, ran, took, runs)
+
+
+# sample key -> the clock-event reason label its counter is exported under (the names the
+# sparktui_gpu_clock_event_reason gauge uses); an unreadable counter has no series, never a zero.
+_COUNTER_REASONS = tuple(zip((k for k, _, _ in CLOCK_EVENT_COUNTERS),
+                             ("sw_power_cap", "sync_boost", "sw_thermal_slowdown", "hw_thermal_slowdown",
+                              "hw_power_brake_slowdown"))) + ((THERMAL_POLICY_COUNTER[0], "thermal_policy"),)
 
 
 def _put(family: Any, labels: list[str], value: Any, scale: float = 1.0) -> None:

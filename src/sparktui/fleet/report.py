@@ -19,7 +19,7 @@ from typing import Any, Iterable, Sequence
 
 from sparktui.core.readings import Readings
 from sparktui.core.secrets import REDACTED, scrub_secrets, secret_env_values  # noqa: F401 (re-exported)
-from sparktui.core.telemetry import GIB
+from sparktui.core.telemetry import CLOCK_EVENT_COUNTERS, GIB, THERMAL_POLICY_COUNTER, counter_ns
 from sparktui.core.verdict import Status, Verdict
 
 # -- secrets: one scrubber for everything that leaves (core/secrets.py) ----------------------------
@@ -129,8 +129,8 @@ class TelemetrySummary:
     last_t: float | None = None
     rows: list[SummaryRow] = field(default_factory=list)
     reasons: dict[str, int] = field(default_factory=dict)  # clock-event reason -> samples showing it
-    thermal_throttled_s: float | None = None  # growth of NVML's thermal violation counter
-    power_throttled_s: float | None = None
+    # growth of each of NVML's clock-event counters over the samples (s; GPU 0), by its words
+    throttled_s: dict[str, float] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
 
 
@@ -164,10 +164,10 @@ def telemetry_summary(samples: Sequence[dict[str, Any]]) -> TelemetrySummary:
         for g in gpus:
             for reason in g.get("reasons") or []:
                 s.reasons[reason] = s.reasons.get(reason, 0) + 1
-        for key, attr in (("thermal_viol_ns", "thermal_throttled_s"), ("power_viol_ns", "power_throttled_s")):
-            vals = [g.get(key) for g in gpus if isinstance(g.get(key), (int, float))]
+        for key, words, _ in (*CLOCK_EVENT_COUNTERS, THERMAL_POLICY_COUNTER):
+            vals = [v for g in gpus if isinstance(v := counter_ns(g, key)[0], (int, float))]
             if len(vals) >= 2 and gi == 0:
-                setattr(s, attr, max(0.0, (vals[-1] - vals[0]) / 1e9))
+                s.throttled_s[words] = max(0.0, (vals[-1] - vals[0]) / 1e9)
     if ngpu == 0:
         why = errs.get("nvml") or "no GPU in the samples"
         for key, what, unit, scale, fmt in _GPU_METRICS:
@@ -284,10 +284,9 @@ def telemetry_lines(s: TelemetrySummary, source: str) -> list[str]:
     if s.reasons:
         lines += ["", "Clock-event reasons seen (samples): "
                   + ", ".join(f"{k} ({n})" for k, n in sorted(s.reasons.items(), key=lambda kv: -kv[1]))]
-    parts = [f"{what} {v:.1f} s" for what, v in (("thermal", s.thermal_throttled_s), ("power", s.power_throttled_s))
-             if v is not None]
+    parts = [f"{what} {v:.1f} s" for what, v in s.throttled_s.items()]
     if parts:
-        lines += ["", "Time NVML counted as throttled during the window: " + ", ".join(parts) + "."]
+        lines += ["", "Time NVML counted the clocks held down during the window, per cause: " + ", ".join(parts) + "."]
     if s.errors:
         lines += ["", "Unreadable fields: " + "; ".join(_cell(e, 120) for e in s.errors[:12])]
     return lines

@@ -33,15 +33,28 @@ def _w(mw: Any) -> float:
     return round(float(mw) / 1000.0, 3)
 
 
-# The cumulative violation counters cost ~0.7-0.9 ms a read on a real H200, through
-# nvmlDeviceGetViolationStatus and through nvmlDeviceGetFieldValues alike (measured: 718 + 863 us,
-# and 786 us for both as field values; every other field 2-8 us). So they are read only every
-# COUNTERS_EVERY_S (a cumulative counter loses nothing by being read less often: G4 judges its
-# growth over minutes), both in one field-values call where the driver answers it. Between reads
-# a sample carries the last value read, so a recording or a Prometheus scrape never has a gap.
+# NVML's clock-event counters (core/telemetry.py CLOCK_EVENT_COUNTERS; nvml.h: cumulative, in ns) are
+# the slow fields: one nvmlDeviceGetFieldValues call for 9 fields took ~1.7 ms on a real H200, two
+# single-field calls ~0.76 ms, nvmlDeviceGetViolationStatus ~0.69 ms a policy (FIELD-FACTS.md; every
+# other field 2-8 us). So all five are asked in ONE field-values call, and only every COUNTERS_EVERY_S:
+# a cumulative counter loses nothing by being read less often (G4 judges its growth over minutes).
+# Between reads a sample carries the last values read, so a recording or a scrape never has a gap.
 COUNTERS_EVERY_S = 10.0
-_COUNTERS = (("thermal_viol_ns", "thermal", "NVML_FI_DEV_PERF_POLICY_THERMAL"),
-             ("power_viol_ns", "power", "NVML_FI_DEV_PERF_POLICY_POWER"))
+# (sample key, nvidia-ml-py constant, field id, nvmlDeviceGetViolationStatus policy or None). The ids
+# are those of nvml.h from the 580 drivers GB10 ships with (FIELD-FACTS: all answer on an H200, driver
+# 580.159.04); an nvidia-ml-py without the constant gets the number. A field a device answers
+# NOT_SUPPORTED for is recorded None with the reason (never 0) and not asked again.
+_COUNTERS = (
+    ("sw_power_cap_ns", "NVML_FI_DEV_CLOCKS_EVENT_REASON_SW_POWER_CAP", 74, "NVML_PERF_POLICY_POWER"),
+    ("sync_boost_ns", "NVML_FI_DEV_CLOCKS_EVENT_REASON_SYNC_BOOST", 76, "NVML_PERF_POLICY_SYNC_BOOST"),
+    ("sw_thermal_ns", "NVML_FI_DEV_CLOCKS_EVENT_REASON_SW_THERM_SLOWDOWN", 269, None),
+    ("hw_thermal_ns", "NVML_FI_DEV_CLOCKS_EVENT_REASON_HW_THERM_SLOWDOWN", 270, None),
+    ("hw_power_brake_ns", "NVML_FI_DEV_CLOCKS_EVENT_REASON_HW_POWER_BRAKE_SLOWDOWN", 271, None),
+)
+# Field 75, the older thermal policy counter (not nvidia-smi's SW Thermal Slowdown): asked only where
+# field 269 cannot be read, as weaker thermal evidence, and through the violation-status fallback.
+_THERMAL_POLICY = ("thermal_policy_ns", "NVML_FI_DEV_PERF_POLICY_THERMAL", 75, "NVML_PERF_POLICY_THERMAL")
+_NO_FIELD_VALUES = "not readable without nvmlDeviceGetFieldValues ({why})"
 
 
 class GpuReader:
@@ -62,9 +75,11 @@ class GpuReader:
             "sm": getattr(nv, "NVML_CLOCK_SM", 1),
             "gr": getattr(nv, "NVML_CLOCK_GRAPHICS", 0),
             "mem": getattr(nv, "NVML_CLOCK_MEM", 2),
-            "thermal": getattr(nv, "NVML_PERF_POLICY_THERMAL", 1),
-            "power": getattr(nv, "NVML_PERF_POLICY_POWER", 0),
         }
+        self._fv_unsupported: dict[str, str] = {}  # counter -> why its field value is not asked again
+        self._fv_batch: list[tuple[str, int]] = []  # the counters' field ids still asked
+        self._fv_settled = False  # has a field-values call answered (and settled the batch)?
+        self._fv_why: str | None = None  # why the field-values path is not used
 
     def _get(self, name: str, calls: list[tuple[str, tuple, Callable[[Any], Any] | None]]) -> Field:
         """First call that answers wins; a function this driver/binding lacks falls through."""
@@ -121,7 +136,7 @@ class GpuReader:
         self._counters_due = float("-inf")
 
     def _counters(self) -> dict[str, Field]:
-        """The two violation counters (ns, cumulative): read now, or the last read when not due."""
+        """The clock-event counters (ns, cumulative): read now, or the last read when not due."""
         now = self.clock()
         self.counters_fresh = now >= self._counters_due
         if not self.counters_fresh:
@@ -132,32 +147,63 @@ class GpuReader:
             self.counter_fields = True
         else:
             self.counter_fields = False
-            viol = lambda v: int(v.violationTime)  # noqa: E731 - nanoseconds, cumulative
-            got = {name: self._get(name, [("nvmlDeviceGetViolationStatus", (self.k[policy],), viol)])
-                   for name, policy, _ in _COUNTERS}
+            got = self._counters_by_violation_status()
         self._last_counters = got
         return got
 
-    def _counters_by_field_values(self) -> dict[str, Field] | None:
-        """Both counters in one nvmlDeviceGetFieldValues call; None when the driver cannot."""
+    def _counters_by_violation_status(self) -> dict[str, Field]:
+        """The fallback where field values are unsupported: nvmlDeviceGetViolationStatus gives SW power
+        capping, sync boost and the field-75 thermal policy counter; the HW counters and SW thermal
+        slowdown have no such call, and say so."""
         nv = self.s.nv
-        ids = [getattr(nv, fid, None) for _, _, fid in _COUNTERS]
-        if None in ids:
-            return None
-        f = self.s.get("nvmlDeviceGetFieldValues", self.h, ids, convert=list)
+        viol = lambda v: int(v.violationTime)  # noqa: E731 - nanoseconds, cumulative
+        why = self._fv_why or "unsupported"
+        out: dict[str, Field] = {}
+        for name, _, _, policy in (*_COUNTERS, _THERMAL_POLICY):
+            if policy is None or getattr(nv, policy, None) is None:
+                out[name] = Field(error=_NO_FIELD_VALUES.format(why=why))
+            else:
+                out[name] = self._get(name, [("nvmlDeviceGetViolationStatus", (getattr(nv, policy),), viol)])
+        return out
+
+    def _counters_by_field_values(self) -> dict[str, Field] | None:
+        """All counters in one nvmlDeviceGetFieldValues call; None when the driver cannot."""
+        nv = self.s.nv
+        first = not self._fv_settled
+        if first:
+            # Until a call answers, field 75 is asked too: kept only if field 269 (SW thermal slowdown) fails.
+            self._fv_batch = [(name, getattr(nv, const, fid)) for name, const, fid, _ in (*_COUNTERS, _THERMAL_POLICY)]
+            self._fv_unsupported = {}
+        batch = self._fv_batch
+        out: dict[str, Field] = {name: Field(error=why) for name, why in self._fv_unsupported.items()}
+        if not batch:
+            return out
+        f = self.s.get("nvmlDeviceGetFieldValues", self.h, [fid for _, fid in batch], convert=list)
         if f.error is not None:
             if any(m in f.error for m in _MISSING_FN) or f.error.startswith(_NOT_SUPPORTED_PREFIX):
+                self._fv_why = sys.intern(f"nvmlDeviceGetFieldValues: {f.error}")
                 return None  # this driver lacks the path: use the other one from now on
-            return {name: f for name, _, _ in _COUNTERS}  # e.g. GPU lost: the reason, both fields
-        out: dict[str, Field] = {}
-        for (name, _, _), v in zip(_COUNTERS, f.value):
+            out.update({name: Field(error=f.error) for name, _ in batch})  # e.g. GPU lost: the reason, every field
+            return out
+        for (name, _), v in zip(batch, f.value):
             code = int(getattr(v, "nvmlReturn", -1))
-            if code != 0:
-                if self.counter_fields is None:
-                    return None  # never answered here: fall back to the violation-status call
-                out[name] = Field(error=describe_error(nv, nv.NVMLError(code)))
+            if code == 0:
+                out[name] = Field(int(v.value.ullVal))
                 continue
-            out[name] = Field(int(v.value.ullVal))
+            why = sys.intern(describe_error(nv, nv.NVMLError(code)))
+            out[name] = Field(error=why)
+            if why.startswith(_NOT_SUPPORTED_PREFIX) or code == getattr(nv, "NVML_ERROR_INVALID_ARGUMENT", None):
+                self._fv_unsupported[name] = why  # a property of the device (or an id this driver lacks)
+        if first:
+            if all(out[name].error is not None for name, _, _, _ in _COUNTERS):
+                self._fv_why = sys.intern("no counter answered: " + (out["sw_thermal_ns"].error or "?"))
+                return None  # never answered here: fall back to the violation-status call
+            self._fv_settled = True
+            if out["sw_thermal_ns"].error is None:  # field 269 answers: field 75 is not needed
+                out.pop(_THERMAL_POLICY[0], None)
+                self._fv_unsupported.pop(_THERMAL_POLICY[0], None)
+                batch = [(n, fid) for n, fid in batch if n != _THERMAL_POLICY[0]]
+        self._fv_batch = [(n, fid) for n, fid in batch if n not in self._fv_unsupported]
         return out
 
 
