@@ -1,33 +1,66 @@
 """G4: thermal throttling (and the power-delivery fault that looks like it).
 
-The power-delivery fault pattern first (low clocks + low power under load): only a thermal reason
-rules it out, a power reason is what a starved GPU would show anyway. Then direct evidence: NVML's
-clock-event reasons and cumulative violation counters work on GB10 and win over any heuristic. Once
-the rolling window is full and that evidence was readable and clean, the verdict is ok: ~80 W at
-83-85 °C is a normal GB10 under load. Only when NVML cannot say does the source's heuristic apply
-(power flat well under the rating while temperature climbs or sits high), and it says so.
+Evidence in order of standing: NVML's clock-event counters (cumulative time the clocks were held
+down, per cause: they see everything between two samples), then the clock-event reasons (a snapshot
+at each sample), then, only where neither can be read, the SM clock itself. Temperature alone is
+never evidence: ~80 W at 83-85 °C is a normal GB10 under load. A fraction of a second of slowdown is
+not a headline either: a cause counts once it held the clocks for SLOWDOWN_SHARE of the window.
+Values no GPU can produce are measurement errors, never evidence. Live, the trailing window is
+judged; reviewing a recording, every full window is, and the worst is reported with when it was.
+Each rule below is a small function; ``_decide`` applies them in order.
 """
 
 from __future__ import annotations
 
+import bisect
 import math
-from statistics import mean, median, pstdev
-from typing import Any
+from dataclasses import dataclass
+from itertools import accumulate
+from statistics import median
+from typing import Any, Callable
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
-from sparktui.core.telemetry import HW_REASONS, POWER_REASONS, THERMAL_REASONS, sample_window
-from sparktui.core.verdict import Evidence, Status, Verdict, worst
+from sparktui.core.telemetry import (CLOCK_EVENT_COUNTERS, HW_REASONS, LEGACY_COUNTERS, POWER_REASONS,
+                                     THERMAL_POLICY_COUNTER, THERMAL_REASONS, counter_ns, sample_window)
+from sparktui.core.verdict import Evidence, Status, Verdict
+from sparktui.gotchas._when import offset_text, when_text
 from sparktui.gotchas.base import Gotcha, unknown_from
 
 CLIMB_C = 3.0  # late-third mean minus early-third mean that counts as "climbing"
-FLAT_CV = 0.15  # power spread (stdev/mean) in the last third that counts as a plateau
-NEAR_PEAK = 0.9  # late power at or above this share of the window's peak is "still near peak"
+NEAR_PEAK = 0.9  # heuristic: a late SM clock under load at or above this share of the window's peak is "held"
 REASONS_SEEN = 0.9  # share of samples with readable clock-event reasons that counts as "readable"
 PLATEAU_C = (80.0, 86.0)  # FACTS.md: 81 °C under Ollama, an 83-85 °C plateau serving
-# The sampler reads the violation counters at least this often (probes/sampler.py COUNTERS_EVERY_S)
-# and carries the value between reads: a window this long holds two readings even when unmarked.
+# A slowdown cause counts once it held the clocks for this share of the window (counters: its growth
+# over the window's span; reasons: the share of samples showing it). 1% of 10 min is 6 s. FIELD-FACTS:
+# 0.9 s of SW thermal slowdown at 81 °C is not throttling; 173 s under an Ollama load is.
+SLOWDOWN_SHARE = 0.01
+REASON_MIN_SAMPLES = 2  # a reason seen in one sample only is a snapshot, not sustained
+HW_FAIL_S = 1.0  # HW thermal slowdown / HW power brake (clocks cut by 2x or more) this long fails; less warns
+FAULT_MIN_SAMPLES = 3  # power-delivery fault: at least this many loaded samples with low clock and power ...
+FAULT_SHARE = 0.8  # ... making up at least this share of the loaded samples
+LOAD_POWER_SHARE = 0.3  # without utilization, a sample draws this share of the rated power to count as loaded
+# What a GPU can report at all (class 3): outside these a reading is a measurement error, not evidence.
+TEMP_RANGE_C = (-40.0, 130.0)
+POWER_MAX_W = 1000.0  # GB10's TDP is ~140 W; the largest data-centre parts are rated ~1000 W
+SM_MAX_MHZ = 4000.0  # GB10 runs ~2400 MHz; no GPU clocks its SMs near 4 GHz
+UTIL_MAX_PCT = 100.0
+# A counter can grow by at most the time since its previous reading (sample timestamps and reads are
+# apart by up to this much); one that shrinks is a reset (driver reload) only if what it shows fits
+# into that time, otherwise a measurement error.
+COUNTER_SLACK_S = 2.0
+# The sampler reads the counters at least this often (probes/sampler.py COUNTERS_EVERY_S) and carries
+# the value between reads: a window this long holds two readings even when unmarked.
 COUNTERS_READ_WITHIN_S = 10.0
+REVIEW_STEP_S = 60.0  # reviewing a recording: a full window ending at every minute of it is judged
+
+_SW_THERMAL, _HW_THERMAL, _HW_BRAKE, _POWER_CAP, _SYNC = ("sw_thermal_ns", "hw_thermal_ns", "hw_power_brake_ns",
+                                                        "sw_power_cap_ns", "sync_boost_ns")
+_POLICY = THERMAL_POLICY_COUNTER[0]
+_LABEL = {k: words for k, words, _ in CLOCK_EVENT_COUNTERS}
+_LABEL[_POLICY] = "thermal policy counter"
+_FIELD = {k: fid for k, _, fid in CLOCK_EVENT_COUNTERS}
+_FIELD[_POLICY] = THERMAL_POLICY_COUNTER[2]
 
 FIX = """\
 Throttling is the box protecting itself; the fixes are about heat and power delivery.
@@ -35,12 +68,15 @@ Throttling is the box protecting itself; the fixes are about heat and power deli
 - Give it air: the Spark breathes front to back; keep 10+ cm clear, nothing stacked on top, room
   temperature down. Dust the intake on older units.
 - Watch it for a representative stretch before judging (`sparktui check G4 --watch 15`), and record
-  long runs so you can see when it started: `sparktui record -o run.jsonl`.
-- Cap run length or checkpoint more often if it throttles (or reboots) late in long runs.
-- If clocks sit at 500-850 MHz with low power under load and no thermal reason, suspect a failed
-  USB-PD power negotiation or the ~30 W safe mode: use the original power brick and cable, then do a
-  full power cycle (shut down, unplug the power cable for 30 s, plug in, boot); a reboot alone does not
-  clear it.
+  long runs so you can see when it started: `sparktui record -o run.jsonl`, then
+  `sparktui check --replay run.jsonl G4` names the worst 10-minute window.
+- Cap run length or checkpoint more often if it throttles (or reboots) late in long runs. Locking the
+  clocks a little lower (`sudo nvidia-smi -lgc 0,2000`) has lowered the temperature ~10 °C with no
+  visible speed loss.
+- If clocks sit at 500-850 MHz with low power under load and no thermal reason, or the HW power brake
+  counter grows, suspect a failed USB-PD power negotiation or the ~30 W safe mode: use the original
+  power brick and cable, then do a full power cycle (shut down, unplug the power cable for 30 s, plug
+  in, boot); a reboot alone does not clear it. RMA if it persists.
 
 Current reasons and the cumulative counters are also visible with:
 
@@ -50,50 +86,20 @@ nvidia-smi -q -d PERFORMANCE
 """
 
 
-def _fmt(v: float | None, unit: str, nd: int = 0) -> str:
-    return "?" if v is None else f"{v:.{nd}f} {unit}"
+_FINITE = (int, float)
 
 
-def _vals(rows: list[dict[str, Any]], key: str) -> list[float]:
-    return [g[key] for g in rows if isinstance(g.get(key), (int, float))]
+def _num(v: Any) -> bool:
+    """A real number (not a bool, NaN or infinity)."""
+    return v.__class__ in _FINITE and v - v == 0
 
 
-def _why(rows: list[dict[str, Any]], key: str) -> str:
-    for g in reversed(rows):
-        why = (g.get("errors") or {}).get(key)
-        if why:
-            return why
-    return "not in the samples"
+def _mean(xs: list[float]) -> float:
+    return math.fsum(xs) / len(xs)
 
 
-def _pctile(xs: list[float], q: float) -> float:
-    s = sorted(xs)
-    return s[int(q * (len(s) - 1))]
-
-
-def _counter_growth(rows: list[dict[str, Any]], key: str) -> float | None:
-    """Growth of a cumulative counter over the rows (ns); None when unreadable; resets ignored."""
-    xs = _vals(rows, key)
-    if len(xs) < 2:
-        return None
-    growth = 0.0
-    for a, b in zip(xs, xs[1:]):
-        if b > a:
-            growth += b - a
-    return growth
-
-
-def _counter_readings(rows: list[dict[str, Any]], times: list[float], key: str,
-                      read_t: list[float] | None) -> int:
-    """How many distinct readings of a counter the window holds (2 meaning "at least 2"). Samples
-    carry the last value between reads, so a flat series may be one reading repeated: gather() lists
-    when it read them; otherwise a change, or a span the sampler's cadence guarantees, tells."""
-    if read_t is not None:
-        return 1 + sum(1 for t in read_t if times[0] < t <= times[-1])
-    xs = _vals(rows, key)
-    changes = sum(1 for a, b in zip(xs, xs[1:]) if a != b)
-    span = times[-1] - times[0] if len(times) > 1 else 0.0
-    return max(changes + 1, 2 if span >= COUNTERS_READ_WITHIN_S else 1)
+def _pct(x: float) -> str:
+    return f"{x * 100:.1f}%" if x < 0.1 else f"{x * 100:.0f}%"
 
 
 def _span_text(span: float) -> str:
@@ -112,189 +118,541 @@ def _slack(times: list[float], need_s: float) -> float:
     return min(1.5 * median(gaps), need_s / 5) if gaps else 0.0
 
 
-def _judge_gpu(idx: int, rows: list[dict[str, Any]], times: list[float], cfg: Config, src: str,
-               prefix: str, read_t: list[float] | None = None) -> tuple[Status, str, list[Evidence]]:
-    ev: list[Evidence] = []
+def _pctile(xs: list[float], q: float) -> float:
+    s = sorted(xs)
+    return s[int(q * (len(s) - 1))]
 
-    def add(what: str, value: Any) -> None:
-        ev.append(Evidence(prefix + what, src, value))
 
-    th = cfg.thermal
-    need_s = th.window_min * 60.0
-    span = times[-1] - times[0] if len(times) > 1 else 0.0
-    add("window", f"{_span_text(span)} of {th.window_min:g} min, {len(rows)} samples")
+# -- one GPU's samples, checked once ---------------------------------------------------------------
 
-    temps, powers, clocks = _vals(rows, "temp_c"), _vals(rows, "power_w"), _vals(rows, "sm_mhz")
-    add("temperature", f"{temps[0]:.0f} → {temps[-1]:.0f} °C (max {max(temps):.0f})" if temps
-        else f"unavailable: {_why(rows, 'temp_c')}")
-    limits = _vals(rows, "power_limit_w")
-    rated = limits[-1] if limits else cfg.hardware.rated_power_w
-    rated_src = "NVML enforced limit" if limits else \
-        f"config hardware.rated_power_w (NVML limit: {_why(rows, 'power_limit_w')})"
-    add("power draw", f"{min(powers):.0f}-{max(powers):.0f} W, last {powers[-1]:.0f} W" if powers
-        else f"unavailable: {_why(rows, 'power_w')}")
-    add("rated power", f"{rated:g} W ({rated_src})")
-    add("SM clock", f"{min(clocks):.0f}-{max(clocks):.0f} MHz, last {clocks[-1]:.0f} MHz" if clocks
-        else f"unavailable: {_why(rows, 'sm_mhz')}")
+_RANGES: tuple[tuple[str, str, str, float, float], ...] = (
+    ("temp_c", "temperature", "°C", TEMP_RANGE_C[0], TEMP_RANGE_C[1]),
+    ("power_w", "power draw", "W", 0.0, POWER_MAX_W),
+    ("sm_mhz", "SM clock", "MHz", 0.0, SM_MAX_MHZ),
+    ("util_gpu", "utilization", "%", 0.0, UTIL_MAX_PCT),
+)
 
-    with_reasons = [g for g in rows if isinstance(g.get("reasons"), list)]
-    seen: dict[str, int] = {}
-    for g in with_reasons:
-        for name in g["reasons"]:
-            seen[name] = seen.get(name, 0) + 1
-    if with_reasons:
-        shown = ", ".join(f"{k} in {v}/{len(with_reasons)}" for k, v in sorted(seen.items())) or "none"
-        add("clock-event reasons", shown)
-    else:
-        add("clock-event reasons", f"unavailable: {_why(rows, 'reasons_mask')}")
-    th_growth = _counter_growth(rows, "thermal_viol_ns")
-    pw_growth = _counter_growth(rows, "power_viol_ns")
-    th_reads = _counter_readings(rows, times, "thermal_viol_ns", read_t)
-    for label, key, growth in (("thermal", "thermal_viol_ns", th_growth), ("power", "power_viol_ns", pw_growth)):
-        if growth is None:
-            add(f"{label} violation counter", f"unavailable: {_why(rows, key)}")
-        elif _counter_readings(rows, times, key, read_t) < 2:
-            add(f"{label} violation counter", "read once: cannot tell growth")
+
+_CATEGORIES = {"thermal": THERMAL_REASONS, "power": POWER_REASONS, "hw": HW_REASONS}
+
+
+def _prefix(flags: list[Any]) -> list[float]:
+    return [0, *accumulate(flags)]
+
+
+class _Series:
+    """One GPU's samples in time order, checked once for every window: values no GPU can produce taken
+    out (and noted), each counter's growth from one reading to the next worked out, and running totals
+    kept so a window's counts cost the same whatever its length (a 12 h review judges ~700 windows)."""
+
+    def __init__(self, rows: list[dict[str, Any]], times: list[float]) -> None:
+        self.rows, self.times = rows, times
+        self.bad: list[tuple[int, str]] = []  # (sample index, what was impossible), in index order
+        self.vals: dict[str, list[Any]] = {}
+        for key, what, unit, lo, hi in _RANGES:
+            col = [g.get(key) for g in rows]
+            for i, v in enumerate(col):
+                if v is not None and (not _num(v) or not lo <= v <= hi):
+                    col[i] = None
+                    if _num(v):
+                        self.bad.append((i, f"{what} {v:g} {unit}"))
+            self.vals[key] = col
+        self.reasons = [g.get("reasons") if isinstance(g.get("reasons"), list) else None for g in rows]
+        self.limits = [v if _num(v) and 0 < v <= POWER_MAX_W else None for v in (g.get("power_limit_w") for g in rows)]
+        self.pre_reasons = _prefix([r is not None for r in self.reasons])
+        self.pre_cat = {c: _prefix([bool(r) and not names.isdisjoint(r) for r in self.reasons])
+                        for c, names in _CATEGORIES.items()}
+        names = {n for r in self.reasons if r for n in r}
+        self.pre_name = {n: _prefix([bool(r) and n in r for r in self.reasons]) for n in sorted(names)}
+        self.counter: dict[str, list[Any]] = {}
+        self.pre_step: dict[str, list[float]] = {}
+        self.pre_read: dict[str, list[float]] = {}
+        # a recording made before the five counters: its two keys are read under the new names
+        self.legacy = any(old in g for g in rows[:1] + rows[-1:] for old in LEGACY_COUNTERS)
+        for key in _LABEL:
+            self._counter(key)
+        self.bad.sort()
+
+    def _counter(self, key: str) -> None:
+        raw = [counter_ns(g, key)[0] for g in self.rows] if self.legacy else [g.get(key) for g in self.rows]
+        vals: list[Any] = []
+        for i, v in enumerate(raw):
+            ok = v is not None and _num(v) and v >= 0
+            vals.append(v if ok else None)
+            if not ok and v is not None and _num(v):  # no counter goes below zero
+                self.bad.append((i, f"{_LABEL[key]} counter {v:g} ns"))
+        steps = [0.0] * len(vals)
+        prev, prev_t = None, 0.0
+        for i, v in enumerate(vals):
+            if v is None or v == prev:
+                continue
+            t = self.times[i]
+            if prev is not None:
+                elapsed = t - prev_t + COUNTER_SLACK_S
+                if v > prev and (v - prev) / 1e9 > elapsed:
+                    self.bad.append((i, f"{_LABEL[key]} counter +{(v - prev) / 1e9:.1f} s in {t - prev_t:.0f} s"))
+                elif v > prev:
+                    steps[i] = float(v - prev)
+                elif v / 1e9 <= elapsed:
+                    steps[i] = float(v)  # reset (driver reloaded): counted again from zero
+                else:
+                    self.bad.append((i, f"{_LABEL[key]} counter back from {prev / 1e9:.1f} s to {v / 1e9:.1f} s"))
+            prev, prev_t = v, t
+        self.counter[key] = vals
+        self.pre_step[key] = _prefix(steps)
+        self.pre_read[key] = _prefix([v is not None for v in vals])
+
+
+# -- one window ------------------------------------------------------------------------------------
+
+@dataclass
+class _Finding:
+    status: Status
+    text: str
+    weight: float = 0.0  # how far past (or near) its threshold, to rank windows of one status
+
+
+class _Window:
+    """What one window of samples shows, worked out once for the rules."""
+
+    def __init__(self, s: _Series, lo: int, hi: int, cfg: Config, read_t: list[float] | None, review: bool) -> None:
+        th = cfg.thermal
+        self.s, self.lo, self.hi, self.cfg, self.th, self.review = s, lo, hi, cfg, th, review
+        self.rows = s.rows[lo:hi]
+        self.times = s.times[lo:hi]
+        self.n = hi - lo
+        self.span = self.times[-1] - self.times[0] if self.n > 1 else 0.0
+        self.need_s = th.window_min * 60.0
+        self.where = f"in this {th.window_min:g}-min window" if review else f"in the last {th.window_min:g} min"
+        self.temp = s.vals["temp_c"][lo:hi]
+        self.power = s.vals["power_w"][lo:hi]
+        self.clock = s.vals["sm_mhz"][lo:hi]
+        self.util = s.vals["util_gpu"][lo:hi]
+        self.reasons = s.reasons[lo:hi]
+        self.temps = [v for v in self.temp if v is not None]
+        self.powers = [v for v in self.power if v is not None]
+        self.clocks = [v for v in self.clock if v is not None]
+        limit = next((v for v in reversed(s.limits[lo:hi]) if v is not None), None)
+        self.rated = limit if limit is not None else cfg.hardware.rated_power_w
+        self.rated_from_nvml = limit is not None
+        self.n_r = int(s.pre_reasons[hi] - s.pre_reasons[lo])
+        self.seen = {n: int(c) for n, pre in s.pre_name.items() if (c := pre[hi] - pre[lo])}
+        self.cat = {c: int(pre[hi] - pre[lo]) for c, pre in s.pre_cat.items()}
+        load_pct, floor_w = th.load_util_pct, LOAD_POWER_SHARE * self.rated
+        self.loaded = [(u >= load_pct and not (r and "gpu_idle" in r)) if u is not None else (p is not None and p >= floor_w)
+                       for u, p, r in zip(self.util, self.power, self.reasons)]
+        self.busy = [i for i, x in enumerate(self.loaded) if x]
+        self.growth: dict[str, float | None] = {}
+        self.reads: dict[str, int] = {}
+        for key in _LABEL:
+            self._count_counter(key, read_t)
+        b = bisect.bisect_left(s.bad, (lo, ""))
+        e = bisect.bisect_left(s.bad, (hi, ""))
+        self.bad = s.bad[b:e]
+
+    @property
+    def with_reasons(self) -> bool:
+        return self.n_r > 0
+
+    def _count_counter(self, key: str, read_t: list[float] | None) -> None:
+        s, lo, hi = self.s, self.lo, self.hi
+        n_vals = int(s.pre_read[key][hi] - s.pre_read[key][lo])
+        if n_vals < 2:
+            self.growth[key], self.reads[key] = None, n_vals
+            return
+        self.growth[key] = s.pre_step[key][hi] - s.pre_step[key][lo + 1]
+        if read_t is not None:  # gather() lists when it read them
+            self.reads[key] = 1 + sum(1 for t in read_t if self.times[0] < t <= self.times[-1])
+        elif self.span >= COUNTERS_READ_WITHIN_S:  # the sampler's cadence: two readings at least
+            self.reads[key] = 2
+        else:  # samples carry the last value between reads: only a change tells a second reading
+            vals = [v for v in s.counter[key][lo:hi] if v is not None]
+            self.reads[key] = 1 + sum(1 for a, b in zip(vals, vals[1:]) if a != b)
+
+    # what the window says, in small pieces
+    def why(self, key: str) -> str:
+        for g in reversed(self.rows):
+            why = (g.get("errors") or {}).get(key)
+            if why:
+                return why
+        return "not in the samples"
+
+    def counter_why(self, key: str) -> str:
+        if self.growth[key] is not None or self.reads[key] == 1:
+            return "read once: cannot tell growth"
+        why = next((w for g in reversed(self.rows) if (w := counter_ns(g, key)[1])), None)
+        if why:
+            return why
+        return "not in this recording (made before sparktui read it)" if self.s.legacy else "not in the samples"
+
+    def readable(self, key: str) -> bool:
+        return self.growth[key] is not None and self.reads[key] >= 2
+
+    def seconds(self, key: str) -> float:
+        return (self.growth[key] or 0.0) / 1e9 if self.readable(key) else 0.0
+
+    def share(self, key: str) -> float:
+        return self.seconds(key) / self.span if self.span > 0 else 0.0
+
+    def thermal_counter(self) -> str | None:
+        """SW thermal slowdown (field 269); else the older field-75 thermal policy counter."""
+        return _SW_THERMAL if self.readable(_SW_THERMAL) else _POLICY if self.readable(_POLICY) else None
+
+    def count(self, category: str) -> int:
+        """Samples showing any reason of a category ("thermal", "power", "hw")."""
+        return self.cat[category]
+
+    def sustained(self, category: str) -> bool:
+        c = self.count(category)
+        return c >= REASON_MIN_SAMPLES and c >= SLOWDOWN_SHARE * self.n_r
+
+    def reasons_readable(self) -> bool:
+        return self.n_r > 0 and self.n_r >= REASONS_SEEN * self.n
+
+    def heat_seen(self) -> bool:
+        key = self.thermal_counter()
+        return (self.sustained("thermal") or self.seconds(_HW_THERMAL) > 0
+                or (key is not None and self.share(key) >= SLOWDOWN_SHARE))
+
+    def growth_text(self, key: str) -> str:
+        share = f" ({_pct(self.share(key))} of the window)" if self.span > 0 else ""
+        return f"+{self.seconds(key):.1f} s{share}"
+
+    def counter_text(self, key: str) -> str:
+        return f"{_LABEL[key]} {self.growth_text(key)}"
+
+    def full(self) -> bool:
+        return self.span + _slack(self.times, self.need_s) >= self.need_s - 1e-6
+
+    def thirds(self) -> tuple[range, range]:
+        third = max(1, self.n // 3)
+        return range(third), range(self.n - third, self.n)
+
+    def evidence(self, src: str, prefix: str) -> list[Evidence]:
+        ev: list[Evidence] = []
+
+        def add(what: str, value: Any) -> None:
+            ev.append(Evidence(prefix + what, src, value))
+
+        th = self.th
+        add("window", f"{_span_text(self.span)} of {th.window_min:g} min, {self.n} samples")
+        t = self.temps
+        add("temperature", f"{t[0]:.0f} → {t[-1]:.0f} °C (max {max(t):.0f})" if t
+            else f"unavailable: {self.why('temp_c')}")
+        p = self.powers
+        add("power draw", f"{min(p):.0f}-{max(p):.0f} W, last {p[-1]:.0f} W" if p
+            else f"unavailable: {self.why('power_w')}")
+        rated_src = "NVML enforced limit" if self.rated_from_nvml else \
+            f"config hardware.rated_power_w (NVML limit: {self.why('power_limit_w')})"
+        add("rated power", f"{self.rated:g} W ({rated_src})")
+        c = self.clocks
+        add("SM clock", f"{min(c):.0f}-{max(c):.0f} MHz, last {c[-1]:.0f} MHz" if c
+            else f"unavailable: {self.why('sm_mhz')}")
+        if self.n_r:
+            shown = ", ".join(f"{k} in {v}/{self.n_r}" for k, v in sorted(self.seen.items())) or "none"
+            add("clock-event reasons", shown)
         else:
-            share = f" ({growth / 1e9 / span:.0%} of the window)" if span > 0 else ""
-            add(f"{label} violation counter", f"+{growth / 1e9:.1f} s{share}")
-
-    def count(names: frozenset) -> int:
-        return sum(1 for g in with_reasons if names & set(g["reasons"]))
-
-    # Which samples are under load: utilization when NVML gives it, else power.
-    def loaded(g: dict[str, Any]) -> bool:
-        if isinstance(g.get("util_gpu"), (int, float)):
-            return g["util_gpu"] >= th.load_util_pct and "gpu_idle" not in (g.get("reasons") or [])
-        return isinstance(g.get("power_w"), (int, float)) and g["power_w"] >= 0.3 * rated
-
-    n_r = len(with_reasons)
-    thermal = count(THERMAL_REASONS)
-    busy = [g for g in rows if loaded(g)]
-    fault = [g for g in busy if isinstance(g.get("sm_mhz"), (int, float)) and g["sm_mhz"] < th.fault_clock_mhz
-             and isinstance(g.get("power_w"), (int, float)) and g["power_w"] < th.fault_power_w]
-    # Before the power-reason branches: a GPU held to a low power budget by a failed negotiation may
-    # well show sw_power_cap or a power brake too. Only a thermal reason rules the fault out.
-    if len(fault) >= 3 and len(fault) >= 0.8 * len(busy) and not thermal and not th_growth:
-        clk, pw = mean(g["sm_mhz"] for g in fault), mean(g["power_w"] for g in fault)
-        power_names = sorted((POWER_REASONS | HW_REASONS) & set(seen))
-        active = f" ({', '.join(power_names)} active)" if power_names else ""
-        text = (f"clocks pinned at ~{clk:.0f} MHz with ~{pw:.0f} W under load{active} and no thermal reason: "
-                f"suspect a power-delivery fault (failed USB-PD negotiation / ~30 W safe mode), not heat; "
-                f"a full power cycle clears it")
-        if all(isinstance(g.get("reasons"), list) for g in fault):
-            return Status.FAIL, text, ev
-        hot = any(t >= th.hot_c for t in temps)
-        if not hot:
-            return Status.WARN, text.replace("and no thermal reason", "(reasons unreadable, temperature normal)"), ev
-
-    hw = count(HW_REASONS)
-    if hw:
-        names = ", ".join(sorted(HW_REASONS & set(seen)))
-        return Status.FAIL, f"hardware slowdown ({names}) in {hw} of {n_r} samples: the GPU is cutting clocks hard", ev
-    if thermal or (th_growth or 0) > 0:
-        parts = []
-        if thermal:
-            parts.append(f"thermal slowdown active in {thermal} of {n_r} samples")
-        if th_growth:
-            parts.append(f"thermal violation counter +{th_growth / 1e9:.1f} s")
-        temp = f" at {temps[-1]:.0f} °C" if temps else ""
-        return Status.WARN, f"thermal throttling{temp}: " + ", ".join(parts), ev
-    power = count(POWER_REASONS)
-    if power or (pw_growth or 0) > 0:
-        parts = []
-        if power:
-            parts.append(f"power cap active in {power} of {n_r} samples")
-        if pw_growth:
-            parts.append(f"power violation counter +{pw_growth / 1e9:.1f} s")
-        return Status.WARN, "power capping: " + ", ".join(parts), ev
-
-    if span + _slack(times, need_s) < need_s - 1e-6:
-        seen_txt = "no slowdown reason so far" if with_reasons else "clock-event reasons unreadable"
-        return Status.UNKNOWN, (f"watching: {_span_text(span)} of {th.window_min:g} min sampled ({seen_txt}); "
-                                f"a verdict needs the full window (the dashboard keeps watching; headless: --watch {th.window_min:g})"), ev
-
-    # Was NVML able to say, over the whole window? Reasons are snapshots; the thermal counter covers
-    # the time between them, so both must be readable (the counter read at least twice).
-    unreadable = None
-    if n_r < REASONS_SEEN * len(rows):
-        unreadable = "clock-event reasons unreadable"
-    elif th_growth is None:
-        unreadable = "thermal violation counter unreadable"
-    elif th_reads < 2:
-        unreadable = "thermal violation counter read once"
-
-    # A full window.
-    n = len(rows)
-    third = max(1, n // 3)
-    early, late = rows[:third], rows[-third:]
-    late_busy = [g for g in late if loaded(g)]
-    if not late_busy:
-        # "No load" is a reading too: it needs utilization or power draw actually seen in the late
-        # samples, not a window of empty GPU records.
-        load_seen = [g for g in late if isinstance(g.get("util_gpu"), (int, float))
-                     or isinstance(g.get("power_w"), (int, float))]
-        if len(load_seen) * 2 < len(late):
-            why = f"utilization: {_why(rows, 'util_gpu')}; power draw: {_why(rows, 'power_w')}"
-            return Status.UNKNOWN, (f"cannot tell: GPU load unknown in the last {th.window_min:g} min "
-                                    f"(utilization and power draw unavailable in {len(late) - len(load_seen)} of "
-                                    f"{len(late)} late samples; {why})"), ev
-        state = "no slowdown reported" if with_reasons else "clock-event reasons unreadable"
-        return Status.OK, f"no sustained load in the last {th.window_min:g} min; {state}", ev
-    if unreadable is None:
-        return Status.OK, _clean_text(late_busy, late, early, n_r, th.window_min), ev
-
-    # The heuristic, only where NVML cannot say.
-    if not temps or not powers:
-        missing = "temperature" if not temps else "power draw"
-        key = "temp_c" if not temps else "power_w"
-        return Status.UNKNOWN, f"cannot apply the power/temperature test: {missing} unavailable ({_why(rows, key)})", ev
-    late_p = _vals(late_busy, "power_w")
-    late_t, early_t = _vals(late, "temp_c"), _vals(early, "temp_c")
-    busy_p = _vals(busy, "power_w")
-    if not late_p or not late_t or not early_t:
-        return Status.UNKNOWN, "cannot apply the power/temperature test: too few readable samples", ev
-    lp, peak = mean(late_p), _pctile(busy_p, 0.95)
-    lt, et = mean(late_t), mean(early_t)
-    flat = lp > 0 and (pstdev(late_p) / lp) <= FLAT_CV
-    under = lp < th.plateau_fraction * rated
-    hot, climbing = lt >= th.hot_c, (lt - et) >= CLIMB_C
-    ev.append(Evidence(prefix + "last third vs first third", src,
-                       f"power {lp:.0f} W (peak {peak:.0f} W), temperature {et:.0f} → {lt:.0f} °C"))
-    basis = f" (heuristic: {unreadable})"
-    if under and flat and (hot or climbing):
-        if climbing and not hot and lp >= NEAR_PEAK * peak:
-            return Status.OK, (f"not throttling yet{basis}: temperature climbing {et:.0f} → {lt:.0f} °C with power "
-                               f"still near its peak ({lp:.0f} of {peak:.0f} W); keep watching"), ev
-        temp_txt = f"sits at {lt:.0f} °C" if hot else f"climbs {et:.0f} → {lt:.0f} °C"
-        return Status.WARN, (f"throttling signature{basis}: power flat at {lp:.0f} W, well under the {rated:g} W "
-                             f"rating, while temperature {temp_txt}"), ev
-    if climbing:
-        return Status.OK, (f"not throttling yet{basis}: temperature climbing {et:.0f} → {lt:.0f} °C with power near "
-                           f"{lp:.0f} W; keep watching"), ev
-    return Status.OK, f"no throttling{basis}: {lp:.0f} W at {lt:.0f} °C over {span / 60:.0f} min", ev
+            add("clock-event reasons", f"unavailable: {self.why('reasons_mask')}")
+        for key in _LABEL:
+            label = f"{_LABEL[key]} (NVML field {_FIELD[key]})"
+            if key == _POLICY:
+                if self.reads[key] == 0 and not any(counter_ns(g, key)[1] for g in self.rows):
+                    continue  # not read: field 269 answered, or an old recording without it
+                label += ", older than nvidia-smi's SW Thermal Slowdown"
+            if self.readable(key):
+                add(label, self.growth_text(key))
+            else:
+                add(label, f"unavailable: {self.counter_why(key)}")
+        if self.bad:
+            add("measurement errors", "; ".join(f"{what} at {when_text(self.s.times[i], self.s.times[0])}"
+                                                for i, what in self.bad[:5])
+                + (f" (+{len(self.bad) - 5} more)" if len(self.bad) > 5 else "") + ": outside what a GPU can report")
+        return ev
 
 
-def _clean_text(late_busy: list[dict[str, Any]], late: list[dict[str, Any]], early: list[dict[str, Any]],
-                n_r: int, window_min: float) -> str:
-    """The ok verdict when NVML could say and said nothing: what was seen, and why the heat is fine."""
-    nvml = (f"NVML reports no slowdown over {window_min:g} min (no slowdown reason in {n_r} samples, "
-            f"thermal violation counter flat)")
-    late_p, late_t, early_t = _vals(late_busy, "power_w"), _vals(late, "temp_c"), _vals(early, "temp_c")
+# -- the rules, in the order they apply ------------------------------------------------------------
+
+def rule_power_delivery_fault(w: _Window) -> _Finding | None:
+    """Low clocks with low power under load and no heat: a starved GPU (failed USB-PD negotiation, ~30 W
+    safe mode). Before the power rules: a starved GPU may well show a power reason too; only heat rules
+    it out."""
+    th = w.th
+    fault = [i for i in w.busy if w.clock[i] is not None and w.clock[i] < th.fault_clock_mhz
+             and w.power[i] is not None and w.power[i] < th.fault_power_w]
+    if len(fault) < FAULT_MIN_SAMPLES or len(fault) < FAULT_SHARE * len(w.busy) or w.heat_seen():
+        return None
+    clk, pw = _mean([w.clock[i] for i in fault]), _mean([w.power[i] for i in fault])
+    power_names = sorted((POWER_REASONS | HW_REASONS) & set(w.seen))
+    active = f" ({', '.join(power_names)} active)" if power_names else ""
+    text = (f"clocks pinned at ~{clk:.0f} MHz with ~{pw:.0f} W under load{active} and no thermal reason: "
+            f"suspect a power-delivery fault (failed USB-PD negotiation / ~30 W safe mode), not heat; "
+            f"a full power cycle clears it")
+    weight = len(fault) / max(1, len(w.busy))
+    if all(w.reasons[i] is not None for i in fault) or w.thermal_counter() is not None:
+        return _Finding(Status.FAIL, text, weight)
+    if not any(t >= th.hot_c for t in w.temps):
+        return _Finding(Status.WARN, text.replace("and no thermal reason", "(reasons and counters unreadable, "
+                                                  "temperature normal)"), weight)
+    return None
+
+
+def rule_hardware_slowdown(w: _Window) -> _Finding | None:
+    """HW thermal slowdown / HW power brake cut the clocks by half or more: growth of their counters, or
+    a HW reason held over samples. A HW reason in one sample only is shown, not headlined (NVML may show
+    hw_slowdown for an instant at a clock change)."""
+    hw_s = w.seconds(_HW_THERMAL) + w.seconds(_HW_BRAKE)
+    sustained = w.sustained("hw")
+    if hw_s <= 0 and not sustained:
+        return None
+    parts = [w.counter_text(k) for k in (_HW_THERMAL, _HW_BRAKE) if w.seconds(k) > 0]
+    if sustained:
+        names = ", ".join(sorted(HW_REASONS & set(w.seen)))
+        parts.append(f"{names} in {w.count('hw')} of {w.n_r} samples")
+    cause = ("the power supply braked the GPU: power delivery, not heat" if w.seconds(_HW_BRAKE) > 0
+             or "hw_power_brake_slowdown" in w.seen else "the GPU is cutting clocks hard")
+    weight = hw_s / w.span if w.span > 0 else 0.0
+    if hw_s >= HW_FAIL_S or sustained:
+        return _Finding(Status.FAIL, f"hardware slowdown: {', '.join(parts)}: {cause}", 1.0 + weight)
+    return _Finding(Status.WARN, (f"brief hardware slowdown: {', '.join(parts)} (under the {HW_FAIL_S:g} s that "
+                                  f"fails): {cause}"), weight)
+
+
+def rule_thermal(w: _Window) -> _Finding | None:
+    """SW thermal slowdown for a real share of the window (the counter), or a thermal reason held."""
+    key = w.thermal_counter()
+    share = w.share(key) if key else 0.0
+    by_counter = key is not None and share >= SLOWDOWN_SHARE
+    by_reasons = w.sustained("thermal")
+    if not by_counter and not by_reasons:
+        return None
+    parts = []
+    if by_reasons:
+        parts.append(f"thermal slowdown active in {w.count('thermal')} of {w.n_r} samples")
+    if key is not None and w.seconds(key) > 0:
+        note = " (NVML field 75, weaker evidence than field 269)" if key == _POLICY else ""
+        parts.append(w.counter_text(key) + note)
+    temp = f" at {w.temps[-1]:.0f} °C" if w.temps else ""
+    weight = max(share, w.count("thermal") / w.n_r if w.n_r else 0.0)
+    return _Finding(Status.WARN, f"thermal throttling{temp}: " + ", ".join(parts), weight)
+
+
+def rule_power_capping(w: _Window) -> _Finding | None:
+    """SW power capping for a real share of the window, or a power reason held."""
+    share = w.share(_POWER_CAP)
+    by_counter = w.readable(_POWER_CAP) and share >= SLOWDOWN_SHARE
+    by_reasons = w.sustained("power")
+    if not by_counter and not by_reasons:
+        return None
+    parts = []
+    if by_reasons:
+        parts.append(f"power cap active in {w.count('power')} of {w.n_r} samples")
+    if w.seconds(_POWER_CAP) > 0:
+        parts.append(w.counter_text(_POWER_CAP))
+    weight = max(share, w.count("power") / w.n_r if w.n_r else 0.0)
+    return _Finding(Status.WARN, "power capping: " + ", ".join(parts), weight)
+
+
+def rule_window_not_full(w: _Window) -> _Finding | None:
+    """No verdict of ok before the window is full (give or take one sampling interval)."""
+    if w.full():
+        return None
+    seen = "no slowdown reason so far" if w.with_reasons else "clock-event reasons unreadable"
+    if w.review:
+        return _Finding(Status.UNKNOWN, (f"cannot tell: the recording covers {_span_text(w.span)} of the "
+                                         f"{w.th.window_min:g} min a verdict needs ({seen})"))
+    return _Finding(Status.UNKNOWN, (f"watching: {_span_text(w.span)} of {w.th.window_min:g} min sampled ({seen}); "
+                                     f"a verdict needs the full window (the dashboard keeps watching; headless: "
+                                     f"--watch {w.th.window_min:g})"))
+
+
+def rule_no_load(w: _Window) -> _Finding | None:
+    """Nothing ran in the last third of the window: no throttling to see. "No load" is a reading too:
+    it needs utilization or power draw actually seen, not a window of empty GPU records."""
+    _, late = w.thirds()
+    if any(w.loaded[i] for i in late):
+        return None
+    load_seen = sum(1 for i in late if w.util[i] is not None or w.power[i] is not None)
+    if load_seen * 2 < len(late):
+        why = f"utilization: {w.why('util_gpu')}; power draw: {w.why('power_w')}"
+        return _Finding(Status.UNKNOWN, (f"cannot tell: GPU load unknown {w.where} (utilization and power draw "
+                                         f"unavailable in {len(late) - load_seen} of {len(late)} late samples; {why})"))
+    nvml = w.reasons_readable() or w.thermal_counter() is not None
+    state = "no slowdown reported" if nvml else "clock-event reasons and counters unreadable"
+    return _Finding(Status.OK, f"no sustained load {w.where}; {state}")
+
+
+def rule_clean(w: _Window) -> _Finding | None:
+    """NVML could say (reasons over the window, or a thermal counter read twice) and said nothing that
+    counts: ok, naming what it saw below the thresholds and what it could not see."""
+    reasons_ok, key = w.reasons_readable(), w.thermal_counter()
+    if not reasons_ok and key is None:
+        return None
+    said = []
+    if reasons_ok:
+        minor = sorted((THERMAL_REASONS | POWER_REASONS | HW_REASONS) & set(w.seen))
+        said.append(f"no slowdown reason in {w.n_r} samples" if not minor else
+                    f"{', '.join(f'{k} in {w.seen[k]}' for k in minor)} of {w.n_r} samples, not sustained")
+    else:
+        said.append(f"clock-event reasons unreadable ({w.why('reasons_mask')}): judged on the counters")
+    if key is not None:
+        s = w.seconds(key)
+        said.append(f"{_LABEL[key]} +{s:.1f} s" + (f" ({_pct(w.share(key))}, under the {_pct(SLOWDOWN_SHARE)} "
+                                                    f"that counts)" if s > 0 else ""))
+        if key == _POLICY:
+            said[-1] += " (field 75: older than nvidia-smi's SW Thermal Slowdown)"
+    else:
+        said.append(f"thermal counters unreadable ({w.counter_why(_SW_THERMAL)}): a slowdown between samples "
+                    f"would be missed")
+    if w.seconds(_POWER_CAP) > 0:
+        said.append(f"SW power capping +{w.seconds(_POWER_CAP):.1f} s ({_pct(w.share(_POWER_CAP))})")
+    nvml = f"NVML reports no sustained slowdown over {w.th.window_min:g} min ({'; '.join(said)})"
+    weight = max(w.share(key) if key else 0.0, w.share(_POWER_CAP))
+    return _Finding(Status.OK, _clean_text(w, nvml), weight)
+
+
+def _clean_text(w: _Window, nvml: str) -> str:
+    """The ok text: what was seen, and why the heat is fine."""
+    early, late = w.thirds()
+    late_t = [w.temp[i] for i in late if w.temp[i] is not None]
+    early_t = [w.temp[i] for i in early if w.temp[i] is not None]
+    late_p = [w.power[i] for i in late if w.loaded[i] and w.power[i] is not None]
     if not late_t:
         return f"no throttling: {nvml}"
-    lt = mean(late_t)
-    power = f"{mean(late_p):.0f} W at " if late_p else ""
-    if early_t and lt - mean(early_t) >= CLIMB_C and lt < PLATEAU_C[0]:
-        return (f"not throttling yet: temperature climbing {mean(early_t):.0f} → {lt:.0f} °C ({power}{lt:.0f} °C); "
+    lt = _mean(late_t)
+    power = f"{_mean(late_p):.0f} W at " if late_p else ""
+    if early_t and lt - _mean(early_t) >= CLIMB_C and lt < PLATEAU_C[0]:
+        return (f"not throttling yet: temperature climbing {_mean(early_t):.0f} → {lt:.0f} °C ({power}{lt:.0f} °C); "
                 f"{nvml}; keep watching")
-    if PLATEAU_C[0] <= lt <= PLATEAU_C[1]:
-        note = ", the normal GB10 plateau under load (83-85 °C serving)"
-    elif lt > PLATEAU_C[1]:
-        note = ", hotter than the usual 83-85 °C plateau but not slowing"
+    return f"no throttling: {power}{lt:.0f} °C{_plateau_note(lt)}; {nvml}"
+
+
+def _plateau_note(t: float) -> str:
+    if PLATEAU_C[0] <= t <= PLATEAU_C[1]:
+        return ", the normal GB10 plateau under load (83-85 °C serving)"
+    if t > PLATEAU_C[1]:
+        return ", hotter than the usual 83-85 °C plateau but not slowing"
+    return ""
+
+
+def rule_heuristic(w: _Window) -> _Finding:
+    """Neither reasons nor counters readable: judge by the SM clock under load, never by temperature
+    alone (80 W at 85 °C is GB10's normal plateau). A clock held near its peak is ok with the gap named;
+    a clock down while hot or heating is the throttling signature; a clock down while cool cannot be
+    explained without NVML's reasons."""
+    basis = "(heuristic: clock-event reasons and counters unreadable)"
+    early, late = w.thirds()
+    late_t = [w.temp[i] for i in late if w.temp[i] is not None]
+    early_t = [w.temp[i] for i in early if w.temp[i] is not None]
+    if not late_t or not early_t:
+        return _Finding(Status.UNKNOWN, f"cannot tell {basis}: temperature unavailable ({w.why('temp_c')})")
+    busy_clk = [w.clock[i] for i in w.busy if w.clock[i] is not None]
+    late_clk = [w.clock[i] for i in late if w.loaded[i] and w.clock[i] is not None]
+    if not busy_clk or not late_clk:
+        return _Finding(Status.UNKNOWN, (f"cannot tell {basis}: SM clock under load unavailable ({w.why('sm_mhz')}); "
+                                         f"temperature alone says nothing (GB10 runs 83-85 °C under load)"))
+    lc, peak = _mean(late_clk), _pctile(busy_clk, 0.95)
+    lt, et = _mean(late_t), _mean(early_t)
+    hot, climbing = lt >= w.th.hot_c, (lt - et) >= CLIMB_C
+    held = lc >= NEAR_PEAK * peak
+    if not held and (hot or climbing):
+        temp = f"sits at {lt:.0f} °C" if hot else f"climbs {et:.0f} → {lt:.0f} °C"
+        return _Finding(Status.WARN, (f"throttling signature {basis}: SM clock down to ~{lc:.0f} MHz under load from "
+                                      f"{peak:.0f} MHz while temperature {temp}"), 1.0 - lc / peak)
+    if not held:
+        return _Finding(Status.UNKNOWN, (f"cannot tell {basis}: SM clock down to ~{lc:.0f} MHz under load from "
+                                         f"{peak:.0f} MHz at {lt:.0f} °C: not heat by the temperature, and the "
+                                         f"cause cannot be seen without NVML's reasons or counters"))
+    if climbing and lt < PLATEAU_C[0]:
+        return _Finding(Status.OK, (f"not throttling yet {basis}: temperature climbing {et:.0f} → {lt:.0f} °C with the "
+                                    f"SM clock held at ~{lc:.0f} MHz; keep watching"))
+    return _Finding(Status.OK, (f"no sign of throttling {basis}: SM clock held at ~{lc:.0f} MHz under load at "
+                                f"{lt:.0f} °C{_plateau_note(lt)}; a slowdown between samples cannot be seen"))
+
+
+RULES: tuple[Callable[[_Window], _Finding | None], ...] = (
+    rule_power_delivery_fault, rule_hardware_slowdown, rule_thermal, rule_power_capping,
+    rule_window_not_full, rule_no_load, rule_clean,
+)
+
+
+def _decide(w: _Window) -> _Finding:
+    """The first rule that speaks; an ok over a value no GPU can produce is unknown, saying so."""
+    found = next((f for f in (rule(w) for rule in RULES) if f is not None), None) or rule_heuristic(w)
+    if found.status is Status.OK and w.bad:
+        i, what = w.bad[0]
+        more = f" (and {len(w.bad) - 1} more)" if len(w.bad) > 1 else ""
+        found = _Finding(Status.UNKNOWN, (f"measurement error: {what} at {when_text(w.s.times[i], w.s.times[0])}{more} "
+                                          f"is outside what a GPU can report; otherwise: {found.text}"))
+    return found
+
+
+# -- live: the trailing window; review: every full window of the recording ------------------------
+
+def _review_ends(times: list[float], need_s: float) -> list[int]:
+    """The last sample of every full window, one a minute of the recording, and the last sample."""
+    if not times:
+        return []
+    slack = _slack(times, need_s)
+    ends, last_bucket = [], None
+    for e, t in enumerate(times):
+        if t - times[0] + slack < need_s - 1e-6:
+            continue
+        bucket = int((t - times[0]) // REVIEW_STEP_S)
+        if bucket != last_bucket:
+            ends.append(e)
+            last_bucket = bucket
+    if ends and ends[-1] != len(times) - 1:
+        ends.append(len(times) - 1)
+    return ends
+
+
+def _rank(f: _Finding) -> tuple[int, float]:
+    return f.status.severity, f.weight
+
+
+def _review(s: _Series, cfg: Config, src: str, prefix: str) -> tuple[_Finding, list[Evidence]]:
+    """Judge every full window of a recording; the worst, and when it was."""
+    need_s = cfg.thermal.window_min * 60.0
+    times, t0 = s.times, s.times[0]
+    ends = _review_ends(times, need_s)
+    if not ends:  # shorter than one window: the whole recording, as one
+        w = _Window(s, 0, len(times), cfg, None, review=True)
+        f = _decide(w)
+        return f, w.evidence(src, prefix)
+    worst: tuple[_Finding, _Window] | None = None
+    tally: dict[Status, int] = {}
+    for e in ends:
+        lo = bisect.bisect_left(times, times[e] - need_s, 0, e)
+        w = _Window(s, lo, e + 1, cfg, None, review=True)
+        f = _decide(w)
+        tally[f.status] = tally.get(f.status, 0) + 1
+        if worst is None or _rank(f) > _rank(worst[0]):
+            worst = (f, w)
+    assert worst is not None
+    f, w = worst
+    n = len(ends)
+    span = f"{when_text(w.times[0], t0)} to {when_text(w.times[-1], t0)}"
+    mins = f"{cfg.thermal.window_min:g}-min"
+    counts = ", ".join(f"{k} {st.value}" for st, k in sorted(tally.items(), key=lambda kv: -kv[0].severity))
+    ev = w.evidence(src, prefix)
+    ev.append(Evidence(prefix + "worst window", src, span))
+    ev.append(Evidence(prefix + "windows judged", src, (f"{n} full {mins} windows, one a minute over "
+                                                       f"{offset_text(times[-1] - t0)[1:]} recorded: {counts}")))
+    if f.status is Status.OK:
+        text = f"{f.text} [all {n} {mins} windows of the recording; closest to a threshold: {span}]"
     else:
-        note = ""
-    return f"no throttling: {power}{lt:.0f} °C{note}; {nvml}"
+        text = f"{f.text} [worst {mins} window: {span}; {tally[f.status]} of {n} windows {f.status.value}]"
+    return _Finding(f.status, text, f.weight), ev
+
+
+def _gpu_rows(samples: list[dict[str, Any]], idx: int) -> tuple[list[dict[str, Any]], list[float]]:
+    pairs = []
+    for s in samples:
+        for i, g in enumerate(s.get("gpus") or []):
+            if isinstance(g, dict) and g.get("index", i) == idx and _num(s.get("t")):
+                pairs.append((float(s["t"]), g))
+    pairs.sort(key=lambda p: p[0])  # stable: a recording in time order stays as it is
+    return [g for _, g in pairs], [t for t, _ in pairs]
 
 
 def judge(r: Readings, cfg: Config) -> Verdict:
@@ -303,29 +661,35 @@ def judge(r: Readings, cfg: Config) -> Verdict:
     if not data or not data.get("samples"):
         return unknown_from("G4", reading, "telemetry samples")
     src = reading.source or "telemetry"
-    samples = sample_window(data["samples"], cfg.thermal.window_min * 60.0)
-    read_t = data.get("counters_read_t")  # gather(): the samples that read the counters
-    indices = sorted({g.get("index", i) for s in samples for i, g in enumerate(s.get("gpus") or [])})
+    review = bool(data.get("review"))
+    samples = data["samples"] if review else sample_window(data["samples"], cfg.thermal.window_min * 60.0)
+    read_t = None if review else data.get("counters_read_t")  # gather(): the samples that read the counters
+    indices = sorted({g.get("index", i) for s in samples for i, g in enumerate(s.get("gpus") or [])
+                      if isinstance(g, dict)})
     if not indices:
         why = next((s["errors"]["nvml"] for s in reversed(samples) if (s.get("errors") or {}).get("nvml")), None)
         reason = why or "no GPU in the samples"
         return Verdict("G4", Status.UNKNOWN, f"cannot tell: no GPU readings ({reason})",
                        (Evidence("GPU telemetry", src, f"unavailable: {reason}"),), FIX)
-    results = []
+    results: list[tuple[_Finding, list[Evidence]]] = []
     for idx in indices:
-        rows, times = [], []
-        for s in samples:
-            for i, g in enumerate(s.get("gpus") or []):
-                if g.get("index", i) == idx:
-                    rows.append(g)
-                    times.append(float(s["t"]))
         prefix = f"GPU {idx} " if len(indices) > 1 else ""
-        results.append(_judge_gpu(idx, rows, times, cfg, src, prefix, read_t))
-    status = worst([s for s, _, _ in results])
-    main = next(res for res in results if res[0] is status)
-    summary = main[1] if len(results) == 1 else f"GPU {indices[results.index(main)]}: {main[1]}"
-    evidence = tuple(e for _, _, evs in results for e in evs)
-    return Verdict("G4", status, summary, evidence, FIX)
+        rows, times = _gpu_rows(samples, idx)
+        if not rows:
+            f = _Finding(Status.UNKNOWN, "cannot tell: no timed samples of this GPU")
+            results.append((f, [Evidence(prefix + "GPU telemetry", src, "unavailable: no timed samples")]))
+            continue
+        series = _Series(rows, times)
+        if review:
+            results.append(_review(series, cfg, src, prefix))
+        else:
+            w = _Window(series, 0, len(rows), cfg, read_t, review=False)
+            results.append((_decide(w), w.evidence(src, prefix)))
+    k = max(range(len(results)), key=lambda i: _rank(results[i][0]))
+    main = results[k][0]
+    summary = main.text if len(results) == 1 else f"GPU {indices[k]}: {main.text}"
+    evidence = tuple(e for _, evs in results for e in evs)
+    return Verdict("G4", main.status, summary, evidence, FIX)
 
 
 GOTCHA = Gotcha(
@@ -339,22 +703,28 @@ GOTCHA = Gotcha(
            "temperature settles around 83-85 °C; peaks near 98 °C have been seen under HPL. Some units also "
            "fall into a low-power fault state (failed USB-PD negotiation: clocks pinned at 500-850 MHz, or a "
            "~30 W safe mode) that looks like throttling but is not heat."),
-    check=("Samples NVML (temperature, power, SM clock, utilization, clock-event reasons and the cumulative "
-           "thermal/power violation counters) over a rolling `thermal.window_min` window. Low clocks with low "
-           "power under load is reported as a suspected power-delivery fault unless a thermal reason or the "
-           "thermal counter says heat (a power reason does not rule it out). Active slowdown reasons or growing "
-           "violation counters are direct evidence and decide at once. Once the window is full (give or take "
-           "one sampling interval): if the reasons and the thermal counter were readable and show nothing, it "
-           "is ok, since ~80 W at 83-85 °C is a normal GB10 under load. Only when NVML cannot say does the "
-           "heuristic apply, and the verdict says so: power flat well under the rating "
-           "(`hardware.rated_power_w`; NVML's limit reads N/A on GB10) while temperature climbs or sits at "
-           "`thermal.hot_c` is throttling; temperature climbing with power still near its peak is \"not yet\". "
-           "Before the window is full the verdict is unknown (\"watching, N of 10 min\")."),
+    check=("Samples NVML (temperature, power, SM clock, utilization, clock-event reasons, and the five "
+           "clock-event counters nvidia-smi shows: SW power capping, sync boost, SW thermal slowdown, HW "
+           "thermal slowdown, HW power brake) over a rolling `thermal.window_min` window. Low clocks with low "
+           "power under load is a suspected power-delivery fault unless heat is seen. HW thermal slowdown or "
+           "HW power brake fails (a second or more; less warns). SW thermal slowdown or power capping warns "
+           "once it held the clocks for 1% of the window (counters), or a reason shows in that share of the "
+           "samples and in at least two; less is named in an ok, not a headline. Once the window is full (give "
+           "or take one sampling interval) and the reasons or the counters were readable, nothing counting is "
+           "ok: ~80 W at 83-85 °C is a normal GB10 under load. Where neither can be read, temperature alone is "
+           "never a warning: an SM clock held near its peak under load is ok with the gap named, a clock down "
+           "while hot is the throttling signature, a clock down while cool is unknown. Readings no GPU can "
+           "produce (temperature outside -40..130 °C, power outside 0..1000 W, SM clock above 4000 MHz, a "
+           "counter growing faster than time or going backwards beyond a reset) are measurement errors, never "
+           "evidence. Before the window is full the verdict is unknown (\"watching, N of 10 min\"). Reviewing a "
+           "recording (`check --replay`) judges every full window, one a minute, and reports the worst and "
+           "when it was."),
     fix=FIX,
     intrusive=False,
     cadence_s=5.0,
     probes=("telemetry",),
     judge=judge,
     references=("GB10 power draw, limit N/A, clock-event counters: nvitop PR #208, leptonai/gpud PR #1170",
+                "NVML field ids 74/76/269/270/271 and their cost on a real GPU: FIELD-FACTS.md",
                 "USB-PD low-power fault states on DGX Spark: FACTS.md (power, heat, faults)"),
 )
