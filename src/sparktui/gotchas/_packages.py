@@ -12,7 +12,7 @@ the whole list is missing, ``packages: null`` with ``packages_error``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping
 
 from sparktui.core.versions import canonical_name
 
@@ -64,7 +64,7 @@ class Installed:
         return f"unknown ({self.why_unknown(name)})"
 
 
-def installed_packages(t: dict[str, Any] | None) -> Installed:
+def installed_packages(t: Mapping[str, Any] | None) -> Installed:
     """What the target reading says is installed; see the module docstring for the shape."""
     if not isinstance(t, dict):
         return Installed(error="no target reading")
@@ -93,7 +93,7 @@ def installed_packages(t: dict[str, Any] | None) -> Installed:
     return Installed(versions=versions, unread=unread)
 
 
-def _list_error(t: dict[str, Any], pk: object) -> str:
+def _list_error(t: Mapping[str, Any], pk: object) -> str:
     if isinstance(t.get("packages_error"), str) and t["packages_error"]:
         return t["packages_error"]
     if isinstance(pk, dict) and isinstance(pk.get("error"), str):

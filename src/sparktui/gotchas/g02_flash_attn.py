@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Mapping
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
@@ -73,7 +74,7 @@ python -c "import torch; print(torch.__version__, torch.version.cuda)"
 """
 
 
-def _capability_warnings(t: dict) -> list[str]:
+def _capability_warnings(t: Mapping[str, Any]) -> list[str]:
     """torch's own 'capability 12.1 is outside this build's range' warning, wherever it surfaced."""
     out = []
     for st in (t.get("stages") or {}).values():
@@ -91,11 +92,11 @@ def _first_line(text: str | None) -> str:
 class _Facts:
     """What the judge reads from the target reading, gathered once."""
 
-    t: dict
+    t: Mapping[str, Any]
     src: str
     pk: Installed
-    stage: dict
-    fa: dict
+    stage: Mapping[str, Any]
+    fa: Mapping[str, Any]
 
     @property
     def status(self) -> str | None:
@@ -119,8 +120,9 @@ def _evidence(f: _Facts, tr_source: str) -> tuple[EvidenceList, list[str]]:
     st = f.stage
     ev.add("training interpreter", f.t.get("selected_by") or "target", f.t.get("interpreter") or tr_source)
     ev.add("flash-attn package", f"{f.src}: importlib.metadata", f.pk.describe("flash-attn"))
+    etype = st.get("error_type")
     import_value = {"done": f"ok, version {f.fa.get('version')}", None: "no record"}.get(
-        f.status, f"{f.status}: {st.get('error_type') + ': ' if st.get('error_type') else ''}{_first_line(st.get('error'))}")
+        f.status, f"{f.status}: {f'{etype}: ' if etype else ''}{_first_line(st.get('error'))}")
     ev.add("import flash_attn", f"{f.src}: import in a subprocess", import_value)
     ev.add("unsloth package", f"{f.src}: importlib.metadata", f.pk.describe("unsloth"))
     details = [f"torch warns: {w}" for w in _capability_warnings(f.t)]

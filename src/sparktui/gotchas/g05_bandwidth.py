@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, replace
+from typing import Any, Mapping
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
@@ -180,7 +181,7 @@ def result_problem(res: object) -> str | None:
     return None
 
 
-def _not_measured(res: dict) -> Verdict:
+def _not_measured(res: Mapping[str, Any]) -> Verdict:
     """A probe that refused or failed: skip for a refusal (nothing ran), else unknown with the reason."""
     reason = res.get("reason") or res.get("error") or res.get("status")
     ev = (Evidence("bandwidth probe", str(res.get("source") or "target interpreter"), reason),)
@@ -196,7 +197,7 @@ def _unusable(problem: str, fresh: bool, kept: str) -> Verdict:
     return Verdict(ID, Status.UNKNOWN, f"last result unreadable: {problem}", evidence=ev, fix=REMEASURE)
 
 
-def _figures_evidence(ev: EvidenceList, res: dict, copy: float, read: float | None) -> None:
+def _figures_evidence(ev: EvidenceList, res: Mapping[str, Any], copy: float, read: float | None) -> None:
     ev.add("device", str(res.get("source") or "torch.cuda"), res.get("device"))
     ev.add("copy bandwidth (bytes read + written per s)", "CUDA events over a device copy loop", copy)
     if read is not None:
@@ -208,7 +209,7 @@ def _figures_evidence(ev: EvidenceList, res: dict, copy: float, read: float | No
         ev.add("spread across repeats", "probe", f"{res['spread_pct']:.1f}%")
 
 
-def _age_evidence(ev: EvidenceList, res: dict, now: float | None, kept: str) -> tuple[float | None, float | None]:
+def _age_evidence(ev: EvidenceList, res: Mapping[str, Any], now: float | None, kept: str) -> tuple[float | None, float | None]:
     """(age, seconds in the future) of the measurement; the one that applies is set, else both None."""
     if now is None or res.get("measured_at") is None:
         return None, None
@@ -274,7 +275,7 @@ def _measurement_error(figure: str, bad: list[str], exp: Expected, fresh: bool, 
                    evidence=ev.tuple(), fix=SUSPECT_FIX)
 
 
-def judge_result(res: dict, now: float | None, fresh: bool) -> Verdict:
+def judge_result(res: Mapping[str, Any], now: float | None, fresh: bool) -> Verdict:
     """Judge one bandwidth result. ``fresh``: measured by this run (else a kept result -> skip).
 
     Rules, in order: not measured -> skip (refused) or unknown; a figure that cannot be read ->

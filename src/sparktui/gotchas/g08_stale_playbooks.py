@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Mapping
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
@@ -27,7 +27,7 @@ _SOURCE_WORDS = {
 }
 
 
-def _script_suggestions(scan: dict[str, Any] | None) -> list[dict[str, str]]:
+def _script_suggestions(scan: Mapping[str, Any] | None) -> list[dict[str, str]]:
     """Playbooks the G10 scan's launch scripts point at (a `vllm serve` line suggests vllm)."""
     from sparktui.playbooks.matching import suggest_slugs
 
@@ -220,7 +220,9 @@ def _parse(stamp: Any) -> float | None:
     return dt.timestamp()
 
 
-def _span(seconds: float | None) -> str:
+def _span(seconds: object) -> str:
+    if not isinstance(seconds, (int, float, str)):
+        return "?"
     try:
         s = max(0.0, float(seconds))
     except (TypeError, ValueError, OverflowError):

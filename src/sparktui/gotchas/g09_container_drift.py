@@ -4,6 +4,7 @@ a tested pin set (an NGC image's, or the user's own)."""
 from __future__ import annotations
 
 import re
+from typing import Any, Mapping
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
@@ -83,7 +84,7 @@ def _cuda_major(cuda: str | None) -> str | None:
     return "cpu" if cuda == "cpu" else cuda.split(".")[0]
 
 
-def _marker_env(t: dict) -> dict[str, str]:
+def _marker_env(t: Mapping[str, Any]) -> dict[str, str]:
     py = t.get("python") or {}
     env: dict[str, str] = {"extra": ""}
     version = py.get("version")
@@ -110,7 +111,7 @@ def _pinned_text(specs: list[str]) -> str:
     return ",".join(specs) or "any version"
 
 
-def compare(t: dict, pins: dict) -> dict:
+def compare(t: Mapping[str, Any], pins: Mapping[str, Any]) -> dict:
     """Pin-by-pin comparison. Each entry: name, installed, pinned, status (ok / mismatch /
     missing / cuda-mismatch / unreported / unparseable / not-applicable), note."""
     pk = installed_packages(t)
@@ -144,19 +145,19 @@ def compare(t: dict, pins: dict) -> dict:
     else:
         built_cuda = _cuda_of_label(installed.get("torch"))
         cuda_source = "its wheel tag"
-    entries = []
+    entries: list[dict[str, Any]] = []
     for name, g in groups.items():
-        entry = {"name": name, "installed": installed.get(name), "pinned": _pinned_text(g["specs"]), "note": "",
+        entry: dict[str, Any] = {"name": name, "installed": installed.get(name), "pinned": _pinned_text(g["specs"]), "note": "",
                  "abi": name in ABI_COUPLED}
         if not g["applies"]:
             entry["status"] = "not-applicable"
         elif name not in installed:
             entry["status"] = "unreported"
             entry["note"] = pk.why_unknown(name)
-        elif installed[name] is None:
+        elif (ver := installed[name]) is None:
             entry["status"] = "missing"
         else:
-            v = parse_version(installed[name])
+            v = parse_version(ver)
             try:
                 specs = parse_specifiers(",".join(g["specs"]))
             except InvalidSpecifier as e:
@@ -164,7 +165,7 @@ def compare(t: dict, pins: dict) -> dict:
                 entries.append(entry)
                 continue
             if v is None:
-                ok = specifiers_contain(specs, installed[name]) if specs and all(s.op == "===" for s in specs) else None
+                ok = specifiers_contain(specs, ver) if specs and all(s.op == "===" for s in specs) else None
                 entry["status"] = "ok" if ok else "unparseable"
                 if ok is None:
                     entry["note"] = "installed version is not PEP 440; not compared"
@@ -207,10 +208,10 @@ def _drift_line(e: dict) -> str:
     return text
 
 
-def _where(c: dict | None, t: dict) -> tuple[bool | None, str, dict | None]:
+def _where(c: Mapping[str, Any] | None, t: Mapping[str, Any]) -> tuple[bool | None, str, dict | None]:
     """(in a container?, words for it, NGC facts) from the container probe and the target's env."""
     c = c or {}
-    ngc = c.get("ngc")
+    ngc: dict | None = c.get("ngc")
     target_ngc = ((t.get("python") or {}).get("env") or {}).get("NVIDIA_PYTORCH_VERSION")
     if ngc is None and target_ngc:
         ngc = {"product": "PyTorch", "release": target_ngc, "from": "target interpreter's environment"}
@@ -225,7 +226,7 @@ def _where(c: dict | None, t: dict) -> tuple[bool | None, str, dict | None]:
     return True, words, ngc
 
 
-def _gpu_seen(r: Readings, t: dict) -> str | None:
+def _gpu_seen(r: Readings, t: Mapping[str, Any]) -> str | None:
     """Words for the GPU this machine shows (NVML, else the target's torch), or None if none seen.
     A configured name hint does not count: G9 claims a CUDA failure only for a GPU it saw."""
     nv = r.data("nvml") or {}

@@ -19,6 +19,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Collection
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Reading
@@ -91,7 +92,7 @@ class ScriptRun:
         return None
 
 
-def run_script(python: str, mode: str, timeout_s: float, skip: set[str] = frozenset(), packages=(),
+def run_script(python: str, mode: str, timeout_s: float, skip: Collection[str] = frozenset(), packages=(),
                cancel: threading.Event | None = None) -> ScriptRun:
     """Run target_script.py under ``python`` in one mode."""
     return run_staged(python, SCRIPT, ["--mode", mode, "--skip", ",".join(sorted(skip)), "--packages", ",".join(packages)],
@@ -186,7 +187,7 @@ def _crash_of(run: ScriptRun, mode: str, timeout_s: float) -> dict | None:
     if run.finished and run.returncode == 0:
         return None
     stage = run.last_begun()
-    crash = {"mode": mode, "stage": stage, "returncode": run.returncode, "stderr_tail": run.stderr_tail[-1500:]}
+    crash: dict[str, Any] = {"mode": mode, "stage": stage, "returncode": run.returncode, "stderr_tail": run.stderr_tail[-1500:]}
     if run.cancelled:
         crash.update(kind="cancelled")
     elif run.timed_out:

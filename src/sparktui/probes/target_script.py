@@ -31,8 +31,10 @@ _out = None
 def emit(kind, stage, **fields):
     rec = {"event": kind, "stage": stage, "t": time.time()}
     rec.update(fields)
-    _out.write(json.dumps(rec, default=str) + "\n")
-    _out.flush()
+    out = _out
+    assert out is not None, "open_channel() first"
+    out.write(json.dumps(rec, default=str) + "\n")
+    out.flush()
 
 
 def run_stage(name, fn, skip):
@@ -74,8 +76,8 @@ def stage_packages(names):
         from importlib import metadata
     except ImportError:  # Python < 3.8: the stage fails, so the list reads as unknown
         raise RuntimeError("importlib.metadata unavailable (Python < 3.8): installed versions cannot be read")
-    versions = {}
-    unread = {}
+    versions = {}  # type: dict
+    unread = {}  # type: dict
     for name in names:
         try:
             v = metadata.version(name)
@@ -105,7 +107,7 @@ def stage_cudart():
 
     out = {}
     for soname in ("libcudart.so.13", "libcudart.so.12"):
-        entry = {"loaded": False}
+        entry = {"loaded": False}  # type: dict
         try:
             lib = ctypes.CDLL(soname)
             entry["loaded"] = True
@@ -147,7 +149,7 @@ def stage_import_torch():
 def stage_torch_cuda():
     import torch
 
-    info = {"available": bool(torch.cuda.is_available())}
+    info = {"available": bool(torch.cuda.is_available())}  # type: dict
     try:
         info["arch_list"] = list(torch.cuda.get_arch_list())
     except Exception as e:
