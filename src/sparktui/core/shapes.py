@@ -616,6 +616,7 @@ class PlaybookIssuesData(TypedDict, total=False):
     commands: list[str]
     unknown_slugs: list[str]
     suggestions: list[PlaybookSuggestion]
+    suggestions_error: str  # the process scan could not run: no suggestion is not "none running"
     url_problem: str
     issues_checked: int | None  # None: no list was read
     issues_unreadable: int
