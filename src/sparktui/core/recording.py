@@ -369,6 +369,14 @@ def _plausible_mem(mem: dict[str, Any]) -> bool:
     return not _is_number(total) or avail <= total
 
 
+def _lowest_memfree(samples: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The sample whose MemFree (what CUDA's free-memory call sees) was lowest, among those where it
+    is within 0..MemTotal."""
+    ok = [s for s in samples if _is_number(s["mem"].get("MemFree")) and s["mem"]["MemFree"] >= 0
+          and (not _is_number(s["mem"].get("MemTotal")) or s["mem"]["MemFree"] <= s["mem"]["MemTotal"])]
+    return min(ok, key=lambda s: s["mem"]["MemFree"]) if ok else None
+
+
 def mem_series(samples: list[dict[str, Any]], seconds: float = MEM_SERIES_S) -> list[list[Any]]:
     """``[[t, MemAvailable, MemFree], ...]`` (bytes; MemFree may be None) of the samples within
     ``seconds`` of the last one that has MemAvailable, oldest first."""
@@ -392,6 +400,9 @@ def _meminfo_reading(all_samples: list[dict[str, Any]], source: str, meminfo_at:
         pick = min(plausible or with_mem, key=lambda s: s["mem"]["MemAvailable"])
         data: dict[str, Any] = dict(pick["mem"])
         data["t0"] = all_samples[0]["t"]
+        low_free = _lowest_memfree(plausible or with_mem)
+        if low_free is not None and low_free is not pick:
+            data["low_free"] = {**low_free["mem"], "t": low_free["t"]}  # G3's page-cache rule at its worst
         if len(plausible) < len(with_mem):
             data["skipped_implausible"] = len(with_mem) - len(plausible)
         if review:
@@ -417,8 +428,9 @@ def readings_from_samples(samples: list[dict[str, Any]], *, static: dict[str, An
     ``meminfo_at``: "latest" (dashboard: now, with ``data["series"]``, the MemAvailable of the
     last ``MEM_SERIES_S`` seconds, so G3's hysteresis is a function of the readings alone) or
     "lowest" (the moment MemAvailable was lowest over all samples, ``data["t"]`` its time and
-    ``data["t0"]`` the first sample's; samples whose MemAvailable is outside 0..MemTotal are not
-    picked while a plausible one exists). ``window_s`` keeps only the trailing window for
+    ``data["t0"]`` the first sample's, and ``data["low_free"]`` the figures (with "t") of the moment
+    MemFree was lowest when that is another sample; samples whose MemAvailable is outside 0..MemTotal
+    are not picked while a plausible one exists). ``window_s`` keeps only the trailing window for
     "telemetry"; G4's judge applies its own rolling window (``thermal.window_min``) on top.
 
     ``review`` (review mode, review.md): the judges get the whole recording and report its worst

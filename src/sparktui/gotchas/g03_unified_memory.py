@@ -86,7 +86,8 @@ Warnings: it needs root; it is system-wide, so every process on the box loses it
 not shared memory or tmpfs. Run it between runs, not during training. sparktui never runs it for you.
 """
 
-FIX = "\n".join((FIX_FIRST, FIX_PROCESSES, FIX_SHMEM, FIX_HUGEPAGES, FIX_CACHE))
+# every block, for when what holds the memory was not read (the cache drop first, as the common case)
+FIX = "\n".join((FIX_FIRST, FIX_PROCESSES, FIX_CACHE, FIX_SHMEM, FIX_HUGEPAGES))
 
 # what each holder is called, and the fix block that frees it
 ANON, SHMEM, HUGE, KERNEL, CACHE = "anon", "shmem", "huge", "kernel", "cache"
@@ -326,27 +327,53 @@ def judge(r: Readings, cfg: Config) -> Verdict:
     return _judge_figures(r, mem, src, cfg)
 
 
-def _judge_figures(r: Readings, mem: dict[str, Any], src: str, cfg: Config) -> Verdict:
-    total, avail, memfree = mem["MemTotal"], mem["MemAvailable"], mem.get("MemFree")
-    floor = cfg.memory.available_floor_gib
-    held = holders(mem)
+@dataclass(frozen=True)
+class Cache:
+    """The page-cache rule's figures at one moment."""
+
+    reclaimable: float | None  # None: Shmem not read
+    amount: float  # bytes: reclaimable cache, or buff/cache when Shmem was not read
+    share: float
+    big: bool  # over memory.cache_warn_fraction of MemTotal
+    note: str
+
+
+def cache_of(mem: dict[str, Any], cfg: Config) -> Cache:
     rcache = reclaimable_cache(mem)
-    cache = rcache if rcache is not None else (free_gib(mem)["buff_cache"] or 0) * GIB
-    cache_share = cache / total
-    cache_big = cache_share > cfg.memory.cache_warn_fraction
-    names = named_holders(held, total) if held is not None else []
-    ev = _evidence(r, mem, src, held, rcache)
-    if rcache is None and mem.get("Buffers") is not None:
-        ev.add("Shmem", src, "not read: part of the cache may be tmpfs, which no drop frees")
-    details = tuple(render_free_g(mem).splitlines())
-    fix = fix_for(held, names, cache_big)
+    amount = rcache if rcache is not None else (free_gib(mem)["buff_cache"] or 0) * GIB
+    share = amount / mem["MemTotal"]
     kind = "reclaimable page cache" if rcache is not None else "page cache"
-    cache_note = (f"{kind} holds {_b(cache)} ({cache_share:.0%} of memory): CUDA's free-memory call counts "
-                  f"it as used and sees only MemFree {_b(memfree)}")
-    if mem.get("review"):
-        return _review(mem, src, ev, details, fix, floor, held, names, cache_big, cache_note)
+    note = (f"{kind} holds {_b(amount)} ({share:.0%} of memory): CUDA's free-memory call counts it as used and "
+            f"sees only MemFree {_b(mem.get('MemFree'))}")
+    return Cache(rcache, amount, share, share > cfg.memory.cache_warn_fraction, note)
+
+
+def _judge_figures(r: Readings, mem: dict[str, Any], src: str, cfg: Config) -> Verdict:
+    total = mem["MemTotal"]
+    held = holders(mem)
+    cache = cache_of(mem, cfg)
+    names = named_holders(held, total) if held is not None else []
+    ev = _evidence(r, mem, src, held, cache.reclaimable)
+    if cache.reclaimable is None and mem.get("Buffers") is not None:
+        ev.add("Shmem", src, "not read: part of the cache may be tmpfs, which no drop frees")
     if mem.get("skipped_implausible"):
         ev.add("samples not believed", src, f"{mem['skipped_implausible']} with MemAvailable outside 0..MemTotal")
+    details = tuple(render_free_g(mem).splitlines())
+    fix = fix_for(held, names, cache.big)
+    if mem.get("review"):
+        status, summary = _review(mem, src, ev, cfg, held, names, cache)
+        if status is Status.WARN and not cache.big and isinstance(mem.get("low_free"), dict):
+            fix = fix_for(held, names, True)  # the page-cache rule fired at another moment
+    else:
+        status, summary = _live(mem, src, ev, cfg, held, names, cache)
+    return Verdict("G3", status, summary, ev.tuple(), fix, details)
+
+
+def _live(mem: dict[str, Any], src: str, ev: EvidenceList, cfg: Config, held: dict[str, float] | None,
+          names: list[str], cache: Cache) -> tuple[Status, str]:
+    """Now: the floor rule with hysteresis over the recent series, then the page-cache rule."""
+    total, avail, memfree = mem["MemTotal"], mem["MemAvailable"], mem.get("MemFree")
+    floor = cfg.memory.available_floor_gib
     floor_b = floor * GIB
     low = below_floor(avail, _series(mem, 1), floor_b)
     if low is not None:
@@ -355,47 +382,64 @@ def _judge_figures(r: Readings, mem: dict[str, Any], src: str, cfg: Config) -> V
             summary = f"MemAvailable {_b(avail)} of {_b(total)}: " + _held_text("MemAvailable", low, floor)
             ev.add("recent MemAvailable (hysteresis)", src, _held_text("MemAvailable", low, floor))
         summary += f"; {_holders_text(mem, held, names)}"
-        if cache_big:
-            summary += f"; {cache_note}"
-        return Verdict("G3", Status.WARN, summary, ev.tuple(), fix, details)
-    free_low = below_floor(memfree, _series(mem, 2), floor_b) if cache_big and memfree is not None else None
+        return Status.WARN, summary + (f"; {cache.note}" if cache.big else "")
+    free_low = below_floor(memfree, _series(mem, 2), floor_b) if cache.big and memfree is not None else None
     if free_low is not None:
-        summary = cache_note + f" (MemAvailable {_b(avail)})"
+        summary = cache.note + f" (MemAvailable {_b(avail)})"
         if not free_low.now:
             summary += "; " + _held_text("MemFree", free_low, floor)
             ev.add("recent MemFree (hysteresis)", src, _held_text("MemFree", free_low, floor))
-        return Verdict("G3", Status.WARN, summary, ev.tuple(), fix, details)
-    return Verdict("G3", Status.OK, _ok_summary(mem, floor, cache_big, cache_note, held), ev.tuple(), fix, details)
+        return Status.WARN, summary
+    return Status.OK, _ok_summary(mem, floor, cache, held)
 
 
-def _ok_summary(mem: dict[str, Any], floor: float, cache_big: bool, cache_note: str,
-                held: dict[str, float] | None) -> str:
+def _ok_summary(mem: dict[str, Any], floor: float, cache: Cache, held: dict[str, float] | None) -> str:
     summary = f"MemAvailable {_b(mem['MemAvailable'])} of {_b(mem['MemTotal'])} (floor {floor:g} GiB)"
-    if cache_big:
-        summary += f"; {cache_note}"
+    if cache.big:
+        summary += f"; {cache.note}"
     if held is not None and held[SHMEM] >= HOLDER_SHARE * mem["MemTotal"]:
         summary += f"; shmem/tmpfs holds {_b(held[SHMEM])} (no cache drop frees it)"
     return summary
 
 
-def _review(mem: dict[str, Any], src: str, ev: EvidenceList, details: tuple[str, ...], fix: str, floor: float,
-            held: dict[str, float] | None, names: list[str], cache_big: bool, cache_note: str) -> Verdict:
-    """A whole recording: the moment MemAvailable was lowest, and when."""
-    when = when_text(mem.get("t"), mem.get("t0")) if mem.get("t") is not None else "at an unknown time"
+def _when(m: dict[str, Any], t0: Any) -> str:
+    return when_text(m["t"], t0) if m.get("t") is not None else "at an unknown time"
+
+
+def _review(mem: dict[str, Any], src: str, ev: EvidenceList, cfg: Config, held: dict[str, float] | None,
+            names: list[str], cache: Cache) -> tuple[Status, str]:
+    """A whole recording: the moment MemAvailable was lowest, and the moment MemFree was (the
+    page-cache rule), each said with when."""
+    floor = cfg.memory.available_floor_gib
+    when = _when(mem, mem.get("t0"))
     ev.add("worst moment (lowest MemAvailable)", src, when)
-    if mem.get("skipped_implausible"):
-        ev.add("samples not believed", src, f"{mem['skipped_implausible']} with MemAvailable outside 0..MemTotal")
     total, avail, memfree = mem["MemTotal"], mem["MemAvailable"], mem.get("MemFree")
     head = f"lowest MemAvailable {_b(avail)} of {_b(total)} at {when}"
     if avail < floor * GIB:
         summary = f"{head}, under the {floor:g} GiB floor; {_holders_text(mem, held, names)}"
-        if cache_big:
-            summary += f"; {cache_note}"
-        return Verdict("G3", Status.WARN, summary, ev.tuple(), fix, details)
-    if cache_big and memfree is not None and memfree < floor * GIB:
-        return Verdict("G3", Status.WARN, f"{cache_note} at {when} (MemAvailable {_b(avail)})", ev.tuple(), fix, details)
-    summary = f"{head} (floor {floor:g} GiB)" + (f"; {cache_note}" if cache_big else "")
-    return Verdict("G3", Status.OK, summary, ev.tuple(), fix, details)
+        return Status.WARN, summary + (f"; {cache.note}" if cache.big else "")
+    if cache.big and memfree is not None and memfree < floor * GIB:
+        return Status.WARN, f"{cache.note} at {when} (MemAvailable {_b(avail)})"
+    low_free = _low_free_warning(mem, src, ev, cfg)
+    if low_free is not None:
+        return Status.WARN, low_free
+    return Status.OK, f"{head} (floor {floor:g} GiB)" + (f"; {cache.note}" if cache.big else "")
+
+
+def _low_free_warning(mem: dict[str, Any], src: str, ev: EvidenceList, cfg: Config) -> str | None:
+    """The page-cache rule at the moment MemFree was lowest (review), when that is another moment."""
+    lf = mem.get("low_free")
+    if not isinstance(lf, dict) or not _num(lf.get("MemFree")) or not _num(lf.get("MemTotal")):
+        return None
+    if _not_a_number(lf) or _impossible(lf):
+        return None  # a garbled sample is no evidence of a low moment
+    floor = cfg.memory.available_floor_gib
+    cache = cache_of(lf, cfg)
+    if not (cache.big and lf["MemFree"] < floor * GIB):
+        return None
+    when = _when(lf, mem.get("t0"))
+    ev.add("worst moment (lowest MemFree)", src, when)
+    return f"{cache.note} at {when} (MemAvailable {_b(lf.get('MemAvailable'))})"
 
 
 GOTCHA = Gotcha(
