@@ -344,3 +344,59 @@ def test_ctrl_c_with_a_hung_python_is_prompt(tmp_path, cmd):
     assert code != 70
     if cmd[0] == "snapshot":
         assert code == 130 and not (tmp_path / "s.json").exists()
+
+
+# --- --python must name an executable (issue 12, class 10) ---------------------------------------
+
+def _bad_interpreters(tmp_path: Path) -> dict[str, tuple[str, str]]:
+    """kind -> (--python value, what the message must say)."""
+    folder = tmp_path / "venv"
+    folder.mkdir()
+    plain = tmp_path / "python-not-executable"
+    plain.write_text("#!/bin/sh\n")
+    plain.chmod(0o644)
+    return {"missing": ("/no/such/python", "/no/such/python: no such file"),
+            "folder": (str(folder), f"{folder}: is a folder, not an interpreter (give its bin/python)"),
+            "not executable": (str(plain), f"{plain}: not executable"),
+            "not on PATH": ("python-sparktui-nonesuch", "python-sparktui-nonesuch: no such command on PATH")}
+
+
+@pytest.mark.parametrize("cmd", [
+    ["check"], ["preflight"], ["snapshot", "-o", "s.json"], ["report"], ["bandwidth", "--yes", "--force"], [],
+    ["record", "-o", "r.jsonl", "--duration", "1"], ["check", "--snapshot", "nonexistent.json"],
+], ids=["check", "preflight", "snapshot", "report", "bandwidth", "dashboard", "record", "check-snapshot"])
+def test_a_python_that_cannot_run_is_a_usage_error_for_every_command(tmp_path, cmd):
+    """Exit 64 with the path named, before any probe runs: nothing written, nothing measured."""
+    value, said = _bad_interpreters(tmp_path)["missing"]
+    p = run_cli(*cmd, "--python", value, "--path", str(tmp_path), cwd=tmp_path)
+    assert p.returncode == EXIT_USAGE, (p.stdout, p.stderr)
+    assert p.stderr.startswith(f"sparktui: --python {said}; give the training environment's interpreter")
+    assert p.stdout == "" and "Traceback" not in p.stderr
+    assert not (tmp_path / "s.json").exists() and not (tmp_path / "r.jsonl").exists()
+
+
+@pytest.mark.parametrize("kind", ["folder", "not executable", "not on PATH"])
+def test_each_kind_of_unusable_python_is_named(tmp_path, kind):
+    value, said = _bad_interpreters(tmp_path)[kind]
+    p = run_cli("preflight", "--python", value, cwd=tmp_path)
+    assert p.returncode == EXIT_USAGE and f"--python {said};" in p.stderr and "PASSED" not in p.stdout
+
+
+def test_a_bare_python_name_on_path_and_a_full_path_are_accepted(tmp_path):
+    for value in (Path(sys.executable).name, sys.executable):
+        p = run_cli("check", "G3", "--python", value, cwd=tmp_path)
+        assert p.returncode != EXIT_USAGE, p.stderr
+
+
+def test_a_config_python_that_cannot_run_is_a_config_error_where_it_would_run(tmp_path):
+    conf = tmp_path / "c.toml"
+    conf.write_text('[target]\npython = "~/venvs/train/bin/python"\n')
+    p = run_cli("check", "G1", "--config", str(conf), cwd=tmp_path)
+    assert p.returncode == EXIT_CONFIG
+    assert p.stderr.strip() == (f"sparktui: config error: {conf}: [target] python: ~/venvs/train/bin/python: no such "
+                                "file (~ is not expanded here: write the full path); give the training environment's interpreter")
+    # a flag overrides the bad value; judging a snapshot never starts it, so the config does not block
+    assert run_cli("check", "G3", "--config", str(conf), "--python", sys.executable, cwd=tmp_path).returncode != EXIT_CONFIG
+    snap = tmp_path / "s.json"
+    snap.write_text(json.dumps({"kind": "sparktui-snapshot", "schema": 1, "readings": {}}))
+    assert run_cli("check", "G3", "--config", str(conf), "--snapshot", str(snap), cwd=tmp_path).returncode == 3

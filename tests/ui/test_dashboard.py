@@ -306,9 +306,12 @@ def test_dashboard_takes_python_path_and_config_like_the_headless_cli(tmp_path, 
     monkeypatch.setattr(ui_app, "run_dashboard", lambda cfg, **kw: seen.update(cfg=cfg, **kw) or 0)
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
     monkeypatch.setattr(sys.stdin, "isatty", lambda: True)
-    assert main(["--python", "/opt/train/bin/python", "--path", str(tmp_path), "--config", str(conf), "--bell"]) == 0
+    py = tmp_path / "python"  # an executable: a --python that does not exist is a usage error (64)
+    py.write_text("#!/bin/sh\n")
+    py.chmod(0o755)
+    assert main(["--python", str(py), "--path", str(tmp_path), "--config", str(conf), "--bell"]) == 0
     cfg = seen["cfg"]
-    assert cfg.target.python == "/opt/train/bin/python" and str(tmp_path) in [str(p) for p in cfg.scan.paths]
+    assert cfg.target.python == str(py) and str(tmp_path) in [str(p) for p in cfg.scan.paths]
     assert cfg.thermal.window_min == 3 and seen["bell"] is True and seen["replay"] is None
 
 

@@ -2,8 +2,11 @@
 
 Exit codes follow docs/cli.md. ``peers`` exits on the comparison (2 when something that must
 match differs, 3 when it could not be compared, 1 when only advisory rows differ). ``preflight``
-exits 2 on any failed check (or a required mismatch with a peer) and 0 otherwise; with
-``--strict`` a warning exits 1 and an unknown 3, so only an all-clear starts the job.
+exits 2 on any failed check (or a required mismatch with a peer), 3 on an unknown that a broken
+input caused (the target interpreter missing, hung or without torch; scan paths or a pins file
+that do not exist) or when no check could be decided at all, and 0 otherwise: it never passes on
+nothing. ``--allow-unknown`` lets those unknowns pass; with ``--strict`` a warning exits 1 and
+every unknown 3, so only an all-clear starts the job. The summary lists what was not checked.
 ``report`` exits 0 once the report is written. ``export`` runs until stopped.
 """
 
@@ -49,7 +52,10 @@ def add_parsers(sub, common) -> None:
     f = sub.add_parser("preflight", help="run the non-intrusive checks; exit non-zero on a failure (for launch scripts)")
     common(f)
     f.add_argument("ids", nargs="*", metavar="ID", help="checks to run (default every non-intrusive one)")
-    f.add_argument("--strict", action="store_true", help="warnings (exit 1) and unknowns (exit 3) block too")
+    f.add_argument("--strict", action="store_true", help="warnings (exit 1) and every unknown (exit 3) block too")
+    f.add_argument("--allow-unknown", action="store_true",
+                   help="let unknowns pass, even those a broken input caused (a missing or hung --python, no torch); "
+                        "they are still listed as not checked")
     f.add_argument("--snapshot", metavar="FILE", help="judge a saved snapshot instead of this machine")
     f.add_argument("--replay", metavar="FILE", default=argparse.SUPPRESS,
                    help="judge a recording instead of this machine (every check it answers, by default)")
@@ -244,8 +250,85 @@ def _one_line(text: str, n: int = 150) -> str:
     return t if len(t) <= n else t[: n - 1] + "…"
 
 
+# Inputs the user gives that a check cannot do without, and the checks each one feeds. An unknown
+# in such a check while its input is broken is "not checked because of a broken input": it blocks
+# preflight (unless --allow-unknown). G8 reads the scan only to match issues against commands,
+# so a missing scan path does not explain a G8 unknown.
+_INPUT_NAMES = {"target": "the target interpreter (--python / [target] python)",
+                "pins": "the pins file (--pins / [pins] file)",
+                "tpscan": "the scan paths (--path / [scan] paths)"}
+_NOT_FED_BY = {"tpscan": ("G8",)}
+_UNFINISHED = ("hung", "cancelled")
+
+
+def _target_broken(readings) -> str | None:
+    """Why the target interpreter's reading is no evidence (not run, hung, cancelled, never started
+    its stages, without torch), or None. Only when the reading exists: a recording without one
+    is not a broken input."""
+    from sparktui.gotchas.g01_cuda_abi import torch_not_installed
+
+    if "target" not in readings:
+        return None
+    tr = readings.get_reading("target")
+    t = tr.data
+    if not isinstance(t, dict):
+        return f"it could not be run: {tr.error or 'no data'}"
+    stages = t.get("stages") if isinstance(t.get("stages"), dict) else {}
+    for name, st in stages.items():
+        if isinstance(st, dict) and st.get("status") in _UNFINISHED:
+            return f"'{name}' {st['status']}: {st.get('error') or 'no reason given'}"
+    for name in ("python", "import torch"):
+        st = stages.get(name) if isinstance(stages.get(name), dict) else {}
+        if st.get("status") in (None, "not reached"):
+            return f"'{name}' never ran" + (f": {st['error']}" if st.get("error") else "")
+    if torch_not_installed(t) and not (t.get("packages") or {}).get("torch"):
+        return f"no torch installed in {t.get('interpreter') or 'it'}"
+    return None
+
+
+def broken_inputs(readings, cfg) -> dict[str, str]:
+    """probe name -> why, for each input the user gave that could not be used: the target
+    interpreter, a pins file named by the user, a scan path that could not be scanned."""
+    out: dict[str, str] = {}
+    why = _target_broken(readings)
+    if why:
+        out["target"] = why
+    if cfg.pins.file and "pins" in readings and readings.data("pins") is None:
+        out["pins"] = readings.get_reading("pins").error or "unreadable"
+    scan = readings.data("tpscan") if "tpscan" in readings else None
+    roots = scan.get("paths") if isinstance(scan, dict) and isinstance(scan.get("paths"), list) else []
+    gone = [p for p in roots if isinstance(p, dict) and p.get("status") not in ("scanned", "already scanned")]
+    if gone:  # a typo in one --path hides that folder's configs as surely as in the only one
+        out["tpscan"] = "; ".join(f"{p.get('path')}: {p.get('status')}" for p in gone)
+    return out
+
+
+def not_checked(verdicts, readings, cfg) -> list[dict]:
+    """One entry per unknown verdict: its id, why, and whether a broken input caused it (those block
+    preflight). When no check at all was decided, every unknown blocks: a gate that saw nothing
+    must not pass."""
+    from sparktui.core.verdict import Status
+    from sparktui.gotchas import REGISTRY
+
+    broken = broken_inputs(readings, cfg)
+    decided = any(v.status in (Status.OK, Status.WARN, Status.FAIL) for v in verdicts)
+    out = []
+    for v in verdicts:
+        if v.status is not Status.UNKNOWN:
+            continue
+        feeds = [p for p in REGISTRY[v.id].probes if p in broken and v.id not in _NOT_FED_BY.get(p, ())]
+        if feeds:
+            cause, why = "broken input", f"{_INPUT_NAMES[feeds[0]]}: {broken[feeds[0]]}"
+        elif not decided:
+            cause, why = "nothing checked", v.summary
+        else:
+            cause, why = "not visible here", v.summary
+        out.append({"id": v.id, "cause": cause, "why": why, "blocks": cause != "not visible here"})
+    return out
+
+
 def cmd_preflight(args: argparse.Namespace) -> int:
-    from sparktui.cli.main import EXIT_FAIL, EXIT_FOR, EXIT_OK, UsageError, _ids, config_from_args
+    from sparktui.cli.main import EXIT_FOR, EXIT_OK, UsageError, _ids, config_from_args
     from sparktui.core.verdict import Status, worst
     from sparktui.fleet.peers import PeerState
     from sparktui.gotchas import REGISTRY
@@ -269,45 +352,39 @@ def cmd_preflight(args: argparse.Namespace) -> int:
     else:
         (readings, host, source), peers = _with_peers(cfg, ids, lambda: _local(cfg, args.snapshot))
     verdicts, _ = run_checks(ids, cfg, readings)
-    statuses = [v.status for v in verdicts]
+    allow = getattr(args, "allow_unknown", False)
+    missing = not_checked(verdicts, readings, cfg)
     cmp = None
     # a peer named for the job that cannot even be reached: a multi-node launch would hang at
     # rendezvous, so that blocks (a peer reached but without sparktui only cannot be compared)
     down = [p.host for p in peers if p.state is PeerState.UNREACHABLE]
     if peers:
         cmp, _ = _comparison(readings, verdicts, peers)
-        statuses.append(Status.FAIL if down else cmp.status)
-    overall = worst(statuses)
-    if args.strict:
-        code = EXIT_FOR[overall]
-    else:
-        code = EXIT_FAIL if overall is Status.FAIL else EXIT_OK
+    gate = _Gate(args.strict, allow, {m["id"] for m in missing if m["blocks"]})
+    blockers = [v.id for v in verdicts if gate.blocks(v.status, v.id)]
+    blocking = [v.status for v in verdicts if v.id in blockers]
+    peer_status = None if cmp is None else Status.FAIL if down else cmp.status
+    if down:
+        blockers += [f"peer {h} unreachable" for h in down]
+    elif peer_status is not None and gate.blocks(peer_status):
+        blockers.append("peers")
+    if down or "peers" in blockers:
+        blocking.append(peer_status)
+    code = EXIT_FOR[worst(blocking)] if blocking else EXIT_OK
     if args.json:
         _write_json({"schema": 1, "kind": "sparktui-preflight", "generated_at": time.time(), "source": source,
-                     "host": host, "strict": args.strict, "passed": code == EXIT_OK, "exit_code": code,
+                     "host": host, "strict": args.strict, "allow_unknown": allow, "passed": code == EXIT_OK,
+                     "exit_code": code, "blockers": blockers, "not_checked": missing,
                      "checks": [v.to_dict() for v in verdicts],
                      "peers": cmp.to_dict() if cmp is not None else None})
         return code
-    out = []
-    for v in verdicts:
-        if v.status not in (Status.OK, Status.SKIP):
-            out.append(f"{v.id:<4} {v.status.glyph} {v.status.value:<7} {_one_line(v.summary)}")
+    out = [f"{v.id:<4} {v.status.glyph} {v.status.value:<7} {_one_line(v.summary)}"
+           for v in verdicts if v.status not in (Status.OK, Status.SKIP)]
     if cmp is not None:
-        for m in cmp.machines:
-            if not m.reachable:
-                out.append(f"peer {m.name}: {_one_line(m.reason or 'unreachable')}")
-        for r in cmp.differing():
-            vals = ", ".join(f"{m.name} {c.text}" for m, c in zip(cmp.machines, r.cells))
-            level = "✘ fail   " if r.required else "▲ warn   "
-            out.append(f"peer {level}{r.what} differs: {_one_line(vals, 200)}")
-        for r in cmp.unknown():
-            out.append(f"peer ? unknown {r.what} could not be compared")
+        out += _peer_lines(cmp)
+    out += _not_checked_lines(missing, allow)
     counts = {s: sum(1 for v in verdicts if v.status is s) for s in Status}
     tally = ", ".join(f"{n} {s.value}" for s, n in counts.items() if n)
-    blockers = [v.id for v in verdicts if v.status is Status.FAIL or (args.strict and v.status in (Status.WARN, Status.UNKNOWN))]
-    blockers += [f"peer {h} unreachable" for h in down]
-    if cmp is not None and (cmp.status is Status.FAIL or (args.strict and cmp.status is not Status.OK)):
-        blockers.append("peers")
     details = [f"sparktui check -v {' '.join(v.id for v in verdicts if v.id in blockers)}"] if any(
         v.id in blockers for v in verdicts) else []
     if cmp is not None and len(details) < len(blockers):
@@ -315,7 +392,71 @@ def cmd_preflight(args: argparse.Namespace) -> int:
     verdict_line = (f"preflight: PASSED ({len(verdicts)} checks: {tally})" if code == EXIT_OK else
                     f"preflight: FAILED on {', '.join(blockers)} ({len(verdicts)} checks: {tally}); "
                     f"details: {'; '.join(details)}")
-    if code == EXIT_OK and not args.strict and any(s in (Status.WARN, Status.UNKNOWN) for s in statuses):
-        verdict_line += "; warnings and unknowns do not block (use --strict to make them)"
+    statuses = [v.status for v in verdicts] + ([peer_status] if peer_status else [])
+    if code == EXIT_OK and any(s in (Status.WARN, Status.UNKNOWN) for s in statuses):
+        verdict_line += "; " + _passed_despite(args.strict, allow)
     sys.stdout.write("\n".join(out + [verdict_line]) + "\n")
     return code
+
+
+class _Gate:
+    """What blocks: a failure always; a warning with --strict; an unknown with --strict, or when a
+    broken input (or seeing nothing at all) caused it; --allow-unknown lets every unknown pass."""
+
+    def __init__(self, strict: bool, allow_unknown: bool, broken_ids: set[str]) -> None:
+        self.strict, self.allow, self.broken = strict, allow_unknown, broken_ids
+
+    def blocks(self, status, gid: str | None = None) -> bool:
+        from sparktui.core.verdict import Status
+
+        if status is Status.FAIL:
+            return True
+        if status is Status.WARN:
+            return self.strict
+        if status is Status.UNKNOWN:
+            return not self.allow and (self.strict or gid in self.broken)
+        return False
+
+
+def _passed_despite(strict: bool, allow: bool) -> str:
+    if strict:
+        return "unknowns do not block (--allow-unknown)"
+    if allow:
+        return "warnings do not block (use --strict to make them); unknowns do not block (--allow-unknown)"
+    return "warnings and unknowns that no broken input caused do not block (use --strict to make them)"
+
+
+def _peer_lines(cmp) -> list[str]:
+    out = []
+    for m in cmp.machines:
+        if not m.reachable:
+            out.append(f"peer {m.name}: {_one_line(m.reason or 'unreachable')}")
+    for r in cmp.differing():
+        vals = ", ".join(f"{m.name} {c.text}" for m, c in zip(cmp.machines, r.cells))
+        level = "✘ fail   " if r.required else "▲ warn   "
+        out.append(f"peer {level}{r.what} differs: {_one_line(vals, 200)}")
+    for r in cmp.unknown():
+        out.append(f"peer ? unknown {r.what} could not be compared")
+    return out
+
+
+def _not_checked_lines(missing: list[dict], allow: bool) -> list[str]:
+    """`not checked: G1, G2, G9 (broken input: ...)`, one line per cause, the reason once."""
+    lines = []
+    for cause, verb in (("broken input", "blocks"), ("nothing checked", "blocks"), ("not visible here", "does not block")):
+        group = [m for m in missing if m["cause"] == cause]
+        if not group:
+            continue
+        if allow and verb == "blocks":
+            verb = "accepted with --allow-unknown"
+        elif verb == "blocks":
+            verb = "blocks; --allow-unknown accepts it"
+        ids = ", ".join(m["id"] for m in group)
+        if cause == "broken input":
+            reasons = list(dict.fromkeys(m["why"] for m in group))
+            lines.append(f"not checked: {ids} ({verb}): {_one_line('; '.join(reasons), 200)}")
+        elif cause == "nothing checked":
+            lines.append(f"not checked: {ids} ({verb}): no check could be decided, so nothing was verified")
+        else:
+            lines.append(f"not checked: {ids} ({verb}): cannot be seen here (reasons above)")
+    return lines

@@ -140,17 +140,66 @@ def _refuse_odd_config(path: str | None) -> None:
                           "give a TOML config file")
 
 
+def interpreter_problem(path: str) -> str | None:
+    """Why ``path`` cannot be the training interpreter, or None when it names an executable file.
+
+    A bare name (``python3``) is looked up on PATH, as the target probe does. A missing or
+    non-executable interpreter used to reach the probe, which made every torch-side check
+    ``unknown`` while ``preflight`` printed PASSED."""
+    import os
+    import shutil
+    import stat
+
+    if os.sep not in path:
+        return None if shutil.which(path) else f"{path}: no such command on PATH"
+    hint = " (~ is not expanded here: write the full path)" if path.startswith("~") else ""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return f"{path}: no such file{hint}"
+    except OSError as e:
+        return f"{path}: cannot be used: {e.strerror or e}"
+    if stat.S_ISDIR(mode):
+        return f"{path}: is a folder, not an interpreter (give its bin/python)"
+    if not stat.S_ISREG(mode):
+        return f"{path}: not a regular file (a pipe or a device?)"
+    if not os.access(path, os.X_OK):
+        return f"{path}: not executable"
+    return None
+
+
+def _refuse_bad_interpreter(cfg: Config, args: argparse.Namespace) -> None:
+    """--python must name an executable (usage error, 64) whatever the command; a config file's
+    [target] python too (config error, 78), but only where it will run: judging a snapshot or a
+    recording does not start it, and a config shared with a laptop must not block that."""
+    flag = getattr(args, "python", None)
+    if flag:
+        problem = interpreter_problem(flag)
+        if problem:
+            raise UsageError(f"sparktui: --python {problem}; give the training environment's interpreter, "
+                             "e.g. ~/venv/bin/python")
+        return
+    offline = getattr(args, "replay", None) or getattr(args, "snapshot", None)
+    if cfg.target.python and not offline:
+        problem = interpreter_problem(cfg.target.python)
+        if problem:
+            raise ConfigError(f"{cfg.source or 'config'}: [target] python: {problem}; "
+                              "give the training environment's interpreter")
+
+
 def config_from_args(args: argparse.Namespace) -> Config:
     _refuse_odd_config(getattr(args, "config", None))
     cfg = load_config(getattr(args, "config", None))
     try:
-        return _with_flags(cfg, args)
+        cfg = _with_flags(cfg, args)
     except ConfigError as e:
         msg = str(e)
         for setting, flag in _FLAG_FOR.items():
             if msg.startswith(setting + ":"):
                 raise ConfigError(flag + msg[len(setting):]) from None
         raise
+    _refuse_bad_interpreter(cfg, args)
+    return cfg
 
 
 def _with_flags(cfg: Config, args: argparse.Namespace) -> Config:
@@ -309,6 +358,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
 def cmd_bandwidth(args: argparse.Namespace) -> int:
     from sparktui.cli import bandwidth, render
 
+    bandwidth.size_bytes(args.size)  # a bad --size is named before anything else is looked at
     verdict, result = bandwidth.run(config_from_args(args), args.size, args.yes, args.force, args.json)
     if args.json:
         json.dump({"verdict": verdict.to_dict(), "result": result}, sys.stdout, indent=2, default=str)
