@@ -312,3 +312,174 @@ def test_review_does_not_rest_on_an_impossible_sample():
     only_bad[0]["mem"]["MemAvailable"] = -GIB
     r = readings_from_samples(only_bad, source="rec", meminfo_at="lowest", review=True)
     assert judge(r, CFG).status.value == "unknown"
+
+
+# -- every guard and every field, one at a time (mutation testing checks these are pinned) -------
+EXACT_TOTAL = 127611680 * 1024  # GB10's MemTotal in bytes, divisible by 4 and by 10
+
+
+def exact(**over) -> dict:
+    m = {"MemTotal": EXACT_TOTAL, "MemFree": 3 * GIB, "MemAvailable": 60 * GIB, "Buffers": 0, "Cached": 10 * GIB,
+         "Shmem": 0, "KReclaimable": 0, "AnonPages": 20 * GIB}
+    m.update(over)
+    return m
+
+
+def test_a_cache_share_of_exactly_the_fraction_is_not_over_it():
+    assert status(exact(Cached=EXACT_TOTAL // 4)) == "ok"
+    assert status(exact(Cached=EXACT_TOTAL // 4 + 4096)) == "warn"
+
+
+def test_memfree_exactly_at_the_floor_is_not_under_it():
+    assert status(exact(Cached=EXACT_TOTAL // 2, MemFree=8 * GIB)) == "ok"
+    assert status(exact(Cached=EXACT_TOTAL // 2, MemFree=8 * GIB - 4096)) == "warn"
+
+
+def test_a_holder_of_exactly_ten_percent_is_named():
+    v = v_of(exact(MemAvailable=5 * GIB, MemFree=2 * GIB, Cached=4 * GIB, AnonPages=EXACT_TOTAL // 10))
+    assert "processes' own memory (AnonPages) 12.2 GiB" in v.summary
+    v = v_of(exact(MemAvailable=5 * GIB, MemFree=2 * GIB, Cached=4 * GIB, AnonPages=EXACT_TOTAL // 10 - 4096))
+    assert "AnonPages" not in v.summary
+
+
+NUMERIC = ("MemTotal", "MemAvailable", *g3.POOL_FIELDS, "SwapTotal", "SwapFree", "SwapCached", "HugePages_Total",
+           "HugePages_Free", "Hugepagesize")
+
+
+@pytest.mark.parametrize("key", NUMERIC)
+def test_any_field_that_is_not_a_number_is_a_measurement_error(key):
+    v = v_of({**mi(avail=60.0, free=40.0), key: "N/A"})
+    assert v.status.value == "unknown" and f"{key} is 'N/A', not a number" in v.summary
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf"), False])
+def test_nan_inf_and_booleans_are_not_numbers(bad):
+    assert status({**mi(avail=60.0, free=40.0), "MemFree": bad}) == "unknown"
+
+
+@pytest.mark.parametrize("key", g3.POOL_FIELDS)
+def test_every_pool_field_above_memtotal_or_below_zero_is_a_measurement_error(key):
+    base = mi(avail=60.0, free=40.0)
+    over = v_of({**base, key: base["MemTotal"] + 1})
+    assert over.status.value == "unknown" and f"{key} " in over.summary and "is outside what /proc/meminfo" in over.summary
+    assert status({**base, key: -1}) == "unknown"
+    assert status({**base, key: 0}) != "unknown"
+
+
+@pytest.mark.parametrize("change,expected", [
+    ({"MemTotal": -GIB}, "unknown"),
+    ({"SwapTotal": -1, "SwapFree": 0}, "unknown"), ({"SwapTotal": 0, "SwapFree": -1}, "unknown"),
+    ({"SwapTotal": 4 * GIB, "SwapFree": 4 * GIB}, "ok"), ({"SwapTotal": 4 * GIB, "SwapFree": 4 * GIB + 1}, "unknown"),
+    ({"HugePages_Total": -1, "HugePages_Free": 0}, "unknown"), ({"HugePages_Total": 4, "HugePages_Free": -1}, "unknown"),
+    ({"HugePages_Total": 4, "HugePages_Free": 4}, "ok"), ({"HugePages_Total": 4, "HugePages_Free": 5}, "unknown"),
+    ({"HugePages_Free": 5}, "ok"), ({"Hugepagesize": -2048}, "unknown"),
+])
+def test_swap_and_hugepage_figures_that_cannot_be(change, expected):
+    mem = {**mi(avail=60.0, free=40.0, huge_n=None), **change}
+    assert status(mem) == expected, mem
+
+
+def test_hugepages_exactly_filling_memtotal_are_possible_one_more_is_not():
+    size = 2048 * 1024
+    n = EXACT_TOTAL // size
+    base = exact(MemAvailable=1 * GIB, MemFree=1 * GIB, Cached=0, AnonPages=0, Hugepagesize=size, HugePages_Free=0)
+    assert status({**base, "HugePages_Total": n}) == "warn"
+    assert status({**base, "HugePages_Total": n + 1}) == "unknown"
+
+
+def test_missing_memtotal_or_memavailable_is_unknown():
+    for key in ("MemTotal", "MemAvailable"):
+        mem = {k: v for k, v in mi(avail=60.0, free=40.0).items() if k != key}
+        v = v_of(mem)
+        assert v.status.value == "unknown" and "no MemAvailable/MemTotal" in v.summary
+
+
+def test_without_kreclaimable_the_slab_figure_counts():
+    v = v_of(mi(avail=60.0, free=40.0, cached=10.0, kre=None, sre=2.0))
+    assert ev(v, "reclaimable page cache") == "11.8 GiB"  # 0.3 + 10 - 0.5 + 2.0
+    assert ev(v, "kernel and driver") == "49.4 GiB"  # 121.7 - 40 - 0.3 - 10 - 2.0 - 20
+    v = v_of({k: x for k, x in mi(avail=60.0, free=40.0, cached=10.0, kre=None).items() if k != "SReclaimable"})
+    assert ev(v, "reclaimable page cache") == "9.8 GiB"
+
+
+def test_more_shmem_than_cache_is_no_negative_cache():
+    assert g3.reclaimable_cache({"Buffers": 0, "Cached": GIB, "Shmem": 2 * GIB, "KReclaimable": GIB}) == GIB
+
+
+def test_evidence_rows_for_locked_dirty_swap_and_hugepages():
+    v = v_of(mi(avail=50.0, free=40.0, anon=30.0, unevictable=2.0, Dirty=3.0, SwapTotal=8.0, SwapFree=5.0,
+                huge_n=1024))
+    assert ev(v, "Unevictable") == "2.0 GiB" and ev(v, "Dirty") == "3.0 GiB" and ev(v, "swap used") == "3.0 GiB"
+    assert ev(v, "hugepages reserved") == "2.0 GiB" and ev(v, "AnonPages") == "30.0 GiB"
+    quiet = v_of(mi(avail=50.0, free=40.0, Dirty=0.0))
+    whats = [e.what.split(" (")[0] for e in quiet.evidence]
+    assert "Dirty" not in whats and "swap used" not in whats and "hugepages reserved" not in whats
+
+
+def test_nvml_reporting_device_memory_is_evidence_not_basis():
+    nvml = {"devices": [{"index": 0, "memory": {"value": {"total": 143_771 * 1024 * 1024, "used": 0}}}]}
+    v = judge(readings_of(meminfo=mi(avail=60.0, free=40.0), nvml=nvml), CFG)
+    assert v.status.value == "ok" and ev(v, "NVML device memory") == "reported total 140.4 GiB"
+    nvml["devices"][0]["memory"]["value"]["total"] = None
+    assert ev(judge(readings_of(meminfo=mi(avail=60.0, free=40.0), nvml=nvml), CFG), "NVML device memory") == "reported"
+    assert not any(e.what.startswith("NVML") for e in judge(readings_of(meminfo=mi(avail=60.0, free=40.0)), CFG).evidence)
+
+
+def test_a_fix_for_cache_alone_still_says_what_to_look_at():
+    held = {g3.ANON: 0, g3.SHMEM: 0, g3.HUGE: 0, g3.KERNEL: 0, g3.CACHE: 50 * GIB}
+    assert g3.fix_for(held, [], False) == g3.FIX_FIRST + "\n" + g3.FIX_PROCESSES
+    assert g3.fix_for(held, [], True) == g3.FIX_FIRST + "\n" + g3.FIX_CACHE
+    assert g3.fix_for(held, [g3.KERNEL, g3.ANON], False) == g3.FIX_FIRST + "\n" + g3.FIX_PROCESSES  # one block once
+    assert g3.fix_for(None, [], False) == g3.FIX
+
+
+def test_series_rows_of_the_wrong_shape_are_ignored():
+    mem = {**mi(avail=9.0, free=6.0, anon=100.0),
+           "series": [None, [1.0], [2.0, "x", 1], ["t", 7 * GIB, 1], [3.0, 9 * GIB, None], {"t": 4}]}
+    assert status(mem) == "ok"  # no usable under-floor row
+    assert status({**mem, "series": "not a list"}) == "ok"
+    assert g3._series({"series": [[2.0, 5, 1], [1.0, 6, 2]]}, 1) == [(1.0, 6.0), (2.0, 5.0)]  # time order
+    assert g3._series({"series": [[2.0, 5, None]]}, 2) == []
+
+
+def test_hysteresis_evidence_and_words():
+    pts = [(0.0, 7.5), (1.0, 9.0)]
+    v = v_of(with_series(mi(avail=9.0, free=6.0, anon=100.0), pts))
+    assert v.summary.startswith("MemAvailable 9.0 GiB of 121.7 GiB: MemAvailable was 7.5 GiB at 00:00:00 UTC, "
+                                "under the 8 GiB floor; the warning holds until it stays above 10 GiB for 30 s; held by")
+    assert ev(v, "recent MemAvailable") == v.summary.split(": ", 1)[1].split("; held")[0]
+
+
+# -- review: the branches ------------------------------------------------------------------------
+def review(mem: dict, **extra) -> dict:
+    return {**mem, "review": True, "t": 1_764_001_390.0, "t0": 1_764_000_000.0, **extra}
+
+
+def test_review_page_cache_rule_at_the_lowest_memavailable_moment():
+    v = v_of(review(_cache_mem(0.40, free=5.0)))
+    assert v.status.value == "warn" and v.summary.startswith("reclaimable page cache holds 48.7 GiB (40% of memory)")
+    assert "sees only MemFree 5.0 GiB at 16:23:10 UTC (+00:23:10) (MemAvailable 60.0 GiB)" in v.summary
+
+
+def test_review_page_cache_rule_at_the_lowest_memfree_moment():
+    low = {**_cache_mem(0.40, free=5.0), "t": 1_764_000_600.0}
+    v = v_of(review(mi(avail=50.0, free=30.0), low_free=low))
+    assert v.status.value == "warn" and "sees only MemFree 5.0 GiB at 16:10:00 UTC (+00:10:00)" in v.summary
+    assert ev(v, "worst moment (lowest MemFree)") == "16:10:00 UTC (+00:10:00)" and DROP in v.fix
+    # the same moment with little cache, with MemFree at the floor, or garbled: no warning from it
+    for lf in ({**low, "Cached": 5 * GIB}, {**low, "MemFree": 8 * GIB}, {**low, "MemFree": "N/A"},
+               {**low, "MemTotal": 0}, {**low, "Shmem": low["MemTotal"] + 1}, "not a dict",
+               {k: x for k, x in low.items() if k != "MemTotal"}):
+        assert status(review(mi(avail=50.0, free=30.0), low_free=lf)) == "ok", lf
+
+
+def test_review_without_a_time_says_so():
+    mem = {**review(mi(avail=5.0, free=2.0)), "t": None}
+    v = v_of(mem)
+    assert v.status.value == "warn" and "at an unknown time" in v.summary
+    assert ev(v, "worst moment") == "at an unknown time"
+
+
+def test_review_ok_mentions_a_big_cache():
+    v = v_of(review(_cache_mem(0.40, free=20.0)))
+    assert v.status.value == "ok" and "(floor 8 GiB); reclaimable page cache holds 48.7 GiB" in v.summary

@@ -135,7 +135,9 @@ def _impossible(mem: dict[str, Any]) -> str | None:
     ht, hf, hs = mem.get("HugePages_Total"), mem.get("HugePages_Free"), mem.get("Hugepagesize")
     if (ht is not None and ht < 0) or (hf is not None and (hf < 0 or (ht is not None and hf > ht))):
         return f"HugePages_Free {hf} with HugePages_Total {ht} is not possible"
-    if ht is not None and hs is not None and (hs < 0 or ht * hs > total):
+    if hs is not None and hs < 0:
+        return f"Hugepagesize {_b(hs)} is not possible"
+    if ht is not None and hs is not None and ht * hs > total:
         return f"{ht:g} hugepages of {_b(hs)} are more than MemTotal {_b(total)}"
     return None
 
