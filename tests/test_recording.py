@@ -420,3 +420,34 @@ def test_huge_numbers_in_samples_are_skipped_not_crashing(tmp_path):
     rec = read_recording(f)
     assert [s["t"] for s in rec.samples] == [6]
     assert len(rec.problems) == 3 and any("nested too deeply" in p for p in rec.problems)
+
+
+def test_an_integer_too_long_to_convert_is_a_named_line_not_a_crash(tmp_path):
+    f = tmp_path / "r.jsonl"
+    f.write_text(json.dumps(header(interval_s=1.0, host={}, static=None, version="t")) + "\n"
+                 + '{"type":"sample","t":1' + "0" * 5000 + '}\n{"type":"sample","t":6,"mem":{"MemAvailable":1}}\n')
+    rec = read_recording(f)
+    assert [s["t"] for s in rec.samples] == [6]
+    assert rec.problems[0].startswith("line 2: not JSON (Exceeds the limit (4300 digits)")
+
+
+def test_a_sample_keeps_the_meminfo_fields_g3_needs_with_hugepages_as_counts(tmp_path):
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text("MemTotal:       127611680 kB\nMemFree:         2097152 kB\nMemAvailable:    5767168 kB\n"
+                       "Buffers:          314572 kB\nCached:         70000000 kB\nSwapCached:            0 kB\n"
+                       "AnonPages:      31457280 kB\nMapped:          1048576 kB\nShmem:          65011712 kB\n"
+                       "KReclaimable:    1258291 kB\nSReclaimable:    1048576 kB\nUnevictable:       16384 kB\n"
+                       "Mlocked:           16384 kB\nSwapTotal:       4194304 kB\nSwapFree:        4194304 kB\n"
+                       "Dirty:               128 kB\nCmaTotal:              0 kB\nCmaFree:               0 kB\n"
+                       "HugePages_Total:      16\nHugePages_Free:       16\nHugePages_Rsvd:        0\n"
+                       "Hugepagesize:       2048 kB\n")
+    with fake_nvml.installed(fake_nvml.gb10()):
+        s = Sampler(meminfo_path=str(meminfo)).sample_once()
+    from sparktui.core.telemetry import MEM_FIELDS
+
+    assert set(s["mem"]) == set(MEM_FIELDS)
+    assert s["mem"]["HugePages_Total"] == 16 and s["mem"]["Hugepagesize"] == 2048 * 1024  # a count; kB -> bytes
+    assert s["mem"]["Shmem"] == 65011712 * 1024
+    r = readings_from_samples([s], source="live")
+    v = run_checks(["G3"], Config(), r)[0][0]
+    assert "shmem/tmpfs (/dev/shm) 62.0 GiB" in v.summary and "/proc/sys/vm/drop_caches" not in v.fix

@@ -133,7 +133,7 @@ class Recording:
     @property
     def interval_s(self) -> float | None:
         """The header's sampling interval, when it is a positive number."""
-        v = self.header.get("interval_s")
+        v: Any = self.header.get("interval_s")
         return float(v) if _is_number(v) and v > 0 else None
 
 
@@ -251,7 +251,8 @@ def read_recording(path: str | os.PathLike) -> Recording:
                 rec.torn_tail = True  # the writer was cut off mid-line: expected after a crash
                 rec.problems.append(f"line {n}: torn last line ignored ({len(line)} bytes)")
             else:
-                rec.problems.append(f"line {n}: not JSON ({e.msg} at column {e.colno}); skipped")
+                bad = f"{e.msg} at column {e.colno}" if isinstance(e, json.JSONDecodeError) else str(e)[:80]
+                rec.problems.append(f"line {n}: not JSON ({bad}); skipped")
             continue
         kind = obj.get("type") if isinstance(obj, dict) else None
         if kind == "sample":
@@ -363,7 +364,8 @@ MEM_SERIES_S = 600.0  # the recent MemAvailable series a live meminfo reading ca
 
 def _plausible_mem(mem: dict[str, Any]) -> bool:
     """MemAvailable within 0..MemTotal (when MemTotal was read): a sample a pick can rest on."""
-    avail, total = mem.get("MemAvailable"), mem.get("MemTotal")
+    avail: Any = mem.get("MemAvailable")
+    total: Any = mem.get("MemTotal")
     if not _is_number(avail) or avail < 0:
         return False
     return not _is_number(total) or avail <= total

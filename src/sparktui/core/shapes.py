@@ -90,6 +90,7 @@ class MemInfoReading(MemInfo, total=False):
     series: list[list[Any]]  # [[t, MemAvailable, MemFree or None], ...]: the recent samples (live)
     skipped_implausible: int  # samples not picked: MemAvailable outside 0..MemTotal
     review: bool  # the pick is the worst moment of a whole recording
+    low_free: dict[str, Any]  # review: the figures (and "t") of the moment MemFree was lowest, when another sample
 
 
 # --------------------------------------------------------------------------- NVML static facts

@@ -24,7 +24,7 @@ import bisect
 import itertools
 import sys
 from collections import deque
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 SAMPLE_SCHEMA = 1
 GIB = 1024 ** 3
@@ -115,7 +115,7 @@ def decode_reasons(mask: int | None) -> list[str] | None:
     return names
 
 
-def free_gib(mem: dict[str, int]) -> dict[str, float | None]:
+def free_gib(mem: Mapping[str, Any]) -> dict[str, float | None]:
     """/proc/meminfo bytes -> the columns of ``free`` in GiB (floats).
 
     procps-ng 4.x (checked against free 4.0.2's man page and output): used = MemTotal - MemAvailable;
@@ -141,7 +141,7 @@ def free_gib(mem: dict[str, int]) -> dict[str, float | None]:
             "swap_used": swap_used, "swap_free": g("SwapFree")}
 
 
-def render_free_g(mem: dict[str, int]) -> str:
+def render_free_g(mem: Mapping[str, Any]) -> str:
     """The two-row table ``free -g`` prints (GiB, truncated to whole numbers as procps does)."""
     f = free_gib(mem)
 

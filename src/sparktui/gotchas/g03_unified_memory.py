@@ -9,7 +9,7 @@ page cache), because each is freed a different way: drop_caches frees only recla
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
@@ -110,7 +110,7 @@ def _num(v: Any) -> bool:
 
 
 # -- measurement errors ----------------------------------------------------------------------------
-def _not_a_number(mem: dict[str, Any]) -> str | None:
+def _not_a_number(mem: Mapping[str, Any]) -> str | None:
     """A meminfo field that is there but is not a number (an edited snapshot, another tool's N/A)."""
     for k in ("MemTotal", "MemAvailable", *POOL_FIELDS, "SwapTotal", "SwapFree", "SwapCached",
               "HugePages_Total", "HugePages_Free", "Hugepagesize"):
@@ -120,7 +120,7 @@ def _not_a_number(mem: dict[str, Any]) -> str | None:
     return None
 
 
-def _impossible(mem: dict[str, Any]) -> str | None:
+def _impossible(mem: Mapping[str, Any]) -> str | None:
     """Why these figures cannot come from the machine, or None. All fields are numbers or None."""
     total = mem["MemTotal"]
     if not 0 < total <= MAX_MEMTOTAL_BYTES:
@@ -146,7 +146,7 @@ def _impossible(mem: dict[str, Any]) -> str | None:
 HOLDER_KEYS = ("MemTotal", "MemFree", "Buffers", "Cached", "Shmem", "AnonPages")  # to tell the holders apart
 
 
-def reclaimable_cache(mem: dict[str, Any]) -> int | float | None:
+def reclaimable_cache(mem: Mapping[str, Any]) -> int | float | None:
     """Page cache the kernel can give back: Buffers + Cached - Shmem + KReclaimable (SReclaimable
     on kernels without it). None when Shmem was not read: then nobody can tell what of the cache is
     tmpfs, which no drop frees."""
@@ -158,7 +158,7 @@ def reclaimable_cache(mem: dict[str, Any]) -> int | float | None:
     return max(mem["Buffers"] + mem["Cached"] - mem["Shmem"], 0) + kre
 
 
-def holders(mem: dict[str, Any]) -> dict[str, float] | None:
+def holders(mem: Mapping[str, Any]) -> dict[str, float] | None:
     """Bytes held by each kind of holder, or None when the fields to tell them apart were not read.
 
     used (MemTotal - MemFree) = Buffers + Cached (Shmem is part of it) + KReclaimable + AnonPages
@@ -184,7 +184,7 @@ def named_holders(held: dict[str, float], total: float) -> list[str]:
     return big or kinds[:1]
 
 
-def _holders_text(mem: dict[str, Any], held: dict[str, float] | None, names: list[str]) -> str:
+def _holders_text(mem: Mapping[str, Any], held: dict[str, float] | None, names: list[str]) -> str:
     if held is None:
         missing = "/".join(k for k in HOLDER_KEYS if mem.get(k) is None)
         return f"what holds it was not read (no {missing} in this reading)"
@@ -218,7 +218,7 @@ class Below:
     value: float | None = None  # bytes then
 
 
-def _series(mem: dict[str, Any], col: int) -> list[tuple[float, float]]:
+def _series(mem: Mapping[str, Any], col: int) -> list[tuple[float, float]]:
     rows = mem.get("series")
     if not isinstance(rows, list):
         return []
@@ -254,12 +254,13 @@ def below_floor(now: float, series: list[tuple[float, float]], floor_b: float,
 
 
 def _held_text(what: str, b: Below, floor: float) -> str:
-    return (f"{what} was {_b(b.value)} at {when_text(b.t, None)}, under the {floor:g} GiB floor; the warning holds "
+    at = when_text(b.t, None) if b.t is not None else "an unknown time"
+    return (f"{what} was {_b(b.value)} at {at}, under the {floor:g} GiB floor; the warning holds "
             f"until it stays above {floor + RECOVER_MARGIN_GIB:g} GiB for {RECOVER_HOLD_S:g} s")
 
 
 # -- evidence --------------------------------------------------------------------------------------
-def _nvml_memory_evidence(nvml: dict[str, Any] | None) -> tuple[str, str] | None:
+def _nvml_memory_evidence(nvml: Mapping[str, Any] | None) -> tuple[str, str] | None:
     """What NVML said about device memory: G3 never uses it, but says so."""
     if not nvml:
         return None
@@ -274,7 +275,7 @@ def _nvml_memory_evidence(nvml: dict[str, Any] | None) -> tuple[str, str] | None
     return None
 
 
-def _evidence(r: Readings, mem: dict[str, Any], src: str, held: dict[str, float] | None,
+def _evidence(r: Readings, mem: Mapping[str, Any], src: str, held: dict[str, float] | None,
               rcache: float | None) -> EvidenceList:
     f = free_gib(mem)
     ev = EvidenceList()
@@ -340,7 +341,7 @@ class Cache:
     note: str
 
 
-def cache_of(mem: dict[str, Any], cfg: Config) -> Cache:
+def cache_of(mem: Mapping[str, Any], cfg: Config) -> Cache:
     rcache = reclaimable_cache(mem)
     amount = rcache if rcache is not None else (free_gib(mem)["buff_cache"] or 0) * GIB
     share = amount / mem["MemTotal"]
@@ -350,7 +351,7 @@ def cache_of(mem: dict[str, Any], cfg: Config) -> Cache:
     return Cache(rcache, amount, share, share > cfg.memory.cache_warn_fraction, note)
 
 
-def _judge_figures(r: Readings, mem: dict[str, Any], src: str, cfg: Config) -> Verdict:
+def _judge_figures(r: Readings, mem: Mapping[str, Any], src: str, cfg: Config) -> Verdict:
     total = mem["MemTotal"]
     held = holders(mem)
     cache = cache_of(mem, cfg)
@@ -371,7 +372,7 @@ def _judge_figures(r: Readings, mem: dict[str, Any], src: str, cfg: Config) -> V
     return Verdict("G3", status, summary, ev.tuple(), fix, details)
 
 
-def _live(mem: dict[str, Any], src: str, ev: EvidenceList, cfg: Config, held: dict[str, float] | None,
+def _live(mem: Mapping[str, Any], src: str, ev: EvidenceList, cfg: Config, held: dict[str, float] | None,
           names: list[str], cache: Cache) -> tuple[Status, str]:
     """Now: the floor rule with hysteresis over the recent series, then the page-cache rule."""
     total, avail, memfree = mem["MemTotal"], mem["MemAvailable"], mem.get("MemFree")
@@ -395,7 +396,7 @@ def _live(mem: dict[str, Any], src: str, ev: EvidenceList, cfg: Config, held: di
     return Status.OK, _ok_summary(mem, floor, cache, held)
 
 
-def _ok_summary(mem: dict[str, Any], floor: float, cache: Cache, held: dict[str, float] | None) -> str:
+def _ok_summary(mem: Mapping[str, Any], floor: float, cache: Cache, held: dict[str, float] | None) -> str:
     summary = f"MemAvailable {_b(mem['MemAvailable'])} of {_b(mem['MemTotal'])} (floor {floor:g} GiB)"
     if cache.big:
         summary += f"; {cache.note}"
@@ -404,11 +405,11 @@ def _ok_summary(mem: dict[str, Any], floor: float, cache: Cache, held: dict[str,
     return summary
 
 
-def _when(m: dict[str, Any], t0: Any) -> str:
+def _when(m: Mapping[str, Any], t0: Any) -> str:
     return when_text(m["t"], t0) if m.get("t") is not None else "at an unknown time"
 
 
-def _review(mem: dict[str, Any], src: str, ev: EvidenceList, cfg: Config, held: dict[str, float] | None,
+def _review(mem: Mapping[str, Any], src: str, ev: EvidenceList, cfg: Config, held: dict[str, float] | None,
             names: list[str], cache: Cache) -> tuple[Status, str]:
     """A whole recording: the moment MemAvailable was lowest, and the moment MemFree was (the
     page-cache rule), each said with when."""
@@ -428,7 +429,7 @@ def _review(mem: dict[str, Any], src: str, ev: EvidenceList, cfg: Config, held: 
     return Status.OK, f"{head} (floor {floor:g} GiB)" + (f"; {cache.note}" if cache.big else "")
 
 
-def _low_free_warning(mem: dict[str, Any], src: str, ev: EvidenceList, cfg: Config) -> str | None:
+def _low_free_warning(mem: Mapping[str, Any], src: str, ev: EvidenceList, cfg: Config) -> str | None:
     """The page-cache rule at the moment MemFree was lowest (review), when that is another moment."""
     lf = mem.get("low_free")
     if not isinstance(lf, dict) or not _num(lf.get("MemFree")) or not _num(lf.get("MemTotal")):
