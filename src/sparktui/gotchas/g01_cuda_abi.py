@@ -9,6 +9,7 @@ from sparktui.core.readings import Readings
 from sparktui.core.verdict import EvidenceList, Status, Verdict, worst
 from sparktui.gotchas._facts import GpuFacts, major
 from sparktui.gotchas.base import Gotcha, unknown_from
+from sparktui.gotchas.g07_nvfp4_arch import capability_problem
 
 ID = "G1"
 
@@ -106,12 +107,197 @@ def _stage(t: dict, name: str) -> dict:
     return (t.get("stages") or {}).get(name) or {}
 
 
+Finding = tuple[Status, str]
+GB10_CUDA_MAJOR = 13  # GB10 (sm_121) needs a torch built for CUDA 13.x: FACTS.md
+
+
+# -- the rules: each reads one piece of the target's reading, adds its evidence, returns findings --
+
+def wheel_rule(t: dict, ev: EvidenceList) -> str | None:
+    """The wheel version is evidence only (an NGC build carries no +cuNNN tag, and needs none)."""
+    wheel = (t.get("packages") or {}).get("torch")
+    if wheel:
+        note = "" if re.search(r"\+(cu\d+|cpu|rocm)", wheel) else " (no +cuNNN tag: normal for NGC builds)"
+        ev.add("torch wheel version (reported, not decisive)", "importlib.metadata", wheel + note)
+    return wheel
+
+
+def import_rule(t: dict, wheel: str | None, ev: EvidenceList) -> list[Finding]:
+    """`import torch`: an error or a crash fails (the ABI mismatch shows here), a hang or a stage
+    never run is unknown, no torch at all is unknown (the wrong --python, not a broken machine)."""
+    imp = _stage(t, "import torch")
+    status = imp.get("status")
+    if status == "done":
+        return []
+    if status == "error":
+        return [_import_error(t, imp, wheel, ev)]
+    if status == "crashed":
+        ev.add("import torch", "target interpreter", imp.get("error"))
+        return [(Status.FAIL, f"import torch crashed: {imp.get('error')}")]
+    if status == "hung":
+        ev.add("import torch", "target interpreter", imp.get("error"))
+        return [(Status.UNKNOWN, f"import torch did not finish: {imp.get('error')}")]
+    ev.add("import torch", "target interpreter", imp.get("error") or status or "not run")
+    return [(Status.UNKNOWN, f"import torch was {status or 'not run'}" + (f": {imp['error']}" if imp.get("error") else ""))]
+
+
+def _import_error(t: dict, imp: dict, wheel: str | None, ev: EvidenceList) -> Finding:
+    err = imp.get("error") or ""
+    ev.add("import torch", "target interpreter", f"{imp.get('error_type')}: {err[:300]}")
+    missing = missing_module(imp)
+    if missing == "torch" and not wheel:
+        return Status.UNKNOWN, f"torch is not installed in {t.get('interpreter')}; point --python at the training environment"
+    if missing == "torch":
+        return Status.FAIL, (f"torch {wheel} is registered (importlib.metadata) but `import torch` finds "
+                             "no module 'torch': a half-removed or broken install")
+    if missing and missing.startswith("torch."):
+        return Status.FAIL, (f"torch is installed but broken: No module named '{missing}' "
+                             "(an incomplete or mixed install; reinstall torch)")
+    undef = undefined_symbol(err)
+    if undef:
+        sym, ver = undef
+        return Status.FAIL, (f"import torch fails: undefined symbol {sym}" + (f" (version {ver})" if ver else "")
+                             + " (CUDA ABI mismatch)")
+    return Status.FAIL, f"import torch fails: {imp.get('error_type')}: {err.splitlines()[0][:120] if err else ''}"
+
+
+def build_rule(t: dict, gpu: GpuFacts, ev: EvidenceList) -> tuple[Finding, str | None]:
+    """torch.version.cuda (authoritative) against the GPU: (the finding, the no-GPU words when the
+    build is right but torch cannot see the GPU, which has its own fix)."""
+    torch = t.get("torch") or {}
+    version, cuda = torch.get("version"), torch.get("cuda")
+    ev.add("torch.__version__", "target interpreter", version)
+    ev.add("torch.version.cuda (authoritative)", "target interpreter", cuda)
+    tc = t.get("torch_cuda")
+    blind = isinstance(tc, dict) and tc.get("available") is False  # seen False, not merely unread
+    if blind:  # the evidence the ok would otherwise lack (when True, the first .cuda() shows it)
+        ev.add("torch.cuda.is_available()", "target interpreter", False)
+    cmaj = _cuda_major(cuda) if cuda is not None else None
+    if gpu.seen and cuda is not None and cmaj is None:
+        return (Status.UNKNOWN, f"torch.version.cuda is {cuda!r}, not a CUDA version: torch {version} "
+                                "cannot be judged against the GPU"), None
+    unreal = unreal_gpu(gpu)
+    if unreal:
+        return (Status.UNKNOWN, f"{unreal}: torch {version} (CUDA {cuda}) cannot be judged against it"), None
+    if gpu.is_gb10:
+        return _on_gb10(t, version, cuda, cmaj, blind, ev)
+    if gpu.seen:
+        return _on_other_gpu(t, gpu, version, cuda, cmaj, blind, ev)
+    return (Status.UNKNOWN, f"no NVIDIA GPU or driver seen: torch {version} (CUDA {cuda}) cannot be judged against one"), None
+
+
+def unreal_gpu(gpu: GpuFacts) -> str | None:
+    """A compute capability no GPU has, with no name to say which GPU it is: a measurement error,
+    so GB10 or not cannot be told (a name that says GB10 still decides)."""
+    if gpu.capability is None or gpu.is_gb10 or gpu.name:
+        return None
+    problem = capability_problem(gpu.capability)
+    return f"{problem}; no GPU name read, so GB10 or not cannot be told" if problem else None
+
+
+def _on_gb10(t: dict, version, cuda, cmaj: int | None, blind: bool, ev: EvidenceList) -> tuple[Finding, str | None]:
+    if cuda is None:
+        return (Status.FAIL, f"torch {version} is a CPU-only build on a GB10"), None
+    if cmaj < GB10_CUDA_MAJOR:
+        return (Status.FAIL, f"torch {version} is built for CUDA {cuda}; GB10 needs CUDA 13.x"), None
+    if blind:
+        no_gpu = _no_gpu_finding(t, version, cuda, ev)
+        return (Status.WARN, no_gpu), no_gpu
+    return (Status.OK, f"torch {version} is built for CUDA {cuda}, as GB10 needs"), None
+
+
+def _on_other_gpu(t: dict, gpu: GpuFacts, version, cuda, cmaj: int | None, blind: bool,
+                  ev: EvidenceList) -> tuple[Finding, str | None]:
+    """Not a GB10: a torch newer than the driver's CUDA cannot run; judged by the driver."""
+    dmaj = major(gpu.driver_cuda)
+    ev.add("driver's CUDA version", "NVML nvmlSystemGetCudaDriverVersion_v2", gpu.driver_cuda)
+    if cuda is None:
+        return (Status.WARN, f"torch {version} is a CPU-only build on {gpu.label()}"), None
+    if dmaj is None:
+        return (Status.UNKNOWN, f"torch built for CUDA {cuda}; driver's CUDA version unreadable ({gpu.label()})"), None
+    if cmaj > dmaj:
+        return (Status.FAIL, f"torch built for CUDA {cuda} but the driver supports only CUDA {gpu.driver_cuda}"), None
+    if blind:
+        no_gpu = _no_gpu_finding(t, version, cuda, ev)
+        return (Status.WARN, no_gpu), no_gpu
+    return (Status.OK, f"torch built for CUDA {cuda}; driver supports CUDA {gpu.driver_cuda} (not a GB10: judged by the driver)"), None
+
+
+def smoke_rule(t: dict, ev: EvidenceList) -> list[Finding]:
+    """The first .cuda(): a crash or an error there is the other face of the ABI mismatch."""
+    smoke = _stage(t, "first .cuda()")
+    status = smoke.get("status")
+    err = smoke.get("error")
+    if status == "crashed":
+        ev.add("first .cuda()", "target interpreter", err)
+        return [(Status.FAIL, f"first .cuda() crashed: {err}")]
+    if status == "error":
+        ev.add("first .cuda()", "target interpreter", f"{smoke.get('error_type')}: {(err or '')[:300]}")
+        return [(Status.FAIL, f"first .cuda() raised {smoke.get('error_type')}: {err.splitlines()[0][:100] if err else ''}")]
+    if status == "hung":
+        ev.add("first .cuda()", "target interpreter", err)
+        return [(Status.UNKNOWN, f"first .cuda() did not finish: {err}")]
+    ran = (t.get("cuda_smoke") or {}).get("ran")
+    if status == "done" and ran:
+        ev.add("first .cuda()", "target interpreter", f"ok in {(t.get('cuda_smoke') or {}).get('seconds', 0):.2f} s")
+    elif status == "done" and ran is False:
+        ev.add("first .cuda()", "target interpreter", f"not run: {(t.get('cuda_smoke') or {}).get('reason') or 'no reason given'}")
+    return []
+
+
+def cudart13_rule(t: dict, gpu: GpuFacts, ev: EvidenceList) -> list[Finding]:
+    """The system's libcudart.so.13, loaded with ctypes in the target: on a GB10 it must load."""
+    c13 = (t.get("cudart") or {}).get("libcudart.so.13")
+    if c13 is None:
+        return []
+    ev.add("ctypes load libcudart.so.13", "target interpreter",
+           (c13.get("paths") or ["loaded"])[0] if c13.get("loaded") else f"OSError: {c13.get('error')}")
+    if not c13.get("loaded") and gpu.is_gb10:
+        return [(Status.WARN, "the system's libcudart.so.13 cannot be loaded: the CUDA 13 runtime install is the problem, not the wheel")]
+    return []
+
+
+def ldconfig_rule(r: Readings, ev: EvidenceList) -> list[Finding]:
+    """`ldconfig -p`: a libcudart.so.12 registered beside the .so.13 is a leftover that warns."""
+    libs = r.data("cudalibs")
+    if libs is None:
+        ev.add("ldconfig -p libcudart", "ldconfig", f"unavailable: {r.get_reading('cudalibs').error}")
+        return []
+    entries = libs.get("libcudart") or []
+    majors = sorted({e["major"] for e in entries if e.get("major")})
+    ev.add("ldconfig -p libcudart", r.get_reading("cudalibs").source, [f"{e['soname']} => {e['path']}" for e in entries] or "none registered")
+    if "12" in majors and "13" in majors:
+        return [(Status.WARN, "libcudart.so.12 is registered beside libcudart.so.13: a leftover that invites ABI mismatches")]
+    return []
+
+
+def verdict_of(findings: list[Finding], ldconfig_read: bool, no_gpu: str | None, ev: EvidenceList) -> Verdict:
+    """The worst finding leads the summary (+N more that are not ok); an ok names what it could not
+    check; the fix is the reinstall, the no-GPU steps, or both."""
+    status_all = worst([s for s, _ in findings]) if findings else Status.UNKNOWN
+    if status_all is Status.OK and not ldconfig_read:  # the ok covers what was seen, and says what was not
+        findings[0] = (Status.OK, findings[0][1] + "; ldconfig unreadable: a leftover libcudart.so.12 not checked")
+    ordered = sorted(findings, key=lambda f: -f[0].severity)
+    if not ordered:
+        summary = "no torch facts to judge"
+    else:
+        others = [m for s, m in ordered[1:] if s.severity > 0]
+        summary = ordered[0][1] + (f" (+{len(others)} more)" if others else "")
+    details = tuple(f"{s.value}: {m}" for s, m in ordered)
+    fix = ""
+    if status_all in (Status.FAIL, Status.WARN):
+        fix = FIX if [m for s, m in findings if s in (Status.FAIL, Status.WARN) and m != no_gpu] else ""
+        if no_gpu:
+            fix = f"{fix}\n{FIX_NO_GPU}" if fix else FIX_NO_GPU
+    return Verdict(ID, status_all, summary, evidence=ev.tuple(), fix=fix, details=details)
+
+
 def judge(r: Readings, cfg: Config) -> Verdict:
     """fail: torch cannot load or run CUDA here (undefined symbol, signal, a torch submodule missing,
     CUDA 12 or CPU build on GB10); warn: leftovers that cause it later (libcudart.so.12 beside .13,
     system .so.13 missing), or a right build that cannot see the GPU (is_available() False, so the
-    first .cuda() never ran); unknown: no torch in the target, no GPU to judge against, a
-    torch.version.cuda that is not a version, or the probe hung."""
+    first .cuda() never ran); unknown: no torch in the target, no GPU to judge against (or one with
+    a capability no GPU has), a torch.version.cuda that is not a version, or the probe hung."""
     tr = r.get_reading("target")
     if tr.data is None:
         return unknown_from(ID, tr, "target interpreter")
@@ -121,139 +307,13 @@ def judge(r: Readings, cfg: Config) -> Verdict:
     ev.add("target interpreter", t.get("selected_by", "target"), t.get("interpreter"))
     if gpu.seen:
         ev.add("GPU", gpu.name_source or gpu.cap_source, gpu.label())
-    findings: list[tuple[Status, str]] = []
-
-    imp = _stage(t, "import torch")
-    torch = t.get("torch") or {}
-    wheel = (t.get("packages") or {}).get("torch")
-    if wheel:
-        note = "" if re.search(r"\+(cu\d+|cpu|rocm)", wheel) else " (no +cuNNN tag: normal for NGC builds)"
-        ev.add("torch wheel version (reported, not decisive)", "importlib.metadata", wheel + note)
-
-    status = imp.get("status")
-    if status == "error":
-        err = imp.get("error") or ""
-        ev.add("import torch", "target interpreter", f"{imp.get('error_type')}: {err[:300]}")
-        undef = undefined_symbol(err)
-        missing = missing_module(imp)
-        if missing == "torch" and not wheel:
-            findings.append((Status.UNKNOWN, f"torch is not installed in {t.get('interpreter')}; point --python at the training environment"))
-        elif missing == "torch":
-            findings.append((Status.FAIL, f"torch {wheel} is registered (importlib.metadata) but `import torch` finds "
-                                          "no module 'torch': a half-removed or broken install"))
-        elif missing and missing.startswith("torch."):
-            findings.append((Status.FAIL, f"torch is installed but broken: No module named '{missing}' "
-                                          "(an incomplete or mixed install; reinstall torch)"))
-        elif undef:
-            sym, ver = undef
-            findings.append((Status.FAIL, f"import torch fails: undefined symbol {sym}"
-                                          + (f" (version {ver})" if ver else "") + " (CUDA ABI mismatch)"))
-        else:
-            findings.append((Status.FAIL, f"import torch fails: {imp.get('error_type')}: {err.splitlines()[0][:120] if err else ''}"))
-    elif status == "crashed":
-        ev.add("import torch", "target interpreter", imp.get("error"))
-        findings.append((Status.FAIL, f"import torch crashed: {imp.get('error')}"))
-    elif status == "hung":
-        ev.add("import torch", "target interpreter", imp.get("error"))
-        findings.append((Status.UNKNOWN, f"import torch did not finish: {imp.get('error')}"))
-    elif status != "done":
-        ev.add("import torch", "target interpreter", imp.get("error") or status or "not run")
-        findings.append((Status.UNKNOWN, f"import torch was {status or 'not run'}"
-                                         + (f": {imp['error']}" if imp.get("error") else "")))
-
-    cuda = torch.get("cuda") if status == "done" else None
-    no_gpu = None  # the finding for a CUDA torch that cannot see the GPU (it has its own fix)
-    if status == "done":
-        version = torch.get("version")
-        ev.add("torch.__version__", "target interpreter", version)
-        ev.add("torch.version.cuda (authoritative)", "target interpreter", cuda)
-        cmaj = _cuda_major(cuda) if cuda is not None else None
-        tc = t.get("torch_cuda")
-        blind = isinstance(tc, dict) and tc.get("available") is False  # seen False, not merely unread
-        if blind:  # the evidence the ok would otherwise lack (when True, the first .cuda() shows it)
-            ev.add("torch.cuda.is_available()", "target interpreter", False)
-        if gpu.seen and cuda is not None and cmaj is None:
-            findings.append((Status.UNKNOWN, f"torch.version.cuda is {cuda!r}, not a CUDA version: torch {version} "
-                                             "cannot be judged against the GPU"))
-        elif gpu.is_gb10:
-            if cuda is None:
-                findings.append((Status.FAIL, f"torch {version} is a CPU-only build on a GB10"))
-            elif cmaj < 13:
-                findings.append((Status.FAIL, f"torch {version} is built for CUDA {cuda}; GB10 needs CUDA 13.x"))
-            elif blind:
-                no_gpu = _no_gpu_finding(t, version, cuda, ev)
-                findings.append((Status.WARN, no_gpu))
-            else:
-                findings.append((Status.OK, f"torch {version} is built for CUDA {cuda}, as GB10 needs"))
-        elif gpu.seen:
-            dmaj = major(gpu.driver_cuda)
-            ev.add("driver's CUDA version", "NVML nvmlSystemGetCudaDriverVersion_v2", gpu.driver_cuda)
-            if cuda is None:
-                findings.append((Status.WARN, f"torch {version} is a CPU-only build on {gpu.label()}"))
-            elif dmaj is None:
-                findings.append((Status.UNKNOWN, f"torch built for CUDA {cuda}; driver's CUDA version unreadable ({gpu.label()})"))
-            elif cmaj > dmaj:
-                findings.append((Status.FAIL, f"torch built for CUDA {cuda} but the driver supports only CUDA {gpu.driver_cuda}"))
-            elif blind:
-                no_gpu = _no_gpu_finding(t, version, cuda, ev)
-                findings.append((Status.WARN, no_gpu))
-            else:
-                findings.append((Status.OK, f"torch built for CUDA {cuda}; driver supports CUDA {gpu.driver_cuda} (not a GB10: judged by the driver)"))
-        else:
-            findings.append((Status.UNKNOWN, f"no NVIDIA GPU or driver seen: torch {torch.get('version')} (CUDA {cuda}) cannot be judged against one"))
-
-    smoke = _stage(t, "first .cuda()")
-    if smoke.get("status") == "crashed":
-        ev.add("first .cuda()", "target interpreter", smoke.get("error"))
-        findings.append((Status.FAIL, f"first .cuda() crashed: {smoke.get('error')}"))
-    elif smoke.get("status") == "error":
-        ev.add("first .cuda()", "target interpreter", f"{smoke.get('error_type')}: {(smoke.get('error') or '')[:300]}")
-        findings.append((Status.FAIL, f"first .cuda() raised {smoke.get('error_type')}: {(smoke.get('error') or '').splitlines()[0][:100] if smoke.get('error') else ''}"))
-    elif smoke.get("status") == "hung":
-        ev.add("first .cuda()", "target interpreter", smoke.get("error"))
-        findings.append((Status.UNKNOWN, f"first .cuda() did not finish: {smoke.get('error')}"))
-    elif smoke.get("status") == "done" and (t.get("cuda_smoke") or {}).get("ran"):
-        ev.add("first .cuda()", "target interpreter", f"ok in {(t.get('cuda_smoke') or {}).get('seconds', 0):.2f} s")
-    elif smoke.get("status") == "done" and (t.get("cuda_smoke") or {}).get("ran") is False:
-        ev.add("first .cuda()", "target interpreter", f"not run: {(t.get('cuda_smoke') or {}).get('reason') or 'no reason given'}")
-
-    cudart = t.get("cudart") or {}
-    c13 = cudart.get("libcudart.so.13")
-    if c13 is not None:
-        ev.add("ctypes load libcudart.so.13", "target interpreter", (c13.get("paths") or ["loaded"])[0] if c13.get("loaded") else f"OSError: {c13.get('error')}")
-        if not c13.get("loaded") and gpu.is_gb10:
-            findings.append((Status.WARN, "the system's libcudart.so.13 cannot be loaded: the CUDA 13 runtime install is the problem, not the wheel"))
-
-    libs = r.data("cudalibs")
-    if libs is not None:
-        entries = libs.get("libcudart") or []
-        majors = sorted({e["major"] for e in entries if e.get("major")})
-        ev.add("ldconfig -p libcudart", r.get_reading("cudalibs").source, [f"{e['soname']} => {e['path']}" for e in entries] or "none registered")
-        if "12" in majors and "13" in majors:
-            findings.append((Status.WARN, "libcudart.so.12 is registered beside libcudart.so.13: a leftover that invites ABI mismatches"))
-    else:
-        ev.add("ldconfig -p libcudart", "ldconfig", f"unavailable: {r.get_reading('cudalibs').error}")
-
-    status_all = worst([s for s, _ in findings]) if findings else Status.UNKNOWN
-    if status_all is Status.OK and libs is None:  # the ok covers what was seen, and says what was not
-        findings[0] = (Status.OK, findings[0][1] + "; ldconfig unreadable: a leftover libcudart.so.12 not checked")
-    if not findings:
-        summary = "no torch facts to judge"
-    else:
-        # Lead with the most severe finding; mention how many others.
-        ordered = sorted(findings, key=lambda f: -f[0].severity)
-        summary = ordered[0][1]
-        others = [m for s, m in ordered[1:] if s.severity > 0]
-        if others:
-            summary += f" (+{len(others)} more)"
-    details = tuple(f"{s.value}: {m}" for s, m in sorted(findings, key=lambda f: -f[0].severity))
-    fix = ""
-    if status_all in (Status.FAIL, Status.WARN):
-        others = [m for s, m in findings if s in (Status.FAIL, Status.WARN) and m != no_gpu]
-        fix = FIX if others else ""
-        if no_gpu:
-            fix = f"{fix}\n{FIX_NO_GPU}" if fix else FIX_NO_GPU
-    return Verdict(ID, status_all, summary, evidence=ev.tuple(), fix=fix, details=details)
+    findings = import_rule(t, wheel_rule(t, ev), ev)
+    no_gpu = None
+    if _stage(t, "import torch").get("status") == "done":
+        build, no_gpu = build_rule(t, gpu, ev)
+        findings.append(build)
+    findings += smoke_rule(t, ev) + cudart13_rule(t, gpu, ev) + ldconfig_rule(r, ev)
+    return verdict_of(findings, r.data("cudalibs") is not None, no_gpu, ev)
 
 
 GOTCHA = Gotcha(

@@ -40,6 +40,21 @@ _RUNS_ON_121 = re.compile(r"^sm_12[01]$")
 _ENV_NATIVE = re.compile(r"(^|[;\s,])(12\.1a|12\.0f|12\.1f)(\+PTX)?($|[;\s,])", re.I)
 
 
+SM121 = (12, 1)  # GB10
+# No GPU reports a major outside 1..15 (Blackwell is 10 and 12; three generations of headroom), and
+# a minor is one digit (sm_XY names major X, minor Y): anything else is a misread, not a chip.
+MIN_MAJOR, MAX_MAJOR, MAX_MINOR = 1, 15, 9
+
+
+def capability_problem(cap: tuple[int, int]) -> str | None:
+    """Why a compute capability cannot be a real GPU's (a measurement error), or None."""
+    major, minor = cap
+    if MIN_MAJOR <= major <= MAX_MAJOR and 0 <= minor <= MAX_MINOR:
+        return None
+    return (f"compute capability {major}.{minor} is not one any GPU has (major {MIN_MAJOR}..{MAX_MAJOR}, "
+            f"minor 0..{MAX_MINOR}): a measurement error")
+
+
 def _arch_num(a: str) -> int | None:
     m = re.match(r"^(?:sm|compute)_(\d+)", a)
     return int(m.group(1)) if m else None
@@ -50,7 +65,8 @@ def judge(r: Readings, cfg: Config) -> Verdict:
     when TORCH_CUDA_ARCH_LIST would build new kernels without them), warn when it only has generic
     sm_120/sm_121 (or only PTX) kernels, fail when it has nothing SM121 can run (a CPU-only build,
     or only other chips' code: sm_120a runs on sm_120 alone); unknown when the capability or the
-    arch list cannot be read (get_arch_list() is [] whenever torch cannot see the GPU)."""
+    arch list cannot be read (get_arch_list() is [] whenever torch cannot see the GPU), or the
+    capability is one no GPU has (a measurement error)."""
     gpu = GpuFacts(r, cfg)
     ev = EvidenceList()
     if gpu.capability is None:
@@ -61,7 +77,10 @@ def judge(r: Readings, cfg: Config) -> Verdict:
         return Verdict(ID, Status.UNKNOWN, "cannot tell: compute capability unreadable (no GPU seen by NVML or the target torch)",
                        evidence=ev.tuple())
     ev.add("compute capability", gpu.cap_source, f"{gpu.capability[0]}.{gpu.capability[1]} ({gpu.name or 'unnamed'})")
-    if gpu.capability != (12, 1):
+    problem = capability_problem(gpu.capability)
+    if problem:
+        return Verdict(ID, Status.UNKNOWN, f"cannot tell: {problem}", evidence=ev.tuple())
+    if gpu.capability != SM121:
         return Verdict(ID, Status.SKIP, f"not SM121: {gpu.label()}; the NVFP4 packaging gotcha is GB10-specific", evidence=ev.tuple())
 
     t = r.data("target") or {}
