@@ -340,7 +340,7 @@ def _details(graded: list[tuple[Status, str, str]], not_listed: int) -> tuple[st
     """One line per finding, worst first: `path:line: key=value (training, multi-node): status: why`."""
     order = sorted(graded, key=lambda g: -g[0].severity)
     lines = [f"{text}: {status.value}: {why}" for status, text, why in order[:MAX_DETAILS]]
-    hidden = len(order) - MAX_DETAILS + max(0, not_listed)
+    hidden = max(0, len(order) - MAX_DETAILS) + max(0, not_listed)  # findings the scan did not keep count too
     if hidden > 0:
         lines.append(f"... and {hidden} more")
     return tuple(lines)
