@@ -186,6 +186,15 @@ def _instance_cap(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     return min(caps, key=lambda c: order[c["state"]]) if caps else None
 
 
+def _believed_cap(cap: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A cap whose fraction is not a share of the pool (0..1] is a measurement error: not believed,
+    so the server's share is unknown, never judged from it."""
+    f = (cap or {}).get("fraction")
+    if cap is None or f is None or (_number(f) and 0 < f <= 1):
+        return cap
+    return {"state": "unreadable", "fraction": None, "source": f"measurement error: cap {f!r}", "detail": ""}
+
+
 def _listed(row: dict[str, Any]) -> bool:
     return bool(row.get("on_gpu")) or row.get("gpu_mem_bytes") is not None
 
@@ -212,7 +221,7 @@ def held_by(members: list[dict[str, Any]], nv_ok: bool, list_seen: bool, bad_pid
         return None, "unknown: measurement error"
     na = [m for m in listed if m.get("gpu_mem_bytes") is None]
     if na:
-        return None, f"unknown amount: NVML lists pid {', '.join(str(m.get('pid')) for m in na)} without a figure (N/A)"
+        return None, f"N/A: NVML lists pid {', '.join(str(m.get('pid')) for m in na)} without a figure"
     if not listed:
         if not list_seen:
             return None, "unknown: not in NVML's list, which may not show it here"
@@ -250,56 +259,77 @@ def _container_inside(r: Readings, data: dict[str, Any]) -> bool | None:
     return inside
 
 
+def _instances(rows: list[dict[str, Any]]) -> dict[Any, list[dict[str, Any]]]:
+    """Rows by instance (a launcher and its workers share ``group``)."""
+    groups: dict[Any, list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault(row.get("group", row["pid"]), []).append(row)
+    return groups
+
+
+def _detail_line(top: Any, members: list[dict[str, Any]], held: int | None) -> str:
+    head = next((m for m in members if m["pid"] == top), members[0])
+    gpu = (_gib(held) if held is not None else "n/a") if any(map(_listed, members)) else "-"
+    return (f"pid {top!s:<7} {str(head.get('kind', '?')):<11} {str(head.get('name') or '')[:28]:<28} "
+            f"gpu {gpu:>9}  rss {_gib(head.get('rss_bytes')):>9}  {str(head.get('command') or '')[:80]}")
+
+
+def _party(top: Any, members: list[dict[str, Any]], held: int | None, why: str, pool: Pool,
+           errors: list[str]) -> Party | None:
+    """The server or job an instance is; None for helpers, desktop clients and other processes."""
+    head = next((m for m in members if m["pid"] == top), members[0])
+    server = head.get("server") or next((m.get("server") for m in members if m.get("server")), None)
+    if server:
+        if all(m.get("kind") == "other" for m in members):
+            return None  # a helper (HTTP router, detokenizer) that holds no GPU memory
+        label = f"{LABELS.get(server, server)} pid {top}"
+        cap = _instance_cap(members)
+        believed = _believed_cap(cap)
+        if believed is not cap:
+            errors.append(f"measurement error: {label}'s memory cap {(cap or {}).get('fraction')!r} "
+                          f"is not a share of the pool (0..1)")
+        p = Party(label, "server", held, why, GROWTH.get(server, "on-demand"), believed)
+        p.footprint = server_footprint(p, pool.total)
+        return p
+    if head.get("kind") not in ("training", "gpu-process"):
+        return None
+    what = "training" if any(m.get("kind") == "training" for m in members) else "GPU process"
+    if what == "GPU process" and not _is_job(members):
+        return None  # a desktop/graphics client (Xorg, gnome-shell) or a tiny context
+    p = Party(f"{what} pid {top} ({head.get('name') or head.get('process_name') or '?'})", "job", held, why)
+    p.footprint = held
+    return p
+
+
 def build_view(r: Readings, data: dict[str, Any], pool: Pool, cfg: Config, live: bool, src: str,
                ev: EvidenceList, details: list[str]) -> View:
+    """The servers and jobs of one snapshot, each with what it holds and can take."""
     nv = data.get("nvml") or {}
     nv_ok = bool(nv.get("ok"))
-    nv_count = nv.get("count", 0) if _number(nv.get("count", 0)) else 0
+    nv_count = int(nv["count"]) if _number(nv.get("count")) else 0
     inside = _container_inside(r, data)
     list_seen = nv_ok and (nv_count > 0 or inside is False)  # absence from the list means "nothing held"
     rows = [row for row in data.get("rows") or [] if isinstance(row, dict) and "pid" in row]
     own = [row for row in rows if is_sparktui_own(row)]
     if own:
         ev.add("sparktui's own processes", src, f"{len(own)} left out (probe scripts, never the workload)")
-    errors: list[str] = []
-    bad_pids = []
-    for row in rows:
-        why = _impossible(row, pool)
-        if why:
-            errors.append(why)
-            bad_pids.append(row.get("pid"))
-        f = (row.get("cap") or {}).get("fraction") if isinstance(row.get("cap"), dict) else None
-        if f is not None and (not _number(f) or not 0 < f <= 1):
-            errors.append(f"measurement error: pid {row.get('pid')}'s memory cap {f!r} is not a share of the pool (0..1)")
-    view = View([], [], pool, cfg.memory.server_cap_ok_fraction, nv_ok, nv.get("error"), int(nv_count), inside,
+        rows = [row for row in rows if not is_sparktui_own(row)]
+    errors = [why for row in rows if (why := _impossible(row, pool))]
+    bad_pids = [row.get("pid") for row in rows if _impossible(row, pool)]
+    view = View([], [], pool, cfg.memory.server_cap_ok_fraction, nv_ok, nv.get("error"), nv_count, inside,
                 live, errors)
-    groups: dict[Any, list[dict[str, Any]]] = {}
-    own_ids = {id(row) for row in own}
-    for row in rows:
-        if id(row) not in own_ids:
-            groups.setdefault(row.get("group", row["pid"]), []).append(row)
-    for top, members in groups.items():
-        head = next((m for m in members if m["pid"] == top), members[0])
+    for top, members in _instances(rows).items():
         held, why = held_by(members, nv_ok, list_seen, bad_pids)
-        details.append(f"pid {top!s:<7} {str(head.get('kind', '?')):<11} {str(head.get('name') or '')[:28]:<28} "
-                       f"gpu {(_gib(held) if held is not None else 'n/a') if any(map(_listed, members)) else '-':>9}  "
-                       f"rss {_gib(head.get('rss_bytes')):>9}  {str(head.get('command') or '')[:80]}")
-        server = head.get("server") or next((m.get("server") for m in members if m.get("server")), None)
-        if server:
-            if all(m.get("kind") == "other" for m in members):
-                continue  # a helper (HTTP router, detokenizer) that holds no GPU memory
-            p = Party(f"{LABELS.get(server, server)} pid {top}", "server", held, why,
-                      GROWTH.get(server, "on-demand"), _instance_cap(members))
-            p.footprint = server_footprint(p, pool.total)
+        details.append(_detail_line(top, members, held))
+        p = _party(top, members, held, why, pool, errors)
+        if p is None:
+            continue
+        if p.role == "server":
             view.servers.append(p)
             _server_evidence(ev, p, src, view.ok_cap)
-        elif head.get("kind") in ("training", "gpu-process"):
-            what = "training" if any(m.get("kind") == "training" for m in members) else "GPU process"
-            if what == "GPU process" and not _is_job(members):
-                continue  # a desktop/graphics client (Xorg, gnome-shell) or a tiny context
-            p = Party(f"{what} pid {top} ({head.get('name') or head.get('process_name') or '?'})", "job", held, why)
-            p.footprint = held
+        else:
             view.jobs.append(p)
+            head = next((m for m in members if m["pid"] == top), members[0])
             ev.add(p.label, src, f"gpu {_held_text(p)}, rss {_gib(head.get('rss_bytes'))} "
                                  f"(resident memory does not show what it holds on the GPU)")
     return view
@@ -587,11 +617,10 @@ def judge(r: Readings, cfg: Config) -> Verdict:
     if data is None:
         return unknown_from("G6", reading, "process list")
     src = reading.source or "processes"
-    if data.get("scan_error"):
-        return judge_snapshot(r, data, read_pool(r), cfg, True, src)
-    lacking = unknown_if_lacking("G6", reading, "process list", "rows", "nvml")
-    if lacking is not None:
-        return lacking
+    if not data.get("scan_error"):  # a failed scan has no rows: judge_snapshot says it could not see
+        lacking = unknown_if_lacking("G6", reading, "process list", "rows", "nvml")
+        if lacking is not None:
+            return lacking
     pool = read_pool(r)
     history = data.get("history")
     if data.get("review") and isinstance(history, list) and history:

@@ -1,0 +1,451 @@
+"""G6's judge on hand-built readings: every rule, each threshold just below and just above.
+
+Numbers are GB10's (FACTS.md, FIELD-FACTS.md): MemTotal 121.7 GiB (127,611,700 kB), a vLLM
+``VLLM::EngineCore`` holding 89093 MiB, vLLM at 0.5 and at its 0.9 default, a <4 GB LoRA beside a
+server capped at 0.5, an idle ``ollama serve``, a llama.cpp server holding a fixed 5 GiB. The real
+process scan behind these readings is tested in tests/test_g06.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sparktui.core.config import Config
+from sparktui.core.readings import Reading, Readings
+from sparktui.core.recording import read_recording, readings_from_recording
+from sparktui.core.verdict import Status, Verdict
+from sparktui.gotchas import g06_contention as g6
+from sparktui.gotchas.g06_contention import judge
+
+MIB, GIB = 1024 ** 2, 1024 ** 3
+TOTAL = 127_611_700 * 1024  # MemTotal on a GB10: 121.7 GiB usable
+ENGINE_CORE = 89093 * MIB  # `VLLM::EngineCore 89093MiB` (FACTS.md)
+LORA = int(3.5 * GIB)  # the <4 GB LoRA that ran cleanly beside vLLM at 0.5
+SMALL = 512 * MIB  # SMALL_GPU_BYTES: the numbers below are literal, so a changed constant is noticed
+HEADROOM = 0.9  # HEADROOM_FRACTION
+T0 = 1_764_000_000.0  # 16:00:00 UTC
+DEMO = Path(__file__).resolve().parents[1] / "src" / "sparktui" / "data" / "gb10-demo.jsonl"
+
+
+# -- building readings ---------------------------------------------------------------------------
+
+def cap(fraction: float | None, state: str = "set") -> dict[str, Any]:
+    return {"state": state, "fraction": fraction, "source": f"--gpu-memory-utilization {fraction}" if state == "set"
+            else "no --gpu-memory-utilization: vLLM's default", "detail": ""}
+
+
+def vllm(pid: int, fraction: float | None, held: int | None, state: str = "set", listed: bool = True) -> list[dict]:
+    """A `vllm serve` launcher (not on the GPU) and its VLLM::EngineCore holding ``held``."""
+    c = cap(fraction, state)
+    launcher = {"pid": pid, "ppid": 1877, "kind": "server", "server": "vllm", "name": "vllm serve",
+                "command": f"/home/spark/.venv/bin/python3 /home/spark/.venv/bin/vllm serve m --gpu-memory-utilization {fraction}",
+                "gpu_mem_bytes": None, "rss_bytes": 2 * GIB, "cap": c, "group": pid}
+    core = {"pid": pid + 1, "ppid": pid, "kind": "server", "server": "vllm", "name": "VLLM::EngineCore",
+            "command": "VLLM::EngineCore", "gpu_mem_bytes": held, "rss_bytes": 4 * GIB, "cap": c, "group": pid}
+    if listed:
+        core.update(on_gpu=True, gpu_list="compute")
+    return [launcher, core]
+
+
+def server(pid: int, kind: str, held: int | None, listed: bool = True, name: str = "", state: str = "none",
+           fraction: float | None = None) -> dict:
+    row = {"pid": pid, "ppid": 1, "kind": "server", "server": kind, "name": name or kind, "command": name or kind,
+           "gpu_mem_bytes": held if listed else None, "rss_bytes": 300 * MIB, "group": pid,
+           "cap": {"state": state, "fraction": fraction, "source": f"{kind}'s cap", "detail": ""}}
+    if listed:
+        row.update(on_gpu=True, gpu_list="compute")
+    return row
+
+
+def ollama(pid: int, runner_held: int | None = None, loaded: bool = False) -> list[dict]:
+    """`ollama serve` (never on the GPU) and, once a model is loaded, its `ollama runner`."""
+    serve = server(pid, "ollama", None, listed=False, name="ollama serve")
+    if not loaded:
+        return [serve]
+    runner = server(pid + 1, "ollama", runner_held, name="ollama runner")
+    runner.update(ppid=pid, group=pid)
+    return [serve, runner]
+
+
+def job(pid: int, held: int | None, listed: bool = True, kind: str = "training", name: str = "torchrun",
+        gpu_list: str = "compute", rss: int = 7 * GIB) -> dict:
+    row = {"pid": pid, "ppid": 3002, "kind": kind, "server": None, "name": name, "command": f"python3 {name}",
+           "gpu_mem_bytes": held if listed else None, "rss_bytes": rss, "cap": None, "group": pid}
+    if listed:
+        row.update(on_gpu=True, gpu_list=gpu_list)
+    return row
+
+
+def snap(*rows: Any, nv_ok: bool = True, inside: bool | None = False, t: float | None = None,
+         count: int | None = None, **extra: Any) -> dict:
+    flat: list[dict] = []
+    for r in rows:
+        flat.extend(r if isinstance(r, list) else [r])
+    listed = sum(1 for r in flat if r.get("on_gpu"))
+    d = {"rows": flat, "nvml": {"ok": nv_ok, "error": None if nv_ok else "NVML_ERROR_LIBRARY_NOT_FOUND",
+                                "count": listed if count is None else count},
+         "container": {"inside": inside}, "skipped": {"vanished": 0, "denied": 0}}
+    if t is not None:
+        d["t"] = t
+    d.update(extra)
+    return d
+
+
+def readings(data: dict | None, total: Any = TOTAL, available: Any = 100 * GIB, meminfo: bool = True,
+             **mem: Any) -> Readings:
+    r = Readings()
+    r.add(Reading("processes", data, error=None if data is not None else "scan failed", source="test scan"))
+    if meminfo:
+        m = {k: v for k, v in (("MemTotal", total), ("MemAvailable", available)) if v is not None}
+        m.update(mem)
+        r.add(Reading("meminfo", m, source="/proc/meminfo"))
+    return r
+
+
+def g6v(data: dict | None, cfg: Config | None = None, **kw: Any) -> Verdict:
+    return judge(readings(data, **kw), cfg or Config())
+
+
+def status(data: dict | None, **kw: Any) -> str:
+    return g6v(data, **kw).status.value
+
+
+# -- FACTS.md and FIELD-FACTS.md cases (issue 12, class 6) ------------------------------------------
+
+def test_vllm_capped_at_half_beside_a_small_lora_is_fine():
+    v = g6v(snap(vllm(2141, 0.5, 58 * GIB), job(3310, LORA)))
+    assert v.status is Status.OK, v.summary
+    assert v.summary == ("vLLM pid 2141 capped at 0.5 beside training pid 3310 (torchrun): 64.4 GiB of the "
+                         "121.7 GiB pool at most (capped coexistence)")
+    ev = {e.what: e.value for e in v.evidence}
+    assert ev["vLLM pid 2141 holds"] == "58.0 GiB" and ev["vLLM pid 2141 can take"].startswith("60.9 GiB at most")
+    assert ev["the pool"] == "MemTotal 121.7 GiB, MemAvailable 100.0 GiB"
+
+
+def test_uncapped_vllm_at_its_default_beside_training_fails_and_names_both():
+    v = g6v(snap(vllm(5120, 0.9, ENGINE_CORE, state="default"), job(3310, 16 * GIB)))
+    assert v.status is Status.FAIL
+    assert v.summary.startswith("vLLM pid 5120: no cap given (default 0.9), while training pid 3310 (torchrun) runs")
+    assert any(e.what == "also" and "more than the 121.7 GiB pool" in e.value for e in v.evidence)
+
+
+def test_uncapped_vllm_alone_warns():
+    v = g6v(snap(vllm(5120, 0.9, ENGINE_CORE)))
+    assert v.status is Status.WARN and v.summary == "vLLM pid 5120: capped at 0.9, over 0.5: it competes with anything started next"
+
+
+def test_sglang_without_its_fraction_is_a_large_share():
+    row = server(7000, "sglang", 60 * GIB, name="sglang::scheduler", state="default")
+    assert status(snap(row)) == "warn"
+    v = g6v(snap(row, job(3310, LORA)))
+    assert v.status is Status.FAIL and "SGLang pid 7000: no cap given (default: a large share)" in v.summary
+
+
+def test_an_idle_ollama_serve_beside_training_is_ok_and_said():
+    v = g6v(snap(ollama(4000), job(3310, 70 * GIB)))
+    assert v.status is Status.OK, v.summary
+    assert v.summary == ("one job on the pool: training pid 3310 (torchrun); "
+                         "Ollama pid 4000 holds nothing on the GPU (idle: no model loaded)")
+
+
+def test_ollama_with_a_loaded_model_counts_what_its_runner_holds():
+    assert status(snap(ollama(4000, 20 * GIB, loaded=True), job(3310, 70 * GIB))) == "ok"  # 90 of 121.7
+    v = g6v(snap(ollama(4000, 40 * GIB, loaded=True), job(3310, 75 * GIB)))  # 115 of 121.7: over 90%
+    assert v.status is Status.WARN
+    assert v.summary == ("Ollama pid 4000 holds 40.0 GiB, training pid 3310 (torchrun) holds 75.0 GiB: 115.0 GiB "
+                         "of the 121.7 GiB pool, under 10% left")
+    v = g6v(snap(ollama(4000, 50 * GIB, loaded=True), job(3310, 75 * GIB)))
+    assert v.status is Status.FAIL and "125.0 GiB, more than the 121.7 GiB pool" in v.summary
+
+
+def test_a_llamacpp_server_holding_a_fixed_5_gib_with_38_available_beside_a_job_is_ok():
+    v = g6v(snap(server(6000, "llamacpp", 5 * GIB, name="llama-server"), job(3310, 70 * GIB)), available=38 * GIB)
+    assert v.status is Status.OK, v.summary
+    assert v.summary.startswith("llama.cpp pid 6000 holding 5.0 GiB beside training pid 3310 (torchrun): 75.0 GiB")
+    ev = {e.what: e.value for e in v.evidence}
+    assert ev["llama.cpp pid 6000 can take"].startswith("what it holds")
+
+
+def test_a_server_alone_that_is_not_fractional_is_judged_by_what_it_holds():
+    assert g6v(snap(server(6000, "llamacpp", 30 * GIB, name="llama-server"))).summary == \
+        "llama.cpp pid 6000 holds 30.0 GiB, alone on the pool"
+    assert status(snap(server(6100, "triton", 30 * GIB, name="tritonserver"))) == "ok"
+
+
+def test_nothing_on_the_pool():
+    assert g6v(snap()).summary == "no inference server or other GPU process on the pool"
+
+
+def test_a_helper_without_gpu_memory_is_not_a_server():
+    router = server(8000, "tgi", None, listed=False, name="text-generation-router")
+    router["kind"] = "other"
+    assert g6v(snap(router, job(3310, 70 * GIB))).summary == "one job on the pool: training pid 3310 (torchrun)"
+
+
+# -- thresholds: just below and just above ---------------------------------------------------------
+
+@pytest.mark.parametrize("fraction,expected", [(0.5, "ok"), (0.51, "fail")])
+def test_server_cap_ok_fraction_boundary(fraction, expected):
+    assert status(snap(vllm(2141, fraction, int(fraction * TOTAL) - GIB), job(3310, LORA))) == expected
+
+
+@pytest.mark.parametrize("fraction,expected", [(0.6, "ok"), (0.61, "fail")])
+def test_server_cap_ok_fraction_comes_from_the_config(fraction, expected):
+    cfg = Config().with_overrides(memory={"server_cap_ok_fraction": 0.6})
+    assert g6v(snap(vllm(2141, fraction, 50 * GIB), job(3310, LORA)), cfg).status.value == expected
+
+
+@pytest.mark.parametrize("delta,expected", [(-MIB, "ok"), (MIB, "warn")])
+def test_headroom_fraction_boundary(delta, expected):
+    """vLLM at 0.5 takes half the pool; a job of 40% of it brings the sum to HEADROOM_FRACTION."""
+    j = int((HEADROOM - 0.5) * TOTAL) + delta
+    assert status(snap(vllm(2141, 0.5, 58 * GIB), job(3310, j))) == expected
+
+
+@pytest.mark.parametrize("delta,expected", [(-MIB, "warn"), (MIB, "fail")])
+def test_pool_boundary(delta, expected):
+    j = int(0.5 * TOTAL) + delta
+    v = g6v(snap(vllm(2141, 0.5, 58 * GIB), job(3310, j)))
+    assert v.status.value == expected, v.summary
+
+
+def test_a_server_already_holding_more_than_its_cap_counts_what_it_holds():
+    """TRT-LLM's fraction is of what the weights leave: it can hold more than fraction x MemTotal."""
+    trt = server(9000, "trtllm", 80 * GIB, name="trtllm-serve", state="set", fraction=0.3)
+    v = g6v(snap(trt, job(3310, 35 * GIB)))  # 80 + 35 = 115 of 121.7, where 0.3 x MemTotal would say 71.5
+    assert v.status is Status.WARN and "TensorRT-LLM pid 9000 up to 80.0 GiB" in v.summary
+
+
+@pytest.mark.parametrize("held,expected", [(SMALL - 1, "warn"), (SMALL, "fail")])
+def test_small_gpu_bytes_boundary(held, expected):
+    """An unnamed compute process under 512 MiB is not a job; at 512 MiB it is, and the uncapped
+    vLLM beside it fails."""
+    other = job(9100, held, kind="gpu-process", name="python3")
+    v = g6v(snap(vllm(5120, 0.9, ENGINE_CORE, state="default"), other))
+    assert v.status.value == expected, v.summary
+
+
+def test_graphics_clients_and_na_compute_processes():
+    xorg = job(1500, 2 * GIB, kind="gpu-process", name="Xorg", gpu_list="graphics")
+    assert status(snap(vllm(5120, 0.9, ENGINE_CORE), xorg)) == "warn"  # a desktop is not a job
+    na = job(9100, None, kind="gpu-process", name="python3")  # N/A is not "tiny"
+    assert status(snap(vllm(5120, 0.9, ENGINE_CORE), na)) == "fail"
+
+
+@pytest.mark.parametrize("second,expected", [(0.25, "ok"), (0.26, "warn")])
+def test_capped_servers_adding_up_past_the_cap(second, expected):
+    v = g6v(snap(vllm(2141, 0.25, 28 * GIB), vllm(2241, second, 28 * GIB)))
+    assert v.status.value == expected, v.summary
+    if expected == "warn":
+        assert v.summary.startswith("2 capped servers add up to 0.51 of memory")
+
+
+def test_two_jobs_warn_one_does_not():
+    assert status(snap(job(3310, 10 * GIB))) == "ok"
+    v = g6v(snap(job(3310, 10 * GIB), job(4410, 10 * GIB, name="train_dpo.py")))
+    assert v.status is Status.WARN and v.summary.startswith("2 uncapped jobs share the pool: training pid 3310")
+
+
+@pytest.mark.parametrize("delta,expected", [(MIB, "ok"), (-MIB, "warn")])
+def test_a_starting_server_that_can_take_more_than_is_available_warns(delta, expected):
+    """vLLM at 0.5 still starting (10 GiB held) can take 0.5 x MemTotal - 10 GiB more."""
+    grow = int(0.5 * TOTAL) - 10 * GIB
+    v = g6v(snap(vllm(2141, 0.5, 10 * GIB)), available=grow + delta)
+    assert v.status.value == expected, v.summary
+    if expected == "warn":
+        assert v.summary.startswith("vLLM pid 2141 can still take 50.9 GiB (up to its cap): more than the")
+
+
+def test_the_growth_rule_is_live_only():
+    """In review MemAvailable is the recording's lowest moment, not this snapshot's."""
+    s = snap(vllm(2141, 0.5, 10 * GIB), t=T0)
+    data = dict(s, history=[s], review=True)
+    assert status(data, available=GIB) == "ok"
+
+
+# -- N/A is never zero (class 1) ---------------------------------------------------------------------
+
+def test_a_job_with_na_memory_beside_a_capped_server_is_unknown():
+    v = g6v(snap(vllm(2141, 0.5, 58 * GIB), job(3325, None)))
+    assert v.status is Status.UNKNOWN
+    assert v.summary == ("cannot tell whether it fits the pool: training pid 3325 (torchrun) holds an unknown amount "
+                         "(N/A: NVML lists pid 3325 without a figure); the rest add up to 60.9 GiB of 121.7 GiB")
+
+
+def test_na_does_not_hide_what_the_known_parts_already_decide():
+    assert status(snap(vllm(5120, 0.9, ENGINE_CORE, state="default"), job(3325, None))) == "fail"  # by the cap
+    v = g6v(snap(vllm(2141, 0.5, 58 * GIB), job(3310, 62 * GIB), ollama(4000, None, loaded=True)))
+    assert v.status is Status.FAIL and "more than the 121.7 GiB pool; and Ollama pid 4000 holds an unknown amount" in v.summary
+    v = g6v(snap(vllm(2141, 0.5, 58 * GIB), job(3310, 50 * GIB), ollama(4000, None, loaded=True)))
+    assert v.status is Status.WARN and "GiB at least of the 121.7 GiB pool" in v.summary
+
+
+def test_na_that_decides_nothing_stays_out_of_the_way():
+    assert g6v(snap(job(3325, None))).summary == "one job on the pool: training pid 3325 (torchrun)"
+    # a fraction server's N/A holding is bounded by its cap
+    assert status(snap(vllm(2141, 0.5, None), job(3310, LORA))) == "ok"
+
+
+def test_resident_memory_is_not_gpu_memory():
+    """FIELD-FACTS: 1.8 GiB RSS while holding 77 GiB. A job NVML does not list holds nothing on
+    the GPU, whatever its RSS; the old RSS fallback is gone."""
+    v = g6v(snap(vllm(2141, 0.5, 58 * GIB), job(3310, None, listed=False, rss=80 * GIB)))
+    assert v.status is Status.OK and "60.9 GiB of the 121.7 GiB pool" in v.summary
+    ev = {e.what: e.value for e in v.evidence}
+    assert ev["training pid 3310 (torchrun)"].startswith("gpu nothing (not in NVML's list), rss 80.0 GiB")
+
+
+def test_without_nvml_every_holding_is_unknown():
+    v = g6v(snap(vllm(2141, 0.5, None, listed=False), job(3310, None, listed=False), nv_ok=False))
+    assert v.status is Status.UNKNOWN and "training pid 3310 (torchrun) holds an unknown amount" in v.summary
+    v = g6v(snap(nv_ok=False))
+    assert v.status is Status.UNKNOWN and v.summary.startswith("cannot tell: NVML process list unavailable")
+    assert status(snap(vllm(5120, 0.9, None, listed=False, state="default"), job(3310, None, listed=False),
+                       nv_ok=False)) == "fail"  # the cap decides without NVML
+
+
+# -- a failed reading is not an empty machine (class 2) ---------------------------------------------
+
+def test_a_scan_error_cannot_see_even_with_an_empty_list():
+    for data in ({"nvml": {"ok": True, "count": 0}, "scan_error": "process scan failed: PermissionError(13)"},
+                 dict(snap(), scan_error="process scan failed: PermissionError(13)")):
+        v = g6v(data)
+        assert v.status is Status.UNKNOWN and v.summary == "cannot see the processes: process scan failed: PermissionError(13)"
+
+
+def test_a_missing_reading_or_field_is_unknown():
+    assert status(None) == "unknown"
+    assert "has no rows field" in g6v({"nvml": {"ok": True, "count": 0}, "container": {"inside": False}}).summary
+
+
+@pytest.mark.parametrize("kw,why", [({"meminfo": False}, "MemTotal unread: probe 'meminfo' was not run"),
+                                    ({"total": None}, "MemTotal unread: /proc/meminfo has no MemTotal")])
+def test_memtotal_unread_is_unknown_when_a_job_must_be_weighed(kw, why):
+    v = g6v(snap(vllm(2141, 0.5, 58 * GIB), job(3310, LORA)), **kw)
+    assert v.status is Status.UNKNOWN and v.summary.endswith(f"fit the pool: {why}")
+    assert status(snap(job(3310, LORA)), **kw) == "ok"  # one job alone needs no MemTotal
+
+
+# -- values the hardware cannot produce (class 3) ------------------------------------------------------
+
+@pytest.mark.parametrize("held,expected", [(TOTAL, "ok"), (TOTAL + 1, "unknown"), (0, "ok"), (-1, "unknown")])
+def test_a_process_holding_more_than_the_pool_or_less_than_nothing(held, expected):
+    v = g6v(snap(job(3310, held)))
+    assert v.status.value == expected, v.summary
+    if expected == "unknown":
+        assert v.summary.startswith("cannot tell: measurement error: pid 3310 holds")
+
+
+@pytest.mark.parametrize("total", [0, -1024, "121 GB", True])
+def test_an_impossible_memtotal_is_a_measurement_error(total):
+    v = g6v(snap(vllm(2141, 0.5, 58 * GIB), job(3310, LORA)), total=total)
+    assert v.status is Status.UNKNOWN and f"measurement error: MemTotal {total!r}" in v.summary
+
+
+@pytest.mark.parametrize("available,expected", [(TOTAL, "ok"), (TOTAL + 1, "unknown"), (-1, "unknown")])
+def test_memavailable_outside_the_pool_is_a_measurement_error(available, expected):
+    assert status(snap(vllm(2141, 0.5, 58 * GIB), job(3310, LORA)), available=available) == expected
+
+
+@pytest.mark.parametrize("fraction,expected", [(1.0, "warn"), (1.5, "unknown"), (0.0, "unknown")])
+def test_a_cap_outside_a_share_of_the_pool_is_a_measurement_error(fraction, expected):
+    assert status(snap(vllm(2141, fraction, 58 * GIB))) == expected
+
+
+def test_a_measurement_error_does_not_hide_a_failure_it_does_not_touch():
+    v = g6v(snap(vllm(5120, 0.9, ENGINE_CORE, state="default"), job(3310, 16 * GIB)), total=0)
+    assert v.status is Status.FAIL
+    assert any(e.what == "also" and "measurement error: MemTotal 0" in e.value for e in v.evidence)
+
+
+# -- what NVML cannot show (class 7) -------------------------------------------------------------------
+
+def test_inside_a_container_it_cannot_see_the_host():
+    v = g6v(snap(inside=True))
+    assert v.status is Status.UNKNOWN and "host processes not visible" in v.summary
+    v = g6v(snap(job(491, GIB), inside=True))  # the container's own process is listed; the host's never are
+    assert v.status is Status.UNKNOWN and "host processes not visible" in v.summary
+    assert status(snap(vllm(5120, 0.9, ENGINE_CORE, state="default"), job(3310, 16 * GIB), inside=True)) == "fail"
+
+
+def test_an_empty_list_where_a_container_cannot_be_ruled_out():
+    v = g6v(snap(inside=None))
+    assert v.status is Status.UNKNOWN and "unclear whether this is a container" in v.summary
+    assert status(snap(inside=False)) == "ok"
+
+
+def test_a_cap_that_cannot_be_read_is_unknown():
+    nim = server(7100, "nim", 40 * GIB, name="nim_llm", state="unreadable")
+    v = g6v(snap(nim))
+    assert v.status is Status.UNKNOWN and v.summary == "cannot tell: memory cap unreadable for NIM pid 7100 (nim's cap)"
+    rows = vllm(2141, 0.5, 58 * GIB)
+    for r in rows:
+        r["cap"] = None
+    assert g6v(snap(rows)).summary == "cannot tell: memory cap unreadable for vLLM pid 2141 (cap not found)"
+
+
+# -- sparktui is not the workload (class 9) ------------------------------------------------------------
+
+def test_sparktuis_own_probe_script_in_an_older_snapshot_is_not_a_job():
+    """The H200 snapshot's process list holds sparktui's target probe, classified then as Unsloth training."""
+    probe = job(626, None, listed=False, name="unsloth")
+    probe["command"] = ("/opt/torch/.venv/bin/python3 /work/main/src/sparktui/probes/target_script.py --fd 9 "
+                        "--mode torch --skip  --packages torch,unsloth,vllm")
+    v = g6v(snap(vllm(5120, 0.9, ENGINE_CORE, state="default"), probe))
+    assert v.status is Status.WARN, v.summary  # alone, not "while training pid 626 runs"
+    assert any(e.what == "sparktui's own processes" for e in v.evidence)
+    user = job(700, 20 * GIB, name="train.py")
+    user["command"] = "/venv/bin/python3 train.py --model unsloth/Llama-3.2-1B"
+    assert not g6.is_sparktui_own(user) and g6.is_sparktui_own(probe)
+
+
+# -- review mode: every snapshot, the worst one and when (class 4) -----------------------------------
+
+def history(*snaps: dict) -> dict:
+    return dict(snaps[-1], history=list(snaps), review=True)
+
+
+def test_review_reports_the_worst_snapshot_and_when():
+    ok = snap(vllm(2141, 0.5, 58 * GIB), job(3310, LORA), t=T0)
+    bad = snap(vllm(5120, 0.9, ENGINE_CORE, state="default"), job(3310, 16 * GIB), t=T0 + 1080)
+    later = snap(job(3310, 16 * GIB), t=T0 + 1500)
+    v = g6v(history(ok, bad, later), t0=T0)
+    assert v.status is Status.FAIL
+    assert v.summary.endswith("(worst at 16:18:00 UTC (+00:18:00); fail in 1 of 3 process snapshots)")
+    ev = {e.what: e.value for e in v.evidence}
+    assert ev["worst moment"] == "16:18:00 UTC (+00:18:00)" and ev["process snapshots judged"] == "1 fail, 2 ok"
+
+
+def test_review_picks_the_earliest_of_the_worst_and_fail_over_warn():
+    warn = snap(vllm(5120, 0.9, ENGINE_CORE), t=T0 + 60)
+    fail1 = snap(vllm(5120, 0.9, ENGINE_CORE), job(3310, GIB), t=T0 + 120)
+    fail2 = snap(vllm(5120, 0.9, ENGINE_CORE), job(3310, 2 * GIB), t=T0 + 180)
+    v = g6v(history(warn, fail1, fail2))  # no t0 in meminfo: offsets from the first snapshot
+    assert v.status is Status.FAIL and "(worst at 16:02:00 UTC (+00:01:00); fail in 2 of 3" in v.summary
+
+
+def test_review_names_snapshots_that_could_not_be_judged():
+    blind = snap(t=T0, scan_error="process scan failed: OSError")
+    ok = snap(job(3310, LORA), t=T0 + 60)
+    v = g6v(history(blind, ok), t0=T0)
+    assert v.status is Status.OK and v.summary.endswith("ok in 1 of 2 process snapshots; 1 could not be judged)")
+    ev = {e.what: e.value for e in v.evidence}
+    assert ev["snapshot not judged"].startswith("16:00:00 UTC (+00:00:00): cannot see the processes")
+    v = g6v(history(blind, dict(blind, t=T0 + 60)), t0=T0)
+    assert v.status is Status.UNKNOWN and "unknown in 2 of 2" in v.summary
+
+
+def test_the_shipped_demo_recording_fails_when_the_uncapped_server_came_up():
+    r = readings_from_recording(read_recording(DEMO))
+    v = judge(r, Config())
+    assert v.status is Status.FAIL and v.summary.startswith("vLLM pid 5120: no cap given (default 0.92), while training")
+    assert "(worst at 16:18:00 UTC (+00:18:00); fail in 8 of 26 process snapshots)" in v.summary
+
+
+def test_live_mode_judges_the_latest_snapshot_only():
+    s = snap(vllm(5120, 0.9, ENGINE_CORE), job(3310, GIB))
+    data = dict(snap(job(3310, GIB)), history=[s])  # a history without "review" is not a review
+    assert status(data) == "ok"
