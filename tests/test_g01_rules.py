@@ -255,7 +255,7 @@ def test_the_gpu_is_judged_from_torch_when_nvml_is_unreadable():
 def test_an_impossible_capability_without_a_name_is_unknown(cap):
     v = g1_of(target(cuda="12.8"), nvml(None, cap, "13.0"))
     assert v.status is Status.UNKNOWN
-    assert v.summary.startswith(f"compute capability {cap[0]}.{cap[1]} is not one any GPU has")
+    assert v.summary.startswith(f"measurement error: compute capability {cap[0]}.{cap[1]} is outside what any NVIDIA GPU can produce")
     assert v.summary.endswith("no GPU name read, so GB10 or not cannot be told: torch 2.9.0+cu130 (CUDA 12.8) cannot be judged against it")
 
 

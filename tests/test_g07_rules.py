@@ -62,8 +62,8 @@ def test_only_sm121_is_judged_and_a_capability_no_gpu_has_is_a_measurement_error
         assert v.summary == f"not SM121: unnamed GPU (sm_{cap[0]}{cap[1]}); the NVFP4 packaging gotcha is GB10-specific"
         assert v.fix == "" and len(v.evidence) == 1
     if status is Status.UNKNOWN:
-        assert v.summary == (f"cannot tell: compute capability {cap[0]}.{cap[1]} is not one any GPU has "
-                             "(major 1..15, minor 0..9): a measurement error")
+        assert v.summary == (f"cannot tell: measurement error: compute capability {cap[0]}.{cap[1]} is outside what "
+                             "any NVIDIA GPU can produce (major 1..15, minor 0..9)")
         assert len(v.evidence) == 1
 
 
@@ -85,7 +85,7 @@ def test_the_capability_comes_from_torch_when_nvml_names_no_device():
     v = judge(None, target(["sm_121a"], devices=tc_dev))
     assert v.status is Status.OK and ev_of(v)["compute capability"] == "12.1 (NVIDIA GB10)"
     v = judge({"devices": []}, target(["sm_121a"], devices=[{"index": 0, "name": "X", "capability": [99, 0]}]))
-    assert v.status is Status.UNKNOWN and "99.0 is not one any GPU has" in v.summary
+    assert v.status is Status.UNKNOWN and "compute capability 99.0 is outside what any NVIDIA GPU" in v.summary
 
 
 @pytest.mark.parametrize("t, shown", [

@@ -51,8 +51,8 @@ def capability_problem(cap: tuple[int, int]) -> str | None:
     major, minor = cap
     if MIN_MAJOR <= major <= MAX_MAJOR and 0 <= minor <= MAX_MINOR:
         return None
-    return (f"compute capability {major}.{minor} is not one any GPU has (major {MIN_MAJOR}..{MAX_MAJOR}, "
-            f"minor 0..{MAX_MINOR}): a measurement error")
+    return (f"measurement error: compute capability {major}.{minor} is outside what any NVIDIA GPU can produce "
+            f"(major {MIN_MAJOR}..{MAX_MAJOR}, minor 0..{MAX_MINOR})")
 
 
 def _arch_num(a: str) -> int | None:
