@@ -157,13 +157,15 @@ class _Series:
                     if _num(v):
                         self.bad.append((i, f"{what} {v:g} {unit}"))
             self.vals[key] = col
-        self.reasons = [g.get("reasons") if isinstance(g.get("reasons"), list) else None for g in rows]
-        self.limits = [v if _num(v) and 0 < v <= POWER_MAX_W else None for v in (g.get("power_limit_w") for g in rows)]
+        self.reasons: list[list[str] | None] = [g.get("reasons") if isinstance(g.get("reasons"), list) else None
+                                                for g in rows]
+        raw_limits: list[Any] = [g.get("power_limit_w") for g in rows]
+        self.limits = [v if _num(v) and 0 < v <= POWER_MAX_W else None for v in raw_limits]
         self.pre_reasons = _prefix([r is not None for r in self.reasons])
-        self.pre_cat = {c: _prefix([bool(r) and not names.isdisjoint(r) for r in self.reasons])
+        self.pre_cat = {c: _prefix([r is not None and not names.isdisjoint(r) for r in self.reasons])
                         for c, names in _CATEGORIES.items()}
-        names = {n for r in self.reasons if r for n in r}
-        self.pre_name = {n: _prefix([bool(r) and n in r for r in self.reasons]) for n in sorted(names)}
+        seen = {n for r in self.reasons if r for n in r}
+        self.pre_name = {n: _prefix([r is not None and n in r for r in self.reasons]) for n in sorted(seen)}
         self.counter: dict[str, list[Any]] = {}
         self.pre_step: dict[str, list[float]] = {}
         self.pre_read: dict[str, list[float]] = {}
@@ -537,8 +539,9 @@ def _plateau_note(t: float) -> str:
 def rule_heuristic(w: _Window) -> _Finding:
     """Neither reasons nor counters readable: judge by the SM clock under load, never by temperature
     alone (80 W at 85 °C is GB10's normal plateau). A clock held near its peak is ok with the gap named;
-    a clock down while hot or heating is the throttling signature; a clock down while cool cannot be
-    explained without NVML's reasons."""
+    a clock down while drawing near the rated power (`thermal.plateau_fraction`) is power capping; a
+    clock down while hot or heating is the throttling signature; a clock down while cool and well under
+    the rating cannot be explained without NVML's reasons."""
     basis = "(heuristic: clock-event reasons and counters unreadable)"
     early, late = w.thirds()
     late_t = [w.temp[i] for i in late if w.temp[i] is not None]
@@ -554,6 +557,12 @@ def rule_heuristic(w: _Window) -> _Finding:
     lt, et = _mean(late_t), _mean(early_t)
     hot, climbing = lt >= w.th.hot_c, (lt - et) >= CLIMB_C
     held = lc >= NEAR_PEAK * peak
+    late_p = [w.power[i] for i in late if w.loaded[i] and w.power[i] is not None]
+    lp = _mean(late_p) if late_p else None
+    if not held and lp is not None and lp >= w.th.plateau_fraction * w.rated:
+        return _Finding(Status.WARN, (f"power capping signature {basis}: SM clock down to ~{lc:.0f} MHz under load from "
+                                      f"{peak:.0f} MHz while drawing {lp:.0f} W, near the {w.rated:g} W rating"),
+                        1.0 - lc / peak)
     if not held and (hot or climbing):
         temp = f"sits at {lt:.0f} °C" if hot else f"climbs {et:.0f} → {lt:.0f} °C"
         return _Finding(Status.WARN, (f"throttling signature {basis}: SM clock down to ~{lc:.0f} MHz under load from "
@@ -589,20 +598,23 @@ def _decide(w: _Window) -> _Finding:
 # -- live: the trailing window; review: every full window of the recording ------------------------
 
 def _review_ends(times: list[float], need_s: float) -> list[int]:
-    """The last sample of every full window, one a minute of the recording, and the last sample."""
-    if not times:
+    """The last sample of each window to judge: the first full window, then one a minute after it, and
+    the recording's last sample."""
+    n = len(times)
+    if n < 2:
         return []
-    slack = _slack(times, need_s)
-    ends, last_bucket = [], None
-    for e, t in enumerate(times):
-        if t - times[0] + slack < need_s - 1e-6:
-            continue
-        bucket = int((t - times[0]) // REVIEW_STEP_S)
-        if bucket != last_bucket:
+    t0, total = times[0], times[-1] - times[0]
+    ends: list[int] = []
+    k = 0
+    while need_s + k * REVIEW_STEP_S <= total + 1e-6:
+        e = bisect.bisect_right(times, t0 + need_s + k * REVIEW_STEP_S + 1e-6) - 1
+        if not ends or e != ends[-1]:
             ends.append(e)
-            last_bucket = bucket
-    if ends and ends[-1] != len(times) - 1:
-        ends.append(len(times) - 1)
+        k += 1
+    if ends and ends[-1] != n - 1:
+        ends.append(n - 1)
+    if not ends and total + _slack(times, need_s) >= need_s - 1e-6:
+        ends = [n - 1]  # a recording a hair short of the window, given its sampling interval
     return ends
 
 
@@ -615,29 +627,32 @@ def _review(s: _Series, cfg: Config, src: str, prefix: str) -> tuple[_Finding, l
     need_s = cfg.thermal.window_min * 60.0
     times, t0 = s.times, s.times[0]
     ends = _review_ends(times, need_s)
-    if not ends:  # shorter than one window: the whole recording, as one
-        w = _Window(s, 0, len(times), cfg, None, review=True)
-        f = _decide(w)
-        return f, w.evidence(src, prefix)
     worst: tuple[_Finding, _Window] | None = None
     tally: dict[Status, int] = {}
+    gaps = 0
     for e in ends:
         lo = bisect.bisect_left(times, times[e] - need_s, 0, e)
         w = _Window(s, lo, e + 1, cfg, None, review=True)
         f = _decide(w)
+        if not w.full() and f.status is Status.UNKNOWN:
+            gaps += 1  # the recording paused inside this window: the windows around it are judged
+            continue
         tally[f.status] = tally.get(f.status, 0) + 1
         if worst is None or _rank(f) > _rank(worst[0]):
             worst = (f, w)
-    assert worst is not None
+    if worst is None:  # no window full anywhere: the whole recording, as one
+        w = _Window(s, 0, len(times), cfg, None, review=True)
+        return _decide(w), w.evidence(src, prefix)
     f, w = worst
-    n = len(ends)
+    n = sum(tally.values())
     span = f"{when_text(w.times[0], t0)} to {when_text(w.times[-1], t0)}"
     mins = f"{cfg.thermal.window_min:g}-min"
     counts = ", ".join(f"{k} {st.value}" for st, k in sorted(tally.items(), key=lambda kv: -kv[0].severity))
     ev = w.evidence(src, prefix)
     ev.append(Evidence(prefix + "worst window", src, span))
+    skipped = f"; {gaps} left out, a pause in the recording inside them" if gaps else ""
     ev.append(Evidence(prefix + "windows judged", src, (f"{n} full {mins} windows, one a minute over "
-                                                       f"{offset_text(times[-1] - t0)[1:]} recorded: {counts}")))
+                                                       f"{offset_text(times[-1] - t0)[1:]} recorded: {counts}{skipped}")))
     if f.status is Status.OK:
         text = f"{f.text} [all {n} {mins} windows of the recording; closest to a threshold: {span}]"
     else:
@@ -662,7 +677,8 @@ def judge(r: Readings, cfg: Config) -> Verdict:
         return unknown_from("G4", reading, "telemetry samples")
     src = reading.source or "telemetry"
     review = bool(data.get("review"))
-    samples = data["samples"] if review else sample_window(data["samples"], cfg.thermal.window_min * 60.0)
+    recorded: list[Any] = data["samples"]
+    samples = recorded if review else sample_window(recorded, cfg.thermal.window_min * 60.0)
     read_t = None if review else data.get("counters_read_t")  # gather(): the samples that read the counters
     indices = sorted({g.get("index", i) for s in samples for i, g in enumerate(s.get("gpus") or [])
                       if isinstance(g, dict)})
@@ -712,8 +728,9 @@ GOTCHA = Gotcha(
            "samples and in at least two; less is named in an ok, not a headline. Once the window is full (give "
            "or take one sampling interval) and the reasons or the counters were readable, nothing counting is "
            "ok: ~80 W at 83-85 °C is a normal GB10 under load. Where neither can be read, temperature alone is "
-           "never a warning: an SM clock held near its peak under load is ok with the gap named, a clock down "
-           "while hot is the throttling signature, a clock down while cool is unknown. Readings no GPU can "
+           "never a warning: an SM clock held near its peak under load is ok with the gap named; a clock down "
+           "while drawing near the rating (`thermal.plateau_fraction`) is power capping, while hot (`thermal.hot_c`) "
+           "or heating is the throttling signature, otherwise unknown. Readings no GPU can "
            "produce (temperature outside -40..130 °C, power outside 0..1000 W, SM clock above 4000 MHz, a "
            "counter growing faster than time or going backwards beyond a reset) are measurement errors, never "
            "evidence. Before the window is full the verdict is unknown (\"watching, N of 10 min\"). Reviewing a "

@@ -39,6 +39,8 @@ def _w(mw: Any) -> float:
 # other field 2-8 us). So all five are asked in ONE field-values call, and only every COUNTERS_EVERY_S:
 # a cumulative counter loses nothing by being read less often (G4 judges its growth over minutes).
 # Between reads a sample carries the last values read, so a recording or a scrape never has a gap.
+# Measured here on an H200 (driver 580.159.04): the five in one call 746 us (with field 75 as well,
+# 1474 us: so 75 is asked only until 269 is seen to answer); a sample without them 88 us, with them 955 us.
 COUNTERS_EVERY_S = 10.0
 # (sample key, nvidia-ml-py constant, field id, nvmlDeviceGetViolationStatus policy or None). The ids
 # are those of nvml.h from the 580 drivers GB10 ships with (FIELD-FACTS: all answer on an H200, driver

@@ -1,0 +1,562 @@
+"""G4's rules at their thresholds, one by one, just below and just above, with GB10 numbers (FACTS.md,
+FIELD-FACTS.md): 3-11 W idle, ~80 W under load, an 83-85 °C plateau, ~2400 MHz normal clocks against
+500-850 MHz degraded, ~30 W safe mode; counters in ns as NVML gives them. Every unknown guard too, and
+review mode (a recording judged window by window, the worst reported with when)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from sparktui.core.config import Config
+from sparktui.core.telemetry import decode_reasons
+from sparktui.gotchas import g04_throttling as g4
+from sparktui.gotchas.g04_throttling import judge
+from tests.conftest import readings_of
+
+NS = "NOT_SUPPORTED (Not Supported)"
+T0 = 1_764_000_000.0  # 2025-11-24 16:00:00 UTC
+COUNTERS_NS = {"sw_thermal_ns": NS, "sw_power_cap_ns": NS, "sync_boost_ns": NS, "hw_thermal_ns": NS,
+               "hw_power_brake_ns": NS}
+BLIND = {"reasons_mask": NS, **COUNTERS_NS}  # neither reasons nor counters readable
+
+
+def gpu(temp=72.0, power=80.0, sm=2405, util=97, reasons=0, sw_thermal=0, power_cap=0, hw_thermal=0, brake=0,
+        errors=None, index=0):
+    g = {"index": index, "temp_c": temp, "power_w": power, "power_limit_w": None, "sm_mhz": sm, "gr_mhz": sm,
+         "mem_mhz": None, "util_gpu": util, "util_mem": 0, "reasons_mask": reasons, "reasons": decode_reasons(reasons),
+         "sw_power_cap_ns": power_cap, "sync_boost_ns": 0, "sw_thermal_ns": sw_thermal, "hw_thermal_ns": hw_thermal,
+         "hw_power_brake_ns": brake, "mem_used": None, "mem_total": None, "errors": {"power_limit_w": NS}}
+    for k, why in (errors or {}).items():
+        g[k] = None
+        if k == "reasons_mask":
+            g["reasons"] = None
+        g["errors"][k] = why
+    return g
+
+
+def samples(fn, seconds=600.0, step=5.0):
+    """``fn(i, t)`` gives GPU 0's record for sample i at t seconds from the start."""
+    n = int(round(seconds / step)) + 1
+    return [{"t": T0 + i * step, "gpus": [fn(i, i * step)], "mem": {}} for i in range(n)]
+
+
+def verdict(smp, cfg=None, **data):
+    return judge(readings_of(telemetry={"samples": smp, **data}), cfg or Config())
+
+
+def ev(v):
+    return {e.what: e.value for e in v.evidence}
+
+
+def linear(total_s, seconds=600.0):
+    """A counter (ns) growing by ``total_s`` seconds over the window, as an integer per second."""
+    per_s = int(total_s * 1e9 / seconds)
+    return lambda t: int(t) * per_s
+
+
+# -- SLOWDOWN_SHARE: 1% of the window, counters and reasons alike -------------------------------------
+
+def test_sw_thermal_counter_just_under_one_percent_is_named_not_headlined():
+    assert g4.SLOWDOWN_SHARE == 0.01
+    c = linear(5.9)
+    v = verdict(samples(lambda i, t: gpu(temp=84, sw_thermal=903_158_000 + c(t))))
+    assert v.status.value == "ok", v.summary
+    assert "SW thermal slowdown +5.9 s (1.0%, under the 1.0% that counts)" in v.summary
+
+
+def test_sw_thermal_counter_just_over_one_percent_warns():
+    c = linear(6.1)
+    v = verdict(samples(lambda i, t: gpu(temp=84, sw_thermal=903_158_000 + c(t))))
+    assert v.status.value == "warn" and v.summary.startswith("thermal throttling at 84 °C: SW thermal slowdown +6.1 s")
+
+
+@pytest.mark.parametrize("total,status", [(5.9, "ok"), (6.1, "warn")])
+def test_sw_power_capping_counter_at_one_percent(total, status):
+    c = linear(total)
+    v = verdict(samples(lambda i, t: gpu(power_cap=165_687_000 + c(t))))
+    assert v.status.value == status, v.summary
+    if status == "warn":
+        assert v.summary.startswith("power capping: SW power capping +6.1 s")
+    else:
+        assert "SW power capping +5.9 s (1.0%)" in v.summary
+
+
+@pytest.mark.parametrize("n_active,status", [(6, "ok"), (7, "warn")])
+def test_thermal_reason_share_at_one_percent_of_601_samples(n_active, status):
+    """1 Hz for 10 min: 601 samples, 1% is 6.01; the counter flat (a reason without counter growth)."""
+    v = verdict(samples(lambda i, t: gpu(temp=85, reasons=0x20 if 100 <= i < 100 + n_active else 0), step=1.0))
+    assert v.status.value == status, v.summary
+    if status == "ok":
+        assert f"sw_thermal_slowdown in {n_active} of 601 samples, not sustained" in v.summary
+    else:
+        assert "thermal slowdown active in 7 of 601 samples" in v.summary
+
+
+@pytest.mark.parametrize("n_active,status", [(6, "ok"), (7, "warn")])
+def test_power_reason_share_at_one_percent(n_active, status):
+    v = verdict(samples(lambda i, t: gpu(reasons=0x04 if 200 <= i < 200 + n_active else 0), step=1.0))
+    assert v.status.value == status, v.summary
+    if status == "warn":
+        assert v.summary == "power capping: power cap active in 7 of 601 samples"
+
+
+# -- REASON_MIN_SAMPLES: one snapshot is not sustained ------------------------------------------------
+
+def test_a_reason_in_one_sample_is_a_snapshot_in_two_it_is_held():
+    assert g4.REASON_MIN_SAMPLES == 2
+    one = verdict(samples(lambda i, t: gpu(temp=85, reasons=0x20 if i == 50 else 0)))  # 121 samples
+    assert one.status.value == "ok" and "sw_thermal_slowdown in 1 of 121 samples, not sustained" in one.summary
+    two = verdict(samples(lambda i, t: gpu(temp=85, reasons=0x20 if i in (50, 51) else 0)))
+    assert two.status.value == "warn" and "thermal slowdown active in 2 of 121 samples" in two.summary
+
+
+def test_on_a_short_check_window_two_of_three_samples_decide_at_once_one_does_not():
+    two = verdict(samples(lambda i, t: gpu(temp=84, reasons=0x20 if i else 0), seconds=2.0, step=1.0))
+    assert two.status.value == "warn" and "thermal slowdown active in 2 of 3 samples" in two.summary
+    one = verdict(samples(lambda i, t: gpu(temp=84, reasons=0x20 if i == 2 else 0), seconds=2.0, step=1.0))
+    assert one.status.value == "unknown" and one.summary.startswith("watching: 2 s of 10 min")
+
+
+# -- HW_FAIL_S and the hardware rule ------------------------------------------------------------------
+
+@pytest.mark.parametrize("key", ["hw_thermal", "brake"])
+@pytest.mark.parametrize("grown,status", [(0.99, "warn"), (1.0, "fail")])
+def test_hardware_counter_growth_fails_from_one_second(key, grown, status):
+    assert g4.HW_FAIL_S == 1.0
+    v = verdict(samples(lambda i, t: gpu(temp=84, **{key: int(grown * 1e9) if t >= 300 else 0})))
+    assert v.status.value == status, v.summary
+    label = "HW thermal slowdown" if key == "hw_thermal" else "HW power brake"
+    assert f"{label} +{grown:.1f} s" in v.summary or f"{label} +{grown:.2f}"[:-1] in v.summary
+    if status == "warn":
+        assert v.summary.startswith("brief hardware slowdown") and "under the 1 s that fails" in v.summary
+    if key == "brake":
+        assert "power delivery, not heat" in v.summary
+
+
+def test_no_hardware_counter_growth_is_no_hardware_verdict():
+    v = verdict(samples(lambda i, t: gpu(temp=84, hw_thermal=5_000_000, brake=7_000_000)))
+    assert v.status.value == "ok" and "hardware" not in v.summary
+
+
+def test_hw_reason_held_in_two_samples_fails_in_one_is_not_a_headline():
+    """NVML may show hw_slowdown for an instant at a clock change: one snapshot is shown, not headlined."""
+    one = verdict(samples(lambda i, t: gpu(reasons=0x08 if i == 60 else 0)))
+    assert one.status.value == "ok" and "hw_slowdown in 1 of 121 samples, not sustained" in one.summary
+    two = verdict(samples(lambda i, t: gpu(reasons=0x08 if i in (60, 61) else 0)))
+    assert two.status.value == "fail" and two.summary.startswith("hardware slowdown: hw_slowdown in 2 of 121 samples")
+
+
+# -- the power-delivery fault: FAULT_MIN_SAMPLES, FAULT_SHARE, fault_clock_mhz, fault_power_w ----------
+
+def faulty(**kw):
+    base = dict(temp=55, power=28.0, sm=650, util=99)  # FACTS: 500-850 MHz, ~30 W safe mode
+    base.update(kw)
+    return gpu(**base)
+
+
+@pytest.mark.parametrize("n,status", [(2, "unknown"), (3, "fail")])
+def test_power_fault_needs_three_loaded_samples(n, status):
+    assert g4.FAULT_MIN_SAMPLES == 3
+    v = verdict(samples(lambda i, t: faulty(), seconds=n - 1.0, step=1.0))
+    assert v.status.value == status, v.summary
+    if status == "fail":
+        assert v.summary.startswith("clocks pinned at ~650 MHz with ~28 W under load and no thermal reason")
+
+
+@pytest.mark.parametrize("n_fault,status", [(7, "unknown"), (8, "fail")])
+def test_power_fault_needs_eight_in_ten_loaded_samples(n_fault, status):
+    assert g4.FAULT_SHARE == 0.8
+    v = verdict(samples(lambda i, t: faulty() if i < n_fault else gpu(), seconds=9.0, step=1.0))
+    assert v.status.value == status, v.summary
+
+
+@pytest.mark.parametrize("sm,status", [(999, "fail"), (1000, "unknown")])
+def test_fault_clock_threshold(sm, status):
+    assert Config().thermal.fault_clock_mhz == 1000.0
+    v = verdict(samples(lambda i, t: faulty(sm=sm), seconds=30.0, step=1.0))
+    assert v.status.value == status, v.summary
+
+
+@pytest.mark.parametrize("power,status", [(39.9, "fail"), (40.0, "unknown")])
+def test_fault_power_threshold(power, status):
+    assert Config().thermal.fault_power_w == 40.0
+    v = verdict(samples(lambda i, t: faulty(power=power), seconds=30.0, step=1.0))
+    assert v.status.value == status, v.summary
+
+
+@pytest.mark.parametrize("util,status", [(49.9, "unknown"), (50, "fail")])
+def test_fault_counts_only_loaded_samples_load_util_pct(util, status):
+    assert Config().thermal.load_util_pct == 50.0
+    v = verdict(samples(lambda i, t: faulty(util=util), seconds=30.0, step=1.0))
+    assert v.status.value == status, v.summary
+
+
+@pytest.mark.parametrize("temp,status", [(84.9, "warn"), (85.0, "unknown")])
+def test_fault_with_nothing_readable_warns_only_while_the_temperature_is_normal(temp, status):
+    assert Config().thermal.hot_c == 85.0
+    v = verdict(samples(lambda i, t: faulty(temp=temp, errors=BLIND), seconds=30.0, step=1.0))
+    assert v.status.value == status, v.summary
+    if status == "warn":
+        assert "(reasons and counters unreadable, temperature normal)" in v.summary
+
+
+def test_heat_rules_the_fault_out_hw_thermal_growth_too():
+    v = verdict(samples(lambda i, t: faulty(hw_thermal=int(t * 0.5e9)), seconds=30.0, step=1.0))
+    assert v.status.value == "fail" and v.summary.startswith("hardware slowdown: HW thermal slowdown +15.0 s")
+
+
+# -- LOAD_POWER_SHARE: load from power where utilization is unreadable ---------------------------------
+
+@pytest.mark.parametrize("power,loaded", [(41.9, False), (42.1, True)])
+def test_without_utilization_a_sample_is_loaded_from_30_percent_of_the_rating(power, loaded):
+    assert g4.LOAD_POWER_SHARE == 0.3  # of the 140 W rating: 42 W
+    v = verdict(samples(lambda i, t: gpu(power=power, errors={"util_gpu": NS})))
+    assert v.status.value == "ok"
+    if loaded:
+        assert v.summary.startswith(f"no throttling: {power:.0f} W at 72 °C"), v.summary
+    else:
+        assert v.summary.startswith("no sustained load in the last 10 min; no slowdown reported"), v.summary
+
+
+def test_idle_gb10_is_no_load_and_gpu_idle_is_never_load():
+    v = verdict(samples(lambda i, t: gpu(temp=41, power=4.7, sm=208, util=60, reasons=0x1)))  # idle bit wins
+    assert v.status.value == "ok" and v.summary.startswith("no sustained load in the last 10 min")
+
+
+def test_no_load_with_nothing_readable_says_so():
+    v = verdict(samples(lambda i, t: gpu(temp=41, power=4.7, sm=208, util=0, errors=BLIND)))
+    assert v.status.value == "ok"
+    assert v.summary == "no sustained load in the last 10 min; clock-event reasons and counters unreadable"
+
+
+# -- REASONS_SEEN: reasons count as readable from 90% of the samples ----------------------------------
+
+@pytest.mark.parametrize("n_read,clean", [(108, False), (109, True)])
+def test_reasons_readable_from_ninety_percent_of_samples(n_read, clean):
+    assert g4.REASONS_SEEN == 0.9  # 121 samples: 108.9
+    v = verdict(samples(lambda i, t: gpu(temp=84, errors=COUNTERS_NS if i < n_read else BLIND)))
+    assert v.status.value == "ok", v.summary
+    if clean:
+        assert f"no slowdown reason in {n_read} samples; thermal counters unreadable" in v.summary
+    else:
+        assert v.summary.startswith("no sign of throttling (heuristic: clock-event reasons and counters unreadable)")
+
+
+# -- COUNTERS_READ_WITHIN_S: a flat counter spanning a read interval was read twice ----------------------
+
+@pytest.mark.parametrize("seconds,readable", [(9.0, False), (10.0, True)])
+def test_a_flat_counter_counts_as_read_twice_over_the_samplers_cadence(seconds, readable):
+    assert g4.COUNTERS_READ_WITHIN_S == 10.0
+    v = verdict(samples(lambda i, t: gpu(sw_thermal=903_158_000), seconds=seconds, step=1.0))
+    got = ev(v)["SW thermal slowdown (NVML field 269)"]
+    assert got == ("+0.0 s (0.0% of the window)" if readable else "unavailable: read once: cannot tell growth")
+
+
+def test_a_counter_that_changed_was_read_twice_even_on_a_short_window():
+    v = verdict(samples(lambda i, t: gpu(sw_thermal=903_158_000 + int(t) * 100_000_000), seconds=4.0, step=1.0))
+    assert ev(v)["SW thermal slowdown (NVML field 269)"] == "+0.4 s (10% of the window)"
+
+
+# -- class 3: values no GPU can produce ----------------------------------------------------------------
+
+@pytest.mark.parametrize("field,good,bad,words", [
+    ("temp", 130.0, 130.5, "temperature 130.5 °C"),
+    ("temp", -40.0, -40.5, "temperature -40.5 °C"),
+    ("power", 1000.0, 1000.5, "power draw 1000.5 W"),
+    ("power", 0.0, -0.5, "power draw -0.5 W"),
+    ("sm", 4000, 4000.5, "SM clock 4000.5 MHz"),
+    ("sm", 0, -1, "SM clock -1 MHz"),
+    ("util", 100, 100.5, "utilization 100.5 %"),
+])
+def test_a_reading_outside_what_a_gpu_can_report_is_a_measurement_error(field, good, bad, words):
+    def run(value):
+        return verdict(samples(lambda i, t: gpu(**{field: value}) if i == 60 else gpu()))
+
+    ok = run(good)
+    assert ok.status.value == "ok", ok.summary
+    v = run(bad)
+    assert v.status.value == "unknown", v.summary
+    assert v.summary.startswith(f"measurement error: {words} at 16:05:00 UTC (+00:05:00) is outside what a GPU "
+                                f"can report; otherwise: no throttling")
+    assert "outside what a GPU can report" in ev(v)["measurement errors"]
+
+
+def test_an_impossible_temperature_is_never_evidence_of_heat():
+    """A sensor glitch of 250 °C must not make the heuristic call it hot."""
+    v = verdict(samples(lambda i, t: gpu(temp=250.0 if i > 80 else 70.0, sm=2405 if i < 80 else 2000,
+                                         errors=BLIND)))
+    assert v.status.value == "unknown" and "measurement error" not in v.summary
+    assert v.summary.startswith("cannot tell (heuristic: clock-event reasons and counters unreadable): temperature "
+                                "unavailable")
+
+
+@pytest.mark.parametrize("jump_s,status", [(11.99, "warn"), (12.01, "unknown")])
+def test_a_counter_cannot_grow_faster_than_time(jump_s, status):
+    """Read every 10 s (carried between): growth over a read interval up to 10 s + COUNTER_SLACK_S."""
+    assert g4.COUNTER_SLACK_S == 2.0
+
+    def fn(i, t):  # a little slowdown at every read, so each read shows: then a jump at t=300
+        return gpu(temp=84, sw_thermal=903_158_000 + int(t) * 100_000 + (int(jump_s * 1e9) if t >= 300 else 0))
+
+    def carried(i, t):  # the sampler's cadence: a new value every 10 s
+        return fn(i, t - t % 10)
+
+    v = verdict(samples(carried, step=1.0))
+    assert v.status.value == status, v.summary
+    if status == "unknown":
+        assert v.summary.startswith("measurement error: SW thermal slowdown counter +12.0 s in 10 s at 16:05:00 UTC")
+
+
+@pytest.mark.parametrize("after_s,status", [(12.0, "warn"), (12.1, "unknown")])
+def test_a_counter_going_back_is_a_reset_only_if_it_fits_the_time_since(after_s, status):
+    def fn(i, t):
+        t = t - t % 10
+        return gpu(temp=84, sw_thermal=500_000_000_000 + int(t) * 100_000 if t < 300 else int(after_s * 1e9))
+
+    v = verdict(samples(fn, step=1.0))
+    assert v.status.value == status, v.summary
+    if status == "warn":
+        assert "SW thermal slowdown +12.0 s" in v.summary  # counted again from zero after the reset
+    else:
+        assert "SW thermal slowdown counter back from 500.0 s to 12.1 s" in v.summary
+
+
+def test_a_negative_counter_is_a_measurement_error():
+    v = verdict(samples(lambda i, t: gpu(sw_thermal=-5 if i == 10 else 0)))
+    assert v.status.value == "unknown" and "SW thermal slowdown counter -5 ns" in v.summary
+
+
+# -- the heuristic: CLIMB_C, NEAR_PEAK, hot_c, plateau_fraction ----------------------------------------
+
+def thirds(early, late, **kw):
+    """121 samples: the first third at ``early``, the last third at ``late`` (dicts of gpu() args)."""
+    def fn(i, t):
+        args = dict(kw)
+        args.update(early if i < 40 else late if i >= 81 else {})
+        return gpu(**args)
+    return samples(fn)
+
+
+@pytest.mark.parametrize("late_sm,status", [(2159, "warn"), (2161, "ok")])
+def test_heuristic_clock_held_from_ninety_percent_of_its_peak(late_sm, status):
+    assert g4.NEAR_PEAK == 0.9  # 2160 of 2400
+    v = verdict(thirds({"sm": 2400}, {"sm": late_sm}, temp=85, sm=2400, errors=BLIND))
+    assert v.status.value == status, v.summary
+    if status == "warn":
+        assert v.summary == ("throttling signature (heuristic: clock-event reasons and counters unreadable): SM clock "
+                             "down to ~2159 MHz under load from 2400 MHz while temperature sits at 85 °C")
+
+
+@pytest.mark.parametrize("temp,status", [(84.9, "unknown"), (85.0, "warn")])
+def test_heuristic_clock_down_is_heat_from_hot_c(temp, status):
+    v = verdict(thirds({"sm": 2400}, {"sm": 2000}, temp=temp, sm=2400, errors=BLIND))
+    assert v.status.value == status, v.summary
+    if status == "unknown":
+        assert "not heat by the temperature, and the cause cannot be seen" in v.summary
+
+
+@pytest.mark.parametrize("early,status", [(77.1, "unknown"), (77.0, "warn")])
+def test_heuristic_clock_down_while_climbing_three_degrees(early, status):
+    assert g4.CLIMB_C == 3.0
+    v = verdict(thirds({"temp": early, "sm": 2400}, {"temp": 80.0, "sm": 2000}, temp=79.0, sm=2400, errors=BLIND))
+    assert v.status.value == status, v.summary
+    if status == "warn":
+        assert "while temperature climbs 77 → 80 °C" in v.summary
+
+
+@pytest.mark.parametrize("power,capping", [(104.9, False), (105.1, True)])
+def test_heuristic_clock_down_near_the_rating_is_power_capping(power, capping):
+    assert Config().thermal.plateau_fraction == 0.75  # of 140 W: 105 W
+    v = verdict(thirds({"sm": 2400}, {"sm": 2000, "power": power}, temp=85, sm=2400, errors=BLIND))
+    assert v.status.value == "warn"
+    assert v.summary.startswith("power capping signature" if capping else "throttling signature"), v.summary
+
+
+def test_heuristic_ok_names_what_it_cannot_see_and_80_w_at_85_c_is_never_a_warning():
+    """Issue 12, class 5: GB10's normal plateau with NVML blind is no warning."""
+    v = verdict(samples(lambda i, t: gpu(temp=85, power=80.0, errors=BLIND)))
+    assert v.status.value == "ok"
+    assert v.summary == ("no sign of throttling (heuristic: clock-event reasons and counters unreadable): SM clock "
+                         "held at ~2405 MHz under load at 85 °C, the normal GB10 plateau under load (83-85 °C "
+                         "serving); a slowdown between samples cannot be seen")
+
+
+@pytest.mark.parametrize("late,text", [(79.9, "not throttling yet (heuristic"), (80.0, "no sign of throttling")])
+def test_heuristic_climbing_is_not_yet_only_below_the_plateau(late, text):
+    v = verdict(thirds({"temp": 70.0}, {"temp": late}, temp=75.0, errors=BLIND))
+    assert v.status.value == "ok" and v.summary.startswith(text), v.summary
+
+
+# -- the clean ok: CLIMB_C and PLATEAU_C ----------------------------------------------------------------
+
+@pytest.mark.parametrize("late,climbing", [(72.9, False), (73.1, True)])
+def test_clean_ok_says_not_yet_from_a_three_degree_climb(late, climbing):
+    v = verdict(thirds({"temp": 70.0}, {"temp": late}, temp=71.0))
+    assert v.status.value == "ok"
+    assert v.summary.startswith("not throttling yet: temperature climbing" if climbing else "no throttling:"), v.summary
+
+
+@pytest.mark.parametrize("late,note", [
+    (79.9, "not throttling yet"),  # climbing from 70 and under the plateau
+    (80.0, "the normal GB10 plateau under load"),
+    (86.0, "the normal GB10 plateau under load"),
+    (86.1, "hotter than the usual 83-85 °C plateau but not slowing"),
+])
+def test_clean_ok_names_the_plateau(late, note):
+    assert g4.PLATEAU_C == (80.0, 86.0)
+    v = verdict(thirds({"temp": 70.0}, {"temp": late}, temp=75.0))
+    assert v.status.value == "ok" and note in v.summary, v.summary
+
+
+def test_clean_ok_below_the_plateau_adds_no_note():
+    v = verdict(samples(lambda i, t: gpu(temp=79.9)))
+    assert v.summary.startswith("no throttling: 80 W at 80 °C; NVML reports"), v.summary
+
+
+# -- unknown guards ---------------------------------------------------------------------------------------
+
+def test_no_samples_no_gpu_and_no_timed_samples_are_unknown():
+    assert judge(readings_of(telemetry={"samples": []}), Config()).status.value == "unknown"
+    v = verdict([{"t": T0, "gpus": [], "mem": {}}])
+    assert v.status.value == "unknown" and v.summary == "cannot tell: no GPU readings (no GPU in the samples)"
+    v = verdict([{"gpus": [gpu()], "mem": {}}])
+    assert v.status.value == "unknown" and v.summary == "cannot tell: no timed samples of this GPU"
+
+
+def test_load_unknown_when_utilization_and_power_are_unreadable_in_the_late_samples():
+    err = {"util_gpu": NS, "power_w": NS}
+    v = verdict(samples(lambda i, t: gpu(errors=err if i > 60 else None)))
+    assert v.status.value == "unknown" and v.summary.startswith("cannot tell: GPU load unknown in the last 10 min")
+
+
+def test_a_window_short_of_full_is_watching_not_ok():
+    v = verdict(samples(lambda i, t: gpu(), seconds=590.0))
+    assert v.status.value == "unknown" and v.summary.startswith("watching: 9.8 of 10 min sampled")
+
+
+# -- old recordings: thermal_viol_ns (field 75) and power_viol_ns (field 74) -----------------------------
+
+def legacy(thermal_ns=0, power_ns=0, **kw):
+    g = gpu(**kw)
+    for k in ("sw_power_cap_ns", "sync_boost_ns", "sw_thermal_ns", "hw_thermal_ns", "hw_power_brake_ns"):
+        del g[k]
+    g["thermal_viol_ns"], g["power_viol_ns"] = thermal_ns, power_ns
+    return g
+
+
+def test_an_old_recordings_thermal_counter_is_field_75_weaker_evidence_said_so():
+    v = verdict(samples(lambda i, t: legacy(temp=85, thermal_ns=903_158_000 + int(t) * 400_000_000)))
+    assert v.status.value == "warn"
+    assert v.summary == ("thermal throttling at 85 °C: thermal policy counter +240.0 s (40% of the window) "
+                         "(NVML field 75, weaker evidence than field 269)")
+    e = ev(v)
+    assert e["SW thermal slowdown (NVML field 269)"] == "unavailable: not in this recording (made before sparktui read it)"
+    assert e["thermal policy counter (NVML field 75), older than nvidia-smi's SW Thermal Slowdown"].startswith("+240.0 s")
+
+
+def test_an_old_recordings_power_counter_is_sw_power_capping():
+    v = verdict(samples(lambda i, t: legacy(power_ns=int(t) * 500_000_000)))
+    assert v.status.value == "warn" and v.summary == "power capping: SW power capping +300.0 s (50% of the window)"
+
+
+def test_an_old_recordings_clean_counters_are_ok_naming_field_75():
+    v = verdict(samples(lambda i, t: legacy(temp=84, thermal_ns=903_158_000)))
+    assert v.status.value == "ok"
+    assert "thermal policy counter +0.0 s (field 75: older than nvidia-smi's SW Thermal Slowdown)" in v.summary
+
+
+# -- several GPUs -------------------------------------------------------------------------------------------
+
+def test_the_worst_gpu_speaks_for_the_machine():
+    smp = samples(lambda i, t: gpu())
+    for i, s in enumerate(smp):
+        s["gpus"].append(gpu(index=1, temp=85, sw_thermal=i * 2_500_000_000))
+    v = verdict(smp)
+    assert v.status.value == "warn" and v.summary.startswith("GPU 1: thermal throttling at 85 °C")
+    assert "GPU 0 window" in ev(v) and "GPU 1 window" in ev(v)
+
+
+# -- review mode: every full window of a recording, the worst with when -----------------------------------
+
+def two_hours(throttle_from_s=3000.0, throttle_for_s=1200.0, step=5.0):
+    """A 2 h GB10 training run at 5 s: ~80 W, 83-85 °C, clean, except twenty minutes in the middle when
+    SW thermal slowdown holds the clocks half the time (the demo recording's pattern)."""
+    def fn(i, t):
+        held = min(max(0.0, t - throttle_from_s), throttle_for_s) * 0.5
+        on = throttle_from_s <= t < throttle_from_s + throttle_for_s
+        return gpu(temp=85 if on else 83, power=74.0 if on else 80.0, sm=2000 if on else 2405,
+                   reasons=0x20 if on and i % 2 else 0, sw_thermal=903_158_000 + int(held * 1e9))
+    return samples(fn, seconds=7200.0, step=step)
+
+
+def test_review_finds_twenty_minutes_of_throttling_in_the_middle_of_two_hours():
+    """Issue 12, class 4: judged on its last ten minutes this run was ok; reviewed, it is not."""
+    smp = two_hours()
+    live = verdict(smp)
+    assert live.status.value == "ok", live.summary
+    v = verdict(smp, review=True)
+    assert v.status.value == "warn", v.summary
+    assert v.summary.startswith("thermal throttling at 85 °C: thermal slowdown active in 60 of 121 samples, "
+                                "SW thermal slowdown +300.0 s (50% of the window)")
+    assert "[worst 10-min window: 16:50:00 UTC (+00:50:00) to 17:00:00 UTC (+01:00:00); 29 of 111 windows warn]" \
+        in v.summary
+    e = ev(v)
+    assert e["worst window"] == "16:50:00 UTC (+00:50:00) to 17:00:00 UTC (+01:00:00)"
+    assert e["windows judged"] == "111 full 10-min windows, one a minute over 02:00:00 recorded: 29 warn, 82 ok"
+
+
+def test_review_of_a_clean_recording_says_every_window_was_judged():
+    smp = samples(lambda i, t: gpu(temp=84, sw_thermal=903_158_000 + int(t) * 1_000_000), seconds=1200.0)
+    v = verdict(smp, review=True)
+    assert v.status.value == "ok"
+    assert v.summary.endswith("[all 11 10-min windows of the recording; closest to a threshold: 16:00:00 UTC "
+                              "(+00:00:00) to 16:10:00 UTC (+00:10:00)]"), v.summary
+
+
+def test_review_windows_are_one_a_minute():
+    assert g4.REVIEW_STEP_S == 60.0
+    assert g4._review_ends([T0 + 5.0 * i for i in range(241)], 600.0) == [120 + 12 * k for k in range(11)]
+    # a 1 Hz recording a few ms short of each minute: the last sample at or before it
+    jittered = [T0 + i - 0.004 for i in range(1, 722)]
+    assert g4._review_ends([T0] + jittered, 600.0)[:2] == [600, 660]
+
+
+def test_review_of_a_recording_shorter_than_the_window():
+    v = verdict(samples(lambda i, t: gpu(), seconds=240.0), review=True)
+    assert v.status.value == "unknown"
+    assert v.summary == "cannot tell: the recording covers 4.0 of the 10 min a verdict needs (no slowdown reason so far)"
+    hot = verdict(samples(lambda i, t: gpu(sw_thermal=int(t) * 300_000_000), seconds=240.0), review=True)
+    assert hot.status.value == "warn"  # direct evidence needs no full window
+
+
+def test_review_names_a_measurement_error_and_when():
+    smp = samples(lambda i, t: gpu(temp=900.0 if i == 500 else 84.0), seconds=3600.0)
+    v = verdict(smp, review=True)
+    assert v.status.value == "unknown"
+    assert v.summary.startswith("measurement error: temperature 900 °C at 16:41:40 UTC (+00:41:40) is outside "
+                                "what a GPU can report")
+
+
+def test_review_of_twelve_hours_at_one_hertz_stays_fast():
+    """43,200 samples, ~700 windows: linear-ish, well under a second on a quiet machine."""
+    smp = samples(lambda i, t: gpu(temp=84, sw_thermal=int(t) * 1_000_000), seconds=43_200.0, step=1.0)
+    t0 = time.perf_counter()
+    v = verdict(smp, review=True)
+    took = time.perf_counter() - t0
+    assert v.status.value == "ok" and "[all 711 10-min windows" in v.summary
+    assert took < 5.0, took  # a quadratic walk would take minutes
+
+
+def test_review_leaves_out_windows_with_a_pause_in_the_recording_and_says_so():
+    """A recording paused for five minutes (suspend, `record` restarted): the windows around the pause
+    are judged, those with the pause inside are not called unknown for it."""
+    smp = samples(lambda i, t: gpu(temp=84, sw_thermal=903_158_000), seconds=3600.0)
+    smp = [s for s in smp if not T0 + 1500 < s["t"] < T0 + 1800]
+    v = verdict(smp, review=True)
+    assert v.status.value == "ok", v.summary
+    judged = ev(v)["windows judged"]
+    # windows that start inside the pause hold less than 10 min of samples: 4 (ending 36-39 min in)
+    assert judged == ("43 full 10-min windows, one a minute over 01:00:00 recorded: 43 ok; 4 left out, a pause "
+                      "in the recording inside them")
