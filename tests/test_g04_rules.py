@@ -265,10 +265,11 @@ def test_a_counter_that_changed_was_read_twice_even_on_a_short_window():
     ("temp", 130.0, 130.5, "temperature 130.5 °C"),
     ("temp", -40.0, -40.5, "temperature -40.5 °C"),
     ("power", 1000.0, 1000.5, "power draw 1000.5 W"),
-    ("power", 0.0, -0.5, "power draw -0.5 W"),
+    ("power", 0.0, -0.01, "power draw -0.01 W"),
     ("sm", 4000, 4000.5, "SM clock 4000.5 MHz"),
-    ("sm", 0, -1, "SM clock -1 MHz"),
+    ("sm", 0, -0.01, "SM clock -0.01 MHz"),
     ("util", 100, 100.5, "utilization 100.5 %"),
+    ("util", 0, -0.01, "utilization -0.01 %"),
 ])
 def test_a_reading_outside_what_a_gpu_can_report_is_a_measurement_error(field, good, bad, words):
     def run(value):

@@ -3,8 +3,10 @@
 Each field is read on its own (``NvmlSession.get``): NOT_SUPPORTED, N/A, a lost GPU or a missing
 library costs that field, recorded as ``None`` with the reason, never the sample. A field that
 answered NOT_SUPPORTED once is not asked again (the answer is a property of the device), which
-keeps a GB10 sample cheap. No subprocess, no CUDA context, no busy loop: the sampling thread waits
-on an Event with a timeout.
+keeps a GB10 sample cheap. The five clock-event counters nvidia-smi shows (what throttling leaves
+behind between two samples) are the exception: they cost ~0.75 ms, so they come in one batched
+field-values call every COUNTERS_EVERY_S, each value with its own return code. No subprocess, no
+CUDA context, no busy loop: the sampling thread waits on an Event with a timeout.
 """
 
 from __future__ import annotations
