@@ -323,6 +323,10 @@ class _Window:
     def counter_text(self, key: str) -> str:
         return f"{_LABEL[key]} {self.growth_text(key)}"
 
+    def when(self, i: int) -> str:
+        """When sample i (of the series) was: clock time, and reviewing, its offset into the recording."""
+        return when_text(self.s.times[i], self.s.times[0] if self.review else None)
+
     def full(self) -> bool:
         return self.span + _slack(self.times, self.need_s) >= self.need_s - 1e-6
 
@@ -366,7 +370,7 @@ class _Window:
             else:
                 add(label, f"unavailable: {self.counter_why(key)}")
         if self.bad:
-            add("measurement errors", "; ".join(f"{what} at {when_text(self.s.times[i], self.s.times[0])}"
+            add("measurement errors", "; ".join(f"{what} at {self.when(i)}"
                                                 for i, what in self.bad[:5])
                 + (f" (+{len(self.bad) - 5} more)" if len(self.bad) > 5 else "") + ": outside what a GPU can report")
         return ev
@@ -386,14 +390,14 @@ def rule_power_delivery_fault(w: _Window) -> _Finding | None:
     clk, pw = _mean([w.clock[i] for i in fault]), _mean([w.power[i] for i in fault])
     power_names = sorted((POWER_REASONS | HW_REASONS) & set(w.seen))
     active = f" ({', '.join(power_names)} active)" if power_names else ""
-    text = (f"clocks pinned at ~{clk:.0f} MHz with ~{pw:.0f} W under load{active} and no thermal reason: "
+    text = (f"clocks pinned at ~{clk:.0f} MHz with ~{pw:.0f} W under load{active} and no thermal slowdown: "
             f"suspect a power-delivery fault (failed USB-PD negotiation / ~30 W safe mode), not heat; "
             f"a full power cycle clears it")
     weight = len(fault) / max(1, len(w.busy))
     if all(w.reasons[i] is not None for i in fault) or w.thermal_counter() is not None:
         return _Finding(Status.FAIL, text, weight)
     if not any(t >= th.hot_c for t in w.temps):
-        return _Finding(Status.WARN, text.replace("and no thermal reason", "(reasons and counters unreadable, "
+        return _Finding(Status.WARN, text.replace("and no thermal slowdown", "(reasons and counters unreadable, "
                                                   "temperature normal)"), weight)
     return None
 
@@ -590,7 +594,7 @@ def _decide(w: _Window) -> _Finding:
     if found.status is Status.OK and w.bad:
         i, what = w.bad[0]
         more = f" (and {len(w.bad) - 1} more)" if len(w.bad) > 1 else ""
-        found = _Finding(Status.UNKNOWN, (f"measurement error: {what} at {when_text(w.s.times[i], w.s.times[0])}{more} "
+        found = _Finding(Status.UNKNOWN, (f"measurement error: {what} at {w.when(i)}{more} "
                                           f"is outside what a GPU can report; otherwise: {found.text}"))
     return found
 
