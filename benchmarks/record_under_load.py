@@ -59,14 +59,15 @@ def phase_stats(samples: list[dict], t_from: float, t_to: float) -> dict:
     for _, g in rows:
         for r in g.get("reasons") or []:
             reasons[r] = reasons.get(r, 0) + 1
-    th = col("thermal_viol_ns")
-    pw = col("power_viol_ns")
+    counters = {}
+    for key in ("sw_power_cap_ns", "sync_boost_ns", "sw_thermal_ns", "hw_thermal_ns", "hw_power_brake_ns"):
+        xs = col(key)
+        counters[key.replace("_ns", "_s")] = (xs[-1] - xs[0]) / 1e9 if len(xs) > 1 else None
     avail = [s["mem"]["MemAvailable"] / 2**30 for s, _ in rows if (s.get("mem") or {}).get("MemAvailable")]
     errors = sorted({k for _, g in rows for k in (g.get("errors") or {})})
     return {"samples": len(rows), "temp_c": rng(col("temp_c")), "power_w": rng(col("power_w"), 1),
             "power_limit_w": rng(col("power_limit_w")), "sm_mhz": rng(col("sm_mhz")), "util_gpu": rng(col("util_gpu")),
-            "reasons": reasons, "thermal_violation_s": (th[-1] - th[0]) / 1e9 if len(th) > 1 else None,
-            "power_violation_s": (pw[-1] - pw[0]) / 1e9 if len(pw) > 1 else None,
+            "reasons": reasons, "clock_event_counter_growth": counters,
             "mem_available_gib": rng(avail, 1), "unavailable_fields": errors}
 
 
