@@ -345,3 +345,123 @@ def test_stage_not_attempted_is_unknown_with_why():
 def test_no_target_reading_is_unknown():
     v = g2.judge(readings_of(target=None), Config())
     assert v.status is Status.UNKNOWN and "target interpreter reading unavailable" in v.summary
+
+
+# --- whole verdicts: summary, evidence and details pinned ---------------------------------------------
+
+def rows(v):
+    return [(e.what, e.source, e.value) for e in v.evidence]
+
+
+def test_ngc_with_unsloth_whole_verdict_with_the_capability_warning():
+    from sparktui.core.readings import Reading
+
+    t = target(IMPORTED, {"flash_attn": "2.7.4.post1+25.11", "unsloth": "2026.7.3"}, FA_DATA, torch_warnings=[CAP_WARNING])
+    v = g2.judge(readings_of(target=Reading("target", t, source="/usr/bin/python3 (subprocess)")), Config())
+    src = "/usr/bin/python3 (subprocess)"
+    assert v.id == "G2" and v.status is Status.WARN and v.fix == g2.FIX
+    assert rows(v) == [
+        ("training interpreter", "configured (--python or [target] python)", "/usr/bin/python3"),
+        ("flash-attn package", f"{src}: importlib.metadata", "2.7.4.post1+25.11"),
+        ("import flash_attn", f"{src}: import in a subprocess", "ok, version 2.7.4.post1"),
+        ("unsloth package", f"{src}: importlib.metadata", "2026.7.3"),
+        ("torch capability warning", f"{src}: torch import/cuda warnings", CAP_WARNING),
+    ]
+    assert v.details == (
+        "flash_attn imported from /usr/local/lib/python3.12/dist-packages/flash_attn/__init__.py",
+        f"torch warns: {CAP_WARNING}",
+        "a pip torch that does not list capability 12.1 is G1/G7's concern; flash-attn is unaffected",
+        f"Unsloth 2026.7.3: FastLanguageModel's Llama-family loader ignores attn_implementation and resolves "
+        f"flash_attention_2 because flash-attn imports (read in {g2.CHECKED_AGAINST})",
+        "Unsloth's vision loader (FastVisionModel / FastModel) passes attn_implementation on; this concerns the "
+        "language-model loader",
+    )
+
+
+def test_training_interpreter_row_falls_back_to_the_source():
+    from sparktui.core.readings import Reading
+
+    t = target(IMPORTED, {"flash-attn": "2.7.4.post1", "unsloth": None}, FA_DATA)
+    del t["interpreter"], t["selected_by"]
+    v = g2.judge(readings_of(target=Reading("target", t, source="/opt/py (subprocess)")), Config())
+    assert rows(v)[0] == ("training interpreter", "target", "/opt/py (subprocess)")
+    assert rows(v)[1][1] == "/opt/py (subprocess): importlib.metadata"
+
+
+def test_ok_without_unsloth_whole():
+    v = judge(target(IMPORTED, {"flash-attn": "2.7.4.post1", "unsloth": None}, {"version": "2.7.4.post1"}))
+    assert v.status is Status.OK and v.fix == "" and v.details == ()
+    assert v.summary == "flash-attn 2.7.4.post1 importable; no Unsloth, so an explicit attn_implementation is honoured"
+    assert rows(v)[3] == ("unsloth package", "target: importlib.metadata", "not installed")
+
+
+def test_unknown_unsloth_whole_summary():
+    v = judge(target(IMPORTED, {"flash-attn": "2.7.4.post1"}, FA_DATA))
+    assert v.summary == ("cannot tell: flash-attn 2.7.4.post1 importable, but whether Unsloth is installed is unknown "
+                         "(the target reading did not include it); with Unsloth an explicit attn_implementation=\"sdpa\" "
+                         "is overridden")
+    assert v.fix == ""
+
+
+def test_absent_whole_summaries():
+    v = judge(target(NO_MODULE, {"flash-attn": None, "unsloth": "2026.7.3"}))
+    assert v.summary == ("flash-attn not installed: attention runs on SDPA (expected on bare pip: no aarch64/sm_121 "
+                         "wheel on PyPI); Unsloth 2026.7.3 will not pick flash-attn")
+    assert v.fix == ""
+    assert rows(v)[2] == ("import flash_attn", "target: import in a subprocess",
+                          "error: ModuleNotFoundError: No module named 'flash_attn'")
+    v = judge(target(NO_MODULE, {"flash-attn": None, "unsloth": None}))
+    assert v.summary == "flash-attn not installed: attention runs on SDPA (expected on bare pip: no aarch64/sm_121 wheel on PyPI)"
+
+
+def test_a_module_not_found_naming_something_else_is_not_absence():
+    v = judge(target({"status": "error", "error_type": "ImportError", "error": "No module named 'flash_attn'"},
+                     {"flash-attn": None, "unsloth": None}))
+    assert v.status is Status.WARN  # an ImportError, not ModuleNotFoundError: something else broke
+
+
+def test_broken_install_whole():
+    err = "libc10.so: undefined symbol: _ZN3c10"
+    v = judge(target({"status": "error", "error_type": "ImportError", "error": err + "\nsecond line"},
+                     {"flash-attn": "2.7.4.post1", "unsloth": "2026.7.3"}))
+    assert v.status is Status.WARN and v.fix == g2.FIX
+    assert v.summary == f"flash-attn 2.7.4.post1 is installed but `import flash_attn` fails: ImportError: {err}"
+    assert v.details == (
+        "undefined symbol: flash-attn was compiled against a different torch/CUDA than the one installed (ABI mismatch)",
+        "Unsloth 2026.7.3 notices the broken install and falls back; code that asks for "
+        "attn_implementation=\"flash_attention_2\" fails at load")
+    assert rows(v)[2][2] == f"error: ImportError: {err}"
+    v = judge(target({"status": "error", "error": "boom"}, {"flash-attn": "2.7.4.post1", "unsloth": None}))
+    assert v.summary.endswith("fails: Error: boom") and v.details == ()
+    assert rows(v)[2][2] == "error: boom"
+
+
+def test_first_line_is_cut_at_300():
+    assert g2._first_line("x" * 400 + "\nmore") == "x" * 300
+    assert g2._first_line("  \n ") == "" and g2._first_line(None) == ""
+    assert g2._first_line("\n  first  \nsecond") == "first  "
+
+
+def test_crash_whole():
+    crashed = {"status": "crashed", "error": "process died by SIGSEGV during 'import flash_attn'", "signal": "SIGSEGV"}
+    v = judge(target(crashed, {"flash-attn": "2.7.4.post1", "unsloth": "2026.7.3"}))
+    assert v.summary == "`import flash_attn` crashed the interpreter: process died by SIGSEGV during 'import flash_attn'"
+    assert v.fix == g2.FIX
+    assert v.details == ("`import unsloth` loads flash-attn's CUDA extension too (Unsloth 2026.7.3): the training "
+                         "start will die or hang the same way",)
+    v = judge(target({"status": "crashed"}, {"flash-attn": "2.7.4.post1", "unsloth": None}))
+    assert v.summary == "`import flash_attn` crashed the interpreter"
+
+
+def test_capability_warnings_are_picked_and_deduplicated():
+    t = {"stages": {"import torch": {"warnings": [CAP_WARNING, " " + CAP_WARNING + " ", "some other warning"]},
+                    "torch.cuda": {"warnings": ["cuda capability sm_90 outside the Minimum and Maximum range",
+                                                "capability 9.0 only"]},
+                    "packages": None}}
+    assert g2._capability_warnings(t) == [CAP_WARNING, "cuda capability sm_90 outside the Minimum and Maximum range"]
+
+
+def test_no_torch_whole():
+    v = judge(_no_torch(NO_MODULE, PKGS_READ))
+    assert v.fix == "" and rows(v)[-1] == ("import torch", "target: import in a subprocess",
+                                            "ModuleNotFoundError: No module named 'torch'")

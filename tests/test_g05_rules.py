@@ -270,3 +270,231 @@ def test_gate_at_the_minimum_buffer_allows_it_and_just_under_refuses():
 def test_gate_ignores_a_process_holding_no_gpu_memory():
     d = gate(4 * GIB, 100 * GIB, [{"pid": 5, "name": "bash", "kind": "other", "gpu_memory_bytes": 0}], None, force=False)
     assert d.allowed and not d.forced
+
+
+# --- whole verdicts: the evidence is the product, so it is pinned too --------------------------------
+
+FACTS_SRC = "FACTS.md: read kernel 231-253 GB/s; copy-style kernels 180-217 GB/s; spec 273"
+EV_FIGURES = [
+    ("device", "torch.cuda (target)", "NVIDIA GB10"),
+    ("copy bandwidth (bytes read + written per s)", "CUDA events over a device copy loop", 201.3),
+    ("read-only bandwidth", "CUDA events over a reduction", 240.2),
+    ("buffer / iterations / repeats", "probe", "4.00 GiB / 12 / 5"),
+    ("spread across repeats", "probe", "1.2%"),
+]
+
+
+def rows(v):
+    return [(e.what, e.source, e.value) for e in v.evidence]
+
+
+def test_fresh_gb10_verdict_whole():
+    r = readings_of(bandwidth={**GB10, "source": "torch.cuda (target)"})
+    r.add(replace(r.get_reading("bandwidth"), started_at=1005.0))  # "now" of a fresh result: when it ran
+    v = g5.judge(r, Config())
+    assert v.id == "G5" and v.status is Status.OK and v.fix == "" and v.details == ()
+    assert v.summary == ("measured 201 GB/s copy, 240 GB/s read; budget from this, not the spec (expected 180-220 GB/s "
+                         "copy on GB10 (LPDDR5x, unified) (spec 273))")
+    assert rows(v) == EV_FIGURES + [("measured", "this run", "5 s ago"),
+                                    ("expected range", FACTS_SRC, "copy 180-220 GB/s, read 231-253 GB/s")]
+
+
+def test_kept_over_spec_verdict_whole():
+    r = readings_of(bandwidth_last={**GB10, "copy_gbs": 380.0, "source": "torch.cuda (target)"})
+    r.add(replace(r.get_reading("bandwidth_last"), started_at=1000.0 + 7200, source="/s/bandwidth.json"))
+    v = g5.judge(r, Config())
+    assert v.id == "G5" and v.status is Status.UNKNOWN and v.fix == g5.SUSPECT_FIX
+    assert v.summary == ("last result: measurement error: copy 380.0 GB/s (bytes read + written) is outside what GB10 "
+                         "(LPDDR5x, unified) can produce (spec 273 GB/s); likely a cache-resident buffer or bad timing, "
+                         "not a rate to budget from (380 GB/s copy, 240 GB/s read)")
+    assert rows(v) == [EV_FIGURES[0], (EV_FIGURES[1][0], EV_FIGURES[1][1], 380.0)] + EV_FIGURES[2:] + [
+        ("measured", "kept result", "2.0 h ago"),
+        ("physical limit", FACTS_SRC, "273 GB/s spec on GB10 (LPDDR5x, unified): no figure can exceed it"),
+        ("kept file", "state dir", "/s/bandwidth.json")]
+
+
+def test_kept_in_range_has_no_kept_file_row_and_no_fix():
+    r = readings_of(bandwidth_last=GB10)
+    r.add(replace(r.get_reading("bandwidth_last"), started_at=1000.0 + 3 * 86400, source="/s/bandwidth.json"))
+    v = g5.judge(r, Config())
+    assert v.status is Status.SKIP and v.fix == ""
+    assert v.summary == "intrusive, not rerun; last measured 201 GB/s copy, 240 GB/s read (3.0 days ago)"
+    assert not any(e.what == "kept file" for e in v.evidence)
+
+
+def test_kept_result_without_a_time_has_no_age():
+    r = readings_of(bandwidth_last={k: v for k, v in GB10.items() if k != "measured_at"})
+    v = g5.judge(r, Config())
+    assert v.summary == "intrusive, not rerun; last measured 201 GB/s copy, 240 GB/s read"
+    assert not any(e.what == "measured" for e in v.evidence)
+
+
+def test_kept_result_with_no_reading_time_has_no_age():
+    r = readings_of(bandwidth_last=GB10)
+    r.add(replace(r.get_reading("bandwidth_last"), started_at=0.0))
+    assert not any(e.what == "measured" for e in g5.judge(r, Config()).evidence)
+
+
+def test_minimal_result_evidence():
+    v = judge_result({"status": "ok", "device": "NVIDIA GB10", "copy_gbs": 201.3}, None, fresh=True)
+    assert rows(v)[:3] == [("device", "torch.cuda", "NVIDIA GB10"),
+                           ("copy bandwidth (bytes read + written per s)", "CUDA events over a device copy loop", 201.3),
+                           ("buffer / iterations / repeats", "probe", "? / None / None")]
+    assert v.summary.startswith("measured 201 GB/s copy; budget")
+
+
+def test_unknown_device_row():
+    v = fresh(device="Tesla T4")
+    assert rows(v)[-1] == ("expected range", "sparktui's device table", "none: no spec known for this device")
+    assert v.summary == ("measured 201 GB/s copy, 240 GB/s read; budget from this, not the spec (Tesla T4 is not in "
+                         "sparktui's table: no expected range and no spec, so the figure is not checked against what "
+                         "the device can do)")
+
+
+def test_far_below_whole_summary():
+    v = fresh(copy_gbs=95.0)
+    assert v.summary == ("measured 95 GB/s copy, 240 GB/s read, far below what this device sustains (copy 95 GB/s under "
+                         "144; expected 180-220 GB/s copy on GB10 (LPDDR5x, unified) (spec 273)): contention or a "
+                         "degraded state")
+
+
+def test_future_timestamp_rows():
+    v = kept({**GB10, "measured_at": 1000.0 + 3 * 86400}, now=1000.0)
+    assert ("measured", "kept result", "timestamp 3.0 days in the future: the clock changed since, age unknown") in rows(v)
+    assert v.summary.endswith("(its timestamp is 3.0 days in the future: suspicious, age unknown)")
+
+
+def test_just_measured_is_zero_seconds_ago():
+    v = kept({**GB10, "measured_at": 1001.5}, now=1000.0)  # inside the slack: a clock a second apart
+    assert ("measured", "kept result", "0 s ago") in rows(v)
+
+
+@pytest.mark.parametrize("res,summary,source", [
+    ({"status": "refused", "reason": "not confirmed", "source": "sparktui"}, "not measured: not confirmed", "sparktui"),
+    ({"status": "unknown", "error": "boom"}, "not measured: boom", "target interpreter"),
+    ({"status": "unknown"}, "not measured: unknown", "target interpreter"),
+])
+def test_not_measured_whole(res, summary, source):
+    v = judge_result(res, None, fresh=True)
+    assert v.summary == summary and v.fix == ""
+    assert rows(v) == [("bandwidth probe", source, summary.removeprefix("not measured: "))]
+
+
+def test_unreadable_kept_file_whole():
+    from sparktui.core.readings import Reading, Readings
+
+    r = Readings()
+    r.add(Reading("bandwidth_last", None, error="unreadable: /s/b.json: Expecting value: line 1", source="/s/b.json"))
+    v = g5.judge(r, Config())
+    assert v.status is Status.UNKNOWN and v.fix == g5.REMEASURE
+    assert v.summary == "last result unreadable: /s/b.json: Expecting value: line 1"
+    assert rows(v) == [("last measurement", "/s/b.json", "unreadable: /s/b.json: Expecting value: line 1")]
+    r.add(Reading("bandwidth_last", None, error="unreadable", source=""))
+    v = g5.judge(r, Config())
+    assert v.summary == "last result unreadable: unreadable" and rows(v) == [("last measurement", "state dir", "unreadable")]
+
+
+def test_nothing_kept_whole():
+    from sparktui.core.readings import Reading, Readings
+
+    r = Readings()
+    r.add(Reading("bandwidth_last", None, error=None, source=""))
+    v = g5.judge(r, Config())
+    assert v.id == "G5" and v.status is Status.SKIP and v.fix == ""
+    assert v.summary == "intrusive, not run automatically: run `sparktui bandwidth` on an idle machine"
+    assert rows(v) == [("last measurement", "state dir", "none")]
+    r.add(Reading("bandwidth_last", None, error="no file yet", source="/s/b.json"))
+    assert rows(g5.judge(r, Config())) == [("last measurement", "/s/b.json", "no file yet")]
+
+
+def test_unusable_kept_result_whole():
+    v = judge_result({**GB10, "copy_gbs": "x"}, None, fresh=False)
+    assert v.status is Status.UNKNOWN and v.fix == g5.REMEASURE
+    assert rows(v) == [("result", "kept result", "copy_gbs is 'x', not a number")]
+    v = judge_result({**GB10, "copy_gbs": "x"}, None, fresh=True)
+    assert rows(v) == [("result", "this run", "copy_gbs is 'x', not a number")]
+
+
+def test_gate_reasons_whole():
+    assert gate(4 * GIB, None, [], None, False) == g5.GateDecision(
+        False, 0, ("MemAvailable unreadable: cannot check that the buffer fits (not overridable)",))
+    assert gate(4 * GIB, GIB, [], None, True) == g5.GateDecision(
+        False, 0, ("MemAvailable is 1.0 GiB, under three times even a 0.5 GiB buffer (not overridable)",))
+    assert gate(4 * GIB, 6 * GIB, [], None, False) == g5.GateDecision(
+        True, 2 * GIB, ("buffer scaled down to 2.00 GiB (MemAvailable 6.0 GiB; asked 4.00 GiB)",))
+    rows_ = [{"pid": 7, "kind": "server", "gpu_memory_bytes": None},
+             {"pid": 8, "name": "blender", "kind": "other", "gpu_memory_bytes": 3 * GIB}]
+    assert gate(4 * GIB, 100 * GIB, rows_, "denied", False) == g5.GateDecision(False, 4 * GIB, (
+        "cannot confirm the machine is idle: denied", "server running: pid 7 ?", "holds GPU memory: pid 8 blender (3.0 GiB)",
+        "use --force to override the process check"))
+    assert gate(4 * GIB, 6 * GIB, rows_[:1], None, True) == g5.GateDecision(True, 2 * GIB, (
+        "buffer scaled down to 2.00 GiB (MemAvailable 6.0 GiB; asked 4.00 GiB)",
+        "overridden by --force: server running: pid 7 ?"), forced=True)
+
+
+def test_gate_scaling_uses_whole_256_mib_steps_of_a_third():
+    d = gate(4 * GIB, 10 * GIB + 1, [], None, False)  # a third is 3.33 GiB: 13 steps of 256 MiB
+    assert d.buffer_bytes == 13 * (256 << 20)
+
+
+# --- small pieces at their edges --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name,row", [
+    ("NVIDIA GB10", (273.0, (180.0, 220.0), (231.0, 253.0))),
+    ("NVIDIA GH200 480GB", (4000.0, (3200.0, 3680.0), (3400.0, 3800.0))),
+    ("NVIDIA H200", (4800.0, (3840.0, 4420.0), (4080.0, 4560.0))),
+    ("NVIDIA H100 NVL", (3900.0, (3120.0, 3590.0), (3320.0, 3700.0))),
+    ("NVIDIA H100 PCIe", (2000.0, (1600.0, 1840.0), (1700.0, 1900.0))),
+    ("NVIDIA H100 80GB HBM3", (3350.0, (2680.0, 3080.0), (2850.0, 3180.0))),
+    ("NVIDIA A100-SXM4-80GB", (2039.0, (1630.0, 1880.0), (1730.0, 1940.0))),
+    ("NVIDIA A100-SXM4-40GB", (1555.0, (1240.0, 1430.0), (1320.0, 1480.0))),
+])
+def test_device_table_rows(name, row):
+    """The table is reference data: each row's spec and ranges are pinned (a changed figure is a decision)."""
+    e = g5.expected_for(name)
+    assert (e.spec, e.copy, e.read) == row
+
+
+def test_device_names_match_case_insensitively_and_odd_names_match_nothing():
+    assert g5.expected_for("nvidia gb10").label == "GB10 (LPDDR5x, unified)"
+    assert g5.expected_for("") is None and g5.expected_for(None) is None and g5.expected_for(5) is None
+
+
+def test_read_exactly_at_the_spec_is_not_over_it():
+    assert fresh(read_gbs=273.0).status is Status.OK
+
+
+def test_future_slack_is_two_seconds_not_more():
+    assert "in the future" in kept({**GB10, "measured_at": 1002.05}, now=1000.0).summary
+
+
+@pytest.mark.parametrize("seconds,text", [(36184, "10.1 h"), (177121, "2.1 days")])
+def test_age_divides_by_an_hour_and_a_day(seconds, text):
+    assert g5._age(seconds) == text
+
+
+@pytest.mark.parametrize("value,shown", [("a" * 58, "'" + "a" * 58 + "'"), ("a" * 59, "'" + "a" * 56 + "...")])
+def test_show_cuts_long_values_at_60(value, shown):
+    assert g5._show(value) == shown
+
+
+@pytest.mark.parametrize("res,problem", [
+    ([1], "not a JSON object (list)"),
+    ({"status": "ok"}, "copy_gbs is missing (no copy figure)"),
+    ({**GB10, "buffer_bytes": -1}, "buffer_bytes is -1, must be at least 0"),
+    ({**GB10, "copy_gbs": 0}, "copy_gbs is 0, must be over 0"),
+    ({**GB10, "read_gbs": None}, None),
+])
+def test_result_problem_messages(res, problem):
+    assert g5.result_problem(res) == problem
+
+
+def test_a_result_that_is_not_an_object_is_unknown_not_a_crash():
+    v = judge_result([1], None, fresh=True)
+    assert v.status is Status.UNKNOWN and v.summary == "bandwidth result unusable: not a JSON object (list)"
+
+
+def test_gate_buffer_is_a_whole_number_of_bytes():
+    d = gate(4 * GIB, 10 * GIB + 1, [], None, False)
+    assert isinstance(d.buffer_bytes, int)

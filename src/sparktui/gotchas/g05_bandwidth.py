@@ -148,10 +148,11 @@ def _show(v: object) -> str:
     return r if len(r) <= 60 else r[:57] + "..."
 
 
-# (field, required, lower bound, bound is exclusive): every figure judge_result formats.
-_NUMBERS = (("copy_gbs", True, 0.0, True), ("read_gbs", False, 0.0, True), ("buffer_bytes", False, 0.0, False),
-            ("iterations", False, 0.0, False), ("repeats", False, 0.0, False), ("spread_pct", False, 0.0, False),
-            ("measured_at", False, 0.0, True))
+# Every figure judge_result formats: (field, what its absence means, or None when it may be absent,
+# lower bound, bound is exclusive).
+_NUMBERS = (("copy_gbs", "no copy figure", 0.0, True), ("read_gbs", None, 0.0, True),
+            ("buffer_bytes", None, 0.0, False), ("iterations", None, 0.0, False), ("repeats", None, 0.0, False),
+            ("spread_pct", None, 0.0, False), ("measured_at", None, 0.0, True))
 
 
 def result_problem(res: object) -> str | None:
@@ -163,11 +164,11 @@ def result_problem(res: object) -> str | None:
     """
     if not isinstance(res, dict):
         return f"not a JSON object ({type(res).__name__})"
-    for name, required, low, exclusive in _NUMBERS:
+    for name, missing, low, exclusive in _NUMBERS:
         v = res.get(name)
         if v is None:
-            if required:
-                return f"{name} is missing (no copy figure)" if name == "copy_gbs" else f"{name} is missing"
+            if missing is not None:
+                return f"{name} is missing ({missing})"
             continue
         if not _is_number(v):
             return f"{name} is {_show(v)}, not a number"
