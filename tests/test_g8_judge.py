@@ -312,3 +312,103 @@ def test_what_is_followed_names_unknown_slugs_and_commands():
     cfg_ev = next(e for e in v.evidence if e.what == "what is followed")
     assert cfg_ev.value["not in sparktui's catalog (matched by path/URL only)"] == ["mine"]
     assert verdict(data(slugs=[], commands=[])).summary.endswith("name nothing")
+
+
+# --- whole verdicts ----------------------------------------------------------------------------------
+
+WHERE = "api.github.com /repos/NVIDIA/dgx-spark-playbooks/issues"
+CONFIG_SRC = "config [playbooks] / --playbook / --command"
+
+
+def rows(v):
+    return [(e.what, e.source, e.value) for e in v.evidence]
+
+
+def test_warn_whole_verdict():
+    v = verdict(data(matches=[MATCH], matches_total=1, commands=["vllm serve x"],
+                     folders={"vllm": {"last_commit": "2025-12-01T00:00:00Z", "sha": "abc", "error": None}}))
+    assert v.id == "G8" and v.status is Status.WARN and v.fix == g8.FIX
+    assert v.summary == ("1 open issue in NVIDIA/dgx-spark-playbooks name vllm or your command: #109; "
+                         "nvidia/vllm unchanged for 178 d")
+    assert rows(v) == [
+        ("what is followed", CONFIG_SRC, {"repo": "NVIDIA/dgx-spark-playbooks", "slugs": ["vllm"], "commands": ["vllm serve x"]}),
+        ("open issues checked", WHERE, "87 (4 pull requests left out)"),
+        ("where the list came from", WHERE, "fetched now; 1 request made; anonymous: 60 requests/hour"),
+        ("rate limit", WHERE, "57 of 60 requests left"),
+        ("nvidia/vllm last change", "GitHub commits of nvidia/vllm", "2025-12-01T00:00:00Z (178 d before this check)"),
+    ]
+    assert v.details == ("#109 nvidia/vllm is wrong missing Ray (12 d, 4 comments): mentions nvidia/vllm; "
+                         "links tree/main/nvidia/vllm",)
+
+
+def test_nothing_fetched_whole_verdict():
+    v = verdict(data(issues_checked=None, source=None, fetched_at=None, age_s=None, error="offline",
+                     cache_error="cache not writable: x"))
+    assert v.id == "G8" and v.status is Status.UNKNOWN and v.fix == g8.FIX
+    assert v.summary == ("cannot tell: the open issues of NVIDIA/dgx-spark-playbooks could not be fetched and nothing "
+                         "is cached (offline)")
+    assert rows(v) == [
+        ("what is followed", CONFIG_SRC, {"repo": "NVIDIA/dgx-spark-playbooks", "slugs": ["vllm"], "commands": []}),
+        ("open issues", WHERE, "unavailable: offline"),
+        ("rate limit", WHERE, "57 of 60 requests left"),
+        ("disk cache", "sparktui cache dir", "cache not writable: x; every refresh asks the server in full (no TTL, no 304)"),
+    ]
+
+
+def test_nothing_fetched_falls_back_to_the_reading_error_then_no_data():
+    from sparktui.core.readings import Reading
+
+    d = data(issues_checked=None, error=None)
+    v = judge(readings_of(playbook_issues=Reading("playbook_issues", d, error="HTTP 500")), Config())
+    assert v.summary.endswith("nothing is cached (HTTP 500)")
+    v = verdict(data(issues_checked=None, error=None))
+    assert v.summary.endswith("nothing is cached (no data)") and rows(v)[1][2] == "unavailable: no data"
+
+
+def test_repo_falls_back_to_the_config():
+    d = data()
+    del d["repo"]
+    assert verdict(d).summary == "none of 87 open issues in NVIDIA/dgx-spark-playbooks name vllm"
+
+
+def test_skip_whole_verdict():
+    v = verdict({"configured": False, "repo": "NVIDIA/dgx-spark-playbooks", "slugs": [], "commands": [],
+                 "suggestions": [{"slug": "vllm", "why": "'vllm serve' in: vllm serve m"}]})
+    assert v.id == "G8" and v.status is Status.SKIP and v.fix == g8.FIX
+    assert v.summary == ("nothing to watch: no playbook or command configured (set [playbooks] slugs, or pass "
+                         "--playbook SLUG / --command CMD); running processes suggest: --playbook vllm")
+    assert rows(v) == [("what is followed", CONFIG_SRC, {"repo": "NVIDIA/dgx-spark-playbooks", "slugs": [], "commands": []}),
+                       ("suggests vllm", "running processes", "'vllm serve' in: vllm serve m")]
+
+
+def test_url_problem_whole_verdict():
+    v = verdict(data(url_problem="bad port"))
+    assert v.id == "G8" and v.status is Status.UNKNOWN and v.fix == g8.FIX
+    assert rows(v)[1] == ("GitHub API URL", "--api-url / [playbooks] api_url / SPARKTUI_GITHUB_API", "not usable: bad port")
+
+
+def test_unreadable_only_whole_summary():
+    v = verdict(data(issues_checked=0, issues_unreadable=1, source="stale-cache", age_s=7200.0, error="offline"))
+    assert v.summary == ("cannot tell: the API answered 1 items sparktui could not read (no usable issue number or "
+                         "title) (as of 2 h ago; refresh failed: offline)")
+    assert v.fix == g8.FIX
+
+
+def test_script_suggestions_from_the_scan():
+    scan = {"files": {"b.sh": {"serving_markers": ["sglang.launch_server"]},
+                      "a.sh": {"training_markers": ["unsloth"], "serving_markers": None}}}
+    assert g8._script_suggestions(scan) == [
+        {"slug": "unsloth", "why": "'unsloth' in a.sh", "from": "launch scripts"},
+        {"slug": "sglang", "why": "'sglang.launch_server' in b.sh", "from": "launch scripts"}]
+    assert g8._script_suggestions(None) == [] and g8._script_suggestions({"files": None}) == []
+
+
+def test_utc_words():
+    assert g8._utc(NOW) == "2026-05-28 20:26 UTC"
+    assert g8._utc(None) == "an unreadable time (None)"
+
+
+def test_parse_stamps():
+    assert g8._parse("2026-05-28T20:26:40Z") == NOW
+    assert g8._parse("2026-05-28T20:26:40") == NOW  # no zone: UTC
+    assert g8._parse("") is None and g8._parse(5) is None and g8._parse("yesterday") is None
