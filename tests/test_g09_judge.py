@@ -289,3 +289,75 @@ def test_torch_seen_absent_with_the_import_not_done_is_not_judged():
     v = judge(container=no_container(), target=t, pins=user_pins(("torch", "==2.9.0", None)), nvml=GB10)
     assert v.status is Status.UNKNOWN and "no pinned version could be compared" in v.summary
     assert "torch not installed" not in v.summary
+
+
+# --- whole verdicts ----------------------------------------------------------------------------------
+
+
+def rows(v):
+    return [(e.what, e.source, e.value) for e in v.evidence]
+
+
+def test_drift_inside_ngc_whole_verdict():
+    v = judge(container=docker(), target=target(NGC_PACKAGES, env=NGC_ENV),
+              pins=user_pins(("torch", "==" + NGC_TORCH, None), ("flash-attn", "==2.7.4.post1+25.11", None),
+                             ("unsloth", ">=2026.1", None)), nvml=GB10)
+    assert v.id == "G9" and v.status is Status.WARN and v.fix == g9.FIX
+    assert v.summary == ("pip-installed over the image? 1 of 3 pinned packages drift from /home/u/pins.txt: unsloth; "
+                         "inside docker, NGC PyTorch 25.11")
+    assert rows(v) == [
+        ("/.dockerenv (Docker marker)", "container probe", "present"),
+        ("pin set", "/home/u/pins.txt", "/home/u/pins.txt (3 pins)"),
+        ("unsloth installed (pinned >=2026.1)", "target importlib.metadata", "not installed"),
+        ("flash-attn installed (pinned 2.7.4.post1+25.11)", "target importlib.metadata", "2.7.4.post1+25.11"),
+        (f"torch installed (pinned {NGC_TORCH})", "target importlib.metadata", NGC_TORCH),
+    ]
+    assert v.details == ("unsloth: missing, pinned >=2026.1",)
+
+
+def test_cuda_12_wheel_on_a_gb10_whole_verdict():
+    v = judge(container=no_container(),
+              target=target({"torch": "2.9.0+cu128", "torchvision": "0.24.0+cu128", "transformers": "4.57.1"},
+                            torch_cuda="12.8"),
+              pins=user_pins(("torch", "==2.9.0+cu130", None), ("torchvision", "==0.24.0+cu130", None),
+                             ("transformers", "==4.56.0", None)), nvml=GB10)
+    assert v.status is Status.FAIL and v.fix == g9.FIX
+    assert v.summary == ("torch is a CUDA 12.8 build per torch.version.cuda; the pins expect CUDA 13.0; GPU: NVIDIA GB10 "
+                         "(NVML); no container detected (not proof of a bare host)")
+    assert rows(v)[2:] == [
+        ("torch installed (pinned 2.9.0+cu130)", "target importlib.metadata", "2.9.0+cu128"),
+        ("torchvision installed (pinned 0.24.0+cu130)", "target importlib.metadata", "0.24.0+cu128"),
+        ("transformers installed (pinned 4.56.0)", "target importlib.metadata", "4.57.1"),
+        ("torch CUDA build vs pins", "target torch / pins", "12.8 vs 13.0"),
+        ("GPU seen", "NVML / target torch.cuda", "NVIDIA GB10 (NVML)"),
+    ]
+    assert v.details == (
+        "torch: installed 2.9.0+cu128, pinned 2.9.0+cu130 (a CUDA 12.8 build per torch.version.cuda; the pins expect "
+        "CUDA 13.0) [every package compiled against torch must match this one]",
+        "torchvision: installed 0.24.0+cu128, pinned 0.24.0+cu130 (a CUDA 12.8 build; the pins expect CUDA 13.0) "
+        "[compiled against torch/CUDA: a mismatch shows up as undefined symbols or missing kernels]",
+        "transformers: installed 4.57.1, pinned 4.56.0",
+    )
+
+
+def test_packages_unavailable_whole_verdict():
+    t = target({})
+    t["packages"] = None
+    t["packages_error"] = "packages stage crashed: process died by SIGSEGV during 'packages'"
+    from sparktui.core.readings import Reading
+    v = g9.judge(readings_of(container=no_container(), target=Reading("target", t, source="/usr/bin/python3 (subprocess)"),
+                             pins=user_pins(("torch", "==2.9.0", None))), Config())
+    assert v.status is Status.UNKNOWN and v.fix == "" and v.details == ()
+    assert rows(v)[-1] == ("installed packages", "/usr/bin/python3 (subprocess)",
+                           "unavailable: packages stage crashed: process died by SIGSEGV during 'packages'")
+
+
+def test_no_torch_whole_verdict():
+    t = target({"torch": None, "transformers": "4.57.1"}, torch_ok=False)
+    t["stages"]["import torch"] = {"status": "error", "error_type": "ModuleNotFoundError", "error": "No module named 'torch'"}
+    v = judge(container=no_container(), target=t, pins=user_pins(("torch", "==2.9.0", None), ("transformers", "==4.57.1", None)))
+    assert v.status is Status.UNKNOWN and v.fix == ""
+    assert v.summary == "cannot tell: torch not installed in /usr/bin/python3: is --python the training environment?"
+    assert rows(v)[-1] == ("import torch", "target interpreter", "ModuleNotFoundError: No module named 'torch'")
+    assert v.details == ("2 pins not compared: the drift of an interpreter without torch says nothing about the "
+                         "training stack",)
