@@ -361,3 +361,14 @@ def test_no_torch_whole_verdict():
     assert rows(v)[-1] == ("import torch", "target interpreter", "ModuleNotFoundError: No module named 'torch'")
     assert v.details == ("2 pins not compared: the drift of an interpreter without torch says nothing about the "
                          "training stack",)
+
+
+def test_odd_container_checks_and_nameless_pins_are_said_not_a_crash():
+    c = {**docker(), "checks": [{"seen": "present"}, {"check": "/run/.containerenv"}, "odd"]}
+    pins = user_pins(("torch", "==" + NGC_TORCH, None))
+    pins["pins"].append({"spec": "==1.0", "line": 7})
+    v = judge(container=c, target=target(NGC_PACKAGES), pins=pins)
+    assert v.status is Status.OK
+    assert ("container check (unnamed)", "container probe", "present") in rows(v)
+    assert ("/run/.containerenv", "container probe", "not reported") in rows(v)
+    assert "a pin without a package name was skipped (line 7)" in v.details

@@ -412,3 +412,12 @@ def test_parse_stamps():
     assert g8._parse("2026-05-28T20:26:40Z") == NOW
     assert g8._parse("2026-05-28T20:26:40") == NOW  # no zone: UTC
     assert g8._parse("") is None and g8._parse(5) is None and g8._parse("yesterday") is None
+
+
+def test_odd_numbers_in_an_edited_snapshot_are_not_believed_nor_a_crash():
+    v = verdict(data(matches=[MATCH], matches_total="N/A", checked_at="N/A",
+                     folders={"vllm": {"last_commit": "2025-12-01T00:00:00Z", "sha": "abc", "error": None}}))
+    assert v.status is Status.WARN and v.summary.startswith("1 open issue in ")  # counted from the matches kept
+    assert "unchanged for" not in v.summary  # no "now" to age the folder against
+    assert v.details[0].startswith("#109 nvidia/vllm is wrong missing Ray (age unknown, 4 comments)")
+    assert g8._number(True) is None and g8._number(float("nan")) is None and g8._number(3) == 3

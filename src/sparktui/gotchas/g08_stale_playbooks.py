@@ -90,7 +90,7 @@ def judge(r: Readings, cfg: Config) -> Verdict:
     lacking = unknown_if_lacking("G8", reading, "open issues of the playbooks repository", "matches")
     if lacking is not None:
         return lacking
-    now = d.get("checked_at")
+    now = _number(d.get("checked_at"))
     source = d.get("source")
     stale = source == "stale-cache"
     prs = d.get("pull_requests_skipped") or 0
@@ -108,7 +108,7 @@ def judge(r: Readings, cfg: Config) -> Verdict:
     suffix = f" (as of {_span(d.get('age_s'))} ago; refresh failed: {error})" if stale else ""
 
     matches = d.get("matches") or []
-    total = d.get("matches_total") or len(matches)
+    total = _number(d.get("matches_total")) or len(matches)
     if not matches and unreadable and not checked:
         return Verdict("G8", Status.UNKNOWN,
                        f"cannot tell: the API answered {unreadable} items sparktui could not read "
@@ -206,6 +206,11 @@ def _detail(m: dict[str, Any], now: float | None) -> str:
     n = m.get("comments") or 0
     reasons = "; ".join(m.get("reasons") or [])
     return f"#{m.get('number')} {m.get('title')} ({age}, {n} comment{'s' if n != 1 else ''}): {reasons}"
+
+
+def _number(v: Any) -> float | None:
+    """A reading's number, or None when it is not one (an edited snapshot's "N/A")."""
+    return v if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) else None
 
 
 def _parse(stamp: Any) -> float | None:

@@ -120,7 +120,10 @@ def compare(t: Mapping[str, Any], pins: Mapping[str, Any]) -> dict:
     groups: dict[str, dict] = {}
     notes: list[str] = []
     for pin in pins.get("pins") or []:
-        name = pin["name"]
+        name = pin.get("name") if isinstance(pin, dict) else None
+        if not isinstance(name, str) or not name:
+            notes.append(f"a pin without a package name was skipped (line {pin.get('line', '?') if isinstance(pin, dict) else '?'})")
+            continue
         if pin.get("marker"):
             try:
                 applies = Marker(pin["marker"]).evaluate(env)
@@ -275,7 +278,8 @@ def judge(r: Readings, cfg: Config) -> Verdict:
         ev.add("container detection", cr.source or "container", f"unavailable: {cr.error or 'no data'}")
     else:
         for chk in cr.data.get("checks") or []:
-            ev.add(chk["check"], "container probe", chk["seen"])
+            if isinstance(chk, dict):  # an edited snapshot may lack a field: say so, never crash
+                ev.add(str(chk.get("check") or "container check (unnamed)"), "container probe", chk.get("seen", "not reported"))
         for hint in cr.data.get("hints") or []:
             ev.add("hint", "container probe", hint)
     if ngc and ngc.get("from"):
