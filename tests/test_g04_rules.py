@@ -567,3 +567,144 @@ def test_review_leaves_out_windows_with_a_pause_in_the_recording_and_says_so():
     # windows that start inside the pause hold less than 10 min of samples: 4 (ending 36-39 min in)
     assert judged == ("43 full 10-min windows, one a minute over 01:00:00 recorded: 43 ok; 4 left out, a pause "
                       "in the recording inside them")
+
+
+# -- exactly at each threshold (the comparison's direction) ----------------------------------------------
+
+def test_exactly_one_percent_counts():
+    v = verdict(samples(lambda i, t: gpu(temp=84, sw_thermal=int(t) * 10_000_000), seconds=100.0, step=1.0))
+    assert v.status.value == "warn" and "SW thermal slowdown +1.0 s (1.0% of the window)" in v.summary
+
+
+def test_exactly_one_percent_of_the_samples_with_a_reason_counts():
+    v = verdict(samples(lambda i, t: gpu(temp=84, reasons=0x20 if i in (5, 6, 7) else 0), seconds=299.0, step=1.0))
+    assert v.status.value == "warn" and "thermal slowdown active in 3 of 300 samples" in v.summary
+
+
+def test_exactly_one_percent_of_thermal_counter_rules_a_power_fault_out():
+    v = verdict(samples(lambda i, t: faulty(sw_thermal=int(t) * 10_000_000), seconds=100.0, step=1.0))
+    assert v.status.value == "warn" and v.summary.startswith("thermal throttling at 55 °C"), v.summary
+
+
+def test_half_a_second_of_hw_thermal_slowdown_rules_a_power_fault_out():
+    v = verdict(samples(lambda i, t: faulty(hw_thermal=500_000_000 if t >= 15 else 0), seconds=30.0, step=1.0))
+    assert v.status.value == "warn" and v.summary.startswith("brief hardware slowdown: HW thermal slowdown +0.5 s")
+
+
+def test_exactly_ninety_percent_of_samples_with_reasons_is_readable():
+    v = verdict(samples(lambda i, t: gpu(errors=COUNTERS_NS if i < 108 else BLIND), seconds=595.0))  # 120 samples
+    assert v.status.value == "ok" and "no slowdown reason in 108 samples" in v.summary, v.summary
+
+
+def test_exactly_42_w_without_utilization_is_load():
+    v = verdict(samples(lambda i, t: gpu(power=42.0, errors={"util_gpu": NS})))
+    assert v.summary.startswith("no throttling: 42 W at 72 °C"), v.summary
+
+
+def test_exactly_three_degrees_is_climbing():
+    v = verdict(thirds({"temp": 70.0}, {"temp": 73.0}, temp=71.0))
+    assert v.summary.startswith("not throttling yet: temperature climbing 70 → 73 °C"), v.summary
+
+
+def test_a_clock_at_exactly_ninety_percent_of_its_peak_is_held():
+    v = verdict(thirds({"sm": 2000}, {"sm": 1800}, temp=85, sm=2000, errors=BLIND))
+    assert v.status.value == "ok" and "SM clock held at ~1800 MHz" in v.summary, v.summary
+
+
+def test_exactly_three_quarters_of_the_rating_is_power_capping():
+    v = verdict(thirds({"sm": 2400}, {"sm": 2000, "power": 105.0}, temp=85, sm=2400, errors=BLIND))
+    assert v.summary.startswith("power capping signature"), v.summary
+
+
+def test_a_counter_growing_exactly_as_fast_as_time_plus_the_slack_is_believed():
+    def fn(i, t):
+        t = t - t % 10  # read every 10 s
+        return gpu(temp=84, sw_thermal=int(t) * 100_000 + (11_999_000_000 if t >= 300 else 0))  # +12.000 s at t=300
+
+    v = verdict(samples(fn, step=1.0))
+    assert v.status.value == "warn" and "SW thermal slowdown +12.1 s" in v.summary, v.summary
+
+
+def test_a_reset_to_exactly_the_time_since_plus_the_slack_is_a_reset():
+    def fn(i, t):
+        t = t - t % 10
+        return gpu(temp=84, sw_thermal=500_000_000_000 + int(t) * 100_000 if t < 300 else 12_000_000_000)
+
+    v = verdict(samples(fn, step=1.0))
+    assert v.status.value == "warn" and "SW thermal slowdown +12.0 s" in v.summary, v.summary
+
+
+# -- the heuristic reads only loaded samples, and copes with what is missing --------------------------------
+
+def test_heuristic_clock_of_late_idle_samples_is_not_a_clock_under_load():
+    def fn(i, t):
+        if i >= 81 and i % 2:
+            return gpu(temp=85, sm=208, util=0, power=5.0, errors=BLIND)  # idle moments between batches
+        return gpu(temp=85, sm=2400, errors=BLIND)
+
+    v = verdict(samples(fn))
+    assert v.status.value == "ok" and "SM clock held at ~2400 MHz" in v.summary, v.summary
+
+
+def test_heuristic_power_of_late_idle_samples_is_not_power_under_load():
+    def fn(i, t):
+        if i >= 81 and i % 2:
+            return gpu(temp=85, sm=2000, util=0, power=139.0, errors=BLIND)
+        return gpu(temp=85, sm=2400 if i < 81 else 2000, power=80.0, errors=BLIND)
+
+    v = verdict(samples(fn))
+    assert v.summary.startswith("throttling signature"), v.summary
+
+
+def test_heuristic_without_late_clocks_or_late_power_under_load():
+    no_clock = verdict(thirds({}, {"errors": {"sm_mhz": NS, **BLIND}}, temp=85, errors=BLIND))
+    assert no_clock.status.value == "unknown" and "SM clock under load unavailable" in no_clock.summary
+    no_power = verdict(thirds({"sm": 2400}, {"sm": 2000, "errors": {"power_w": NS, **BLIND}}, temp=85, sm=2400,
+                              errors=BLIND))
+    assert no_power.summary.startswith("throttling signature"), no_power.summary
+
+
+def test_heuristic_peak_is_the_95th_percentile_of_the_loaded_clock():
+    """One boost spike does not set the peak: the 95th percentile of the loaded samples does."""
+    def fn(i, t):
+        return gpu(temp=85, sm=2000 if i >= 81 else 2300 + i, errors=BLIND)
+
+    v = verdict(samples(fn))
+    # loaded clocks sorted: 40 at 2000, then 2300..2380; index int(0.95 * 120) = 114 -> 2300 + 74
+    assert "from 2374 MHz" in v.summary, v.summary
+
+
+# -- evidence: where each counter stands --------------------------------------------------------------------
+
+def test_a_counter_read_in_one_sample_only_is_read_once_and_an_absent_one_is_not_in_the_samples():
+    def fn(i, t):
+        g = gpu(sw_thermal=903_158_000 if i == 60 else None)
+        g["errors"].pop("sw_thermal_ns", None)
+        del g["hw_power_brake_ns"]
+        return g
+
+    e = ev(verdict(samples(fn)))
+    assert e["SW thermal slowdown (NVML field 269)"] == "unavailable: read once: cannot tell growth"
+    assert e["HW power brake (NVML field 271)"] == "unavailable: not in the samples"
+
+
+def test_review_evidence_names_its_source():
+    v = verdict(two_hours(), review=True)
+    assert {e.source for e in v.evidence} == {"telemetry"}
+
+
+def test_review_ranks_heuristic_windows_by_how_far_the_clock_fell():
+    """Two throttled stretches with NVML blind: 2400 -> 2100 MHz (12.5%) early, 1600 -> 1300 (19%) later,
+    an idle stretch longer than a window between them."""
+    def fn(i, t):
+        if 2400 <= t < 3100:
+            return gpu(temp=60, sm=208, util=0, power=5.0, errors=BLIND)
+        if t < 2400:
+            sm = 2100 if 1600 <= t < 1800 else 2400
+        else:
+            sm = 1300 if 4600 <= t < 4800 else 1600
+        return gpu(temp=86, sm=sm, errors=BLIND)
+
+    v = verdict(samples(fn, seconds=7200.0), review=True)
+    assert v.status.value == "warn" and "SM clock down to ~1308 MHz under load from 1600 MHz" in v.summary, v.summary
+    assert "[worst 10-min window: 17:10:00 UTC (+01:10:00) to 17:20:00 UTC (+01:20:00)" in v.summary

@@ -566,11 +566,11 @@ def rule_heuristic(w: _Window) -> _Finding:
     if not held and lp is not None and lp >= w.th.plateau_fraction * w.rated:
         return _Finding(Status.WARN, (f"power capping signature {basis}: SM clock down to ~{lc:.0f} MHz under load from "
                                       f"{peak:.0f} MHz while drawing {lp:.0f} W, near the {w.rated:g} W rating"),
-                        1.0 - lc / peak)
+                        (peak - lc) / peak)
     if not held and (hot or climbing):
         temp = f"sits at {lt:.0f} °C" if hot else f"climbs {et:.0f} → {lt:.0f} °C"
         return _Finding(Status.WARN, (f"throttling signature {basis}: SM clock down to ~{lc:.0f} MHz under load from "
-                                      f"{peak:.0f} MHz while temperature {temp}"), 1.0 - lc / peak)
+                                      f"{peak:.0f} MHz while temperature {temp}"), (peak - lc) / peak)
     if not held:
         return _Finding(Status.UNKNOWN, (f"cannot tell {basis}: SM clock down to ~{lc:.0f} MHz under load from "
                                          f"{peak:.0f} MHz at {lt:.0f} °C: not heat by the temperature, and the "
@@ -635,7 +635,7 @@ def _review(s: _Series, cfg: Config, src: str, prefix: str) -> tuple[_Finding, l
     tally: dict[Status, int] = {}
     gaps = 0
     for e in ends:
-        lo = bisect.bisect_left(times, times[e] - need_s, 0, e)
+        lo = bisect.bisect_left(times, times[e] - need_s)
         w = _Window(s, lo, e + 1, cfg, None, review=True)
         f = _decide(w)
         if not w.full() and f.status is Status.UNKNOWN:
