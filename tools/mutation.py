@@ -86,14 +86,14 @@ def test_files(patterns=TEST_PATTERNS) -> list[str]:
     return files
 
 
-def tests_naming(module: str, files: list[str], source: str) -> list[str]:
+def tests_naming(module: str, files: list[str]) -> list[str]:
     """The test files that name the module (import it), plus the never-lie property test; of that
-    one, only the cases of the module's own gotcha when it has one (``ID = "G4"``)."""
+    one, only the cases of the module's own gotcha when it is one (g04_throttling: G4)."""
     out = [f for f in files if f not in ALWAYS and module in (SNAP / f).read_text(encoding="utf-8")]
-    gid = re.search(r'^ID\s*=\s*"(G\d+)"', source, re.M)
+    num = re.match(r"g(\d+)_", module)
     for f in ALWAYS:
         if f in files:
-            out += [i for i in _collect(f) if not _other_gotcha(i, gid.group(1))] if gid else [f]
+            out += [i for i in _collect(f) if not _other_gotcha(i, f"G{int(num.group(1))}")] if num else [f]
     return out
 
 
@@ -135,23 +135,37 @@ def failing_tests(files: list[str]) -> list[str]:
 # --- pass 1: mutmut ------------------------------------------------------------------------------
 
 MUTMUT_DRIVER = """
-import json, sys
+import json, os, random, sys
+from pathlib import Path
 from mutmut import configuration
 cfg = configuration.config()
-spec = json.loads(sys.argv[1])
+spec = json.loads(Path(sys.argv[1]).read_text())
 cfg.only_mutate = spec["only"]
 cfg.pytest_add_cli_args_test_selection = spec["tests"]
 cfg.pytest_add_cli_args = cfg.pytest_add_cli_args + [f"--deselect={t}" for t in spec["deselect"]]
-from mutmut.__main__ import _run
-_run(spec["names"], spec["jobs"])
+import mutmut.__main__ as mm
+names = spec["names"]
+if spec["sample"] < 1:  # generate first, then run a fixed share of the mutants of each module
+    mm.set_mutant_under_test("mutant_generation")
+    os.makedirs("mutants", exist_ok=True)
+    mm.copy_src_dir(); mm.copy_also_copy_files(); mm.setup_source_paths(); mm.store_lines_covered_by_tests()
+    mm.create_mutants(spec["jobs"])
+    rnd, names = random.Random(spec["seed"]), []
+    for only in spec["only"]:
+        keys = sorted(json.loads(Path("mutants", only + ".meta").read_text())["exit_code_by_key"])
+        names += sorted(rnd.sample(keys, round(len(keys) * spec["sample"])))
+    print(f"sampled {len(names)} mutants", flush=True)
+mm._run(names, spec["jobs"])
 """
 
 
-def run_mutmut(mods: list[str], files: list[str], deselect: list[str], jobs: int, log: Path) -> int:
+def run_mutmut(mods: list[str], files: list[str], deselect: list[str], jobs: int, log: Path,
+               sample: float = 1.0, seed: int = 0) -> int:
     spec = {"only": [f"{GOTCHAS}/{m}.py" for m in mods], "tests": files, "deselect": deselect, "jobs": jobs,
-            "names": [f"sparktui.gotchas.{m}.*" for m in mods]}
+            "names": [f"sparktui.gotchas.{m}.*" for m in mods], "sample": sample, "seed": seed}
+    (SNAP / "mutmut-spec.json").write_text(json.dumps(spec))
     with open(log, "w", encoding="utf-8") as out:
-        child = subprocess.Popen([sys.executable, "-c", MUTMUT_DRIVER, json.dumps(spec)], cwd=SNAP,
+        child = subprocess.Popen([sys.executable, "-c", MUTMUT_DRIVER, str(SNAP / "mutmut-spec.json")], cwd=SNAP,
                                  stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         try:
             return child.wait()
@@ -353,12 +367,11 @@ class ConstResult:
 
 def run_constants(mods: list[str], files: list[str], deselect: list[str], jobs: int,
                   sources: dict[str, str]) -> list[ConstResult]:
-    work = []
+    work: dict[str, tuple[list[str], list[tuple[Site, float | int]]]] = {}
     for m in mods:
-        tests = tests_naming(m, files, sources[m])
-        for s in constant_sites(m, sources[m]):
-            for v in nudges(s.value):
-                work.append((s, v, tests))
+        nudged = [(s, v) for s in constant_sites(m, sources[m]) for v in nudges(s.value)]
+        if nudged:
+            work[m] = (tests_naming(m, files), nudged)
     if not work:
         return []
     tmp = SNAP / "constants"
@@ -370,14 +383,13 @@ def run_constants(mods: list[str], files: list[str], deselect: list[str], jobs: 
     free = list(range(jobs))
     deselect_args = [f"--deselect={d}" for d in deselect]
 
-    def one(item) -> ConstResult:
-        s, v, tests = item
+    def pytest(module: str, text: str, tests: list[str]) -> tuple[str, float]:
+        """Run ``tests`` with ``module`` holding ``text``: killed, survived, timeout, ..."""
         slot = free.pop()
         try:
             t = trees[slot]
-            path = t / "sparktui" / "gotchas" / f"{s.module}.py"
-            src = sources[s.module]
-            path.write_text(src[:s.start] + repr(v) + src[s.end:], encoding="utf-8")
+            path = t / "sparktui" / "gotchas" / f"{module}.py"
+            path.write_text(text, encoding="utf-8")
             env = dict(os.environ, PYTHONPATH=str(t), PYTHONDONTWRITEBYTECODE="1")
             t0 = time.monotonic()
             try:
@@ -388,8 +400,8 @@ def run_constants(mods: list[str], files: list[str], deselect: list[str], jobs: 
                     else "suspicious"
             except subprocess.TimeoutExpired:
                 status = "timeout"
-            path.write_text(src, encoding="utf-8")
-            return ConstResult(s, v, status, time.monotonic() - t0)
+            path.write_text(sources[module], encoding="utf-8")
+            return status, time.monotonic() - t0
         finally:
             free.append(slot)
 
@@ -400,7 +412,18 @@ def run_constants(mods: list[str], files: list[str], deselect: list[str], jobs: 
         sys.exit(f"mutation: the copied tree is not what imports ({probe.stdout.strip() or probe.stderr.strip()})")
     try:
         with cf.ThreadPoolExecutor(jobs) as pool:
-            return list(pool.map(one, work))
+            # each module's tests must pass unmutated, or no kill of its constants would mean anything
+            clean = dict(zip(work, pool.map(lambda m: pytest(m, sources[m], work[m][0])[0], work)))
+            todo = [(m, s, v) for m, (_, nudged) in work.items() for s, v in nudged]
+
+            def one(item: tuple[str, Site, float | int]) -> ConstResult:
+                m, s, v = item
+                if clean[m] != "survived":
+                    return ConstResult(s, v, f"not checked (its tests: {clean[m]} unmutated)")
+                src = sources[m]
+                return ConstResult(s, v, *pytest(m, src[:s.start] + repr(v) + src[s.end:], work[m][0]))
+
+            return list(pool.map(one, todo))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -443,8 +466,12 @@ class Tally:
 
 def report(mods, mm, consts, sources, header: list[str], survivors_file: Path | None) -> float:
     tallies = {m: Tally() for m in mods}
+    unrun = 0
     for m in mods:
         for name, status in sorted(mm.get(m, {}).items(), key=lambda kv: _mutant_no(kv[0])):
+            if status == "not checked":  # not run: outside --sample (or mutmut was stopped)
+                unrun += 1
+                continue
             t = tallies[m]
             t.add(status)
             if status not in DETECTED:
@@ -479,6 +506,7 @@ def report(mods, mm, consts, sources, header: list[str], survivors_file: Path | 
              f"{100.0 * total.detected / max(1, total.total - total.strings):.1f}%",
              f"constants pass: {len(consts)} nudges of module-level numbers "
              f"({sum(r.status in DETECTED for r in consts)} detected)",
+             *([f"{unrun} mutmut mutants generated but not run (outside --sample)"] if unrun else []),
              f"mutation score: {total.score():.1f}% ({total.detected}/{total.total} killed or timed out)"]
     print("\n".join(lines))
     if survivors_file:
@@ -535,6 +563,9 @@ def main(argv=None) -> int:
     ap.add_argument("--survivors", type=Path, help="write the undetected mutants, grouped by module, to this file")
     ap.add_argument("--report", action="store_true", help="no run: summarise the last run (kept in .mutation/)")
     ap.add_argument("--no-constants", action="store_true", help="skip the module-constants pass")
+    ap.add_argument("--sample", type=float, default=1.0,
+                    help="run this share of each module's mutmut mutants, a fixed random sample (default 1: all)")
+    ap.add_argument("--seed", type=int, default=0, help="seed of --sample (default 0)")
     ap.add_argument("--install", action="store_true", help=f"pip install mutmut=={MUTMUT_VERSION} when missing")
     a = ap.parse_args(argv)
     ensure_mutmut(a.install)
@@ -569,14 +600,17 @@ def main(argv=None) -> int:
         if deselect:
             header.append(f"deselected {len(deselect)} test(s) failing before mutation: {' '.join(deselect)}")
         log = SNAP / "mutmut.log"
-        rc = run_mutmut(mods, files, deselect, a.jobs, log)
+        if a.sample < 1:
+            header.append(f"mutmut mutants: a fixed sample of {a.sample:.0%} of each module's (seed {a.seed}): "
+                          f"the score is an estimate")
+        rc = run_mutmut(mods, files, deselect, a.jobs, log, a.sample, a.seed)
         if rc != 0:
             print(log.read_text(errors="replace")[-3000:].replace("\r", "\n"))
             sys.exit(f"mutation: mutmut exited {rc} (log: {log})")
         t1 = time.monotonic()
         consts = [] if a.no_constants else run_constants(mods, files, deselect, a.jobs, sources)
         t2 = time.monotonic()
-        n_mm = sum(len(v) for v in mutmut_results(mods).values())
+        n_mm = sum(st != "not checked" for v in mutmut_results(mods).values() for st in v.values())
         header.append(f"took {t2 - t0:.0f} s on {a.jobs} job(s): mutmut {t1 - t0:.0f} s for {n_mm} mutants "
                       f"({(t1 - t0) / max(1, n_mm):.2f} s each, generation included), constants {t2 - t1:.0f} s "
                       f"for {len(consts)} ({(t2 - t1) / max(1, len(consts)):.2f} s each)")
