@@ -22,7 +22,7 @@ from typing import Any, Callable
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
 from sparktui.core.telemetry import (CLOCK_EVENT_COUNTERS, HW_REASONS, LEGACY_COUNTERS, POWER_REASONS,
-                                     THERMAL_POLICY_COUNTER, THERMAL_REASONS, counter_ns, sample_window)
+                                     THERMAL_POLICY_COUNTER, THERMAL_REASONS, counter_ns)
 from sparktui.core.verdict import Evidence, Status, Verdict
 from sparktui.gotchas._when import offset_text, when_text
 from sparktui.gotchas.base import Gotcha, unknown_from
@@ -49,6 +49,9 @@ UTIL_MAX_PCT = 100.0
 # apart by up to this much); one that shrinks is a reset (driver reload) only if what it shows fits
 # into that time, otherwise a measurement error.
 COUNTER_SLACK_S = 2.0
+# A sample stamped this much earlier than the one before it (or later than the one after it) is out of
+# order: a clock step or a corrupt line, not a moment of the run.
+SAMPLE_TIME_SLACK_S = 1.0
 # The sampler reads the counters at least this often (probes/sampler.py COUNTERS_EVERY_S) and carries
 # the value between reads: a window this long holds two readings even when unmarked.
 COUNTERS_READ_WITHIN_S = 10.0
@@ -145,9 +148,9 @@ class _Series:
     out (and noted), each counter's growth from one reading to the next worked out, and running totals
     kept so a window's counts cost the same whatever its length (a 12 h review judges ~700 windows)."""
 
-    def __init__(self, rows: list[dict[str, Any]], times: list[float]) -> None:
+    def __init__(self, rows: list[dict[str, Any]], times: list[float], bad: list[tuple[int, str]] | None = None) -> None:
         self.rows, self.times = rows, times
-        self.bad: list[tuple[int, str]] = []  # (sample index, what was impossible), in index order
+        self.bad: list[tuple[int, str]] = list(bad or [])  # (sample index, what was impossible), in index order
         self.vals: dict[str, list[Any]] = {}
         for key, what, unit, lo, hi in _RANGES:
             col = [g.get(key) for g in rows]
@@ -372,7 +375,7 @@ class _Window:
         if self.bad:
             add("measurement errors", "; ".join(f"{what} at {self.when(i)}"
                                                 for i, what in self.bad[:5])
-                + (f" (+{len(self.bad) - 5} more)" if len(self.bad) > 5 else "") + ": outside what a GPU can report")
+                + (f" (+{len(self.bad) - 5} more)" if len(self.bad) > 5 else "") + ": impossible, so not evidence")
         return ev
 
 
@@ -594,31 +597,30 @@ def _decide(w: _Window) -> _Finding:
     if found.status is Status.OK and w.bad:
         i, what = w.bad[0]
         more = f" (and {len(w.bad) - 1} more)" if len(w.bad) > 1 else ""
-        found = _Finding(Status.UNKNOWN, (f"measurement error: {what} at {w.when(i)}{more} "
-                                          f"is outside what a GPU can report; otherwise: {found.text}"))
+        found = _Finding(Status.UNKNOWN, (f"measurement error: {what} at {w.when(i)}{more}, which no GPU or "
+                                          f"sampler can produce; otherwise: {found.text}"))
     return found
 
 
 # -- live: the trailing window; review: every full window of the recording ------------------------
 
 def _review_ends(times: list[float], need_s: float) -> list[int]:
-    """The last sample of each window to judge: the first full window, then one a minute after it, and
-    the recording's last sample."""
+    """The last sample of each window to judge: the window ending at the first full window's end, then
+    one a minute after it (the last sample at or before each), and the recording's last sample. One
+    pass over the samples, whatever the time they span."""
     n = len(times)
     if n < 2:
         return []
-    t0, total = times[0], times[-1] - times[0]
+    slack = _slack(times, need_s)
     ends: list[int] = []
-    k = 0
-    while need_s + k * REVIEW_STEP_S <= total + 1e-6:
-        e = bisect.bisect_right(times, t0 + need_s + k * REVIEW_STEP_S + 1e-6) - 1
-        if not ends or e != ends[-1]:
+    for e in range(n):
+        off = times[e] - times[0] - need_s  # past the first full window's end
+        if off < -slack - 1e-6:
+            continue
+        k = max(0, math.ceil(off / REVIEW_STEP_S - 1e-9))  # the first boundary at or after this sample
+        nxt = times[e + 1] - times[0] - need_s if e + 1 < n else math.inf
+        if e == n - 1 or (off <= k * REVIEW_STEP_S + 1e-6 < nxt):
             ends.append(e)
-        k += 1
-    if ends and ends[-1] != n - 1:
-        ends.append(n - 1)
-    if not ends and total + _slack(times, need_s) >= need_s - 1e-6:
-        ends = [n - 1]  # a recording a hair short of the window, given its sampling interval
     return ends
 
 
@@ -664,14 +666,43 @@ def _review(s: _Series, cfg: Config, src: str, prefix: str) -> tuple[_Finding, l
     return _Finding(f.status, text, f.weight), ev
 
 
-def _gpu_rows(samples: list[dict[str, Any]], idx: int) -> tuple[list[dict[str, Any]], list[float]]:
+def _index(g: dict[str, Any], position: int) -> int:
+    """A GPU record's index; one that is not an integer is taken as its position in the sample."""
+    i = g.get("index", position)
+    return i if i.__class__ is int else position
+
+
+def _trailing(samples: list[Any], seconds: float) -> list[Any]:
+    """Live: the samples within ``seconds`` of the last timed one (those without a time are kept for
+    the judge to leave out)."""
+    end = next((s["t"] for s in reversed(samples) if isinstance(s, dict) and _num(s.get("t"))), None)
+    if end is None:
+        return samples
+    return [s for s in samples if not (isinstance(s, dict) and _num(s.get("t"))) or s["t"] >= end - seconds]
+
+
+def _gpu_rows(samples: list[Any], idx: int) -> tuple[list[dict[str, Any]], list[float], list[tuple[int, str]]]:
+    """GPU ``idx``'s records and their times, in time order; a sample stamped out of order (earlier than
+    the one before it or later than the one after it, by more than SAMPLE_TIME_SLACK_S) is a clock or
+    sampler error: left out, and named as a measurement error next to the sample before it."""
     pairs = []
     for s in samples:
+        if not isinstance(s, dict) or not _num(s.get("t")):
+            continue
         for i, g in enumerate(s.get("gpus") or []):
-            if isinstance(g, dict) and g.get("index", i) == idx and _num(s.get("t")):
+            if isinstance(g, dict) and _index(g, i) == idx:
                 pairs.append((float(s["t"]), g))
-    pairs.sort(key=lambda p: p[0])  # stable: a recording in time order stays as it is
-    return [g for _, g in pairs], [t for t, _ in pairs]
+    kept: list[tuple[float, dict[str, Any]]] = []
+    bad: list[tuple[int, str]] = []
+    for k, (t, g) in enumerate(pairs):
+        before = k > 0 and t < pairs[k - 1][0] - SAMPLE_TIME_SLACK_S
+        after = k + 1 < len(pairs) and t > pairs[k + 1][0] + SAMPLE_TIME_SLACK_S
+        if before or after:
+            bad.append((max(0, len(kept) - 1), f"a sample stamped out of order (t={t:.0f})"))
+        else:
+            kept.append((t, g))
+    kept.sort(key=lambda p: p[0])  # stable: jitter under the slack keeps its recorded order
+    return [g for _, g in kept], [t for t, _ in kept], bad
 
 
 def judge(r: Readings, cfg: Config) -> Verdict:
@@ -682,24 +713,25 @@ def judge(r: Readings, cfg: Config) -> Verdict:
     src = reading.source or "telemetry"
     review = bool(data.get("review"))
     recorded: list[Any] = data["samples"]
-    samples = recorded if review else sample_window(recorded, cfg.thermal.window_min * 60.0)
+    samples = recorded if review else _trailing(recorded, cfg.thermal.window_min * 60.0)
     read_t = None if review else data.get("counters_read_t")  # gather(): the samples that read the counters
-    indices = sorted({g.get("index", i) for s in samples for i, g in enumerate(s.get("gpus") or [])
+    indices = sorted({_index(g, i) for s in samples if isinstance(s, dict) for i, g in enumerate(s.get("gpus") or [])
                       if isinstance(g, dict)})
     if not indices:
-        why = next((s["errors"]["nvml"] for s in reversed(samples) if (s.get("errors") or {}).get("nvml")), None)
+        why = next((s["errors"]["nvml"] for s in reversed(samples)
+                    if isinstance(s, dict) and isinstance(s.get("errors"), dict) and s["errors"].get("nvml")), None)
         reason = why or "no GPU in the samples"
         return Verdict("G4", Status.UNKNOWN, f"cannot tell: no GPU readings ({reason})",
                        (Evidence("GPU telemetry", src, f"unavailable: {reason}"),), FIX)
     results: list[tuple[_Finding, list[Evidence]]] = []
     for idx in indices:
         prefix = f"GPU {idx} " if len(indices) > 1 else ""
-        rows, times = _gpu_rows(samples, idx)
+        rows, times, time_bad = _gpu_rows(samples, idx)
         if not rows:
             f = _Finding(Status.UNKNOWN, "cannot tell: no timed samples of this GPU")
             results.append((f, [Evidence(prefix + "GPU telemetry", src, "unavailable: no timed samples")]))
             continue
-        series = _Series(rows, times)
+        series = _Series(rows, times, time_bad)
         if review:
             results.append(_review(series, cfg, src, prefix))
         else:
