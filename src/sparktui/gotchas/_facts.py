@@ -25,6 +25,16 @@ def field_error(d: Mapping[str, Any] | None, key: str) -> str | None:
     return f.get("error") if isinstance(f, dict) else None
 
 
+def capability_pair(v: Any) -> tuple[int, int] | None:
+    """A compute capability as (major, minor) when it is two integers; None for N/A, a string or
+    anything else: an unreadable capability is not evidence about the GPU (G1 and G7 then say so)."""
+    if not isinstance(v, (list, tuple)) or len(v) != 2:
+        return None
+    if not all(isinstance(x, int) and not isinstance(x, bool) for x in v):
+        return None
+    return int(v[0]), int(v[1])
+
+
 class GpuFacts:
     """What the readings say about GPU 0: name and capability, from NVML first, else the target torch."""
 
@@ -41,20 +51,22 @@ class GpuFacts:
             devs = nv.get("devices") or []
             if devs:
                 d0 = devs[0]
-                if field_value(d0, "name"):
-                    self.name, self.name_source = field_value(d0, "name"), "NVML nvmlDeviceGetName"
-                cc = field_value(d0, "compute_capability")
+                name = field_value(d0, "name")
+                if isinstance(name, str) and name:
+                    self.name, self.name_source = name, "NVML nvmlDeviceGetName"
+                cc = capability_pair(field_value(d0, "compute_capability"))
                 if cc:
-                    self.capability, self.cap_source = (int(cc[0]), int(cc[1])), "NVML nvmlDeviceGetCudaComputeCapability"
+                    self.capability, self.cap_source = cc, "NVML nvmlDeviceGetCudaComputeCapability"
         t = r.data("target")
         tc = (t.get("torch_cuda") if t else None) or {}
         tdevs = tc.get("devices") or []
         if tdevs:
-            if self.name is None and tdevs[0].get("name"):
-                self.name, self.name_source = tdevs[0]["name"], "torch.cuda.get_device_name(0)"
-            cap = tdevs[0].get("capability")
+            tname = tdevs[0].get("name") if isinstance(tdevs[0], dict) else None
+            if self.name is None and isinstance(tname, str) and tname:
+                self.name, self.name_source = tname, "torch.cuda.get_device_name(0)"
+            cap = capability_pair(tdevs[0].get("capability") if isinstance(tdevs[0], dict) else None)
             if self.capability is None and cap:
-                self.capability, self.cap_source = (int(cap[0]), int(cap[1])), "torch.cuda.get_device_capability(0)"
+                self.capability, self.cap_source = cap, "torch.cuda.get_device_capability(0)"
         if self.name is None and cfg.hardware.gpu_name_hint:
             self.name, self.name_source = cfg.hardware.gpu_name_hint, "config [hardware] gpu_name_hint"
 
