@@ -441,11 +441,152 @@ def test_review_names_snapshots_that_could_not_be_judged():
 def test_the_shipped_demo_recording_fails_when_the_uncapped_server_came_up():
     r = readings_from_recording(read_recording(DEMO))
     v = judge(r, Config())
-    assert v.status is Status.FAIL and v.summary.startswith("vLLM pid 5120: no cap given (default 0.92), while training")
-    assert "(worst at 16:18:00 UTC (+00:18:00); fail in 8 of 26 process snapshots)" in v.summary
+    assert v.status is Status.FAIL and v.summary.startswith("vLLM pid 5120: no cap given (default 0.9")
+    assert "while training pid 3310 (torchrun) runs on the same pool (worst at 16:18:00 UTC (+00:18:00); fail in " in v.summary
 
 
 def test_live_mode_judges_the_latest_snapshot_only():
     s = snap(vllm(5120, 0.9, ENGINE_CORE), job(3310, GIB))
     data = dict(snap(job(3310, GIB)), history=[s])  # a history without "review" is not a review
     assert status(data) == "ok"
+
+
+# -- exactly at a limit, and the smaller guards ---------------------------------------------------
+
+def test_exactly_at_the_pool_or_the_headroom_is_not_over_it():
+    half = int(0.5 * TOTAL)  # vLLM at 0.5 takes exactly this
+    assert status(snap(vllm(2141, 0.5, 58 * GIB), job(3310, TOTAL - half))) == "warn"  # the whole pool: not more
+    assert status(snap(vllm(2141, 0.5, 58 * GIB), job(3310, int(0.4 * TOTAL)))) == "ok"  # exactly 90%
+
+
+def test_the_container_reading_answers_when_the_scan_could_not_tell():
+    r = readings(snap(job(491, GIB), inside=None))
+    r.add(Reading("container", {"in_container": True}))
+    v = judge(r, Config())
+    assert v.status is Status.UNKNOWN and "host processes not visible" in v.summary
+    r.add(Reading("container", {"in_container": False}))
+    assert judge(r, Config()).status is Status.OK
+
+
+def test_absence_from_a_list_nvml_did_read_is_nothing_held():
+    # NVML lists others (count > 0) and the container question is open: an unlisted server holds nothing
+    assert status(snap(ollama(4000), job(3310, 70 * GIB), inside=None)) == "ok"
+    # on the host an empty list is read too: a job not in it holds nothing on the GPU
+    assert g6v(snap(job(3310, None, listed=False), inside=False)).summary == "one job on the pool: training pid 3310 (torchrun)"
+
+
+def test_a_worker_whose_launcher_is_gone_still_belongs_to_its_server():
+    worker = job(2300, 20 * GIB, kind="gpu-process", name="python3")
+    core = vllm(2141, 0.9, ENGINE_CORE, state="default")[1]
+    worker["group"] = core["group"] = 2000  # the launcher (pid 2000) exited between the scans
+    v = g6v(snap(worker, core))
+    assert v.status is Status.WARN and v.summary.startswith("vLLM pid 2000: no cap given (default 0.9)")
+
+
+def test_evidence_says_what_each_server_holds_and_can_take():
+    v = g6v(snap(ollama(4000, 20 * GIB, loaded=True), server(6000, "llamacpp", 5 * GIB, name="llama-server"),
+                 job(3310, 10 * GIB), skipped={"vanished": 2, "denied": 1}))
+    ev = {e.what: e.value for e in v.evidence}
+    assert ev["Ollama pid 4000 holds"] == "20.0 GiB"
+    assert ev["Ollama pid 4000 can take"] == "what it holds, plus any model it loads on request (size unknown)"
+    assert ev["Ollama pid 4000 memory cap"] == "none: ollama's cap"
+    assert ev["llama.cpp pid 6000 can take"] == "what it holds (allocates its model and context up front)"
+    assert ev["processes skipped mid-scan"] == "2 exited, 1 denied"
+
+
+def test_nvml_unavailable_names_what_the_name_scan_found():
+    assert g6v(snap(nv_ok=False)).summary.endswith("name scan found no server or training process")
+    assert g6v(snap(job(3310, None, listed=False), nv_ok=False)).summary.endswith(
+        "name scan found training pid 3310 (torchrun)")
+
+
+def test_an_nvml_summary_that_is_null_does_not_crash():
+    v = g6v({"rows": [], "nvml": None, "container": {"inside": False}})
+    assert v.status is Status.UNKNOWN and "NVML process list unavailable" in v.summary
+
+
+def test_review_offsets_from_the_first_sample_when_meminfo_has_no_start():
+    r = readings(history(snap(t=T0 + 600), snap(vllm(5120, 0.9, ENGINE_CORE), t=T0 + 660)))
+    r.add(Reading("telemetry", {"samples": [{"t": T0}, {"t": T0 + 660}]}))
+    v = judge(r, Config())
+    assert v.status is Status.WARN and "(worst at 16:11:00 UTC (+00:11:00); warn in 1 of 2" in v.summary
+
+
+def test_a_server_capped_exactly_at_the_limit_counts_among_the_capped():
+    v = g6v(snap(vllm(2141, 0.5, 58 * GIB), vllm(2241, 0.25, 28 * GIB)))
+    assert v.status is Status.WARN and v.summary.startswith("2 capped servers add up to 0.75 of memory: vLLM pid 2141 at 0.5")
+    ev = {e.what: e.value for e in v.evidence}
+    assert ev["vLLM pid 2141 memory cap"] == "0.5 (--gpu-memory-utilization 0.5): at or under 0.5"
+    assert g6v(snap(vllm(2141, 0.5, 58 * GIB))).summary == "vLLM pid 2141 capped at 0.5, alone on the pool"
+
+
+def test_the_most_specific_cap_of_an_instance_wins():
+    rows = vllm(2141, 0.45, 52 * GIB)
+    rows[1]["cap"] = cap(0.9, state="default")  # the worker's own argv says nothing; its launcher set 0.45
+    assert g6v(snap(rows)).summary == "vLLM pid 2141 capped at 0.45, alone on the pool"
+    rows[0]["cap"], rows[1]["cap"] = cap(0.9, state="default"), cap(0.3)
+    assert g6v(snap(rows)).summary == "vLLM pid 2141 capped at 0.3, alone on the pool"
+    nim = [server(7100, "nim", 40 * GIB, name="nim_llm", state="default"),
+           server(7101, "nim", None, listed=False, name="nim worker", state="unreadable")]
+    nim[1]["group"] = 7100
+    v = g6v(snap(nim))  # unreadable is more specific than a default: the share is unknown
+    assert v.status is Status.UNKNOWN and v.summary.startswith("cannot tell: memory cap unreadable for NIM pid 7100")
+    assert {e.what: e.value for e in v.evidence}["NIM pid 7100 memory cap"] == "unreadable: nim's cap"
+    nim[1]["cap"]["state"] = "none"  # default is more specific than none
+    assert g6v(snap(nim)).summary == "NIM pid 7100: no cap given (default: a large share): it competes with anything started next"
+
+
+def test_the_group_head_names_the_job_and_gives_its_details():
+    rank = job(3325, 16 * GIB, name="train_lora.py", rss=6 * GIB)
+    launcher = job(3310, None, listed=False, name="torchrun", rss=400 * MIB)
+    rank["group"] = launcher["group"] = 3310
+    v = g6v(snap(rank, launcher))  # the rank is listed first, as NVML's order puts it
+    assert v.summary == "one job on the pool: training pid 3310 (torchrun)"
+    assert {e.what: e.value for e in v.evidence}["training pid 3310 (torchrun)"].startswith("gpu 16.0 GiB, rss 0.4 GiB")
+    assert v.details == (f"pid 3310    training    torchrun                     gpu  16.0 GiB  rss   0.4 GiB  python3 torchrun",)
+    na = job(3325, None, name="train_lora.py")
+    assert g6v(snap(na)).details[0].startswith("pid 3325    training    train_lora.py                gpu       n/a  ")
+
+
+@pytest.mark.parametrize("growth_delta,expected", [(0, "ok")])
+def test_available_exactly_what_a_starting_server_can_take_is_enough(growth_delta, expected):
+    grow = int(0.5 * TOTAL) - 10 * GIB
+    assert status(snap(vllm(2141, 0.5, 10 * GIB)), available=grow + growth_delta) == expected
+
+
+def test_memavailable_zero_is_a_reading_not_an_error():
+    v = g6v(snap(vllm(2141, 0.5, 58 * GIB), job(3310, LORA)), available=0)
+    assert v.status is Status.WARN and "more than the 0.0 GiB still available" in v.summary
+
+
+def test_list_seen_decides_whether_an_unlisted_process_holds_nothing():
+    # an empty list whose container question is open: an unlisted job's holding is unknown
+    v = g6v(snap(vllm(2141, 0.5, None, listed=False), job(3310, None, listed=False), inside=None))
+    assert v.status is Status.UNKNOWN and v.summary.startswith(
+        "cannot tell whether it fits the pool: training pid 3310 (torchrun) holds an unknown amount "
+        "(unknown: not in NVML's list, which may not show it here)")
+    # the same empty list on the host: nothing is on the GPU yet
+    assert status(snap(vllm(2141, 0.5, None, listed=False), job(3310, None, listed=False), inside=False)) == "ok"
+
+
+def test_malformed_rows_and_summaries_never_crash():
+    data = snap(job(3310, LORA))
+    data["rows"] = [{}, "x", *data["rows"]]
+    assert status(data) == "ok"
+    v = g6v({"rows": [], "nvml": {"ok": True}, "container": {"inside": None}})  # no count: none listed
+    assert v.status is Status.UNKNOWN and "unclear whether this is a container" in v.summary
+    v = g6v({"rows": [], "nvml": {"ok": True}, "container": {"inside": True}})
+    assert v.summary == "cannot tell: host processes not visible (inside a container, NVML's process list is empty)"
+    assert {e.what: e.value for e in v.evidence}["NVML GPU process list"] == "0 process(es)"
+    assert not g6.is_sparktui_own({"command": "python3"}) and not g6.is_sparktui_own({"command": None})
+
+
+def test_review_without_meminfo_still_says_when():
+    r = readings(history(snap(vllm(5120, 0.9, ENGINE_CORE), t=T0 + 120)), meminfo=False)
+    v = judge(r, Config())
+    assert v.status is Status.WARN and "(worst at 16:02:00 UTC (+00:00:00); warn in 1 of 1" in v.summary
+
+
+def test_the_gotcha_reads_processes_and_meminfo_every_ten_seconds():
+    assert g6.GOTCHA.probes == ("processes", "meminfo") and g6.GOTCHA.cadence_s == 10.0 and not g6.GOTCHA.intrusive
+    assert "N/A is an unknown amount" in g6.GOTCHA.check and "idle" in g6.GOTCHA.check

@@ -135,3 +135,56 @@ def test_agrees_with_psutil_on_this_machine():
     finally:
         child.kill()
         child.wait()
+
+
+# -- sparktui's own processes (issue 12, class 9) -----------------------------------------------
+
+def _cand(pid: int, ppid: int, *argv: str) -> dict:
+    return {"pid": pid, "ppid": ppid, "name": argv[0] if argv else "", "cmdline": list(argv)}
+
+
+def test_own_pids_are_this_process_its_descendants_and_any_sparktui_probe_script():
+    cands = [
+        _cand(101, 100, "ssh", "-o", "BatchMode=yes", "spark-2", "sparktui", "snapshot"),  # a peer, started by us
+        _cand(102, 101, "ssh-askpass"),  # and its child
+        _cand(200, 1, "python3", "/venv/bin/vllm", "serve", "m"),  # the user's server
+        _cand(300, 1, "/venv/bin/python3", "/venv/lib/python3.12/site-packages/sparktui/probes/bandwidth_script.py",
+              "--fd", "9"),  # another sparktui's G5 probe
+        _cand(301, 300, "python3", "-c", "pass"),  # a process it started
+        _cand(400, 1, "python3", "train.py", "--note", "sparktui/probes/target_script.py"),  # the user's, naming it
+    ]
+    assert processes.own_pids(cands, 100) == {100, 101, 102, 300, 301}
+    assert processes.own_pids(cands, None) == {300, 301}  # exclude_own=False: the scripts still are sparktui's
+
+
+def test_a_real_child_of_this_process_is_its_own():
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", "own-marker"])
+    try:
+        time.sleep(0.2)
+        import os
+
+        cands = ProcLister().list()[0]
+        assert child.pid in processes.own_pids(cands, os.getpid())
+        assert child.pid not in processes.own_pids(cands, None)
+    finally:
+        child.kill()
+        child.wait()
+
+
+# -- NVML's per-process memory: N/A stays N/A (class 1) -------------------------------------------
+
+def test_nvml_na_is_none_never_zero_and_a_known_figure_wins_across_lists():
+    from sparktui.probes.nvml import NvmlSession
+    from tests.fakes import fake_nvml
+
+    gib = 1024 ** 3
+    with fake_nvml.installed(fake_nvml.gb10()) as f:
+        f.set_processes([(10, None), (11, None), (12, 0xFFFFFFFFFFFFFFFF), (13, 77 * gib)],
+                        graphics=[(11, 2 * gib)])
+        s = NvmlSession()
+        try:
+            nv = processes.nvml_processes(s)
+        finally:
+            s.close()
+    assert nv["ok"] and nv["pids"] == {10: None, 11: 2 * gib, 12: None, 13: 77 * gib}
+    assert nv["compute"] == {10, 11, 12, 13}

@@ -176,7 +176,7 @@ def is_sparktui_own(row: dict[str, Any]) -> bool:
     """sparktui's own probe scripts (``python .../sparktui/probes/target_script.py ...``) are never
     the user's workload; the probe leaves them out, and so does the judge for older snapshots."""
     words = str(row.get("command") or "").split()
-    return len(words) > 1 and bool(_PYTHON.match(words[0].rsplit("/", 1)[-1])) and bool(_OWN_SCRIPT.search(words[1]))
+    return len(words) > 1 and bool(_PYTHON.match(words[0].split("/")[-1])) and bool(_OWN_SCRIPT.search(words[1]))
 
 
 def _instance_cap(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -301,12 +301,17 @@ def _party(top: Any, members: list[dict[str, Any]], held: int | None, why: str, 
     return p
 
 
+def _count(nv: dict[str, Any]) -> int:
+    """How many processes NVML listed (a summary without the count: none)."""
+    return int(nv["count"]) if _number(nv.get("count")) else 0
+
+
 def build_view(r: Readings, data: dict[str, Any], pool: Pool, cfg: Config, live: bool, src: str,
                ev: EvidenceList, details: list[str]) -> View:
     """The servers and jobs of one snapshot, each with what it holds and can take."""
     nv = data.get("nvml") or {}
     nv_ok = bool(nv.get("ok"))
-    nv_count = int(nv["count"]) if _number(nv.get("count")) else 0
+    nv_count = _count(nv)
     inside = _container_inside(r, data)
     list_seen = nv_ok and (nv_count > 0 or inside is False)  # absence from the list means "nothing held"
     rows = [row for row in data.get("rows") or [] if isinstance(row, dict) and "pid" in row]
@@ -420,7 +425,7 @@ def rule_pool_sum(v: View) -> Finding | None:
     total = v.pool.total
     known = [p for p in parties if p.footprint is not None]
     unknown = [p for p in parties if p.footprint is None]
-    s = sum(float(p.footprint or 0) for p in known)
+    s = sum(float(p.footprint) for p in known if p.footprint is not None)
     said = ", ".join(_party_text(p) for p in known)
     more = ("; and " + ", ".join(f"{p.label} holds an unknown amount ({p.held_why})" for p in unknown)) if unknown else ""
     if s > total:
@@ -437,12 +442,15 @@ def rule_pool_sum(v: View) -> Finding | None:
 
 def rule_capped_servers_add_up(v: View) -> Finding | None:
     """Several servers each capped at or under the limit, whose caps together are over it."""
-    fine = [p for p in v.servers if p.growth == "fraction" and not _is_uncapped(p, v.ok_cap)
-            and p.fraction is not None and (p.cap or {}).get("state") in ("set", "default")]
-    total_cap = sum(p.fraction or 0.0 for p in fine)
-    if len(fine) > 1 and total_cap > v.ok_cap:
+    fine: list[tuple[Party, float]] = []
+    for p in v.servers:
+        f = p.fraction
+        if p.growth == "fraction" and (p.cap or {}).get("state") in ("set", "default") and f is not None and f <= v.ok_cap:
+            fine.append((p, f))
+    total_cap = sum(f for _, f in fine)
+    if total_cap > v.ok_cap:  # each at or under the limit: only two or more get past it
         return Status.WARN, (f"{len(fine)} capped servers add up to {total_cap:g} of memory: "
-                             f"{', '.join(f'{p.label} at {p.fraction:g}' for p in fine)}")
+                             f"{', '.join(f'{p.label} at {f:g}' for p, f in fine)}")
     return None
 
 
@@ -527,7 +535,7 @@ def ok_summary(v: View) -> str:
     names = ", ".join(f"{p.label} capped at {p.fraction:g}" if p.growth == "fraction" and p.fraction is not None
                       else f"{p.label} holding {_held_text(p)}" for p in servers)
     beside = f" beside {', '.join(j.label for j in jobs)}" if jobs else ""
-    s = sum(float(p.footprint or 0) for p in parties)
+    s = sum(float(p.footprint) for p in parties if p.footprint is not None)
     total = v.pool.total
     return f"{names}{beside}: {_gib(s)} of the {_gib(total)} pool at most (capped coexistence){idle_text}"
 
@@ -537,7 +545,7 @@ def judge_snapshot(r: Readings, data: dict[str, Any], pool: Pool, cfg: Config, l
     ev = EvidenceList()
     nv = data.get("nvml") or {}
     ev.add("NVML GPU process list", "NVML",
-           f"{nv.get('count', 0)} process(es)" if nv.get("ok") else f"unavailable: {nv.get('error')}")
+           f"{_count(nv)} process(es)" if nv.get("ok") else f"unavailable: {nv.get('error')}")
     inside = _container_inside(r, data)
     ev.add("inside a container", "/.dockerenv, /run/.containerenv, /proc/1/cgroup",
            {True: "yes", False: "no"}.get(inside, "cannot tell"))
@@ -550,7 +558,7 @@ def judge_snapshot(r: Readings, data: dict[str, Any], pool: Pool, cfg: Config, l
         why = data.get("scan_error") or "the snapshot has no process list"
         ev.add("process scan", "psutil", why)
         return Verdict("G6", Status.UNKNOWN, f"cannot see the processes: {why}", ev.tuple(), FIX)
-    if nv.get("ok") and nv.get("count", 0) == 0 and inside:
+    if nv.get("ok") and _count(nv) == 0 and inside:
         return Verdict("G6", Status.UNKNOWN,
                        "cannot tell: host processes not visible (inside a container, NVML's process list is empty)",
                        ev.tuple(), FIX)
