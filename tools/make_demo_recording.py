@@ -2,7 +2,7 @@
 
 Modelled on public GB10 reports (shared/reference/FACTS.md), NOT a measurement: idle at ~5 W,
 a vLLM server capped at 0.5 loads, a LoRA training job ramps the GPU to ~95 W, the temperature
-climbs to 83-85 °C, SW thermal slowdown sets in (the counter grows, clocks and power drop to a
+climbs to 83-85 °C, SW thermal slowdown sets in (NVML field 269's counter grows, clocks and power drop to a
 plateau well under the 140 W rating while the temperature sits high), page cache fills what the
 processes leave, then the capped server is replaced by an uncapped one and MemAvailable falls
 under the 8 GiB floor. Device memory and the power limit read NOT_SUPPORTED, as on real GB10.
@@ -87,8 +87,14 @@ def memory_at(t: float, rnd: random.Random) -> dict[str, int]:
     free = TOTAL_GIB - base - anon - cache - buffers - sreclaim
     avail = free + (cache - shmem) * 0.97 + buffers + sreclaim * 0.6
     kb = lambda g: int(g * 1024 * 1024) * 1024  # noqa: E731 - whole kB, as /proc/meminfo has them
+    # AnonPages is what processes hold in their own pages (their RSS); on unified memory the GPU
+    # allocations (model weights, KV cache) are the driver's and show in none of these fields.
+    rss = sum(r["rss_bytes"] for r in processes_at(t)["rows"]) / GIB
     return {"MemTotal": kb(TOTAL_GIB), "MemFree": kb(free), "MemAvailable": kb(avail), "Buffers": kb(buffers),
-            "Cached": kb(cache), "SReclaimable": kb(sreclaim), "Shmem": kb(shmem), "SwapTotal": 0, "SwapFree": 0}
+            "Cached": kb(cache), "SReclaimable": kb(sreclaim), "Shmem": kb(shmem), "SwapTotal": 0, "SwapFree": 0,
+            "KReclaimable": kb(sreclaim), "AnonPages": kb(2.9 + rss), "Unevictable": kb(0.03), "Mlocked": kb(0.03),
+            "CmaTotal": 0, "CmaFree": 0, "SwapCached": 0, "HugePages_Total": 0, "HugePages_Free": 0,
+            "Hugepagesize": 2048 * 1024, "Dirty": kb(0.01), "Mapped": kb(1.1 + 0.2 * ramp(t, TRAIN_START, 60))}
 
 
 def gpu_at(t: float, state: dict, rnd: random.Random) -> dict:
@@ -122,7 +128,8 @@ def gpu_at(t: float, state: dict, rnd: random.Random) -> dict:
     return {
         "index": 0, "temp_c": int(round(temp)), "power_w": round(power, 2), "power_limit_w": None, "sm_mhz": sm,
         "gr_mhz": sm, "mem_mhz": None, "util_gpu": util, "util_mem": 0, "reasons_mask": reasons,
-        "reasons": decode_reasons(reasons), "thermal_viol_ns": state["thermal_ns"], "power_viol_ns": 0,
+        "reasons": decode_reasons(reasons), "sw_power_cap_ns": 165_687_000, "sync_boost_ns": 0,
+        "sw_thermal_ns": state["thermal_ns"], "hw_thermal_ns": 0, "hw_power_brake_ns": 0,
         "mem_used": None, "mem_total": None,
         "errors": {"power_limit_w": NS, "mem_mhz": NS, "mem_used": NS, "mem_total": NS},
     }
@@ -158,7 +165,7 @@ def processes_at(t: float) -> dict:
                         "/home/spark/ft/.venv/bin/python3 -u train_lora.py --config configs/qwen3-8b-lora.yaml",
                         15.2 * ramp(t, TRAIN_START, 90), 6.8, t - TRAIN_START - 3, group=3310))
     if t >= VLLM2_START:
-        cap = {"state": "default", "fraction": 0.92, "source": "no --gpu-memory-utilization: vLLM's default", "detail": ""}
+        cap = {"state": "default", "fraction": 0.9, "source": "no --gpu-memory-utilization: vLLM's default", "detail": ""}
         rows.append(row(5120, 1877, "server", "vllm", "vllm serve",
                         "/home/spark/.venv/bin/python3 /home/spark/.venv/bin/vllm serve "
                         "nvidia/Llama-3.3-70B-Instruct-FP8 --max-model-len 32768 --port 8001", None, 2.3,
@@ -176,7 +183,7 @@ VENV = "/home/spark/venvs/train"
 TORCH_CU128 = "2.9.0+cu128"
 TARGET = {
     "crashes": [],
-    "cuda_smoke": {"ran": True, "ok": True, "seconds": 0.41, "device": "NVIDIA GB10"},
+    "cuda_smoke": {"ran": True, "value": 0.0, "seconds": 0.41},
     "cudart": {
         "libcudart.so.12": {"loaded": True, "paths": [f"{VENV}/lib/python3.12/site-packages/nvidia/cuda_runtime/lib/libcudart.so.12"],
                             "runtime_version": 12080},
@@ -206,7 +213,7 @@ TARGET = {
               "git_version": "0fabc3ba44823f257e70ce397d989c8de5e362c1", "hip": None, "nccl": "2.27.5",
               "version": TORCH_CU128},
     "torch_cuda": {"arch_list": ["sm_80", "sm_86", "sm_90", "sm_100", "sm_120", "compute_120"], "available": True,
-                   "capability": [12, 1], "device_count": 1, "name": "NVIDIA GB10"},
+                   "device_count": 1, "devices": [{"index": 0, "name": "NVIDIA GB10", "capability": [12, 1]}]},
 }
 CUDALIBS = {"libcudart": [
     {"flags": "libc6,AArch64", "major": "13", "path": "/usr/local/cuda-13.0/targets/sbsa-linux/lib/libcudart.so.13",
@@ -217,8 +224,9 @@ CUDALIBS = {"libcudart": [
 BANDWIDTH = {  # a kept G5 result from two days before the run, in the GB10 range (FACTS.md)
     "status": "ok", "python": f"{VENV}/bin/python", "measured_at": T0 - 2 * 86400 + 3600, "seconds": 21.7,
     "source": f"{VENV}/bin/python (subprocess)", "device": "NVIDIA GB10", "capability": [12, 1],
-    "size_gib": 4.0, "iterations": 40, "repeats": 5, "copy_gbs": 221.4, "copy_gbs_all": [221.4, 220.9, 221.8, 221.1, 221.6],
-    "read_gbs": 243.0, "read_gbs_all": [242.6, 243.0, 243.3, 242.8, 243.1], "spread": 0.004,
+    "buffer_bytes": 4 * GIB, "iterations": 40, "repeats": 5, "copy_gbs": 221.4,
+    "copy_gbs_all": [221.4, 220.9, 221.8, 221.1, 221.6], "read_gbs": 243.0,
+    "read_gbs_all": [242.6, 243.0, 243.3, 242.8, 243.1], "spread_pct": 0.4,
     "convention": "copy: bytes read + written per second; read: bytes read per second (GB = 1e9 bytes)",
 }
 LAUNCH_FILES = {  # what G10 scans in the user's project folder (two Sparks, one model split across both)

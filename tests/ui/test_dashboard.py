@@ -86,8 +86,9 @@ def test_fix_commands_takes_one_code_block_at_a_time():
 
 
 async def test_a_card_with_alternative_fixes_copies_one_block_per_key():
-    """G6's fix is two alternatives (stop the servers; or restart them capped): pasted as one
-    script it would stop services and start servers with placeholder arguments."""
+    """G6's fix is three alternatives (stop the servers; restart them capped; unload Ollama's
+    models): pasted as one script it would stop services and start servers with placeholder
+    arguments."""
     app = replay_app()
     async with app.run_test(size=(120, 36)) as pilot:
         await loaded(app, pilot)
@@ -102,10 +103,13 @@ async def test_a_card_with_alternative_fixes_copies_one_block_per_key():
         await pilot.press("2")
         await pilot.pause(0.1)
         assert app.clipboard.startswith("vllm serve MODEL --gpu-memory-utilization 0.5") and "systemctl" not in app.clipboard
-        assert any("block 2 of 2" in n.message for n in app._notifications)
+        assert any("block 2 of 3" in n.message for n in app._notifications)
+        await pilot.press("3")
+        await pilot.pause(0.1)
+        assert app.clipboard.startswith("ollama ps") and "vllm serve" not in app.clipboard
         await pilot.press("7")
         await pilot.pause(0.1)
-        assert any("has 2 block(s)" in n.message for n in app._notifications)
+        assert any("has 3 block(s)" in n.message for n in app._notifications)
 
 
 async def test_r_reruns_the_selected_check_and_R_reruns_all():
@@ -376,7 +380,7 @@ async def test_enter_on_a_process_shows_its_whole_command_and_cap():
         await pilot.pause(0.3)
         assert isinstance(app.screen, MessageScreen)
         text = app.screen.markdown
-        assert app.screen.title_text.startswith("pid 5188") and "**memory cap:** default 0.92" in text
+        assert app.screen.title_text.startswith("pid 5188") and "**memory cap:** default 0.9:" in text
         assert "VLLM::EngineCore" in text and "**GPU memory:** 86.0 GiB" in text
 
 
