@@ -328,6 +328,7 @@ def test_the_first_cuda_call_that_dies_fails_and_one_that_hangs_is_unknown(smoke
 
 @pytest.mark.parametrize("cuda_smoke, shown", [
     ({"ran": True, "seconds": 0.4321}, "ok in 0.43 s"), ({"ran": True}, "ok in 0.00 s"),
+    ({"ran": True, "seconds": None}, "ok (time not reported)"), ({"ran": True, "seconds": "N/A"}, "ok (time not reported)"),
     ({"ran": False, "reason": "--no-cuda-smoke"}, "not run: --no-cuda-smoke"), ({"ran": False}, "not run: no reason given"),
     ({}, None), (None, None),
 ])
@@ -423,3 +424,9 @@ def test_the_interpreter_and_gpu_are_always_evidence():
     ev = ev_of(g1_of(target()))
     assert ev["target interpreter"] == INTERP and ev["GPU"] == "NVIDIA GB10 (sm_121)"
     assert ev["torch.__version__"] == "2.9.0+cu130" and ev["torch.version.cuda (authoritative)"] == "13.0"
+
+
+def test_ldconfig_entries_missing_a_field_are_shown_with_a_question_mark_and_still_judged():
+    v = g1_of(target(), libs={"libcudart": [{"major": "13", "soname": "libcudart.so.13"}, {"major": "12", "path": "/opt/x"}, "junk"]})
+    assert v.status is Status.WARN
+    assert ev_of(v)["ldconfig -p libcudart"] == ["libcudart.so.13 => ?", "? => /opt/x"]

@@ -237,11 +237,14 @@ def smoke_rule(t: dict, ev: EvidenceList) -> list[Finding]:
     if status == "hung":
         ev.add("first .cuda()", "target interpreter", err)
         return [(Status.UNKNOWN, f"first .cuda() did not finish: {err}")]
-    ran = (t.get("cuda_smoke") or {}).get("ran")
+    cs = t.get("cuda_smoke") or {}
+    ran = cs.get("ran")
     if status == "done" and ran:
-        ev.add("first .cuda()", "target interpreter", f"ok in {(t.get('cuda_smoke') or {}).get('seconds', 0):.2f} s")
+        took = cs.get("seconds", 0)
+        ev.add("first .cuda()", "target interpreter",
+               f"ok in {took:.2f} s" if isinstance(took, (int, float)) else "ok (time not reported)")
     elif status == "done" and ran is False:
-        ev.add("first .cuda()", "target interpreter", f"not run: {(t.get('cuda_smoke') or {}).get('reason') or 'no reason given'}")
+        ev.add("first .cuda()", "target interpreter", f"not run: {cs.get('reason') or 'no reason given'}")
     return []
 
 
@@ -263,9 +266,10 @@ def ldconfig_rule(r: Readings, ev: EvidenceList) -> list[Finding]:
     if libs is None:
         ev.add("ldconfig -p libcudart", "ldconfig", f"unavailable: {r.get_reading('cudalibs').error}")
         return []
-    entries = libs.get("libcudart") or []
-    majors = sorted({e["major"] for e in entries if e.get("major")})
-    ev.add("ldconfig -p libcudart", r.get_reading("cudalibs").source, [f"{e['soname']} => {e['path']}" for e in entries] or "none registered")
+    entries = [e for e in libs.get("libcudart") or [] if isinstance(e, dict)]
+    majors = {e.get("major") for e in entries}
+    ev.add("ldconfig -p libcudart", r.get_reading("cudalibs").source,
+           [f"{e.get('soname') or '?'} => {e.get('path') or '?'}" for e in entries] or "none registered")
     if "12" in majors and "13" in majors:
         return [(Status.WARN, "libcudart.so.12 is registered beside libcudart.so.13: a leftover that invites ABI mismatches")]
     return []
