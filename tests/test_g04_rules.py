@@ -742,3 +742,165 @@ def test_a_gpu_index_that_is_not_an_integer_is_its_position():
     smp = samples(lambda i, t: gpu(temp=84))
     smp[0]["gpus"][0]["index"] = "N/A"
     assert verdict(smp).status.value == "ok"
+
+
+# -- the words of each verdict, exactly ---------------------------------------------------------------------
+
+def test_thermal_text_by_counter_alone_names_the_last_temperature():
+    c = linear(54.0)
+    v = verdict(samples(lambda i, t: gpu(temp=83 if i < 120 else 85, sw_thermal=c(t))))
+    assert v.summary == "thermal throttling at 85 °C: SW thermal slowdown +54.0 s (9.0% of the window)"
+
+
+def test_thermal_text_by_reasons_alone_with_a_flat_counter():
+    v = verdict(samples(lambda i, t: gpu(temp=85, reasons=0x20 if 100 <= i < 107 else 0), step=1.0))
+    assert v.summary == "thermal throttling at 85 °C: thermal slowdown active in 7 of 601 samples"
+
+
+def test_thermal_text_without_a_temperature():
+    v = verdict(samples(lambda i, t: gpu(sw_thermal=int(t) * 800_000_000, errors={"temp_c": NS})))
+    assert v.summary == "thermal throttling: SW thermal slowdown +480.0 s (80% of the window)"
+
+
+def test_power_capping_text_with_reasons_and_a_small_counter():
+    v = verdict(samples(lambda i, t: gpu(reasons=0x04 if 200 <= i < 207 else 0,
+                                         power_cap=500_000_000 if t >= 300 else 0), step=1.0))
+    assert v.summary == ("power capping: power cap active in 7 of 601 samples, SW power capping +0.5 s "
+                         "(0.1% of the window)")
+
+
+def test_exactly_one_percent_of_power_capping_counts():
+    v = verdict(samples(lambda i, t: gpu(power_cap=int(t) * 10_000_000), seconds=100.0, step=1.0))
+    assert v.summary == "power capping: SW power capping +1.0 s (1.0% of the window)"
+
+
+def test_clean_text_names_a_small_power_cap_and_unsustained_reasons():
+    v = verdict(samples(lambda i, t: gpu(temp=84, reasons=0x08 if i == 10 else 0x20 if i == 20 else 0,
+                                         power_cap=500_000_000 if t >= 300 else 0)))
+    assert v.status.value == "ok"
+    assert ("(hw_slowdown in 1, sw_thermal_slowdown in 1 of 121 samples, not sustained; SW thermal slowdown +0.0 s; "
+            "SW power capping +0.5 s (0.1%))") in v.summary
+
+
+def test_clean_text_power_is_that_of_loaded_late_samples_only():
+    v = verdict(samples(lambda i, t: gpu(temp=84, util=0, power=5.0) if i > 80 and i % 2 else gpu(temp=84)))
+    assert v.summary.startswith("no throttling: 80 W at 84 °C"), v.summary
+    v = verdict(samples(lambda i, t: gpu(temp=84, errors={"power_w": NS})))
+    assert v.summary.startswith("no throttling: 84 °C, the normal GB10 plateau"), v.summary
+
+
+@pytest.mark.parametrize("late,text", [
+    (86.0, "86 °C, the normal GB10 plateau under load (83-85 °C serving); NVML"),
+    (86.1, "86 °C, hotter than the usual 83-85 °C plateau but not slowing; NVML"),
+])
+def test_plateau_words(late, text):
+    v = verdict(samples(lambda i, t: gpu(temp=late)))
+    assert text in v.summary, v.summary
+
+
+def test_watching_with_reasons_unreadable_says_so():
+    v = verdict(samples(lambda i, t: gpu(errors={"reasons_mask": NS}), seconds=2.0, step=1.0))
+    assert v.summary.startswith("watching: 2 s of 10 min sampled (clock-event reasons unreadable); a verdict needs")
+
+
+def test_shares_are_shown_to_a_tenth_under_ten_percent_and_whole_above():
+    assert (g4._pct(0.09), g4._pct(0.099), g4._pct(0.1), g4._pct(0.67)) == ("9.0%", "9.9%", "10%", "67%")
+
+
+# -- load seen in the late samples: half of them ------------------------------------------------------------
+
+@pytest.mark.parametrize("n_unread,status", [(20, "ok"), (21, "unknown")])
+def test_load_unknown_once_more_than_half_the_late_samples_show_none(n_unread, status):
+    err = {"util_gpu": NS, "power_w": NS}
+    v = verdict(samples(lambda i, t: gpu(util=0, power=5.0, errors=err if i >= 121 - n_unread else None)))
+    assert v.status.value == status, v.summary
+    if status == "unknown":
+        assert v.summary == (f"cannot tell: GPU load unknown in the last 10 min (utilization and power draw unavailable "
+                             f"in 21 of 40 late samples; utilization: {NS}; power draw: {NS})")
+
+
+def test_no_load_with_reasons_readable_and_counters_not_is_no_slowdown_reported():
+    v = verdict(samples(lambda i, t: gpu(util=0, power=5.0, errors=COUNTERS_NS)))
+    assert v.summary == "no sustained load in the last 10 min; no slowdown reported"
+
+
+# -- small windows: the thirds and the slack ----------------------------------------------------------------
+
+def test_a_four_sample_window_judges_its_last_sample_as_its_late_third():
+    cfg = Config().with_overrides(thermal={"window_min": 1.0})
+    v = verdict(samples(lambda i, t: gpu(util=0, power=5.0) if i == 3 else gpu(), seconds=60.0, step=20.0), cfg)
+    assert v.summary.startswith("no sustained load in the last 1 min"), v.summary
+
+
+@pytest.mark.parametrize("times,full", [((0, 240, 480), True), ((0, 235, 470), False)])
+def test_the_slack_is_at_most_a_fifth_of_the_window(times, full):
+    """Far-apart samples never pass for a full window: one interval of slack, capped at 120 s of 600."""
+    v = verdict([{"t": T0 + x, "gpus": [gpu()], "mem": {}} for x in times])
+    assert (v.status.value == "ok") is full, v.summary
+
+
+def test_exactly_full_with_the_slack_is_full():
+    cfg = Config().with_overrides(thermal={"window_min": 1.0})
+    times = [2.0 * k for k in range(29)] + [57.0]  # median gap 2 s: slack 3 s; 57 + 3 = 60
+    v = verdict([{"t": T0 + x, "gpus": [gpu()], "mem": {}} for x in times], cfg)
+    assert v.status.value == "ok", v.summary
+
+
+def test_one_sample_is_never_a_full_window():
+    cfg = Config().with_overrides(thermal={"window_min": 1 / 60})  # a one-second window
+    v = verdict([{"t": T0, "gpus": [gpu()], "mem": {}}], cfg)
+    assert v.status.value == "unknown" and v.summary.startswith("watching: 0.0 s of 0.0166667 min"), v.summary
+
+
+def test_duplicate_timestamps_do_not_shrink_the_slack():
+    cfg = Config().with_overrides(thermal={"window_min": 1.0})
+    times = [0, 20, 20, 20, 20, 40, 50]  # gaps 20, 20, 10 (zeros ignored): median 20, slack 12 >= 60 - 50
+    v = verdict([{"t": T0 + x, "gpus": [gpu()], "mem": {}} for x in times], cfg)
+    assert v.status.value == "ok", v.summary
+
+
+# -- review: ranking windows by how much slowdown they show -----------------------------------------------
+
+def review_of(stretches, step=5.0, seconds=7200.0, **kw):
+    """A 2 h recording; ``stretches`` maps (start, end) seconds to gpu() arguments there."""
+    def fn(i, t):
+        for (a, b), args in stretches.items():
+            if a <= t < b:
+                return gpu(**{**kw, **args(i, t)}) if callable(args) else gpu(**{**kw, **args})
+        return gpu(**kw)
+    return verdict(samples(fn, seconds=seconds, step=step), review=True)
+
+
+def test_review_ranks_by_the_share_of_samples_with_a_reason():
+    v = review_of({(1200, 1800): lambda i, t: {"reasons": 0x20 if i % 4 == 0 else 0},
+                   (4200, 4800): lambda i, t: {"reasons": 0x20 if i % 2 == 0 else 0}}, temp=85, errors=COUNTERS_NS)
+    assert "[worst 10-min window: 17:10:00 UTC (+01:10:00) to 17:20:00 UTC (+01:20:00)" in v.summary, v.summary
+
+
+def test_review_ranks_by_the_power_capping_counter():
+    """Capped 10% of the time for ten minutes early on, 30% for ten minutes later: the later is worst."""
+    smp = samples(lambda i, t: gpu(power_cap=int(min(max(t - 1200, 0), 600) * 0.1e9)
+                                   + int(min(max(t - 4200, 0), 600) * 0.3e9)), seconds=7200.0)
+    v = verdict(smp, review=True)
+    assert v.summary.startswith("power capping: SW power capping +180.0 s (30% of the window)"), v.summary
+
+
+def test_review_ok_names_the_window_closest_to_a_threshold():
+    smp = samples(lambda i, t: gpu(temp=84, sw_thermal=3_000_000_000 if t >= 1800 else 0), seconds=3600.0)
+    v = verdict(smp, review=True)
+    assert v.status.value == "ok"
+    assert "closest to a threshold: 16:20:00 UTC (+00:20:00) to 16:30:00 UTC (+00:30:00)]" in v.summary, v.summary
+
+
+def test_review_with_two_gpus_names_the_worse():
+    smp = samples(lambda i, t: gpu(temp=85, sw_thermal=int(t) * 100_000_000), seconds=1200.0)
+    for s in smp:
+        t = s["t"] - T0
+        s["gpus"].append(gpu(index=1, temp=85, sw_thermal=int(t) * 300_000_000))
+    v = verdict(smp, review=True)
+    assert v.summary.startswith("GPU 1: thermal throttling at 85 °C: SW thermal slowdown +180.0 s"), v.summary
+
+
+def test_a_short_review_still_names_its_source():
+    v = verdict(samples(lambda i, t: gpu(), seconds=240.0), review=True)
+    assert {e.source for e in v.evidence} == {"telemetry"}

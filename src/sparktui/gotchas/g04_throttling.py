@@ -312,7 +312,7 @@ class _Window:
         return c >= REASON_MIN_SAMPLES and c >= SLOWDOWN_SHARE * self.n_r
 
     def reasons_readable(self) -> bool:
-        return self.n_r > 0 and self.n_r >= REASONS_SEEN * self.n
+        return self.n_r >= REASONS_SEEN * self.n  # n >= 1: none readable is never readable
 
     def heat_seen(self) -> bool:
         key = self.thermal_counter()
@@ -320,8 +320,7 @@ class _Window:
                 or (key is not None and self.share(key) >= SLOWDOWN_SHARE))
 
     def growth_text(self, key: str) -> str:
-        share = f" ({_pct(self.share(key))} of the window)" if self.span > 0 else ""
-        return f"+{self.seconds(key):.1f} s{share}"
+        return f"+{self.seconds(key):.1f} s ({_pct(self.share(key))} of the window)"
 
     def counter_text(self, key: str) -> str:
         return f"{_LABEL[key]} {self.growth_text(key)}"
@@ -396,12 +395,11 @@ def rule_power_delivery_fault(w: _Window) -> _Finding | None:
     text = (f"clocks pinned at ~{clk:.0f} MHz with ~{pw:.0f} W under load{active} and no thermal slowdown: "
             f"suspect a power-delivery fault (failed USB-PD negotiation / ~30 W safe mode), not heat; "
             f"a full power cycle clears it")
-    weight = len(fault) / max(1, len(w.busy))
     if all(w.reasons[i] is not None for i in fault) or w.thermal_counter() is not None:
-        return _Finding(Status.FAIL, text, weight)
+        return _Finding(Status.FAIL, text)
     if not any(t >= th.hot_c for t in w.temps):
         return _Finding(Status.WARN, text.replace("and no thermal slowdown", "(reasons and counters unreadable, "
-                                                  "temperature normal)"), weight)
+                                                  "temperature normal)"))
     return None
 
 
@@ -419,18 +417,16 @@ def rule_hardware_slowdown(w: _Window) -> _Finding | None:
         parts.append(f"{names} in {w.count('hw')} of {w.n_r} samples")
     cause = ("the power supply braked the GPU: power delivery, not heat" if w.seconds(_HW_BRAKE) > 0
              or "hw_power_brake_slowdown" in w.seen else "the GPU is cutting clocks hard")
-    weight = hw_s / w.span if w.span > 0 else 0.0
     if hw_s >= HW_FAIL_S or sustained:
-        return _Finding(Status.FAIL, f"hardware slowdown: {', '.join(parts)}: {cause}", 1.0 + weight)
+        return _Finding(Status.FAIL, f"hardware slowdown: {', '.join(parts)}: {cause}")
     return _Finding(Status.WARN, (f"brief hardware slowdown: {', '.join(parts)} (under the {HW_FAIL_S:g} s that "
-                                  f"fails): {cause}"), weight)
+                                  f"fails): {cause}"))
 
 
 def rule_thermal(w: _Window) -> _Finding | None:
     """SW thermal slowdown for a real share of the window (the counter), or a thermal reason held."""
     key = w.thermal_counter()
-    share = w.share(key) if key else 0.0
-    by_counter = key is not None and share >= SLOWDOWN_SHARE
+    by_counter = key is not None and w.share(key) >= SLOWDOWN_SHARE
     by_reasons = w.sustained("thermal")
     if not by_counter and not by_reasons:
         return None
@@ -441,14 +437,12 @@ def rule_thermal(w: _Window) -> _Finding | None:
         note = " (NVML field 75, weaker evidence than field 269)" if key == _POLICY else ""
         parts.append(w.counter_text(key) + note)
     temp = f" at {w.temps[-1]:.0f} °C" if w.temps else ""
-    weight = max(share, w.count("thermal") / w.n_r if w.n_r else 0.0)
-    return _Finding(Status.WARN, f"thermal throttling{temp}: " + ", ".join(parts), weight)
+    return _Finding(Status.WARN, f"thermal throttling{temp}: " + ", ".join(parts))
 
 
 def rule_power_capping(w: _Window) -> _Finding | None:
     """SW power capping for a real share of the window, or a power reason held."""
-    share = w.share(_POWER_CAP)
-    by_counter = w.readable(_POWER_CAP) and share >= SLOWDOWN_SHARE
+    by_counter = w.readable(_POWER_CAP) and w.share(_POWER_CAP) >= SLOWDOWN_SHARE
     by_reasons = w.sustained("power")
     if not by_counter and not by_reasons:
         return None
@@ -457,8 +451,7 @@ def rule_power_capping(w: _Window) -> _Finding | None:
         parts.append(f"power cap active in {w.count('power')} of {w.n_r} samples")
     if w.seconds(_POWER_CAP) > 0:
         parts.append(w.counter_text(_POWER_CAP))
-    weight = max(share, w.count("power") / w.n_r if w.n_r else 0.0)
-    return _Finding(Status.WARN, "power capping: " + ", ".join(parts), weight)
+    return _Finding(Status.WARN, "power capping: " + ", ".join(parts))
 
 
 def rule_window_not_full(w: _Window) -> _Finding | None:
@@ -505,18 +498,16 @@ def rule_clean(w: _Window) -> _Finding | None:
         said.append(f"clock-event reasons unreadable ({w.why('reasons_mask')}): judged on the counters")
     if key is not None:
         s = w.seconds(key)
+        older = " (field 75: older than nvidia-smi's SW Thermal Slowdown)" if key == _POLICY else ""
         said.append(f"{_LABEL[key]} +{s:.1f} s" + (f" ({_pct(w.share(key))}, under the {_pct(SLOWDOWN_SHARE)} "
-                                                    f"that counts)" if s > 0 else ""))
-        if key == _POLICY:
-            said[-1] += " (field 75: older than nvidia-smi's SW Thermal Slowdown)"
+                                                    f"that counts)" if s > 0 else "") + older)
     else:
         said.append(f"thermal counters unreadable ({w.counter_why(_SW_THERMAL)}): a slowdown between samples "
                     f"would be missed")
     if w.seconds(_POWER_CAP) > 0:
         said.append(f"SW power capping +{w.seconds(_POWER_CAP):.1f} s ({_pct(w.share(_POWER_CAP))})")
     nvml = f"NVML reports no sustained slowdown over {w.th.window_min:g} min ({'; '.join(said)})"
-    weight = max(w.share(key) if key else 0.0, w.share(_POWER_CAP))
-    return _Finding(Status.OK, _clean_text(w, nvml), weight)
+    return _Finding(Status.OK, _clean_text(w, nvml))
 
 
 def _clean_text(w: _Window, nvml: str) -> str:
@@ -536,11 +527,11 @@ def _clean_text(w: _Window, nvml: str) -> str:
 
 
 def _plateau_note(t: float) -> str:
-    if PLATEAU_C[0] <= t <= PLATEAU_C[1]:
+    if t < PLATEAU_C[0]:
+        return ""
+    if t <= PLATEAU_C[1]:
         return ", the normal GB10 plateau under load (83-85 °C serving)"
-    if t > PLATEAU_C[1]:
-        return ", hotter than the usual 83-85 °C plateau but not slowing"
-    return ""
+    return ", hotter than the usual 83-85 °C plateau but not slowing"
 
 
 def rule_heuristic(w: _Window) -> _Finding:
@@ -568,12 +559,11 @@ def rule_heuristic(w: _Window) -> _Finding:
     lp = _mean(late_p) if late_p else None
     if not held and lp is not None and lp >= w.th.plateau_fraction * w.rated:
         return _Finding(Status.WARN, (f"power capping signature {basis}: SM clock down to ~{lc:.0f} MHz under load from "
-                                      f"{peak:.0f} MHz while drawing {lp:.0f} W, near the {w.rated:g} W rating"),
-                        (peak - lc) / peak)
+                                      f"{peak:.0f} MHz while drawing {lp:.0f} W, near the {w.rated:g} W rating"))
     if not held and (hot or climbing):
         temp = f"sits at {lt:.0f} °C" if hot else f"climbs {et:.0f} → {lt:.0f} °C"
         return _Finding(Status.WARN, (f"throttling signature {basis}: SM clock down to ~{lc:.0f} MHz under load from "
-                                      f"{peak:.0f} MHz while temperature {temp}"), (peak - lc) / peak)
+                                      f"{peak:.0f} MHz while temperature {temp}"))
     if not held:
         return _Finding(Status.UNKNOWN, (f"cannot tell {basis}: SM clock down to ~{lc:.0f} MHz under load from "
                                          f"{peak:.0f} MHz at {lt:.0f} °C: not heat by the temperature, and the "
@@ -585,6 +575,23 @@ def rule_heuristic(w: _Window) -> _Finding:
                                 f"{lt:.0f} °C{_plateau_note(lt)}; a slowdown between samples cannot be seen"))
 
 
+def _weight(w: _Window) -> float:
+    """How much slowdown a window shows, to rank windows of one status in a review: the largest share of
+    the window any cause held the clocks (counter growth, or samples showing a reason), or how far the
+    SM clock under load fell from its peak."""
+    shares = [w.share(k) for k in (_SW_THERMAL, _POLICY, _POWER_CAP, _HW_THERMAL, _HW_BRAKE)]
+    if w.n_r:
+        shares += [w.count(c) / w.n_r for c in _CATEGORIES]
+    busy_clk = [w.clock[i] for i in w.busy if w.clock[i] is not None]
+    if busy_clk:
+        _, late = w.thirds()
+        late_clk = [w.clock[i] for i in late if w.loaded[i] and w.clock[i] is not None]
+        peak = _pctile(busy_clk, 0.95)
+        if late_clk and peak > 0:
+            shares.append((peak - _mean(late_clk)) / peak)
+    return max(shares)
+
+
 RULES: tuple[Callable[[_Window], _Finding | None], ...] = (
     rule_power_delivery_fault, rule_hardware_slowdown, rule_thermal, rule_power_capping,
     rule_window_not_full, rule_no_load, rule_clean,
@@ -594,6 +601,7 @@ RULES: tuple[Callable[[_Window], _Finding | None], ...] = (
 def _decide(w: _Window) -> _Finding:
     """The first rule that speaks; an ok over a value no GPU can produce is unknown, saying so."""
     found = next((f for f in (rule(w) for rule in RULES) if f is not None), None) or rule_heuristic(w)
+    found.weight = _weight(w)
     if found.status is Status.OK and w.bad:
         i, what = w.bad[0]
         more = f" (and {len(w.bad) - 1} more)" if len(w.bad) > 1 else ""
