@@ -590,3 +590,8 @@ def test_review_without_meminfo_still_says_when():
 def test_the_gotcha_reads_processes_and_meminfo_every_ten_seconds():
     assert g6.GOTCHA.probes == ("processes", "meminfo") and g6.GOTCHA.cadence_s == 10.0 and not g6.GOTCHA.intrusive
     assert "N/A is an unknown amount" in g6.GOTCHA.check and "idle" in g6.GOTCHA.check
+
+
+def test_review_of_a_snapshot_without_a_time_says_so():
+    v = g6v(history(snap(vllm(5120, 0.9, ENGINE_CORE))))
+    assert v.status is Status.WARN and "(worst at an unknown time (the snapshot has no time); warn in 1 of 1" in v.summary

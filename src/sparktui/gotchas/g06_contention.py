@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Mapping, Optional, TypeGuard
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
@@ -131,7 +131,7 @@ class View:
 Finding = tuple[Status, str]
 
 
-def _number(v: Any) -> bool:
+def _number(v: Any) -> TypeGuard[int | float]:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
@@ -249,14 +249,15 @@ def server_footprint(p: Party, total: int | None) -> float | None:
     return share if p.held is None else max(float(p.held), share)  # the cap bounds an N/A holding
 
 
-def _container_inside(r: Readings, data: dict[str, Any]) -> bool | None:
+def _container_inside(r: Readings, data: Mapping[str, Any]) -> bool | None:
     inside = (data.get("container") or {}).get("inside")
     if inside is None:  # the container probe's reading, if it says so plainly
-        other = r.data("container") or {}
+        other: Mapping[str, Any] = r.data("container") or {}
         for key in ("inside", "in_container", "containerized"):
-            if isinstance(other.get(key), bool):
-                return other[key]
-    return inside
+            value = other.get(key)
+            if isinstance(value, bool):
+                return value
+    return inside if isinstance(inside, bool) else None
 
 
 def _instances(rows: list[dict[str, Any]]) -> dict[Any, list[dict[str, Any]]]:
@@ -306,7 +307,7 @@ def _count(nv: dict[str, Any]) -> int:
     return int(nv["count"]) if _number(nv.get("count")) else 0
 
 
-def build_view(r: Readings, data: dict[str, Any], pool: Pool, cfg: Config, live: bool, src: str,
+def build_view(r: Readings, data: Mapping[str, Any], pool: Pool, cfg: Config, live: bool, src: str,
                ev: EvidenceList, details: list[str]) -> View:
     """The servers and jobs of one snapshot, each with what it holds and can take."""
     nv = data.get("nvml") or {}
@@ -540,7 +541,7 @@ def ok_summary(v: View) -> str:
     return f"{names}{beside}: {_gib(s)} of the {_gib(total)} pool at most (capped coexistence){idle_text}"
 
 
-def judge_snapshot(r: Readings, data: dict[str, Any], pool: Pool, cfg: Config, live: bool, src: str) -> Verdict:
+def judge_snapshot(r: Readings, data: Mapping[str, Any], pool: Pool, cfg: Config, live: bool, src: str) -> Verdict:
     """The verdict on one process snapshot."""
     ev = EvidenceList()
     nv = data.get("nvml") or {}
@@ -548,7 +549,7 @@ def judge_snapshot(r: Readings, data: dict[str, Any], pool: Pool, cfg: Config, l
            f"{_count(nv)} process(es)" if nv.get("ok") else f"unavailable: {nv.get('error')}")
     inside = _container_inside(r, data)
     ev.add("inside a container", "/.dockerenv, /run/.containerenv, /proc/1/cgroup",
-           {True: "yes", False: "no"}.get(inside, "cannot tell"))
+           "yes" if inside else "no" if inside is False else "cannot tell")
     skipped = data.get("skipped") or {}
     if skipped.get("vanished") or skipped.get("denied"):
         ev.add("processes skipped mid-scan", "psutil", f"{skipped.get('vanished', 0)} exited, {skipped.get('denied', 0)} denied")
@@ -580,7 +581,7 @@ def judge_snapshot(r: Readings, data: dict[str, Any], pool: Pool, cfg: Config, l
 
 # -- review mode: every snapshot of a recording ---------------------------------------------------
 
-def _first_time(r: Readings, history: list[dict[str, Any]]) -> float | None:
+def _first_time(r: Readings, history: list[Any]) -> float | None:
     """The recording's first moment: meminfo's t0, else the first sample, else the first scan."""
     t0 = (r.data("meminfo") or {}).get("t0")
     if _number(t0):
@@ -592,7 +593,12 @@ def _first_time(r: Readings, history: list[dict[str, Any]]) -> float | None:
     return float(min(ts)) if ts else None
 
 
-def judge_review(r: Readings, history: list[dict[str, Any]], pool: Pool, cfg: Config, src: str) -> Verdict:
+def _when(snap: Mapping[str, Any], t0: float | None) -> str:
+    t = snap.get("t")
+    return when_text(float(t), t0) if _number(t) else "an unknown time (the snapshot has no time)"
+
+
+def judge_review(r: Readings, history: list[Any], pool: Pool, cfg: Config, src: str) -> Verdict:
     """The worst snapshot of a recording, and when. Snapshots that could not be judged are named;
     they decide only when no snapshot could be judged."""
     judged = [(snap, judge_snapshot(r, snap, pool, cfg, False, src)) for snap in history if isinstance(snap, dict)]
@@ -602,7 +608,7 @@ def judge_review(r: Readings, history: list[dict[str, Any]], pool: Pool, cfg: Co
     pick_from = seen or judged
     snap, worst = max(pick_from, key=lambda sv: sv[1].status.severity)  # the earliest of the worst
     t0 = _first_time(r, history)
-    when = when_text(snap.get("t"), t0)
+    when = _when(snap, t0)
     same = sum(1 for _, v in judged if v.status is worst.status)
     blind = len(judged) - len(seen)
     summary = f"{worst.summary} (worst at {when}; {worst.status.value} in {same} of {len(judged)} process snapshots"
@@ -614,7 +620,7 @@ def judge_review(r: Readings, history: list[dict[str, Any]], pool: Pool, cfg: Co
         if (n := sum(1 for _, v in judged if v.status is st))))
     if seen and blind:
         first_blind = next(s for s, v in judged if v.status is Status.UNKNOWN)
-        ev.add("snapshot not judged", src, f"{when_text(first_blind.get('t'), t0)}: "
+        ev.add("snapshot not judged", src, f"{_when(first_blind, t0)}: "
                                            f"{next(v for _, v in judged if v.status is Status.UNKNOWN).summary}")
     return Verdict("G6", worst.status, summary, ev.tuple() + worst.evidence, FIX, worst.details)
 

@@ -581,7 +581,8 @@ def scan(session: NvmlSession | None, cfg: Config | None = None, *, markers: Ite
     Tests whose own children stand in for the user's workloads pass False; any sparktui's probe
     scripts are left out either way."""
     now = clock()
-    nv = nvml_processes(session) if session is not None else {"ok": False, "error": "NVML not used", "pids": {}}
+    nv: dict[str, Any] = (nvml_processes(session) if session is not None
+                          else {"ok": False, "error": "NVML not used", "pids": {}})
     try:
         cands, skipped = list_candidates()
     except Exception as e:  # psutil missing or /proc unreadable: a failure, never an empty list
@@ -602,6 +603,7 @@ def scan(session: NvmlSession | None, cfg: Config | None = None, *, markers: Ite
             wanted.append(by_pid[pid])
     rows = []
     for c in wanted:
+        row: dict[str, Any] | None
         if c["label"] == "(not visible to psutil)":
             row = {"pid": c["pid"], "ppid": None, "user": None, "kind": "gpu-process", "server": None,
                    "name": c["label"], "process_name": "", "command": "", "gpu_mem_bytes": None,
