@@ -372,3 +372,190 @@ def test_odd_container_checks_and_nameless_pins_are_said_not_a_crash():
     assert ("container check (unnamed)", "container probe", "present") in rows(v)
     assert ("/run/.containerenv", "container probe", "not reported") in rows(v)
     assert "a pin without a package name was skipped (line 7)" in v.details
+
+
+# --- the pieces, each output pinned ------------------------------------------------------------------
+
+
+def test_marker_env_from_the_target_interpreter():
+    t = {"python": {"version": "3.12.3", "implementation": "CPython", "machine": "aarch64", "system": "Linux"}}
+    assert g9._marker_env(t) == {
+        "extra": "", "python_full_version": "3.12.3", "python_version": "3.12",
+        "platform_python_implementation": "CPython", "implementation_name": "cpython",
+        "platform_system": "Linux", "sys_platform": "linux", "os_name": "posix", "platform_machine": "aarch64"}
+    assert g9._marker_env({"python": {"system": "Windows"}}) == {
+        "extra": "", "platform_system": "Windows", "sys_platform": "win32", "os_name": "nt"}
+    assert g9._marker_env({"python": {"system": "Darwin"}})["sys_platform"] == "darwin"
+    assert g9._marker_env({"python": {"system": "FreeBSD"}})["sys_platform"] == "freebsd"
+    assert g9._marker_env({"python": None}) == {"extra": ""}
+
+
+@pytest.mark.parametrize("version,cuda", [("2.9.0+cu130", "13.0"), ("2.9.0+cu128", "12.8"), ("2.9.0+cpu", "cpu"),
+                                          ("2.9.0+cu13", "1.3"), ("2.9.0", None), ("2.9.0+rocm6.2", None),
+                                          ("not a version", None), (None, None), ("0.24.0+git.cu130", "13.0")])
+def test_cuda_of_label(version, cuda):
+    assert g9._cuda_of_label(version) == cuda
+
+
+@pytest.mark.parametrize("cuda,major", [("13.0", "13"), ("12.8", "12"), ("cpu", "cpu"), ("", None), (None, None), ("13", "13")])
+def test_cuda_major(cuda, major):
+    assert g9._cuda_major(cuda) == major
+
+
+@pytest.mark.parametrize("specs,text", [(["==2.9.0"], "2.9.0"), (["===2.9.0"], "===2.9.0"), ([">=2.8", "<3"], ">=2.8,<3"),
+                                        ([], "any version"), (["==2.9.0", "<3"], "==2.9.0,<3")])
+def test_pinned_text(specs, text):
+    assert g9._pinned_text(specs) == text
+
+
+@pytest.mark.parametrize("group,pin", [(None, None), ({"specs": [">=2", "==2.9.0"]}, "2.9.0"),
+                                       ({"specs": ["===2.9.0"]}, None), ({"specs": []}, None)])
+def test_exact_pin(group, pin):
+    assert g9._exact_pin(group) == pin
+
+
+@pytest.mark.parametrize("c,t,expected", [
+    (None, {}, (None, "no container detected (not proof of a bare host)", None)),
+    ({"in_container": True, "runtime": "docker", "name": "train", "ngc": None}, {},
+     (True, "inside docker 'train'", None)),
+    ({"in_container": True, "runtime": "unknown (cgroup)", "ngc": {"product": None, "release": "25.11"}}, {},
+     (True, "inside a container, NGC image 25.11", {"product": None, "release": "25.11"})),
+    ({"in_container": None}, {"python": {"env": {"NVIDIA_PYTORCH_VERSION": "25.09"}}},
+     (True, "inside a container, NGC PyTorch 25.09",
+      {"product": "PyTorch", "release": "25.09", "from": "target interpreter's environment"})),
+    ({"in_container": False, "runtime": "docker", "ngc": {"product": "PyTorch", "release": None}}, {},
+     (True, "inside a container", {"product": "PyTorch", "release": None})),
+])
+def test_where(c, t, expected):
+    assert g9._where(c, t) == expected
+
+
+@pytest.mark.parametrize("nvml,tc,seen", [
+    (GB10, None, "NVIDIA GB10 (NVML)"),
+    ({"devices": [{"index": 0}]}, None, "a GPU (NVML)"),
+    ({"devices": []}, {"available": True, "devices": [{"name": "NVIDIA GB10"}]}, "NVIDIA GB10 (the target's torch)"),
+    (None, {"available": True, "devices": [], "name": "NVIDIA H200"}, "NVIDIA H200 (the target's torch)"),
+    (None, {"available": True}, "a GPU (the target's torch)"),
+    (None, {"available": "yes", "devices": [{"name": "X"}]}, None),
+    (None, {"available": False}, None),
+    ({"devices": ["odd"]}, None, None),
+])
+def test_gpu_seen(nvml, tc, seen):
+    from sparktui.core.readings import Readings
+
+    r = readings_of(nvml=nvml) if nvml is not None else Readings()
+    assert g9._gpu_seen(r, {"torch_cuda": tc}) == seen
+
+
+def test_drift_line_words():
+    e = {"name": "flash-attn", "installed": "2.8.0", "pinned": "2.7.4.post1", "note": "", "abi": True, "status": "mismatch"}
+    assert g9._drift_line(e) == ("flash-attn: installed 2.8.0, pinned 2.7.4.post1 [compiled against torch/CUDA: a "
+                                 "mismatch shows up as undefined symbols or missing kernels]")
+    assert g9._drift_line({**e, "abi": False}) == "flash-attn: installed 2.8.0, pinned 2.7.4.post1"
+    assert g9._drift_line({**e, "status": "missing", "note": "x"}) == "flash-attn: missing, pinned 2.7.4.post1 (x)"
+
+
+# --- more whole verdicts -------------------------------------------------------------------------------
+
+
+def test_ok_whole_verdict_with_hints_and_the_ngc_variable_from_the_target():
+    c = {**no_container(), "hints": ["NVIDIA_BUILD_ID set"]}
+    t = target({"torch": "2.9.0+cu130"}, env={"NVIDIA_PYTORCH_VERSION": "25.11"})
+    v = judge(container=c, target=t, pins=user_pins(("torch", "==2.9.0+cu130", None)), nvml=GB10)
+    assert v.id == "G9" and v.status is Status.OK and v.fix == "" and v.details == ()
+    assert v.summary == "1 pinned packages match /home/u/pins.txt; inside a container, NGC PyTorch 25.11"
+    assert rows(v) == [
+        ("/.dockerenv (Docker marker)", "container probe", "absent"),
+        ("hint", "container probe", "NVIDIA_BUILD_ID set"),
+        ("NVIDIA_PYTORCH_VERSION", "target interpreter's environment", "25.11"),
+        ("pin set", "/home/u/pins.txt", "/home/u/pins.txt (1 pins)"),
+        ("torch installed (pinned 2.9.0+cu130)", "target importlib.metadata", "2.9.0+cu130"),
+        ("torch CUDA build vs pins", "target torch / pins", "13.0 vs 13.0"),
+    ]
+
+
+def test_container_unavailable_and_a_shipped_image_label():
+    from sparktui.core.readings import Reading
+
+    pins = {**user_pins(("torch", "==2.9.0+cu130", None)), "image": "ngc-pytorch-25.11", "path": None}
+    v = g9.judge(readings_of(container=Reading("container", None, error="denied", source="/proc/1/cgroup"),
+                             target=target({"torch": "2.9.0+cu130"}), pins=pins), Config())
+    assert rows(v)[:2] == [("container detection", "/proc/1/cgroup", "unavailable: denied"),
+                           ("pin set", "pins", "ngc-pytorch-25.11 (1 pins)")]
+    assert v.summary.startswith("1 pinned packages match ngc-pytorch-25.11;")
+    v = g9.judge(readings_of(container=Reading("container", None, error=None, source=""),
+                             target=target({"torch": "2.9.0+cu130"}), pins=pins), Config())
+    assert rows(v)[0] == ("container detection", "container", "unavailable: no data")
+
+
+def test_nothing_comparable_whole_verdicts():
+    v = judge(container=no_container(), target=target({"torch": "2.9.0+cu130"}), pins=user_pins())
+    assert v.status is Status.UNKNOWN and v.fix == g9.FIX
+    assert v.summary == "cannot tell: no pin applies to this interpreter (no container detected (not proof of a bare host))"
+    t = target({"torch": "2.9.0+cu130"})
+    v = judge(container=no_container(), target=t, pins=user_pins(("peft", "==0.17.0", None)))
+    assert v.summary == ("cannot tell: no pinned version could be compared (no container detected (not proof of a "
+                         "bare host))")
+    assert v.details == ("peft: not compared (the target reading did not include it)",)
+
+
+def test_cuda_drift_without_a_gpu_whole_summary():
+    t = target({"torch": "2.9.0+cu128", "transformers": "4.57.1"}, torch_cuda="12.8")
+    v = judge(container=no_container(), target=t,
+              pins=user_pins(("torch", "==2.9.0+cu130", None), ("transformers", "==4.56.0", None)))
+    assert v.status is Status.WARN and v.fix == g9.FIX
+    assert v.summary == ("torch is a CUDA 12.8 build per torch.version.cuda; the pins expect CUDA 13.0 (drift from "
+                         "/home/u/pins.txt, +1 more drifting); no GPU seen here, so no CUDA failure is claimed; no "
+                         "container detected (not proof of a bare host)")
+    assert rows(v)[-1] == ("GPU seen", "NVML / target torch.cuda",
+                           "none (NVML named no device; torch.cuda.is_available() not True)")
+    v = judge(container=no_container(), target=target({"torch": "2.9.0+cu128"}, torch_cuda="12.8"),
+              pins=user_pins(("torch", "==2.9.0+cu130", None)))
+    assert "(drift from /home/u/pins.txt); no GPU seen" in v.summary
+
+
+@pytest.mark.parametrize("n,tail", [(4, "a, b, c, d; "), (5, "a, b, c, d, ...; ")])
+def test_drift_names_are_cut_after_four(n, tail):
+    names = "abcde"[:n]
+    t = target({"torch": "2.9.0+cu130", **{x: "1.0" for x in names}})
+    pins = user_pins(("torch", "==2.9.0+cu130", None), *[(x, "==2.0", None) for x in names])
+    v = judge(container=no_container(), target=t, pins=pins)
+    assert v.summary == f"{n} of {n + 1} pinned packages drift from /home/u/pins.txt: {tail}no container detected (not proof of a bare host)"
+    assert v.fix == g9.FIX and len(v.details) == n
+
+
+def test_torch_missing_while_importable_elsewhere_is_named_in_the_details():
+    t = target({"torch": None})
+    t["torch"] = {"version": "2.9.0", "cuda": "13.0"}
+    t["stages"]["import torch"] = {"status": "done"}
+    v = judge(container=no_container(), target=t, pins=user_pins(("torch", "==2.9.0", None)))
+    assert v.status is Status.WARN
+    assert v.details[-1] == "torch is not installed in /usr/bin/python3: is it the training interpreter? (--python)"
+
+
+def test_no_torch_after_a_crash_names_the_stage_status():
+    t = target({"torch": None}, torch_ok=False)
+    t["stages"]["import torch"] = {"status": "hung"}
+    del t["interpreter"]
+    v = judge(container=no_container(), target=t, pins=user_pins(("torch", "==2.9.0", None)))
+    assert v.summary == ("cannot tell: torch not installed in the target interpreter: is --python the training "
+                         "environment?")
+    assert rows(v)[-1] == ("import torch", "target interpreter", "hung")
+    t["stages"]["import torch"] = {}
+    v = judge(container=no_container(), target=t, pins=user_pins(("torch", "==2.9.0", None)))
+    assert rows(v)[-1] == ("import torch", "target interpreter", "not reported")
+
+
+def test_release_mismatch_whole_verdicts():
+    t = target(NGC_PACKAGES, env=NGC_ENV)
+    v = judge(container=docker("25.09"), target=t, pins=shipped())
+    note = 'the container is NGC 25.09 but the pins are for 25.11: set [pins] image = "ngc-pytorch-25.09"'
+    assert v.status is Status.WARN and v.fix == g9.FIX and v.details == (note,)
+    assert v.summary == f"inside docker, NGC PyTorch 25.09; {note}"
+    v = judge(container=docker("25.11"), target=t, pins=shipped())
+    assert v.status is Status.OK  # the same release: no note
+    v = judge(container=docker("25.09"), target=t, pins={**shipped(), "origin": "file"})
+    assert v.status is Status.OK  # the user's own pins: no shipped release to compare
+    pins = {**shipped(), "shipped_sets": []}
+    v = judge(container=docker("25.09"), target=t, pins=pins)
+    assert "use --pins /etc/pip/constraint.txt (the image's own list)" in v.details[0]
