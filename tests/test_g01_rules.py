@@ -430,3 +430,88 @@ def test_ldconfig_entries_missing_a_field_are_shown_with_a_question_mark_and_sti
     v = g1_of(target(), libs={"libcudart": [{"major": "13", "soname": "libcudart.so.13"}, {"major": "12", "path": "/opt/x"}, "junk"]})
     assert v.status is Status.WARN
     assert ev_of(v)["ldconfig -p libcudart"] == ["libcudart.so.13 => ?", "? => /opt/x"]
+
+
+# --- the evidence: every row, its source and value (a verdict carries its evidence) ------------------
+
+def rows(v) -> list[tuple]:
+    return [(e.what, e.source, e.value) for e in v.evidence]
+
+
+def test_every_evidence_row_of_a_blind_cu128_torch_on_an_h200():
+    path13 = "/usr/local/cuda-13.0/targets/sbsa-linux/lib/libcudart.so.13"
+    t = target(cuda="12.8", version="2.9.0+cu128", torch_cuda=BLIND, python={"env": {"CUDA_VISIBLE_DEVICES": ""}},
+               smoke={"status": "done"}, cuda_smoke={"ran": False, "reason": "torch.cuda.is_available() is False"},
+               cudart={"libcudart.so.13": {"loaded": True, "paths": [path13]}})
+    v = g1_of(t, nvml("NVIDIA H200", [9, 0], "12.8"), {"libcudart": [CUDA13]})
+    assert v.id == "G1" and v.status is Status.WARN
+    assert v.summary == ("torch 2.9.0+cu128 is built for CUDA 12.8 but cannot see the GPU: torch.cuda.is_available() is False, "
+                         "so the first .cuda() never ran (CUDA_VISIBLE_DEVICES='' in the target's environment); a container "
+                         "started without --gpus, or CUDA_VISIBLE_DEVICES empty?")
+    assert rows(v) == [
+        ("target interpreter", "configured (--python or [target] python)", INTERP),
+        ("GPU", "NVML nvmlDeviceGetName", "NVIDIA H200 (sm_90)"),
+        ("torch wheel version (reported, not decisive)", "importlib.metadata", "2.9.0+cu128"),
+        ("torch.__version__", "target interpreter", "2.9.0+cu128"),
+        ("torch.version.cuda (authoritative)", "target interpreter", "12.8"),
+        ("torch.cuda.is_available()", "target interpreter", False),
+        ("driver's CUDA version", "NVML nvmlSystemGetCudaDriverVersion_v2", "12.8"),
+        ("CUDA_VISIBLE_DEVICES", "target environment", "''"),
+        ("first .cuda()", "target interpreter", "not run: torch.cuda.is_available() is False"),
+        ("ctypes load libcudart.so.13", "target interpreter", path13),
+        ("ldconfig -p libcudart", "cudalibs", [f"libcudart.so.13 => {CUDA13['path']}"]),
+    ]
+
+
+def test_evidence_sources_of_the_gpu_and_the_interpreter_when_less_is_known():
+    t = target()
+    del t["selected_by"]
+    v = g1.judge(readings_of(target=t, nvml=nvml(None, [12, 1]), cudalibs=None), Config())
+    assert rows(v)[:2] == [("target interpreter", "target", INTERP),
+                           ("GPU", "NVML nvmlDeviceGetCudaComputeCapability", "unnamed GPU (sm_121)")]
+    assert rows(v)[-1] == ("ldconfig -p libcudart", "ldconfig", "unavailable: cudalibs unavailable (test)")
+
+
+@pytest.mark.parametrize("imp, value", [
+    ({"status": "error", "error_type": "ImportError", "error": UNDEF}, f"ImportError: {UNDEF}"),
+    ({"status": "crashed", "error": "process died by SIGSEGV"}, "process died by SIGSEGV"),
+    ({"status": "hung", "error": "no answer after 90.0 s"}, "no answer after 90.0 s"),
+    ({"status": "not reached", "error": "never started"}, "never started"),
+    ({"status": "skipped"}, "skipped"),
+    ({"other": 1}, "not run"),
+])
+def test_the_import_row_says_what_happened(imp, value):
+    t = target()
+    t["stages"]["import torch"] = imp
+    assert ("import torch", "target interpreter", value) in rows(g1_of(t))
+
+
+@pytest.mark.parametrize("smoke, value", [
+    ({"status": "crashed", "error": "SIGSEGV"}, "SIGSEGV"),
+    ({"status": "error", "error_type": "RuntimeError", "error": "no kernel image"}, "RuntimeError: no kernel image"),
+    ({"status": "hung", "error": "no answer"}, "no answer"),
+])
+def test_the_first_cuda_row_names_its_source(smoke, value):
+    assert rows(g1_of(target(smoke=smoke)))[-2] == ("first .cuda()", "target interpreter", value)
+
+
+def test_a_long_import_error_is_cut_for_the_evidence_and_the_summary():
+    err = "x" * 400 + "\nsecond"
+    t = target()
+    t["stages"]["import torch"] = {"status": "error", "error_type": "OSError", "error": err}
+    v = g1_of(t)
+    assert ev_of(v)["import torch"] == "OSError: " + "x" * 300
+    assert v.summary == "import torch fails: OSError: " + "x" * 120
+    smoke = {"status": "error", "error_type": "RuntimeError", "error": "y" * 400}
+    v = g1_of(target(smoke=smoke))
+    assert ev_of(v)["first .cuda()"] == "RuntimeError: " + "y" * 300
+    assert v.summary == "first .cuda() raised RuntimeError: " + "y" * 100
+
+
+def test_an_undefined_symbol_that_is_only_punctuation_names_nothing():
+    assert g1.undefined_symbol("undefined symbol: ),") is None
+
+
+def test_an_unknown_beside_a_failure_is_counted_as_more():
+    v = g1_of(target(cuda="12.8", version="2.9.0+cu128", smoke={"status": "hung", "error": "no answer"}))
+    assert v.status is Status.FAIL and v.summary.endswith("GB10 needs CUDA 13.x (+1 more)")

@@ -217,3 +217,37 @@ def test_the_torch_cuda_stage_error_or_the_reading_error_explains_a_missing_list
 def test_a_bad_env_list_is_reported_beside_an_unreadable_arch_list():
     v = judge(GB10, target([], available=False, env={"TORCH_CUDA_ARCH_LIST": "8.0"}))
     assert v.status is Status.UNKNOWN and len(v.details) == 1
+
+
+# --- the evidence: every row, its source and value ------------------------------------------------
+
+def rows(v) -> list[tuple]:
+    return [(e.what, e.source, e.value) for e in v.evidence]
+
+
+def test_every_evidence_row_on_each_path():
+    v = judge(None, target(None, available=False))
+    assert v.id == "G7" and rows(v) == [("compute capability", "NVML", "unavailable: nvml unavailable (test)"),
+                                        ("torch.cuda.is_available()", "target interpreter", False)]
+    v = judge(nvml([99, 0]), None)
+    assert v.id == "G7" and rows(v) == [("compute capability", "NVML nvmlDeviceGetCudaComputeCapability", "99.0 (NVIDIA GB10)")]
+    v = judge(nvml([9, 0], "NVIDIA H200"), None)
+    assert v.id == "G7" and rows(v) == [("compute capability", "NVML nvmlDeviceGetCudaComputeCapability", "9.0 (NVIDIA H200)")]
+    v = judge(GB10, target([], available=False, cuda=None, version="2.9.0+cpu"))
+    assert v.id == "G7" and v.details == () and rows(v) == [
+        ("compute capability", "NVML nvmlDeviceGetCudaComputeCapability", "12.1 (NVIDIA GB10)"),
+        ("TORCH_CUDA_ARCH_LIST (extension builds)", "target environment", "not set"),
+        ("torch.version.cuda", "target interpreter", None)]
+    v = judge(GB10, target([], available=False, cuda=None, version="2.9.0+cpu", env={"TORCH_CUDA_ARCH_LIST": "9.0"}))
+    assert v.details == ("TORCH_CUDA_ARCH_LIST='9.0' has no 12.1a/12.0f: kernels you build now lack NVFP4 paths for SM121",)
+    v = judge(GB10, target([], available=False))
+    assert v.id == "G7" and rows(v)[-1] == (
+        "torch.cuda.get_arch_list()", "target interpreter",
+        "unavailable: torch.cuda.is_available() is False (torch cannot see the GPU), and get_arch_list() is then []")
+    v = judge(GB10, target(PIP_CU128))
+    assert v.id == "G7" and rows(v)[-1] == ("torch.cuda.get_arch_list()", "target interpreter", PIP_CU128)
+
+
+def test_only_ptx_lists_every_ptx_target():
+    v = judge(GB10, target(["compute_90", "compute_120"]))
+    assert v.summary == "SM121 with no machine code it can run (only PTX compute_90, compute_120): JIT at start-up and no native NVFP4"

@@ -338,3 +338,99 @@ def test_counts_that_are_not_numbers_read_as_zero(value, n):
 ])
 def test_skip_reasons(reason, unchecked, short):
     assert g10._unchecked(reason) is unchecked and g10._short(reason) == short
+
+
+# --- the evidence: every row, its source and value; the verdict's id and fix on each path -------------
+
+from sparktui.core.readings import Reading, Readings  # noqa: E402
+
+SRC = "scan of /home/spark/job"
+
+
+def judged_from(d: dict | None, error: str | None = None, source: str = SRC):
+    r = Readings()
+    r.add(Reading("tpscan", d, error=error, source=source))
+    return g10.judge(r, Config())
+
+
+def rows(v) -> list[tuple]:
+    return [(e.what, e.source, e.value) for e in v.evidence]
+
+
+def test_every_evidence_row_of_a_clean_scan():
+    d = data(files_read=7, bytes_read=2100, skipped={"binary": 1}, at_one=2, at_one_sample=["a.yaml:3"])
+    v = judged_from(d)
+    assert (v.id, v.status, v.fix) == ("G10", Status.OK, "")
+    assert rows(v) == [
+        ("scan paths", SRC, ["/home/spark/job (scanned)"]),
+        ("files read (YAML/JSON/TOML/shell/.env/Dockerfile/Python)", SRC, {"files": 7, "folders": 3, "bytes": 2100}),
+        ("skipped (by reason)", SRC, {"binary": 1}),
+        ("tensor-parallel settings > 1 or unresolved", SRC, 0),
+        ("tensor-parallel settings at 1 (fine)", SRC, {"count": 2, "sample": ["a.yaml:3"]}),
+    ]
+    d = data(files_read=7, paths=[{"path": "/home/spark/job"}])
+    del d["dirs_walked"], d["bytes_read"]
+    v = judged_from(d, source="")
+    assert rows(v)[:2] == [("scan paths", "tpscan", ["/home/spark/job (?)"]),
+                           ("files read (YAML/JSON/TOML/shell/.env/Dockerfile/Python)", "tpscan", {"files": 7, "folders": 0, "bytes": 0})]
+    assert ("tensor-parallel settings at 1 (fine)" not in [r[0] for r in rows(v)])
+    d = data(files_read=7, at_one=1)
+    assert rows(judged_from(d))[-1] == ("tensor-parallel settings at 1 (fine)", SRC, {"count": 1, "sample": []})
+
+
+def test_the_context_rows_name_the_source():
+    v = judged_from(data([_m("a.yaml")], {"a.yaml": {"context": "training", "nodes": "multi", "serving_markers": ["x"]}}))
+    assert rows(v)[-1] == ("context of a.yaml", SRC, {"context": "training", "training markers": [], "serving markers": ["x"],
+                                                       "nodes": "multi", "node markers": []})
+
+
+@pytest.mark.parametrize("d, fix", [
+    (data(files_read=0, paths=[{"path": "/x", "status": "missing"}]), g10.FIX_UNKNOWN),
+    (data(files_read=0, skipped={"too large": 1}), g10.FIX_UNKNOWN),
+    (data(files_read=0), g10.FIX_UNKNOWN),
+    (data(files_read=2, bytes_read=0), g10.FIX_UNKNOWN),
+    (data(files_read=2, paths=[{"path": "/a", "status": "scanned"}, {"path": "/x", "status": "missing"}]), g10.FIX_UNKNOWN),
+    (data(files_read=2, truncated="stopped"), g10.FIX_UNKNOWN),
+    (data(files_read=2, skipped={"too large": 1}), ""),
+    (data(files_read=2), ""),
+])
+def test_each_nothing_found_path_has_the_id_its_evidence_and_its_fix(d, fix):
+    v = judged_from(d)
+    assert v.id == "G10" and v.fix == fix and v.details == ()
+    assert [r[0] for r in rows(v)] == ["scan paths", "files read (YAML/JSON/TOML/shell/.env/Dockerfile/Python)",
+                                       "skipped (by reason)", "tensor-parallel settings > 1 or unresolved"]
+
+
+def test_a_failed_or_lacking_or_odd_reading_is_unknown_with_its_evidence():
+    v = judged_from(None, error="scan crashed: boom")
+    assert (v.id, v.status, v.summary) == ("G10", Status.UNKNOWN, "cannot tell: the tensor-parallel scan unavailable (scan crashed: boom)")
+    assert rows(v) == [("the tensor-parallel scan", SRC, "unavailable: scan crashed: boom")]
+    d = data()
+    del d["files_read"]
+    v = judged_from(d)
+    assert (v.id, v.status) == ("G10", Status.UNKNOWN)
+    assert v.summary == "cannot tell: the tensor-parallel scan: the tpscan reading has no files_read field"
+    v = judged_from({**data(), "matches": "a.yaml:3"}, source="")
+    assert (v.id, v.status) == ("G10", Status.UNKNOWN)
+    assert v.summary == "cannot tell: the tensor-parallel scan: the tpscan reading's matches is a str, not a list"
+    assert rows(v) == [("the tensor-parallel scan", "tpscan", "unavailable: the tpscan reading's matches is a str, not a list")]
+
+
+def test_several_missing_paths_are_joined():
+    gone = [{"path": "/a", "status": "missing"}, {"path": "/b", "status": "permission denied"}]
+    assert judged_from(data(files_read=0, paths=gone)).summary == "cannot tell: nothing to scan (/a: missing; /b: permission denied)"
+    v = judged_from(data(files_read=3, paths=[{"path": "/job", "status": "scanned"}, *gone]))
+    assert v.summary == "no TP > 1 in 3 files read, but not every path could be scanned (/a: missing; /b: permission denied)"
+    assert judged_from(data(files_read=0, paths=[{"path": "/a", "status": "scanned"}, {"path": "/b", "status": "scanned"}])
+                       ).summary.endswith("under /a, /b (wrong directory? pass --path)")
+    v = judged_from(data(files_read=3, skipped={"too large": 1, "permission denied: /x": 2}))
+    assert v.summary.endswith("; 3 skipped (1 too large, 2 unreadable): not checked (see evidence)")
+
+
+def test_a_warning_with_unchecked_files_does_not_claim_them_and_findings_sort_by_severity():
+    files = {"w.yaml": {"context": "training"}, "u.yaml": {}, "s.sh": {"context": "serving"}}
+    ms = [_m("s.sh"), _m("u.yaml", value="$TP", status="unresolved"), _m("w.yaml")]
+    v = judged_from(data(ms, files, skipped={"too large": 1}))
+    assert v.status is Status.WARN and "skipped" not in v.summary
+    assert [d.split(": ")[0].split(":")[0] for d in v.details] == ["w.yaml", "u.yaml", "s.sh"]  # warn, unknown, ok
+    assert [r[0] for r in rows(v) if r[0].startswith("context of")] == ["context of w.yaml", "context of u.yaml", "context of s.sh"]
