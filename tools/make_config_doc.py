@@ -167,6 +167,7 @@ def flag_overrides() -> tuple[list[dict[str, Any]], list[str]]:
                     continue
                 flag = max(a.option_strings, key=len)
                 given = "VALUE" if a.type in (None, str) else "7"  # float, int, or a checked number (--watch)
+                given = sys.executable if flag == "--python" else given  # --python must name an executable
                 argv = required + ([flag] if a.nargs == 0 else [flag, given])
                 try:  # through the top parser, as the shell would: `sparktui CMD ... FLAG VALUE`
                     cfg = cli.config_from_args(top.parse_args(cmd.split()[1:] + argv))

@@ -135,7 +135,8 @@ GOTCHA = Gotcha(
           "fell back to a Marlin kernel; the same author later measured NVFP4 ~1.5x faster on a "
           "dense model with proper kernels.",
     check="Reads the compute capability from NVML (else the training interpreter's torch); on "
-          "anything but 12.1 the check is skipped. On SM121 it reads `torch.cuda.get_arch_list()` "
+          "anything but 12.1 the check is skipped, and a capability no GPU has (major outside 1..15, "
+          "minor outside 0..9) is a measurement error: unknown. On SM121 it reads `torch.cuda.get_arch_list()` "
           "and TORCH_CUDA_ARCH_LIST in the training environment and looks for sm_121a / sm_120f "
           "targets. Other engines (vLLM, TensorRT-LLM) carry their own kernels: check their build "
           "notes too.",
