@@ -270,9 +270,19 @@ def test_a_grandchild_of_sparktui_is_excluded(tmp_path, procs):
 
 
 def test_sparktui_itself_is_excluded():
-    me = " ".join(psutil.Process().cmdline())
-    assert me not in pb_probe._process_cmdlines()
-    assert me in pb_probe._process_cmdlines(own_pid=-1)
+    """By process, not by command line: parallel test workers share one command line, and a user's
+    process may look like sparktui's. A child of this process carries a marker no other has."""
+    marker = f"sparktui-g8-own-{os.getpid()}-{time.monotonic_ns()}"
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", marker])
+    try:
+        deadline = time.monotonic() + 10
+        while marker not in " ".join(psutil.Process(child.pid).cmdline()) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert not any(marker in c for c in pb_probe._process_cmdlines())
+        assert any(marker in c for c in pb_probe._process_cmdlines(own_pid=-1))
+    finally:
+        child.kill()
+        child.wait()
 
 
 @pytest.mark.parametrize("argv,own", [
