@@ -465,3 +465,78 @@ def test_no_torch_whole():
     v = judge(_no_torch(NO_MODULE, PKGS_READ))
     assert v.fix == "" and rows(v)[-1] == ("import torch", "target: import in a subprocess",
                                             "ModuleNotFoundError: No module named 'torch'")
+
+
+# --- the id, the exact words and the order of details on every path ------------------------------------
+
+
+def test_every_path_is_g2():
+    cases = [target(IMPORTED, {"flash-attn": "2.7.4.post1", "unsloth": "2026.7.3"}, FA_DATA),
+             target(IMPORTED, {"flash-attn": "2.7.4.post1", "unsloth": None}, FA_DATA),
+             target(IMPORTED, {"flash-attn": "2.7.4.post1"}, FA_DATA),
+             target(NO_MODULE, PKGS_READ), target({"status": "error", "error": "x"}, PKGS_READ),
+             target(CRASHED, PKGS_READ), target({"status": "skipped"}, PKGS_READ), _no_torch(NO_MODULE, PKGS_READ)]
+    assert {judge(t).id for t in cases} == {"G2"}
+    assert g2.judge(readings_of(target=None), Config()).id == "G2"
+
+
+def test_a_reading_without_a_source_is_named_target():
+    from sparktui.core.readings import Reading
+
+    v = g2.judge(readings_of(target=Reading("target", target(NO_MODULE, PKGS_READ), source="")), Config())
+    assert rows(v)[1] == ("flash-attn package", "target: importlib.metadata", "not installed")
+
+
+def test_a_warning_naming_capability_12_1_alone_is_picked():
+    w = "Found GPU0 NVIDIA GB10 which is of cuda capability 12.1."
+    assert g2._capability_warnings({"stages": {"torch.cuda": {"warnings": [w]}}}) == [w]
+
+
+def test_first_details_come_first_before_the_capability_warning():
+    crashed = target(CRASHED, {"flash-attn": "2.7.4.post1", "unsloth": "2026.7.3"}, torch_warnings=[CAP_WARNING])
+    assert judge(crashed).details[0].startswith("`import unsloth` loads flash-attn's CUDA extension too")
+    unread = target(CRASHED, {"flash-attn": "2.7.4.post1"}, torch_warnings=[CAP_WARNING])
+    assert judge(unread).details[0] == (
+        "whether Unsloth is installed is unknown (the target reading did not include it): if it is, `import unsloth` "
+        "loads the same extension and the training start dies or hangs the same way")
+    undef = target({"status": "error", "error_type": "ImportError", "error": "undefined symbol: x"},
+                   {"flash-attn": "2.7.4.post1", "unsloth": None}, torch_warnings=[CAP_WARNING])
+    assert judge(undef).details[0].startswith("undefined symbol: flash-attn was compiled against")
+
+
+def test_details_are_kept_on_the_unknown_paths():
+    for t in (target(IMPORTED, {"flash-attn": "2.7.4.post1"}, FA_DATA, torch_warnings=[CAP_WARNING]),
+              target({"status": "skipped"}, PKGS_READ, torch_warnings=[CAP_WARNING])):
+        assert f"torch warns: {CAP_WARNING}" in judge(t).details
+    t = _no_torch(NO_MODULE, PKGS_READ)
+    t["stages"]["torch.cuda"] = {"status": "not reached", "warnings": [CAP_WARNING]}
+    assert judge(t).details[0] == f"torch warns: {CAP_WARNING}"
+
+
+def test_exact_words_of_a_broken_install_without_metadata():
+    v = judge(target({"status": "error", "error_type": "ImportError", "error": ""}, {"flash-attn": None, "unsloth": None}))
+    assert v.summary == "flash-attn (no package metadata) is installed but `import flash_attn` fails: ImportError: "
+    v = judge(target({"status": "error", "error_type": "ImportError", "error": "x"}, {"unsloth": None}))
+    assert v.summary == "flash-attn (package metadata not read) is installed but `import flash_attn` fails: ImportError: x"
+
+
+def test_absent_with_unsloth_and_metadata_unread_says_both():
+    t = target(NO_MODULE, {"unsloth": "2026.7.3"})
+    t["packages_unread"] = {"flash-attn": "KeyError"}
+    assert judge(t).summary.endswith("; Unsloth 2026.7.3 will not pick flash-attn (flash-attn's package metadata "
+                                     "unknown: its metadata could not be read: KeyError)")
+
+
+def test_unknown_unsloth_whole_summary_with_the_reason():
+    t = target(IMPORTED, {"flash-attn": "2.7.4.post1"}, FA_DATA)
+    t["packages_unread"] = {"unsloth": "KeyError"}
+    assert judge(t).summary == ("cannot tell: flash-attn 2.7.4.post1 importable, but whether Unsloth is installed is "
+                                "unknown (its metadata could not be read: KeyError); with Unsloth an explicit "
+                                "attn_implementation=\"sdpa\" is overridden")
+
+
+def test_no_torch_without_an_interpreter_name():
+    t = _no_torch(NO_MODULE, PKGS_READ)
+    del t["interpreter"]
+    assert judge(t).summary == ("cannot tell: torch is not installed in the target interpreter: is --python the "
+                                "training environment?")

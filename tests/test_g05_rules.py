@@ -498,3 +498,31 @@ def test_a_result_that_is_not_an_object_is_unknown_not_a_crash():
 def test_gate_buffer_is_a_whole_number_of_bytes():
     d = gate(4 * GIB, 10 * GIB + 1, [], None, False)
     assert isinstance(d.buffer_bytes, int)
+
+
+# --- the id and the exact words on every path --------------------------------------------------------
+
+
+def test_every_path_is_g5():
+    cases = [fresh(), fresh(copy_gbs=95.0), fresh(copy_gbs=300.0), kept(GB10), kept({**GB10, "copy_gbs": 95.0}),
+             judge_result({"status": "refused", "reason": "x"}, None, fresh=True), fresh(copy_gbs="x"),
+             judge_result({**GB10, "copy_gbs": "x"}, None, fresh=False)]
+    assert {v.id for v in cases} == {"G5"}
+
+
+def test_kept_far_below_whole_summary():
+    v = kept({**GB10, "copy_gbs": 95.0})
+    assert v.summary == "intrusive, not rerun; last measured 95 GB/s copy, 240 GB/s read (10 min ago); that was far below range"
+
+
+def test_both_figures_above_their_ranges_are_both_said():
+    v = fresh(copy_gbs=230.0, read_gbs=260.0)
+    assert v.summary.endswith("(spec 273)); copy above the usual 180-220, read above the usual 231-253, still under the spec")
+
+
+def test_unreadable_kept_file_reason_after_the_first_colon():
+    from sparktui.core.readings import Reading, Readings
+
+    r = Readings()
+    r.add(Reading("bandwidth_last", None, error="unreadable:torn file", source="/s/b.json"))
+    assert g5.judge(r, Config()).summary == "last result unreadable: torn file"

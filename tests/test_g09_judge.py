@@ -559,3 +559,17 @@ def test_release_mismatch_whole_verdicts():
     pins = {**shipped(), "shipped_sets": []}
     v = judge(container=docker("25.09"), target=t, pins=pins)
     assert "use --pins /etc/pip/constraint.txt (the image's own list)" in v.details[0]
+
+
+def test_packages_helper_odd_cases():
+    pk = installed_packages({"packages": {"flash-attn": "2.7.4.post1", "flash_attn": 5}})
+    assert pk.state("flash-attn") == INSTALLED and pk.version("flash_attn") == "2.7.4.post1"
+    pk = installed_packages({"packages": {"torch": 2.9, "transformers": "4.57.1"}})
+    assert pk.state("transformers") == INSTALLED and pk.state("torch") == UNKNOWN
+    pk = installed_packages({"packages": {"flash-attn": "2.7.4.post1"}, "packages_unread": {"flash_attn": "KeyError"}})
+    assert pk.unread == {} and pk.state("flash-attn") == INSTALLED
+    pk = installed_packages({"packages": None, "stages": {"packages": {"status": "error", "error": "boom"}}})
+    assert pk.error == "packages stage error: boom"
+    pk = installed_packages({"packages": None, "packages_error": ""})
+    assert pk.error == "packages reported as NoneType, not a list of versions"
+    assert installed_packages({"packages": {"torch": "2.9.0"}, "packages_unread": ["odd"]}).unread == {}

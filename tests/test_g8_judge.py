@@ -421,3 +421,102 @@ def test_odd_numbers_in_an_edited_snapshot_are_not_believed_nor_a_crash():
     assert "unchanged for" not in v.summary  # no "now" to age the folder against
     assert v.details[0].startswith("#109 nvidia/vllm is wrong missing Ray (age unknown, 4 comments)")
     assert g8._number(True) is None and g8._number(float("nan")) is None and g8._number(3) == 3
+
+
+# --- the id and the exact words on every path ---------------------------------------------------------
+
+
+def test_every_path_is_g8():
+    cases = [None, data(), data(matches=[MATCH], matches_total=1), data(issues_checked=None, error="x"),
+             data(url_problem="bad"), data(issues_checked=0, issues_unreadable=2),
+             {"configured": False, "repo": "r", "slugs": [], "commands": []}]
+    assert {verdict(d).id for d in cases} == {"G8"}
+    d = data()
+    del d["matches"]
+    assert verdict(d).id == "G8"
+
+
+def test_missing_reading_whole_summary():
+    assert verdict(None).summary == ("cannot tell: open issues of the playbooks repository unavailable "
+                                     "(playbook_issues unavailable (test))")
+
+
+def test_lacking_matches_whole_summary():
+    d = data()
+    del d["matches"]
+    assert verdict(d).summary == ("cannot tell: open issues of the playbooks repository: the playbook_issues reading "
+                                  "has no matches field")
+
+
+def test_repo_and_host_from_the_reading():
+    d = data(repo="me/fork")
+    del d["api_host"]
+    v = verdict(d)
+    assert v.summary == "none of 87 open issues in me/fork name vllm"
+    assert rows(v)[1] == ("open issues checked", "GitHub API /repos/me/fork/issues", "87 (4 pull requests left out)")
+
+
+def test_ok_whole_with_unreadable_items():
+    v = verdict(data(issues_checked=5, issues_unreadable=2))
+    assert v.summary == "none of 5 readable (2 more could not be read) open issues in NVIDIA/dgx-spark-playbooks name vllm"
+    assert v.fix == g8.FIX
+    assert ("issues left out (unreadable)", WHERE,
+            "2 issue objects without a usable number or title: not matched") in rows(v)
+
+
+def test_two_untouched_folders_are_both_said():
+    old = {"last_commit": _iso(NOW - 100 * DAY), "sha": "a", "error": None}
+    v = verdict(data(slugs=["vllm", "sglang"], matches=[MATCH], matches_total=1, folders={"vllm": old, "sglang": old}))
+    assert v.summary.endswith(": #109; nvidia/vllm unchanged for 100 d; nvidia/sglang unchanged for 100 d")
+
+
+def test_the_same_slug_from_two_scripts_is_suggested_once():
+    r = readings_of(playbook_issues={"configured": False, "repo": "r", "slugs": [], "commands": []},
+                    tpscan={"files": {"a.sh": {"training_markers": ["unsloth"]}, "b.sh": {"training_markers": ["unsloth"]}}})
+    v = judge(r, Config())
+    assert [e.value for e in v.evidence if e.what == "suggests unsloth"] == ["'unsloth' in a.sh"]
+
+
+def test_skip_without_suggestions_whole_summary():
+    v = verdict({"configured": False, "repo": "r", "slugs": [], "commands": [], "suggestions_error": "denied"})
+    assert v.summary == ("nothing to watch: no playbook or command configured (set [playbooks] slugs, or pass "
+                         "--playbook SLUG / --command CMD)")
+    assert ("running processes", "process scan", "not scanned: denied") in rows(v)
+
+
+@pytest.mark.parametrize("over,text", [
+    ({"source": "stale-cache", "error": "offline", "age_s": 60.0, "requests": 0},
+     "from the disk cache: the refresh failed; data 60 s old; error: offline; 0 requests made; anonymous: 60 requests/hour"),
+    ({"source": "cache-304", "error": "odd", "age_s": 60.0, "requests": 1},
+     "from the disk cache, confirmed unchanged by the server (304); data 60 s old; 1 request made; anonymous: 60 requests/hour"),
+    ({"source": None, "age_s": None, "auth": None},
+     "unknown; 1 request made"),
+])
+def test_source_text_whole(over, text):
+    assert g8._source_text(data(**over)) == text
+
+
+def test_source_text_without_a_request_count():
+    d = data(auth=None)
+    del d["requests"]
+    assert g8._source_text(d) == "fetched now; 0 requests made"
+
+
+def test_folder_rows_without_a_date_or_a_now():
+    v = verdict(data(folders={"vllm": {"last_commit": None, "error": None}}))
+    assert rows(v)[-1] == ("nvidia/vllm last change", "GitHub commits of nvidia/vllm", "unavailable: no date")
+    v = verdict(data(checked_at=None, folders={"vllm": {"last_commit": "2025-12-01T00:00:00Z", "error": None}}))
+    assert rows(v)[-1] == ("nvidia/vllm last change", "GitHub commits of nvidia/vllm", "2025-12-01T00:00:00Z")
+
+
+def test_rate_limit_rows_whole():
+    v = verdict(data(rate_limit={"limited": True, "reset_at": NOW + 60, "status": 403}))
+    assert ("rate limit", WHERE, "exhausted; resets at 2026-05-28 20:27 UTC; no request before then") in rows(v)
+    v = verdict(data(rate_limit={"limited": True, "reset_at": NOW + 60, "status": 503}))
+    assert ("server asked to wait", WHERE,
+            "HTTP 503 with Retry-After; next request after 2026-05-28 20:27 UTC, none before then") in rows(v)
+
+
+def test_detail_without_comments_and_utc_cut():
+    assert "(12 d, 0 comments)" in g8._detail({**MATCH, "comments": None}, NOW)
+    assert g8._utc("y" * 50) == f"an unreadable time ({'y' * 40})"

@@ -43,7 +43,7 @@ class Installed:
 
     def version(self, name: str) -> str | None:
         """The installed version, or None (absent or unknown: ask ``state`` which)."""
-        return self.versions.get(canonical_name(name)) if self.error is None else None
+        return self.versions.get(canonical_name(name))  # empty when the list was not read
 
     def why_unknown(self, name: str) -> str:
         """Why ``name``'s state is unknown, in words."""

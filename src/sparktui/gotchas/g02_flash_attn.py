@@ -209,7 +209,7 @@ def _crashed_or_hung(f: _Facts, ev: EvidenceList, details: list[str]) -> Verdict
 
 
 def _not_attempted(f: _Facts, ev: EvidenceList, details: list[str]) -> Verdict:
-    why = "skipped" if f.status == "skipped" else (f.status or "no record of the stage")
+    why = f.status or "no record of the stage"
     if f.stage.get("error") and f.status == "not reached":
         why = f"{f.status}: {f.stage['error']}"
     return Verdict(ID, Status.UNKNOWN, f"cannot tell: `import flash_attn` was not attempted ({why})",

@@ -234,11 +234,11 @@ def over_spec(copy: float, read: float | None, exp: Expected) -> list[str]:
     return out
 
 
-def far_below(copy: float, exp: Expected) -> list[str]:
-    """The copy figure under WARN_BELOW of the low end of its expected range (the copy loop is the
-    measurement budgets are made from; the read figure is shown beside it, not judged low)."""
+def far_below(copy: float, exp: Expected) -> str | None:
+    """Words for a copy figure under WARN_BELOW of the low end of its expected range, else None (the
+    copy loop is the measurement budgets are made from; the read figure is shown, not judged low)."""
     floor = WARN_BELOW * exp.copy[0]
-    return [f"copy {copy:.0f} GB/s under {floor:.0f}"] if copy < floor else []
+    return f"copy {copy:.0f} GB/s under {floor:.0f}" if copy < floor else None
 
 
 def above_range(copy: float, read: float | None, exp: Expected) -> list[str]:
@@ -303,7 +303,7 @@ def judge_result(res: Mapping[str, Any], now: float | None, fresh: bool) -> Verd
         expected_txt = (f"{device or 'this device'} is not in sparktui's table: no expected range and no spec, "
                         f"so the figure is not checked against what the device can do")
         ev.add("expected range", "sparktui's device table", "none: no spec known for this device")
-        low: list[str] = []
+        low: str | None = None
         high: list[str] = []
     else:
         bad = over_spec(copy, read, exp)
@@ -320,7 +320,7 @@ def judge_result(res: Mapping[str, Any], now: float | None, fresh: bool) -> Verd
         return Verdict(ID, Status.SKIP, f"intrusive, not rerun; last measured {figure}{when}" + ("; that was far below range" if low else ""),
                        evidence=ev.tuple(), fix=FIX if low else "")
     if low:
-        return Verdict(ID, Status.WARN, f"measured {figure}, far below what this device sustains ({'; '.join(low)}; "
+        return Verdict(ID, Status.WARN, f"measured {figure}, far below what this device sustains ({low}; "
                                         f"{expected_txt}): contention or a degraded state",
                        evidence=ev.tuple(), fix=FIX)
     note = f"; {', '.join(high)}, still under the spec" if high else ""
