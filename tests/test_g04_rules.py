@@ -904,3 +904,61 @@ def test_review_with_two_gpus_names_the_worse():
 def test_a_short_review_still_names_its_source():
     v = verdict(samples(lambda i, t: gpu(), seconds=240.0), review=True)
     assert {e.source for e in v.evidence} == {"telemetry"}
+
+
+# -- more exact words: spans, rated power, the hardware rule's causes ----------------------------------------
+
+@pytest.mark.parametrize("seconds,shown", [(1.0, "1 s"), (0.5, "0.5 s"), (59.0, "59 s"), (60.0, "1.0")])
+def test_window_span_words(seconds, shown):
+    v = verdict(samples(lambda i, t: gpu(), seconds=seconds, step=seconds / 2))
+    assert v.summary.startswith(f"watching: {shown} of 10 min sampled"), v.summary
+
+
+@pytest.mark.parametrize("limit,shown", [
+    (700.0, "700 W (NVML enforced limit)"),
+    (None, f"140 W (config hardware.rated_power_w (NVML limit: {NS}))"),
+    (0.0, "140 W (config hardware.rated_power_w (NVML limit: not in the samples))"),  # no GPU is limited to 0 W
+    (1000.5, "140 W (config hardware.rated_power_w (NVML limit: not in the samples))"),
+])
+def test_rated_power_from_nvml_only_when_it_is_a_possible_limit(limit, shown):
+    def fn(i, t):
+        g = gpu()
+        if limit is not None:
+            g["power_limit_w"] = limit
+            g["errors"] = {}
+        return g
+
+    assert ev(verdict(samples(fn)))["rated power"] == shown
+
+
+def test_reasons_that_are_not_a_list_are_unreadable():
+    v = verdict(samples(lambda i, t: {**gpu(), "reasons": "N/A"}))
+    assert v.status.value == "ok" and "clock-event reasons unreadable (not in the samples): judged on the counters" \
+        in v.summary, v.summary
+
+
+def test_hardware_thermal_slowdown_words():
+    v = verdict(samples(lambda i, t: gpu(temp=97, hw_thermal=2_000_000_000 if t >= 300 else 0)))
+    assert v.summary == ("hardware slowdown: HW thermal slowdown +2.0 s (0.3% of the window): the GPU is cutting "
+                         "clocks hard")
+
+
+def test_hardware_reasons_words_and_the_brake_reason_names_power_delivery():
+    v = verdict(samples(lambda i, t: gpu(reasons=0x08 | 0x40 if i in (5, 6) else 0)))
+    assert v.summary == ("hardware slowdown: hw_slowdown, hw_thermal_slowdown in 2 of 121 samples: the GPU is "
+                         "cutting clocks hard")
+    v = verdict(samples(lambda i, t: gpu(reasons=0x80 if i in (5, 6) else 0)))
+    assert v.summary == ("hardware slowdown: hw_power_brake_slowdown in 2 of 121 samples: the power supply braked "
+                         "the GPU: power delivery, not heat")
+
+
+def test_brief_hardware_slowdown_words():
+    v = verdict(samples(lambda i, t: gpu(brake=300_000_000 if t >= 300 else 0, hw_thermal=200_000_000 if t >= 300 else 0)))
+    assert v.summary == ("brief hardware slowdown: HW thermal slowdown +0.2 s (0.0% of the window), HW power brake "
+                         "+0.3 s (0.1% of the window) (under the 1 s that fails): the power supply braked the GPU: "
+                         "power delivery, not heat")
+
+
+def test_a_review_of_two_samples_a_window_apart_is_one_window():
+    v = verdict([{"t": T0, "gpus": [gpu()], "mem": {}}, {"t": T0 + 600, "gpus": [gpu()], "mem": {}}], review=True)
+    assert "[all 1 10-min windows of the recording" in v.summary, v.summary

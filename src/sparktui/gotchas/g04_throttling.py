@@ -613,21 +613,15 @@ def _decide(w: _Window) -> _Finding:
 # -- live: the trailing window; review: every full window of the recording ------------------------
 
 def _review_ends(times: list[float], need_s: float) -> list[int]:
-    """The last sample of each window to judge: the window ending at the first full window's end, then
-    one a minute after it (the last sample at or before each), and the recording's last sample. One
-    pass over the samples, whatever the time they span."""
-    n = len(times)
-    if n < 2:
-        return []
-    slack = _slack(times, need_s)
+    """The last sample of each window to judge: for the end of the first full window and every minute
+    after it, the last sample at or before it (the recording's last sample closes the last window). One
+    pass over the samples, whatever time they span; a window that is not full is left to ``_review``."""
     ends: list[int] = []
-    for e in range(n):
-        off = times[e] - times[0] - need_s  # past the first full window's end
-        if off < -slack - 1e-6:
-            continue
-        k = max(0, math.ceil(off / REVIEW_STEP_S - 1e-9))  # the first boundary at or after this sample
-        nxt = times[e + 1] - times[0] - need_s if e + 1 < n else math.inf
-        if e == n - 1 or (off <= k * REVIEW_STEP_S + 1e-6 < nxt):
+    for e, t in enumerate(times):
+        off = t - times[0] - need_s  # how far past the first full window's end
+        boundary = max(0, math.ceil(off / REVIEW_STEP_S)) * REVIEW_STEP_S  # the first at or after this sample
+        nxt = times[e + 1] - times[0] - need_s if e + 1 < len(times) else math.inf
+        if off <= boundary < nxt:
             ends.append(e)
     return ends
 
