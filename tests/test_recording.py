@@ -451,3 +451,18 @@ def test_a_sample_keeps_the_meminfo_fields_g3_needs_with_hugepages_as_counts(tmp
     r = readings_from_samples([s], source="live")
     v = run_checks(["G3"], Config(), r)[0][0]
     assert "shmem/tmpfs (/dev/shm) 62.0 GiB" in v.summary and "/proc/sys/vm/drop_caches" not in v.fix
+
+
+def test_static_nvml_facts_are_as_old_as_the_recordings_start_not_its_end():
+    """G1 judges NVML's static facts: in a replay their age is the recording's, so the dashboard and
+    check --replay do not show a 25-minute-old verdict as fresh."""
+    from sparktui.core.recording import readings_from_recording
+    from sparktui.gotchas import REGISTRY
+    from sparktui.runner import judge
+
+    rec = read_recording(Path(__file__).resolve().parents[1] / "src" / "sparktui" / "data" / "gb10-demo.jsonl")
+    readings = readings_from_recording(rec)
+    start, end = rec.header["started_at"], rec.samples[-1]["t"]
+    assert readings["nvml"].started_at == start and end - start > 20 * 60
+    v = judge(REGISTRY["G1"], readings, Config())
+    assert v.measured_at is not None and v.measured_at < start + 60

@@ -421,6 +421,7 @@ def _meminfo_reading(all_samples: list[dict[str, Any]], source: str, meminfo_at:
 
 
 def readings_from_samples(samples: list[dict[str, Any]], *, static: dict[str, Any] | None = None,
+                          static_read_at: float | None = None,
                           processes: dict[str, Any] | None = None, source: str = "recording",
                           meminfo_at: str = "latest", window_s: float | None = None,
                           interval_s: float | None = None, review: bool = False,
@@ -453,7 +454,10 @@ def readings_from_samples(samples: list[dict[str, Any]], *, static: dict[str, An
     r.add(_meminfo_reading(all_samples, source, meminfo_at, review))
     if static:
         err = static.get("error") if isinstance(static, dict) else None
-        r.add(Reading("nvml", None if err else static, error=err, source=f"NVML via {source}", started_at=started))
+        # static facts are read once, when sampling starts: their age is that of the first sample
+        # (a recording's header time), never that of the last (G1's evidence would look fresh)
+        static_at = static_read_at if static_read_at is not None else (samples[0]["t"] if samples else 0.0)
+        r.add(Reading("nvml", None if err else static, error=err, source=f"NVML via {source}", started_at=static_at))
     if processes is not None:
         pdata = dict(processes)  # the recording's own snapshot stays as it was read
         if review:
@@ -488,7 +492,9 @@ def readings_from_recording(rec: Recording, *, window_s: float | None = None, me
     (the samples win where both have a reading)."""
     source = f"recording {os.path.basename(rec.path)}"
     history = sorted(rec.processes, key=lambda p: p.get("t") or 0.0)
+    head_t = rec.header.get("started_at")
     r = readings_from_samples(rec.samples, static=rec.header.get("static") or None,
+                              static_read_at=head_t if _is_number(head_t) else None,
                               processes=history[-1] if history else None, source=source,
                               meminfo_at=meminfo_at, window_s=window_s, interval_s=rec.header.get("interval_s"),
                               review=review, process_history=history)
