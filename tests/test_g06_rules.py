@@ -595,3 +595,29 @@ def test_the_gotcha_reads_processes_and_meminfo_every_ten_seconds():
 def test_review_of_a_snapshot_without_a_time_says_so():
     v = g6v(history(snap(vllm(5120, 0.9, ENGINE_CORE))))
     assert v.status is Status.WARN and "(worst at an unknown time (the snapshot has no time); warn in 1 of 1" in v.summary
+
+
+def test_cap_precedence_does_not_depend_on_row_order():
+    rows = vllm(2141, 0.3, 28 * GIB)
+    rows[0]["cap"] = {"state": "unreadable", "fraction": None, "source": "environment unreadable", "detail": ""}
+    rows.reverse()  # the unreadable one first: set still wins over it
+    assert g6v(snap(rows)).summary == "vLLM pid 2141 capped at 0.3, alone on the pool"
+    nim = [server(7101, "nim", None, listed=False, name="nim worker", state="none"),
+           server(7100, "nim", 40 * GIB, name="nim_llm", state="default")]
+    nim[0]["group"] = 7100  # "none" listed first: a default still wins over it
+    assert g6v(snap(nim)).summary.startswith("NIM pid 7100: no cap given (default: a large share)")
+
+
+@pytest.mark.parametrize("skipped", [{"vanished": 0, "denied": 3}, {"vanished": 2, "denied": 0}])
+def test_any_skipped_process_is_named_and_evidence_names_the_reading(skipped):
+    v = g6v(snap(job(3310, LORA), skipped=skipped))
+    ev = {e.what: e for e in v.evidence}
+    assert ev["processes skipped mid-scan"].value == f"{skipped['vanished']} exited, {skipped['denied']} denied"
+    assert ev["training pid 3310 (torchrun)"].source == "test scan"
+
+
+def test_own_script_with_no_arguments_and_the_pool_evidence_source():
+    assert g6.is_sparktui_own({"command": "python3 /opt/sparktui/probes/bandwidth_script.py"})
+    r = readings(snap(job(3310, LORA)))
+    r.add(Reading("meminfo", {"MemTotal": TOTAL, "MemAvailable": 100 * GIB}, source=""))
+    assert {e.what: e.source for e in judge(r, Config()).evidence}["the pool"] == "/proc/meminfo"
