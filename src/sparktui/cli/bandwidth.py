@@ -19,15 +19,18 @@ def competitors(readings: Readings) -> tuple[list[dict], str | None]:
     if pr.data is None:
         return [], pr.error or "process list unavailable"
     d = pr.data
-    rows = d.get("rows") or []
+    if d.get("scan_error") or not isinstance(d.get("rows"), list):
+        # a scan that failed is a blind view, never "no other processes" (principle 1)
+        return [], f"process scan failed: {d.get('scan_error') or 'no process rows in the reading'}"
+    rows = d["rows"]
     nv = d.get("nvml") or {}
     if not nv.get("ok"):
         return rows, f"NVML process list unavailable ({nv.get('error') or 'no NVML'})"
     if (d.get("container") or {}).get("inside") and not nv.get("count"):
         return rows, "inside a container: host processes are not visible"
     me = os.getpid()
-    out = [{"pid": r.get("pid"), "name": r.get("name"), "kind": r.get("kind"), "gpu_memory_bytes": r.get("gpu_mem_bytes")}
-           for r in rows if r.get("pid") != me]
+    out = [{"pid": r.get("pid"), "name": r.get("name"), "kind": r.get("kind"), "gpu_memory_bytes": r.get("gpu_mem_bytes"),
+            "on_gpu": bool(r.get("on_gpu"))} for r in rows if r.get("pid") != me]
     return out, None
 
 
@@ -35,7 +38,7 @@ def blockers(readings: Readings) -> list[str]:
     """What the process gate objects to, one stable label each (pid and kind, or the blind view)."""
     rows, blind = competitors(readings)
     out = [f"pid {r.get('pid')} {r.get('name') or '?'} ({r.get('kind') or 'gpu-process'})" for r in rows
-           if r.get("kind") in ("server", "training") or r.get("gpu_memory_bytes")]
+           if r.get("kind") in ("server", "training") or r.get("gpu_memory_bytes") or r.get("on_gpu")]
     return out + ([f"blind process view: {blind}"] if blind else [])
 
 

@@ -118,6 +118,8 @@ def gate(requested_bytes: int, mem_available: int | None, competitors: list[dict
             blockers.append(f"{c['kind']} running: {what}" + (f" ({mem / GIB:.1f} GiB GPU memory)" if mem else ""))
         elif mem:
             blockers.append(f"holds GPU memory: {what} ({mem / GIB:.1f} GiB)")
+        elif c.get("on_gpu"):  # NVML lists it with N/A memory: an unknown amount, never none
+            blockers.append(f"holds GPU memory: {what} (amount N/A)")
     if blockers and not force:
         return GateDecision(False, size, tuple(blockers) + ("use --force to override the process check",))
     if blockers:
