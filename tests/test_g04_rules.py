@@ -962,3 +962,14 @@ def test_brief_hardware_slowdown_words():
 def test_a_review_of_two_samples_a_window_apart_is_one_window():
     v = verdict([{"t": T0, "gpus": [gpu()], "mem": {}}, {"t": T0 + 600, "gpus": [gpu()], "mem": {}}], review=True)
     assert "[all 1 10-min windows of the recording" in v.summary, v.summary
+
+
+def test_a_review_says_this_window_not_the_last_ten_minutes():
+    v = verdict(samples(lambda i, t: gpu(temp=41, power=4.7, sm=208, util=0, reasons=0x1), seconds=1200.0), review=True)
+    assert v.summary.startswith("no sustained load in this 10-min window; no slowdown reported"), v.summary
+
+
+def test_power_and_clock_evidence():
+    e = ev(verdict(samples(lambda i, t: gpu(power=80.0 + (i % 3), sm=2405 - 13 * (i % 2)))))
+    assert e["power draw"] == "80-82 W, last 80 W" and e["SM clock"] == "2392-2405 MHz, last 2405 MHz"
+    assert e["temperature"] == "72 → 72 °C (max 72)"

@@ -56,6 +56,7 @@ SAMPLE_TIME_SLACK_S = 1.0
 # the value between reads: a window this long holds two readings even when unmarked.
 COUNTERS_READ_WITHIN_S = 10.0
 REVIEW_STEP_S = 60.0  # reviewing a recording: a full window ending at every minute of it is judged
+NS_PER_S = 1e9  # the counters count nanoseconds (nvml.h: "in ns"; nvidia-smi shows microseconds)
 
 # sync boost (field 76) is recorded and shown, never judged: it matches clocks across a sync-boost group
 _SW_THERMAL, _HW_THERMAL, _HW_BRAKE, _POWER_CAP = "sw_thermal_ns", "hw_thermal_ns", "hw_power_brake_ns", "sw_power_cap_ns"
@@ -187,21 +188,22 @@ class _Series:
             if not ok and v is not None and _num(v):  # no counter goes below zero
                 self.bad.append((i, f"{_LABEL[key]} counter {v:g} ns"))
         steps = [0.0] * len(vals)
-        prev, prev_t = None, 0.0
+        prev, prev_t = None, math.nan  # the last value read, and when it was first seen
         for i, v in enumerate(vals):
             if v is None or v == prev:
                 continue
             t = self.times[i]
             if prev is not None:
                 elapsed = t - prev_t + COUNTER_SLACK_S
-                if v > prev and (v - prev) / 1e9 > elapsed:
-                    self.bad.append((i, f"{_LABEL[key]} counter +{(v - prev) / 1e9:.1f} s in {t - prev_t:.0f} s"))
+                if v > prev and (v - prev) / NS_PER_S > elapsed:
+                    self.bad.append((i, f"{_LABEL[key]} counter +{(v - prev) / NS_PER_S:.1f} s in {t - prev_t:.0f} s"))
                 elif v > prev:
                     steps[i] = float(v - prev)
-                elif v / 1e9 <= elapsed:
+                elif v / NS_PER_S <= elapsed:
                     steps[i] = float(v)  # reset (driver reloaded): counted again from zero
                 else:
-                    self.bad.append((i, f"{_LABEL[key]} counter back from {prev / 1e9:.1f} s to {v / 1e9:.1f} s"))
+                    self.bad.append((i, f"{_LABEL[key]} counter back from {prev / NS_PER_S:.1f} s to "
+                                        f"{v / NS_PER_S:.1f} s"))
             prev, prev_t = v, t
         self.counter[key] = vals
         self.pre_step[key] = _prefix(steps)
@@ -226,7 +228,7 @@ class _Window:
         self.rows = s.rows[lo:hi]
         self.times = s.times[lo:hi]
         self.n = hi - lo
-        self.span = self.times[-1] - self.times[0] if self.n > 1 else 0.0
+        self.span = self.times[-1] - self.times[0]  # a window holds one sample at least
         self.need_s = th.window_min * 60.0
         self.where = f"in this {th.window_min:g}-min window" if review else f"in the last {th.window_min:g} min"
         self.temp = s.vals["temp_c"][lo:hi]
@@ -294,7 +296,7 @@ class _Window:
         return self.growth[key] is not None and self.reads[key] >= 2
 
     def seconds(self, key: str) -> float:
-        return (self.growth[key] or 0.0) / 1e9 if self.readable(key) else 0.0
+        return (self.growth[key] or 0.0) / NS_PER_S if self.readable(key) else 0.0
 
     def share(self, key: str) -> float:
         return self.seconds(key) / self.span if self.span > 0 else 0.0
