@@ -225,7 +225,7 @@ def _build_section(cls, values: dict, section: str, path: Optional[str]):
 def load_config(path: Optional[os.PathLike | str] = None) -> Config:
     """Load ``path`` (must exist) or the default file (may be absent)."""
     explicit = path is not None
-    p = Path(path) if explicit else default_config_path()
+    p = Path(path) if path is not None else default_config_path()
     if not p.exists():
         if explicit:
             raise ConfigError(f"{p}: config file not found")
@@ -253,7 +253,9 @@ def describe_settings() -> list[tuple[str, str, Any, str]]:
     for sf in fields(Config):
         if sf.name == "source":
             continue
-        sec = sf.default_factory()
+        factory = sf.default_factory
+        assert callable(factory), f"Config.{sf.name} needs a default_factory"  # every section has one
+        sec = factory()
         for f in fields(sec):
             out.append((f"{sf.name}.{f.name}", _type_name(f.type), getattr(sec, f.name), f.metadata.get("help", "")))
     return out

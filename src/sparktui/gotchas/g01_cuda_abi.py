@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any, Mapping
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
@@ -78,7 +79,7 @@ def missing_module(stage: dict) -> str | None:
     return m.group(1) if m else None
 
 
-def torch_not_installed(t: dict) -> bool:
+def torch_not_installed(t: Mapping[str, Any]) -> bool:
     """True when ``import torch`` in the target failed because there is no module 'torch' at all."""
     return missing_module(_stage(t, "import torch")) == "torch"
 
@@ -89,7 +90,7 @@ def _cuda_major(cuda: object) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def _no_gpu_finding(t: dict, version: str | None, cuda: str, ev: EvidenceList) -> str:
+def _no_gpu_finding(t: Mapping[str, Any], version: str | None, cuda: str, ev: EvidenceList) -> str:
     """The words for a CUDA build of torch that cannot see the GPU (and the env that may hide it)."""
     env = (t.get("python") or {}).get("env") or {}
     seen = []
@@ -103,7 +104,7 @@ def _no_gpu_finding(t: dict, version: str | None, cuda: str, ev: EvidenceList) -
             f"CUDA_VISIBLE_DEVICES empty?")
 
 
-def _stage(t: dict, name: str) -> dict:
+def _stage(t: Mapping[str, Any], name: str) -> dict:
     return (t.get("stages") or {}).get(name) or {}
 
 
@@ -113,7 +114,7 @@ GB10_CUDA_MAJOR = 13  # GB10 (sm_121) needs a torch built for CUDA 13.x: FACTS.m
 
 # -- the rules: each reads one piece of the target's reading, adds its evidence, returns findings --
 
-def wheel_rule(t: dict, ev: EvidenceList) -> str | None:
+def wheel_rule(t: Mapping[str, Any], ev: EvidenceList) -> str | None:
     """The wheel version is evidence only (an NGC build carries no +cuNNN tag, and needs none)."""
     wheel = (t.get("packages") or {}).get("torch")
     if wheel:
@@ -122,7 +123,7 @@ def wheel_rule(t: dict, ev: EvidenceList) -> str | None:
     return wheel
 
 
-def import_rule(t: dict, wheel: str | None, ev: EvidenceList) -> list[Finding]:
+def import_rule(t: Mapping[str, Any], wheel: str | None, ev: EvidenceList) -> list[Finding]:
     """`import torch`: an error or a crash fails (the ABI mismatch shows here), a hang or a stage
     never run is unknown, no torch at all is unknown (the wrong --python, not a broken machine)."""
     imp = _stage(t, "import torch")
@@ -141,7 +142,7 @@ def import_rule(t: dict, wheel: str | None, ev: EvidenceList) -> list[Finding]:
     return [(Status.UNKNOWN, f"import torch was {status or 'not run'}" + (f": {imp['error']}" if imp.get("error") else ""))]
 
 
-def _import_error(t: dict, imp: dict, wheel: str | None, ev: EvidenceList) -> Finding:
+def _import_error(t: Mapping[str, Any], imp: dict, wheel: str | None, ev: EvidenceList) -> Finding:
     err = imp.get("error") or ""
     ev.add("import torch", "target interpreter", f"{imp.get('error_type')}: {err[:300]}")
     missing = missing_module(imp)
@@ -161,7 +162,7 @@ def _import_error(t: dict, imp: dict, wheel: str | None, ev: EvidenceList) -> Fi
     return Status.FAIL, f"import torch fails: {imp.get('error_type')}: {err.splitlines()[0][:120] if err else ''}"
 
 
-def build_rule(t: dict, gpu: GpuFacts, ev: EvidenceList) -> tuple[Finding, str | None]:
+def build_rule(t: Mapping[str, Any], gpu: GpuFacts, ev: EvidenceList) -> tuple[Finding, str | None]:
     """torch.version.cuda (authoritative) against the GPU: (the finding, the no-GPU words when the
     build is right but torch cannot see the GPU, which has its own fix)."""
     torch = t.get("torch") or {}
@@ -195,8 +196,8 @@ def unreal_gpu(gpu: GpuFacts) -> str | None:
     return f"{problem}; no GPU name read, so GB10 or not cannot be told" if problem else None
 
 
-def _on_gb10(t: dict, version, cuda, cmaj: int | None, blind: bool, ev: EvidenceList) -> tuple[Finding, str | None]:
-    if cuda is None:
+def _on_gb10(t: Mapping[str, Any], version, cuda, cmaj: int | None, blind: bool, ev: EvidenceList) -> tuple[Finding, str | None]:
+    if cuda is None or cmaj is None:  # build_rule answered an unreadable version already: only None here
         return (Status.FAIL, f"torch {version} is a CPU-only build on a GB10"), None
     if cmaj < GB10_CUDA_MAJOR:
         return (Status.FAIL, f"torch {version} is built for CUDA {cuda}; GB10 needs CUDA 13.x"), None
@@ -206,12 +207,12 @@ def _on_gb10(t: dict, version, cuda, cmaj: int | None, blind: bool, ev: Evidence
     return (Status.OK, f"torch {version} is built for CUDA {cuda}, as GB10 needs"), None
 
 
-def _on_other_gpu(t: dict, gpu: GpuFacts, version, cuda, cmaj: int | None, blind: bool,
+def _on_other_gpu(t: Mapping[str, Any], gpu: GpuFacts, version, cuda, cmaj: int | None, blind: bool,
                   ev: EvidenceList) -> tuple[Finding, str | None]:
     """Not a GB10: a torch newer than the driver's CUDA cannot run; judged by the driver."""
     dmaj = major(gpu.driver_cuda)
     ev.add("driver's CUDA version", "NVML nvmlSystemGetCudaDriverVersion_v2", gpu.driver_cuda)
-    if cuda is None:
+    if cuda is None or cmaj is None:  # as in _on_gb10: only a CPU-only build reaches here without cmaj
         return (Status.WARN, f"torch {version} is a CPU-only build on {gpu.label()}"), None
     if dmaj is None:
         return (Status.UNKNOWN, f"torch built for CUDA {cuda}; driver's CUDA version unreadable ({gpu.label()})"), None
@@ -223,7 +224,7 @@ def _on_other_gpu(t: dict, gpu: GpuFacts, version, cuda, cmaj: int | None, blind
     return (Status.OK, f"torch built for CUDA {cuda}; driver supports CUDA {gpu.driver_cuda} (not a GB10: judged by the driver)"), None
 
 
-def smoke_rule(t: dict, ev: EvidenceList) -> list[Finding]:
+def smoke_rule(t: Mapping[str, Any], ev: EvidenceList) -> list[Finding]:
     """The first .cuda(): a crash or an error there is the other face of the ABI mismatch."""
     smoke = _stage(t, "first .cuda()")
     status = smoke.get("status")
@@ -248,7 +249,7 @@ def smoke_rule(t: dict, ev: EvidenceList) -> list[Finding]:
     return []
 
 
-def cudart13_rule(t: dict, gpu: GpuFacts, ev: EvidenceList) -> list[Finding]:
+def cudart13_rule(t: Mapping[str, Any], gpu: GpuFacts, ev: EvidenceList) -> list[Finding]:
     """The system's libcudart.so.13, loaded with ctypes in the target: on a GB10 it must load."""
     c13 = (t.get("cudart") or {}).get("libcudart.so.13")
     if c13 is None:
