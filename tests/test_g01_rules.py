@@ -336,7 +336,7 @@ def test_a_finished_first_cuda_call_is_evidence_not_a_finding(cuda_smoke, shown)
     t = target(smoke={"status": "done"}, cuda_smoke=cuda_smoke)
     ev = EvidenceList()
     assert g1.smoke_rule(t, ev) == []
-    assert [e.value for e in ev] == ([shown] if shown else [])
+    assert [(e.what, e.source, e.value) for e in ev] == ([("first .cuda()", "target interpreter", shown)] if shown else [])
     assert g1_of(t).status is Status.OK
     assert g1.smoke_rule(target(smoke={"status": "skipped"}, cuda_smoke={"ran": True}), EvidenceList()) == []
 
@@ -417,7 +417,7 @@ def test_no_findings_is_unknown():
 
 def test_a_target_reading_that_failed_is_unknown_with_the_probes_reason():
     v = g1_of(None)
-    assert v.status is Status.UNKNOWN and v.summary == "cannot tell: target interpreter unavailable (target unavailable (test))"
+    assert v.id == "G1" and v.status is Status.UNKNOWN and v.summary == "cannot tell: target interpreter unavailable (target unavailable (test))"
 
 
 def test_the_interpreter_and_gpu_are_always_evidence():

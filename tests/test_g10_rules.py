@@ -239,6 +239,7 @@ TRAIN2 = {"context": "training", "nodes": "multi"}
 @pytest.mark.parametrize("n, more", [(1, ""), (2, " and 1 more"), (3, " and 2 more")])
 def test_a_failure_counts_the_others(n, more):
     v = judge(data([_m("a.yaml", i) for i in range(1, n + 1)], {"a.yaml": TRAIN2}))
+    assert v.id == "G10" and v.fix == g10.FIX
     assert v.summary == (f"TP > 1 in a multi-node training config: a.yaml:1: tensor_model_parallel_size=2 (training, multi-node){more}"
                          "; across two Sparks use DDP/FSDP with TP=1")
 
