@@ -973,3 +973,65 @@ def test_power_and_clock_evidence():
     e = ev(verdict(samples(lambda i, t: gpu(power=80.0 + (i % 3), sm=2405 - 13 * (i % 2)))))
     assert e["power draw"] == "80-82 W, last 80 W" and e["SM clock"] == "2392-2405 MHz, last 2405 MHz"
     assert e["temperature"] == "72 → 72 °C (max 72)"
+
+
+# -- the evidence, whole --------------------------------------------------------------------------------------
+
+def test_the_whole_evidence_of_a_gb10_window_with_fields_unreadable():
+    err = {"temp_c": NS, "power_w": NS, "sm_mhz": NS}
+    v = verdict(samples(lambda i, t: gpu(errors=err, reasons=0x1 if i < 3 else 0x20 if i in (50, 51) else 0)))
+    assert ev(v) == {
+        "window": "10.0 of 10 min, 121 samples",
+        "temperature": f"unavailable: {NS}",
+        "power draw": f"unavailable: {NS}",
+        "rated power": f"140 W (config hardware.rated_power_w (NVML limit: {NS}))",
+        "SM clock": f"unavailable: {NS}",
+        "clock-event reasons": "gpu_idle in 3/121, sw_thermal_slowdown in 2/121",
+        "SW power capping (NVML field 74)": "+0.0 s (0.0% of the window)",
+        "sync boost (NVML field 76)": "+0.0 s (0.0% of the window)",
+        "SW thermal slowdown (NVML field 269)": "+0.0 s (0.0% of the window)",
+        "HW thermal slowdown (NVML field 270)": "+0.0 s (0.0% of the window)",
+        "HW power brake (NVML field 271)": "+0.0 s (0.0% of the window)",
+    }  # no field-75 line: field 269 answered, so 75 was never read
+
+
+def test_field_75_is_shown_where_it_was_asked_and_failed():
+    v = verdict(samples(lambda i, t: {**gpu(errors={"sw_thermal_ns": NS}), "thermal_policy_ns": None,
+                                      "errors": {"sw_thermal_ns": NS, "thermal_policy_ns": NS}}))
+    assert ev(v)["thermal policy counter (NVML field 75), older than nvidia-smi's SW Thermal Slowdown"] == \
+        f"unavailable: {NS}"
+
+
+def test_more_than_five_measurement_errors_are_counted_not_listed():
+    v = verdict(samples(lambda i, t: gpu(temp=999.0 if 10 <= i < 17 else 72.0)))
+    assert ev(v)["measurement errors"] == (
+        "; ".join(f"temperature 999 °C at 16:00:{5 * i:02d} UTC" for i in range(10, 12))
+        + "; " + "; ".join(f"temperature 999 °C at 16:01:{5 * i - 60:02d} UTC" for i in range(12, 15))
+        + " (+2 more): impossible, so not evidence")
+    assert "(and 6 more)" in v.summary
+
+
+def test_a_measurement_error_at_a_windows_first_sample_belongs_to_it():
+    smp = samples(lambda i, t: gpu(temp=999.0 if i == 0 else 72.0))
+    assert verdict(smp).status.value == "unknown"
+
+
+def test_gather_reading_the_counters_only_at_the_first_sample_is_read_once():
+    smp = samples(lambda i, t: gpu(), seconds=2.0, step=1.0)
+    v = verdict(smp, counters_read_t=[smp[0]["t"]])
+    assert ev(v)["SW thermal slowdown (NVML field 269)"] == "unavailable: read once: cannot tell growth"
+
+
+def test_two_samples_with_different_counter_values_were_read_twice():
+    smp = [{"t": T0, "gpus": [gpu(sw_thermal=0)], "mem": {}}, {"t": T0 + 1, "gpus": [gpu(sw_thermal=500_000_000)], "mem": {}}]
+    v = verdict(smp)
+    assert v.summary.startswith("thermal throttling at 72 °C: SW thermal slowdown +0.5 s (50% of the window)")
+
+
+def test_a_review_window_counts_only_its_own_counter_readings():
+    """Counters read for the first ten minutes only, then unreadable: later windows are blind to them."""
+    def fn(i, t):
+        sm = 2400 if t < 2400 else 1900  # the clock falls at 40 min, long after the counters went dark
+        return gpu(temp=86, sm=sm) if t < 600 else gpu(temp=86, sm=sm, errors=BLIND)
+    v = verdict(samples(fn, seconds=3000.0), review=True)
+    assert v.summary.startswith("throttling signature (heuristic"), v.summary

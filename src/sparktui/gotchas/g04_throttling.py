@@ -249,12 +249,12 @@ class _Window:
         self.loaded = [(u >= load_pct and not (r and "gpu_idle" in r)) if u is not None else (p is not None and p >= floor_w)
                        for u, p, r in zip(self.util, self.power, self.reasons)]
         self.busy = [i for i, x in enumerate(self.loaded) if x]
-        self.growth: dict[str, float | None] = {}
-        self.reads: dict[str, int] = {}
+        self.values: dict[str, int] = {}  # readable values of each counter in the window
+        self.twice: dict[str, bool] = {}  # ... read at least twice, so its growth is known
         for key in _LABEL:
             self._count_counter(key, read_t)
-        b = bisect.bisect_left(s.bad, (lo, ""))
-        e = bisect.bisect_left(s.bad, (hi, ""))
+        b = bisect.bisect_left(s.bad, (lo,))
+        e = bisect.bisect_left(s.bad, (hi,))
         self.bad = s.bad[b:e]
 
     @property
@@ -263,18 +263,16 @@ class _Window:
 
     def _count_counter(self, key: str, read_t: list[float] | None) -> None:
         s, lo, hi = self.s, self.lo, self.hi
-        n_vals = int(s.pre_read[key][hi] - s.pre_read[key][lo])
-        if n_vals < 2:
-            self.growth[key], self.reads[key] = None, n_vals
-            return
-        self.growth[key] = s.pre_step[key][hi] - s.pre_step[key][lo + 1]
-        if read_t is not None:  # gather() lists when it read them
-            self.reads[key] = 1 + sum(1 for t in read_t if self.times[0] < t <= self.times[-1])
+        self.values[key] = n = int(s.pre_read[key][hi] - s.pre_read[key][lo])
+        if n < 2:
+            self.twice[key] = False
+        elif read_t is not None:  # gather() lists when it read them: once more after the first sample
+            self.twice[key] = any(self.times[0] < t <= self.times[-1] for t in read_t)
         elif self.span >= COUNTERS_READ_WITHIN_S:  # the sampler's cadence: two readings at least
-            self.reads[key] = 2
+            self.twice[key] = True
         else:  # samples carry the last value between reads: only a change tells a second reading
             vals = [v for v in s.counter[key][lo:hi] if v is not None]
-            self.reads[key] = 1 + sum(1 for a, b in zip(vals, vals[1:]) if a != b)
+            self.twice[key] = any(a != b for a, b in zip(vals, vals[1:]))
 
     # what the window says, in small pieces
     def why(self, key: str) -> str:
@@ -285,7 +283,7 @@ class _Window:
         return "not in the samples"
 
     def counter_why(self, key: str) -> str:
-        if self.growth[key] is not None or self.reads[key] == 1:
+        if self.values[key]:
             return "read once: cannot tell growth"
         why = next((w for g in reversed(self.rows) if (w := counter_ns(g, key)[1])), None)
         if why:
@@ -293,10 +291,14 @@ class _Window:
         return "not in this recording (made before sparktui read it)" if self.s.legacy else "not in the samples"
 
     def readable(self, key: str) -> bool:
-        return self.growth[key] is not None and self.reads[key] >= 2
+        return self.twice[key]
 
     def seconds(self, key: str) -> float:
-        return (self.growth[key] or 0.0) / NS_PER_S if self.readable(key) else 0.0
+        """The counter's growth over the window, from the window's first reading to its last."""
+        if not self.twice[key]:
+            return 0.0
+        pre = self.s.pre_step[key]
+        return (pre[self.hi] - pre[self.lo + 1]) / NS_PER_S
 
     def share(self, key: str) -> float:
         return self.seconds(key) / self.span if self.span > 0 else 0.0
@@ -366,7 +368,7 @@ class _Window:
         for key in _LABEL:
             label = f"{_LABEL[key]} (NVML field {_FIELD[key]})"
             if key == _POLICY:
-                if self.reads[key] == 0 and not any(counter_ns(g, key)[1] for g in self.rows):
+                if not self.values[key] and not any(counter_ns(g, key)[1] for g in self.rows):
                     continue  # not read: field 269 answered, or an old recording without it
                 label += ", older than nvidia-smi's SW Thermal Slowdown"
             if self.readable(key):
