@@ -721,7 +721,8 @@ def test_a_sample_stamped_out_of_order_is_a_measurement_error(back_s, status):
     v = verdict(smp)
     assert v.status.value == status, v.summary
     if status == "unknown":
-        assert v.summary.startswith("measurement error: a sample stamped out of order (t=1764000298) at 16:04:58 UTC")
+        # sample 299 is later than the one after it: left out, and named at the sample kept before it
+        assert v.summary.startswith("measurement error: a sample stamped out of order (t=1764000299) at 16:04:58 UTC")
 
 
 def test_a_first_sample_stamped_in_the_far_future_does_not_fill_the_window():
@@ -1035,3 +1036,84 @@ def test_a_review_window_counts_only_its_own_counter_readings():
         return gpu(temp=86, sm=sm) if t < 600 else gpu(temp=86, sm=sm, errors=BLIND)
     v = verdict(samples(fn, seconds=3000.0), review=True)
     assert v.summary.startswith("throttling signature (heuristic"), v.summary
+
+
+# -- the judge's frame: guards, sources, GPUs, windows ------------------------------------------------------
+
+def test_unknown_guards_are_whole_verdicts_with_id_fix_and_evidence():
+    from sparktui.core.readings import Reading
+
+    v = judge(readings_of(telemetry=None), Config())
+    assert (v.id, v.status.value) == ("G4", "unknown")
+    assert v.summary == "cannot tell: telemetry samples unavailable (telemetry unavailable (test))"
+    assert [(e.what, e.value) for e in v.evidence] == [("telemetry samples", "unavailable: telemetry unavailable (test)")]
+    src = "NVML (nvidia-ml-py) + /proc/meminfo"
+    reading = Reading("telemetry", {"samples": [{"t": T0, "gpus": [], "errors": {"nvml": "nvmlInit failed: DRIVER_NOT_LOADED"}}]},
+                      source=src, started_at=T0)
+    v = judge(readings_of(telemetry=reading), Config())
+    assert (v.id, v.fix) == ("G4", g4.FIX)
+    assert v.summary == "cannot tell: no GPU readings (nvmlInit failed: DRIVER_NOT_LOADED)"
+    assert [(e.what, e.source, e.value) for e in v.evidence] == [
+        ("GPU telemetry", src, "unavailable: nvmlInit failed: DRIVER_NOT_LOADED")]
+
+
+def test_evidence_carries_the_readings_source():
+    from sparktui.core.readings import Reading
+
+    src = "NVML (nvidia-ml-py) + /proc/meminfo"
+    v = judge(readings_of(telemetry=Reading("telemetry", {"samples": samples(lambda i, t: gpu())}, source=src,
+                                            started_at=T0)), Config())
+    assert v.id == "G4" and v.fix == g4.FIX and {e.source for e in v.evidence} == {src}
+
+
+def test_live_judges_exactly_the_trailing_ten_minutes():
+    # 11 min at 1 Hz; the first 55 s carry an impossible temperature: outside the window, not judged
+    v = verdict(samples(lambda i, t: gpu(temp=999.0 if t < 55 else 72.0), seconds=660.0, step=1.0))
+    assert v.status.value == "ok", v.summary
+
+
+def test_a_review_ignores_gathers_read_times():
+    smp = samples(lambda i, t: gpu(), seconds=1200.0)
+    v = verdict(smp, review=True, counters_read_t=[smp[0]["t"]])
+    assert ev(v)["SW thermal slowdown (NVML field 269)"] == "+0.0 s (0.0% of the window)"
+
+
+def test_two_measurement_errors_say_one_more():
+    v = verdict(samples(lambda i, t: gpu(temp=999.0 if i in (10, 20) else 72.0)))
+    assert v.summary.startswith("measurement error: temperature 999 °C at 16:00:50 UTC (and 1 more), which"), v.summary
+
+
+@pytest.mark.parametrize("k", [45, 638])
+def test_a_sample_out_of_order_takes_its_neighbour_out_too_when_they_cross(k):
+    """Two samples that cross by more than the slack: neither can be placed; both are left out."""
+    smp = samples(lambda i, t: gpu(), seconds=640.0, step=1.0)
+    smp[k]["t"], smp[k + 1]["t"] = smp[k + 1]["t"] + 5, smp[k]["t"] - 5
+    v = verdict(smp)
+    assert v.status.value == "unknown" and "(and 1 more)" in v.summary, v.summary
+
+
+def test_a_first_sample_stamped_in_the_future_is_named_at_the_first_good_one():
+    smp = samples(lambda i, t: gpu(), step=1.0)
+    smp[0]["t"] = T0 + 5000
+    v = verdict(smp)
+    assert v.summary.startswith("measurement error: a sample stamped out of order (t=1764005000) at 16:00:01 UTC,")
+
+
+def test_an_untimed_sample_is_left_out_not_the_rest():
+    smp = samples(lambda i, t: gpu())
+    del smp[60]["t"]
+    assert verdict(smp).status.value == "ok"
+
+
+def test_gpus_are_told_apart_by_their_index_not_their_place():
+    smp = samples(lambda i, t: gpu(index=1, temp=85, sw_thermal=int(t) * 300_000_000))
+    for s in smp:
+        s["gpus"].append(gpu(index=0))  # listed second
+    v = verdict(smp)
+    assert v.summary.startswith("GPU 1: thermal throttling at 85 °C"), v.summary
+
+
+def test_power_fault_names_the_power_reasons_seen():
+    v = verdict(samples(lambda i, t: faulty(reasons=0x04 | 0x80), seconds=30.0, step=1.0))
+    assert v.summary.startswith("clocks pinned at ~650 MHz with ~28 W under load (hw_power_brake_slowdown, "
+                                "sw_power_cap active) and no thermal slowdown"), v.summary

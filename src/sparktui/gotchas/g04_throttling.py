@@ -689,8 +689,8 @@ def _trailing(samples: list[Any], seconds: float) -> list[Any]:
 
 def _gpu_rows(samples: list[Any], idx: int) -> tuple[list[dict[str, Any]], list[float], list[tuple[int, str]]]:
     """GPU ``idx``'s records and their times, in time order; a sample stamped out of order (earlier than
-    the one before it or later than the one after it, by more than SAMPLE_TIME_SLACK_S) is a clock or
-    sampler error: left out, and named as a measurement error next to the sample before it."""
+    the last one kept or later than the one after it, by more than SAMPLE_TIME_SLACK_S) is a clock or
+    sampler error: left out, and named as a measurement error next to the sample kept before it."""
     pairs = []
     for s in samples:
         if not isinstance(s, dict) or not _num(s.get("t")):
@@ -699,16 +699,18 @@ def _gpu_rows(samples: list[Any], idx: int) -> tuple[list[dict[str, Any]], list[
             if isinstance(g, dict) and _index(g, i) == idx:
                 pairs.append((float(s["t"]), g))
     kept: list[tuple[float, dict[str, Any]]] = []
-    bad: list[tuple[int, str]] = []
+    dropped: list[tuple[float, str]] = []  # (time of the sample kept before it, what)
     for k, (t, g) in enumerate(pairs):
-        before = k > 0 and t < pairs[k - 1][0] - SAMPLE_TIME_SLACK_S
+        before = bool(kept) and t < kept[-1][0] - SAMPLE_TIME_SLACK_S  # the last sample kept, not a bad one
         after = k + 1 < len(pairs) and t > pairs[k + 1][0] + SAMPLE_TIME_SLACK_S
         if before or after:
-            bad.append((max(0, len(kept) - 1), f"a sample stamped out of order (t={t:.0f})"))
+            dropped.append((kept[-1][0] if kept else -math.inf, f"a sample stamped out of order (t={t:.0f})"))
         else:
             kept.append((t, g))
     kept.sort(key=lambda p: p[0])  # stable: jitter under the slack keeps its recorded order
-    return [g for _, g in kept], [t for t, _ in kept], bad
+    times = [t for t, _ in kept]
+    bad = [(max(0, bisect.bisect_right(times, at) - 1), what) for at, what in dropped]
+    return [g for _, g in kept], times, bad
 
 
 def judge(r: Readings, cfg: Config) -> Verdict:
