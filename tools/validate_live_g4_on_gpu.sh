@@ -4,15 +4,7 @@
 # on real NVML (every check answers; the watcher holds no CUDA context). Results land in $OUT.
 #
 #     OUT=/tmp/out bash tools/validate_live_g4_on_gpu.sh
-set -u
-OUT=${OUT:?set OUT to a folder for the results}
-cd "$(dirname "$0")/.."
-export PYTHONPATH=$PWD/src PYTHONUNBUFFERED=1
-PY=${PY:-python3}
-if ls .whl/*.whl >/dev/null 2>&1; then
-    $PY -m pip install -q --no-deps --no-index --target /tmp/site .whl/*.whl 2>&1 | tail -2
-    export PYTHONPATH=$PWD/src:/tmp/site
-fi
+source "$(dirname "$0")/gpu_env.sh"
 $PY - > "$OUT/field-costs.txt" 2>&1 <<'PYEOF'
 import statistics, time
 import pynvml as nv

@@ -7,16 +7,8 @@
 #     OUT=/tmp/out bash tools/validate_verdicts_on_gpu.sh [LOAD_MINUTES]
 #
 # Wheels in .whl/ (textual, pytest plugins) are installed when present (pip --no-index).
-set -u
-OUT=${OUT:?set OUT to a folder for the results}
+source "$(dirname "$0")/gpu_env.sh"
 LOAD_MIN=${1:-3}
-cd "$(dirname "$0")/.."
-export PYTHONPATH=$PWD/src PYTHONUNBUFFERED=1
-PY=${PY:-python3}
-if ls .whl/*.whl >/dev/null 2>&1; then
-    $PY -m pip install -q --no-deps --no-index --target /tmp/site .whl/*.whl 2>&1 | tail -2
-    export PYTHONPATH=$PWD/src:/tmp/site
-fi
 { date -u; uname -m; nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,power.limit --format=csv
   $PY -c "import sys, torch, pynvml; print(sys.version.split()[0], torch.__version__, 'cuda', torch.version.cuda, 'nvidia-ml-py', getattr(pynvml, '__version__', '?'))"
 } > "$OUT/env.txt" 2>&1
