@@ -621,3 +621,50 @@ def test_own_script_with_no_arguments_and_the_pool_evidence_source():
     r = readings(snap(job(3310, LORA)))
     r.add(Reading("meminfo", {"MemTotal": TOTAL, "MemAvailable": 100 * GIB}, source=""))
     assert {e.what: e.source for e in judge(r, Config()).evidence}["the pool"] == "/proc/meminfo"
+
+
+# -- every verdict's form: its id, its fix, evidence with a source (mutation survivors) ------------
+
+FORM_CASES = {
+    "ok capped beside a LoRA": lambda: snap(vllm(2141, 0.5, 60 * GIB), job(3325, LORA)),
+    "fail uncapped beside training": lambda: snap(vllm(5120, 0.9, ENGINE_CORE, state="default"), job(3325, 15 * GIB)),
+    "warn uncapped alone": lambda: snap(vllm(5120, 0.9, ENGINE_CORE, state="default")),
+    "unknown container": lambda: snap(inside=True),
+    "unknown NVML down": lambda: snap(job(3325, None, listed=False), nv_ok=False),
+    "ok nothing": lambda: snap(),
+    "own processes left out": lambda: snap(job(3325, LORA), own_excluded=2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FORM_CASES))
+def test_every_verdict_is_g6_with_its_fix_and_sourced_evidence(name):
+    data = FORM_CASES[name]()
+    for v in (g6v(data), g6v(dict(data, t=T0 + 60, history=[dict(data, t=T0 + 60)], review=True))):
+        assert v.id == "G6" and v.fix == g6.FIX, name
+        assert v.evidence, name
+        for e in v.evidence:
+            assert isinstance(e.what, str) and e.what and isinstance(e.source, str) and e.source, (name, e)
+
+
+def test_the_container_evidence_names_its_markers_and_says_yes_no_or_cannot_tell():
+    for inside, said in ((True, "yes"), (False, "no"), (None, "cannot tell")):
+        ev = {e.what: e for e in g6v(snap(job(3325, LORA), inside=inside)).evidence}
+        row = ev["inside a container"]
+        assert row.value == said and row.source == "/.dockerenv, /run/.containerenv, /proc/1/cgroup"
+
+
+def test_own_processes_left_out_are_said_with_psutil_as_the_source():
+    ev = {e.what: e for e in g6v(snap(job(3325, LORA), own_excluded=2)).evidence}
+    row = next(e for w, e in ev.items() if "sparktui" in w)
+    assert row.source == "psutil" and "2" in str(row.value)
+
+
+def test_a_job_with_na_memory_counts_as_a_job_not_a_tiny_context():
+    # N/A is not tiny: beside an uncapped vLLM it makes the pair a failure, as a listed job would
+    v = g6v(snap(vllm(5120, 0.9, ENGINE_CORE, state="default"), job(3325, None, kind="gpu-process", name="python3")))
+    assert v.status.value == "fail" and "pid 3325" in v.summary
+
+
+def test_a_tiny_gpu_process_is_not_a_job():
+    v = g6v(snap(vllm(5120, 0.9, ENGINE_CORE, state="default"), job(3325, SMALL - 1, kind="gpu-process", name="Xorg")))
+    assert v.status.value == "warn"  # the uncapped server alone: no job beside it
