@@ -36,15 +36,20 @@ def fake():
         yield f
 
 
+def scan_now(markers: tuple[str, ...] = (), exclude_own: bool = True) -> dict:
+    """One real scan of this machine's processes through the (fake) NVML, as the probe does it."""
+    s = NvmlSession()
+    try:
+        return processes.scan(s, markers=markers, exclude_own=exclude_own)
+    finally:
+        s.close()
+
+
 def scan_and_judge(kids: Children, host: bool = True, cfg: Config | None = None, mem_total: int | None = None,
                    mem_available: int | None = None):
     """Scan the real process table, then judge only this test's own children: tests running in
     parallel on the same machine start servers and training stand-ins of their own."""
-    s = NvmlSession()
-    try:
-        data = processes.scan(s, markers=(), exclude_own=False)
-    finally:
-        s.close()
+    data = scan_now(exclude_own=False)
     mine = {p.pid for p in kids.procs} | set(kids.extra_pids)
     data["rows"] = [r for r in data["rows"] if r["pid"] in mine]
     if host:  # this test box is itself a container; the judge is told what a host would say
@@ -164,9 +169,7 @@ def test_inside_a_container_an_empty_nvml_list_means_cannot_see(tmp_path, kids):
         f.set_processes([(server.pid, 58 * GIB)])  # the host would show it; the container gets []
         marker = tmp_path / ".dockerenv"
         marker.write_text("")
-        s = NvmlSession()
-        data = processes.scan(s, markers=(str(marker),), exclude_own=False)
-        s.close()
+        data = scan_now(markers=(str(marker),), exclude_own=False)
     finally:
         nvml.set_backend(None)
     assert data["container"]["inside"] is True and data["nvml"] == {"ok": True, "error": None, "count": 0}
@@ -393,11 +396,7 @@ def test_sparktuis_own_children_are_left_out_of_the_scan(kids, fake, tmp_path):
     kids.extra_pids.append(grandchild)
     _wait_cmdline(grandchild, ["VLLM::EngineCore", "-c", "import time; time.sleep(60)"])
     fake.set_processes([(target.pid, 4 * GIB), (grandchild, 60 * GIB)])
-    s = NvmlSession()
-    try:
-        data = processes.scan(s, markers=())
-    finally:
-        s.close()
+    data = scan_now()
     pids = {r["pid"] for r in data["rows"]}
     assert not pids & {target.pid, server.pid, grandchild, os.getpid()}
     assert data["own_excluded"] >= 3 and data["nvml"]["count"] == 2
@@ -413,10 +412,6 @@ def test_any_sparktui_probe_script_is_left_out_but_other_processes_are_seen(kids
     vllm.chmod(0o755)
     server = _detached(kids, [sys.executable, str(vllm), "serve", "m", "--gpu-memory-utilization", "0.5"])
     fake.set_processes([(other, 4 * GIB), (server, 58 * GIB)])
-    s = NvmlSession()
-    try:
-        data = processes.scan(s, markers=())
-    finally:
-        s.close()
+    data = scan_now()
     pids = {r["pid"] for r in data["rows"]}
     assert server in pids and other not in pids
