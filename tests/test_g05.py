@@ -404,7 +404,7 @@ def observe_mine(kids, meminfo=RECORDED_MEMINFO, inside_container=False):
 
 
 def decide_now(observe, force=False, size=4 * GIB):
-    from sparktui.cli.bandwidth import decide
+    from sparktui.flows.bandwidth import decide
 
     return decide(observe(), size, force)
 

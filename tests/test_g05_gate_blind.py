@@ -3,7 +3,7 @@ NVML reports N/A, can never read as an idle machine."""
 
 from __future__ import annotations
 
-from sparktui.cli.bandwidth import blockers, competitors, decide
+from sparktui.flows.bandwidth import blockers, competitors, decide
 from sparktui.core.readings import Reading, Readings
 from sparktui.gotchas.g05_bandwidth import GIB, gate
 

@@ -47,7 +47,7 @@ async def main_screen(app, pilot) -> None:
 
 
 async def failing_card(app, pilot) -> None:
-    from sparktui.ui.widgets import Checklist
+    from sparktui.ui.panels import Checklist
 
     await until_loaded(app, pilot)
     app.query_one(Checklist).move_cursor(row=0)  # G1: the cu128 torch on a GB10

@@ -11,7 +11,7 @@ from sparktui.core.config import Config
 from sparktui.core.verdict import Status, Verdict
 from sparktui.ui.app import SparkApp
 from sparktui.ui.screens import CardScreen, ConfirmScreen, EventsScreen, HelpScreen, MessageScreen, fix_commands
-from sparktui.ui.widgets import Checklist, ProcessTable
+from sparktui.ui.panels import Checklist, ProcessTable
 
 DEMO = Path(__file__).resolve().parents[2] / "src" / "sparktui" / "data" / "gb10-demo.jsonl"
 
@@ -479,7 +479,7 @@ async def test_quick_checks_are_not_held_back_or_cancelled_by_a_hung_one(tmp_pat
 
 async def test_bandwidth_asks_first_and_no_means_nothing_runs(tmp_path, monkeypatch):
     from sparktui.gotchas.g05_bandwidth import GateDecision
-    import sparktui.cli.bandwidth as cb
+    import sparktui.flows.bandwidth as cb
 
     monkeypatch.setattr(cb, "decide", lambda readings, size, force: GateDecision(True, 1 << 30, ()))
     app = SparkApp(Config().with_overrides(target={"python": "/nonexistent/python"}), source=StillSource(), auto_checks=False)
@@ -508,7 +508,7 @@ async def test_bandwidth_yes_runs_the_probe_and_shows_the_figure(tmp_path, monke
     import sys
 
     from sparktui.gotchas.g05_bandwidth import GateDecision
-    import sparktui.cli.bandwidth as cb
+    import sparktui.flows.bandwidth as cb
     from tests.standins.make import make_script
     from tests.test_g05 import FAKE_CUDA_TORCH
 
@@ -531,7 +531,7 @@ async def test_bandwidth_yes_runs_the_probe_and_shows_the_figure(tmp_path, monke
 async def test_bandwidth_rechecks_the_gates_after_the_dialog(tmp_path, monkeypatch):
     """A server started while the confirmation sat open stops the probe before it allocates."""
     from sparktui.gotchas.g05_bandwidth import GateDecision
-    import sparktui.cli.bandwidth as cb
+    import sparktui.flows.bandwidth as cb
     from sparktui.probes import bandwidth
 
     answers = iter([GateDecision(True, 1 << 30, ()), GateDecision(False, 1 << 30, ("server running: pid 4242 (vllm)",))])
@@ -546,7 +546,7 @@ async def test_bandwidth_rechecks_the_gates_after_the_dialog(tmp_path, monkeypat
         await pilot.press("y")
         await settle(app, pilot, 0.5)
         v = app.board["G5"].verdict
-        assert measured == [] and v is not None and "changed while the confirmation was open" in v.summary
+        assert measured == [] and v is not None and "changed while waiting for confirmation" in v.summary
         assert "pid 4242" in v.summary and app.board["G5"].running_since is None
 
 

@@ -18,7 +18,7 @@ from sparktui.gotchas import IDS
 from sparktui.ui.app import ChecksDone, SparkApp, SparkCommands
 from sparktui.ui.peers import PeersScreen
 from sparktui.ui.screens import KEYS_HELP
-from sparktui.ui.widgets import Checklist
+from sparktui.ui.panels import Checklist
 from tests.test_fleet_peers import _peer_command, sshd  # noqa: F401  (sshd: the loopback sshd fixture)
 from tests.ui.test_dashboard import DEMO, StillSource
 

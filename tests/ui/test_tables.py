@@ -6,7 +6,7 @@ from __future__ import annotations
 from textual.app import App
 
 from sparktui.core.verdict import Status, Verdict
-from sparktui.ui.widgets import Checklist, ProcessTable
+from sparktui.ui.panels import Checklist, ProcessTable
 
 
 class TablesApp(App):

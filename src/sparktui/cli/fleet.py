@@ -24,7 +24,7 @@ COMMANDS = ("peers", "export", "report", "preflight")
 
 
 def add_parsers(sub, common) -> None:
-    from sparktui.cli.main import positive_minutes
+    from sparktui.cli.common import positive_minutes
 
     p = sub.add_parser("peers", help="compare this machine with its peers over ssh (what must match for DDP/FSDP)")
     common(p)
@@ -77,7 +77,7 @@ def _local(cfg, snapshot: str | None):
     if snapshot:
         readings, host, _ = read_snapshot(snapshot)
         return readings, host, f"snapshot {snapshot}"
-    from sparktui.cli.main import interruptibly
+    from sparktui.cli.common import interruptibly
 
     # in a thread, so Ctrl-C reaches us while a hung --python runs: the first judges what was read
     readings = interruptibly(lambda cancel: collect(probes.names(), cfg, cancel=cancel))
@@ -85,7 +85,7 @@ def _local(cfg, snapshot: str | None):
 
 
 def _peer_specs(cfg):
-    from sparktui.cli.main import UsageError
+    from sparktui.cli.common import UsageError
     from sparktui.fleet.peers import specs_from_config, validate_host
 
     for h in cfg.fleet.peers:
@@ -128,12 +128,12 @@ def _write_json(doc: dict) -> None:
 # -- peers -----------------------------------------------------------------------------------------
 
 def cmd_peers(args: argparse.Namespace) -> int:
-    from sparktui.cli.main import EXIT_FOR, UsageError, _ids, config_from_args
+    from sparktui.cli.common import EXIT_FOR, UsageError, parse_ids, config_from_args
     from sparktui.fleet.compare import checklists, format_comparison
     from sparktui.runner import run_checks
 
     cfg = config_from_args(args)
-    ids = _ids(args.ids)
+    ids = parse_ids(args.ids)
     if not cfg.fleet.peers:
         raise UsageError("sparktui peers: no peers: give --peer HOST (repeatable) or set [fleet] peers in the config")
     (readings, host, source), peers = _with_peers(cfg, ids, lambda: _local(cfg, args.snapshot))
@@ -154,11 +154,11 @@ def cmd_peers(args: argparse.Namespace) -> int:
 # -- export ----------------------------------------------------------------------------------------
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from sparktui.cli.main import _ids, config_from_args
+    from sparktui.cli.common import parse_ids, config_from_args
     from sparktui.fleet.exporter import DEFAULT_LISTEN, run_export
 
     cfg = config_from_args(args)
-    ids = _ids(args.ids) if args.ids else None
+    ids = parse_ids(args.ids) if args.ids else None
     return run_export(cfg, args.listen or DEFAULT_LISTEN, args.allow_remote, ids, args.host_label)
 
 
@@ -166,7 +166,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from sparktui import __version__
-    from sparktui.cli.main import EXIT_OK, EXIT_USAGE, _ids, config_from_args
+    from sparktui.cli.common import EXIT_OK, EXIT_USAGE, parse_ids, config_from_args
     from sparktui.fleet.compare import checklists
     from sparktui.fleet.report import Redaction, ReportInput, render_report
     from sparktui.runner import run_checks
@@ -178,7 +178,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         from sparktui.cli.record import replay_ids_for
 
         rec, readings = _recording(replay)
-        ids = _ids(args.ids) if args.ids else replay_ids_for(readings)
+        ids = parse_ids(args.ids) if args.ids else replay_ids_for(readings)
         verdicts, _ = run_checks(ids, cfg, readings)
         name = Path(replay).name
         inp = ReportInput(verdicts, readings, dict(rec.header.get("host") or {}),
@@ -186,7 +186,7 @@ def cmd_report(args: argparse.Namespace) -> int:
                           __version__, time.time(), samples=rec.samples, samples_source=f"recording {name}",
                           problems=list(rec.problems), stack=readings.data("target") is not None)
     else:
-        ids = _ids(args.ids)
+        ids = parse_ids(args.ids)
         if args.watch:
             print(f"sparktui: sampling telemetry for {args.watch:g} min ...", file=sys.stderr)
         (readings, host, source), peers = _with_peers(cfg, ids, lambda: _local(cfg, args.snapshot))
@@ -224,7 +224,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def _replay_arg(args: argparse.Namespace, cfg) -> str | None:
     """--replay (given before or after the subcommand), refused beside --snapshot or --peer."""
-    from sparktui.cli.main import UsageError
+    from sparktui.cli.common import UsageError
 
     replay = getattr(args, "replay", None)
     if replay and getattr(args, "snapshot", None):
@@ -328,7 +328,7 @@ def not_checked(verdicts, readings, cfg) -> list[dict]:
 
 
 def cmd_preflight(args: argparse.Namespace) -> int:
-    from sparktui.cli.main import EXIT_FOR, EXIT_OK, UsageError, _ids, config_from_args
+    from sparktui.cli.common import EXIT_FOR, EXIT_OK, UsageError, parse_ids, config_from_args
     from sparktui.core.verdict import Status, worst
     from sparktui.fleet.peers import PeerState
     from sparktui.gotchas import REGISTRY
@@ -342,7 +342,7 @@ def cmd_preflight(args: argparse.Namespace) -> int:
 
         rec, readings = _recording(replay)
     everything = replay_ids_for(readings) if readings is not None else list(REGISTRY)
-    ids = _ids(args.ids) if args.ids else [g for g in everything if not REGISTRY[g].intrusive]
+    ids = parse_ids(args.ids) if args.ids else [g for g in everything if not REGISTRY[g].intrusive]
     intrusive = [g for g in ids if REGISTRY[g].intrusive]
     if intrusive:
         raise UsageError(f"sparktui preflight: {', '.join(intrusive)} is intrusive; preflight never runs it "

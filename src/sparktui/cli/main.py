@@ -12,69 +12,19 @@ import sys
 from pathlib import Path
 
 from sparktui import __version__
-from sparktui.core.config import Config, ConfigError, load_config
+from sparktui.cli.common import (EXIT_CONFIG, EXIT_FAIL, EXIT_FOR, EXIT_INTERNAL, EXIT_OK, EXIT_REFUSED,  # noqa: F401
+                                 EXIT_UNKNOWN, EXIT_USAGE, EXIT_WARN, UsageError, _Parser, add_common_options,
+                                 add_sub_common_options, config_from_args, interpreter_problem, interruptibly,
+                                 parse_ids, positive_minutes)
+from sparktui.core.config import Config, ConfigError
 from sparktui.core.readings import SnapshotError, read_snapshot, write_snapshot
-from sparktui.core.verdict import Status, worst
-from sparktui.gotchas import IDS, REGISTRY, UnknownGotcha, normalize_id
-
-EXIT_OK, EXIT_WARN, EXIT_FAIL, EXIT_UNKNOWN = 0, 1, 2, 3
-EXIT_REFUSED = 4  # `bandwidth` refused by a gate or not confirmed
-EXIT_USAGE, EXIT_INTERNAL, EXIT_CONFIG = 64, 70, 78
-EXIT_FOR = {Status.OK: EXIT_OK, Status.SKIP: EXIT_OK, Status.WARN: EXIT_WARN, Status.FAIL: EXIT_FAIL,
-            Status.UNKNOWN: EXIT_UNKNOWN}
-
-
-class UsageError(Exception):
-    pass
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # argparse would exit 2, which means "failure" here
-        raise UsageError(f"{self.prog}: {message}")
-
-
-def _common(p: argparse.ArgumentParser, sub: bool = False) -> None:
-    """Options every command shares. A subcommand's copy defaults to "not given" (SUPPRESS), so
-    `sparktui --python X check` and `sparktui check --python X` mean the same: a default there
-    would overwrite what was given before the subcommand."""
-    d = {"default": argparse.SUPPRESS} if sub else {}
-    p.add_argument("--config", metavar="FILE", help="config file (default: ~/.config/sparktui/config.toml)", **d)
-    p.add_argument("--python", metavar="PATH", help="interpreter of the training environment (torch-side probes run there)", **d)
-    p.add_argument("--path", metavar="DIR", action="append", help="where G10 scans for launch configs (repeatable; default .)", **d)
-    p.add_argument("--pins", metavar="FILE", help="pinned versions for G9 (requirements/constraints format)", **d)
-    p.add_argument("--timeout", type=float, metavar="S", help="how long the torch-side probe may take (default 90)", **d)
-    p.add_argument("--no-cuda-smoke", action="store_true", help="do not allocate on the GPU in the target interpreter", **d)
-    p.add_argument("--playbook", metavar="SLUG", action="append", help="G8: playbook slug being followed (repeatable)", **d)
-    p.add_argument("--command", dest="commands", metavar="CMD", action="append", help="G8: a command from your launch script (repeatable)", **d)
-    p.add_argument("--api-url", metavar="URL", help="G8: GitHub REST API base URL", **d)
-    p.add_argument("--peer", metavar="HOST", action="append", help="another machine to compare with, over ssh (repeatable; used by the dashboard, peers, preflight, report)", **d)
-    p.add_argument("--peer-command", metavar="CMD", help="how to run sparktui on the peers (default 'sparktui'), e.g. '~/.venv/bin/sparktui'", **d)
-    p.add_argument("--ssh-config", metavar="FILE", help="ssh client config for the peers (passed to ssh as -F FILE)", **d)
-
-
-def positive_minutes(text: str) -> float:
-    """--watch MIN: a finite number of minutes above 0 (0 used to fall back to the default quietly)."""
-    import math
-
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of minutes: {text!r}") from None
-    if not math.isfinite(v) or v <= 0:
-        raise argparse.ArgumentTypeError(f"must be more than 0 minutes, got {text}")
-    if v > 1e6:  # about two years; more is a typo (and overflows the sampler's wait)
-        raise argparse.ArgumentTypeError(f"must be at most 1e6 minutes, got {text}")
-    return v
-
-
-def _sub_common(p: argparse.ArgumentParser) -> None:
-    _common(p, sub=True)
-
+from sparktui.core.verdict import worst
+from sparktui.gotchas import REGISTRY, UnknownGotcha, normalize_id
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="sparktui", description="Keeps a DGX Spark (GB10) honest during long training runs.")
     p.add_argument("--version", action="version", version=f"sparktui {__version__}")
-    _common(p)
+    add_common_options(p)
     p.add_argument("--replay", metavar="FILE", help="show a recording instead of this machine")
     p.add_argument("--speed", type=float, default=1.0, metavar="N", help="replay speed (default 1; 0 = as fast as possible)")
     p.add_argument("--bell", action="store_true", help="ring the terminal bell when a verdict gets worse")
@@ -83,7 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="cmd", parser_class=_Parser)
 
     c = sub.add_parser("check", help="run the non-intrusive checks headless")
-    _common(c, sub=True)
+    add_common_options(c, sub=True)
     c.add_argument("ids", nargs="*", metavar="ID", help="gotcha ids (G1 ... G10); default all")
     c.add_argument("--json", action="store_true", help="print a JSON document instead of a table")
     c.add_argument("--snapshot", metavar="FILE", help="judge a saved snapshot instead of this machine")
@@ -93,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="judge a recording (G3, G4, G6 and whatever its readings answer) instead of this machine")
 
     s = sub.add_parser("snapshot", help="save every raw probe reading as JSON")
-    _common(s, sub=True)
+    add_common_options(s, sub=True)
     s.add_argument("-o", "--output", metavar="FILE", help="where to write the snapshot ('-' for stdout)")
     s.add_argument("--json", action="store_true", help="write the snapshot to stdout (the same as -o -)")
 
@@ -101,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("id", metavar="ID", help="G1 ... G10")
 
     b = sub.add_parser("bandwidth", help="G5: measure memory bandwidth (intrusive: asks first)")
-    _common(b, sub=True)
+    add_common_options(b, sub=True)
     b.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     b.add_argument("--force", action="store_true", help="run even though other GPU processes are present (never overrides the memory check)")
     b.add_argument("--size", type=float, default=4.0, metavar="GIB", help="buffer size in GiB (default 4; scaled down when memory is short)")
@@ -110,118 +60,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("list", help="list the ten gotchas")
     from sparktui.cli import record as _record
 
-    _record.add_parser(sub, _sub_common)
+    _record.add_parser(sub, add_sub_common_options)
     from sparktui.cli import fleet as _fleet
 
-    _fleet.add_parsers(sub, _sub_common)
+    _fleet.add_parsers(sub, add_sub_common_options)
     return p
-
-
-# the setting each flag sets, so a bad value is reported under the flag the user typed
-_FLAG_FOR = {"--target python": "--python", "--target timeout_s": "--timeout", "--scan paths": "--path",
-             "--pins file": "--pins", "--playbooks slugs": "--playbook", "--playbooks commands": "--command",
-             "--playbooks api_url": "--api-url", "--telemetry check_window_s": "--watch", "--fleet peers": "--peer",
-             "--fleet peer_command": "--peer-command", "--fleet ssh_config": "--ssh-config"}
-
-
-def _refuse_odd_config(path: str | None) -> None:
-    """--config FIFO would block forever, a device never end: only a regular file is read."""
-    import os
-    import stat
-
-    if path is None:
-        return
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        return  # load_config says "not found" / "cannot read"
-    if not stat.S_ISREG(mode):
-        raise ConfigError(f"{path}: not a regular file ({'a folder' if stat.S_ISDIR(mode) else 'a pipe or a device?'}); "
-                          "give a TOML config file")
-
-
-def interpreter_problem(path: str) -> str | None:
-    """Why ``path`` cannot be the training interpreter, or None when it names an executable file.
-
-    A bare name (``python3``) is looked up on PATH, as the target probe does. A missing or
-    non-executable interpreter used to reach the probe, which made every torch-side check
-    ``unknown`` while ``preflight`` printed PASSED."""
-    import os
-    import shutil
-    import stat
-
-    if os.sep not in path:
-        return None if shutil.which(path) else f"{path}: no such command on PATH"
-    hint = " (~ is not expanded here: write the full path)" if path.startswith("~") else ""
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        return f"{path}: no such file{hint}"
-    except OSError as e:
-        return f"{path}: cannot be used: {e.strerror or e}"
-    if stat.S_ISDIR(mode):
-        return f"{path}: is a folder, not an interpreter (give its bin/python)"
-    if not stat.S_ISREG(mode):
-        return f"{path}: not a regular file (a pipe or a device?)"
-    if not os.access(path, os.X_OK):
-        return f"{path}: not executable"
-    return None
-
-
-def _refuse_bad_interpreter(cfg: Config, args: argparse.Namespace) -> None:
-    """--python must name an executable (usage error, 64) whatever the command; a config file's
-    [target] python too (config error, 78), but only where it will run: judging a snapshot or a
-    recording does not start it, and a config shared with a laptop must not block that."""
-    flag = getattr(args, "python", None)
-    if flag:
-        problem = interpreter_problem(flag)
-        if problem:
-            raise UsageError(f"sparktui: --python {problem}; give the training environment's interpreter, "
-                             "e.g. ~/venv/bin/python")
-        return
-    offline = getattr(args, "replay", None) or getattr(args, "snapshot", None)
-    if cfg.target.python and not offline:
-        problem = interpreter_problem(cfg.target.python)
-        if problem:
-            raise ConfigError(f"{cfg.source or 'config'}: [target] python: {problem}; "
-                              "give the training environment's interpreter")
-
-
-def config_from_args(args: argparse.Namespace) -> Config:
-    _refuse_odd_config(getattr(args, "config", None))
-    cfg = load_config(getattr(args, "config", None))
-    try:
-        cfg = _with_flags(cfg, args)
-    except ConfigError as e:
-        msg = str(e)
-        for setting, flag in _FLAG_FOR.items():
-            if msg.startswith(setting + ":"):
-                raise ConfigError(flag + msg[len(setting):]) from None
-        raise
-    _refuse_bad_interpreter(cfg, args)
-    return cfg
-
-
-def _with_flags(cfg: Config, args: argparse.Namespace) -> Config:
-    return cfg.with_overrides(
-        target={"python": args.python, "timeout_s": args.timeout,
-                "cuda_smoke": False if getattr(args, "no_cuda_smoke", False) else None},
-        scan={"paths": args.path},
-        pins={"file": args.pins},
-        playbooks={"slugs": args.playbook, "commands": args.commands, "api_url": args.api_url},
-        telemetry={"check_window_s": args.watch * 60 if getattr(args, "watch", None) is not None else None},
-        fleet={"peers": getattr(args, "peer", None), "peer_command": getattr(args, "peer_command", None),
-               "ssh_config": getattr(args, "ssh_config", None)},
-    )
-
-
-def _ids(raw: list[str]) -> list[str]:
-    if not raw:
-        return list(IDS)
-    try:
-        return list(dict.fromkeys(normalize_id(x) for x in raw))
-    except UnknownGotcha as e:
-        raise UsageError(str(e.args[0])) from None
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -236,7 +79,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             raise UsageError(f"sparktui check: --replay and {', '.join(other)} are alternatives; give one")
 
         return check_replay(args)
-    ids = _ids(args.ids)
+    ids = parse_ids(args.ids)
     cfg = config_from_args(args)
     if args.snapshot:
         readings, host, _ = read_snapshot(args.snapshot)
@@ -263,43 +106,6 @@ def _run_interruptibly(ids: list[str], cfg: Config):
     from sparktui.runner import run_checks
 
     return interruptibly(lambda cancel: run_checks(ids, cfg, cancel=cancel))
-
-
-def interruptibly(fn, first: str | None = "judging what was read so far"):
-    """``fn(cancel)`` in a thread so Ctrl-C reaches us while a probe (a hung --python) runs. The
-    first Ctrl-C sets ``cancel`` and, with ``first``, waits for what was read (a second quits at
-    once); without ``first`` (snapshot: half a snapshot is not one) it quits at once (130)."""
-    import threading
-
-    cancel, done = threading.Event(), threading.Event()
-    box: dict = {}
-
-    def work() -> None:
-        try:
-            box["result"] = fn(cancel)
-        except BaseException as e:  # surfaced in the main thread
-            box["error"] = e
-        finally:
-            done.set()
-
-    threading.Thread(target=work, name="checks", daemon=True).start()
-    try:  # Event.wait, not Thread.join: a join cut by Ctrl-C can leave is_alive() wrong (CPython)
-        while not done.wait(0.2):
-            pass
-    except KeyboardInterrupt:
-        cancel.set()  # stops sampling and subprocess probes
-        if first is None:
-            print("sparktui: interrupted", file=sys.stderr)
-            raise SystemExit(130) from None
-        print(f"sparktui: interrupted: {first} (Ctrl-C again to quit)", file=sys.stderr)
-        try:
-            while not done.wait(0.2):
-                pass
-        except KeyboardInterrupt:
-            raise SystemExit(130) from None
-    if "error" in box:
-        raise box["error"]
-    return box["result"]
 
 
 def host_facts(readings) -> dict:

@@ -124,10 +124,10 @@ def add_parser(sub, common) -> None:
 
 def cmd_record(args: argparse.Namespace) -> int:
     from sparktui import probes
-    from sparktui.cli.main import EXIT_OK, EXIT_USAGE, config_from_args
+    from sparktui.cli.common import EXIT_OK, EXIT_USAGE, config_from_args
     from sparktui.probes.sampler import Sampler
 
-    from sparktui.cli.main import UsageError
+    from sparktui.cli.common import UsageError
 
     if args.output == "-":
         raise UsageError("sparktui record: -o - is not supported (a recording is appended to a file); give a file name")
@@ -198,7 +198,7 @@ def _wait_forever(done: threading.Event) -> None:
 
 def load_recording(path: str):
     """A recording file read and validated once; a bad one is a usage error with the reason."""
-    from sparktui.cli.main import UsageError
+    from sparktui.cli.common import UsageError
 
     try:
         return read_recording(path)
@@ -211,7 +211,7 @@ def check_replay(args: argparse.Namespace) -> int:
     said with when, and every check whose readings the recording carries. The dashboard ends a
     replay on the same readings (core/recording.readings_from_recording)."""
     from sparktui.cli import render
-    from sparktui.cli.main import EXIT_FOR, EXIT_USAGE, _ids, config_from_args
+    from sparktui.cli.common import EXIT_FOR, EXIT_USAGE, parse_ids, config_from_args
     from sparktui.core.verdict import worst
     from sparktui.runner import run_checks
 
@@ -224,7 +224,7 @@ def check_replay(args: argparse.Namespace) -> int:
         print(f"sparktui: {args.replay}: {problem}", file=sys.stderr)
     cfg = config_from_args(args)
     readings = readings_from_recording(rec)
-    ids = _ids(args.ids) if args.ids else replay_ids_for(readings)
+    ids = parse_ids(args.ids) if args.ids else replay_ids_for(readings)
     verdicts, _ = run_checks(ids, cfg, readings)
     host = dict(rec.header.get("host") or {})
     source = f"recording {args.replay} ({len(rec.samples)} samples over {rec.duration_s / 60:.1f} min)"

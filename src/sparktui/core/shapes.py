@@ -570,6 +570,7 @@ class BandwidthResult(TypedDict, total=False):
     read_gbs_all: list[float]
     spread_pct: float | None
     convention: str
+    gate_notes: list[str]  # what the G5 gates noted when they let it run (sparktui.flows.bandwidth)
 
 
 # --------------------------------------------------------------------------- playbook issues (G8)

@@ -16,7 +16,7 @@ from typing import cast
 from sparktui.core.config import Config
 from sparktui.core.readings import Reading
 from sparktui.core.shapes import BandwidthResult
-from sparktui.gotchas.g05_bandwidth import result_problem
+from sparktui.core.validate import bandwidth_result_problem as result_problem
 from sparktui.probes import state
 from sparktui.probes.target import _crash_of, _describe_crash, choose_interpreter, run_staged
 

@@ -32,7 +32,7 @@ from sparktui.ui.board import TELEMETRY_CHECKS, TELEMETRY_REJUDGE_S, Board
 from sparktui.ui.format import age, bandwidth_line, duration, short_reason
 from sparktui.ui.peers import PeersScreen, PeerWatch
 from sparktui.ui.screens import CardScreen, ConfirmScreen, EventsScreen, HelpScreen, MessageScreen, copy_text
-from sparktui.ui.widgets import Checklist, HeaderBar, PlaybookPanel, ProcessTable, TelemetryPanel, process_details
+from sparktui.ui.panels import Checklist, HeaderBar, PlaybookPanel, ProcessTable, TelemetryPanel, process_details
 
 
 NARROW_BELOW = 120  # columns: under this the checklist and telemetry stack (app.tcss)
@@ -597,23 +597,20 @@ class SparkApp(App):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="bandwidth-gate")
     def _bandwidth_gate(self) -> None:
-        from sparktui.cli.bandwidth import decide, describe_plan
+        from sparktui.flows import bandwidth as flow
         from sparktui.gotchas.g05_bandwidth import GIB
-        from sparktui.probes import bandwidth
-        from sparktui.runner import collect
 
-        readings = collect(["meminfo", "processes"], self.cfg)
-        decision = decide(readings, 4 * GIB, force=False)
-        python = bandwidth.interpreter(self.cfg)
-        self.call_from_thread(self._bandwidth_ask, decision, describe_plan(python, decision), python)
+        plan = flow.plan(self.cfg, 4 * GIB, force=False)
+        self.call_from_thread(self._bandwidth_ask, plan)
 
-    def _bandwidth_ask(self, decision, plan: str, python: str) -> None:
+    def _bandwidth_ask(self, plan) -> None:
+        decision = plan.decision
         if not decision.allowed:
             reasons = "\n".join(f"- {r}" for r in decision.reasons)
             self.push_screen(MessageScreen("G5 bandwidth: refused", f"{reasons}\n\nFrom a shell, on an idle machine: "
                                                                     "`sparktui bandwidth` (add `--force` only if you know the GPU is idle)."))
             return
-        body = plan + ("\n" + "\n".join(decision.reasons) if decision.reasons else "") + \
+        body = plan.text + ("\n" + "\n".join(decision.reasons) if decision.reasons else "") + \
             "\n\nAnother job on this machine would lose that memory for the duration. Run it now?"
 
         def answered(yes: bool | None) -> None:
@@ -622,33 +619,23 @@ class SparkApp(App):
 
                 self._bandwidth_cancel = threading.Event()
                 self.board.start(["G5"], time.monotonic())
-                self.bandwidth_worker = self.run_worker(partial(self._bandwidth_run, python, decision),
+                self.bandwidth_worker = self.run_worker(partial(self._bandwidth_run, plan),
                                                         thread=True, exit_on_error=False, group="bandwidth", name="G5")
 
         self.push_screen(ConfirmScreen("Measure memory bandwidth (G5)?", body), answered)
 
-    def _bandwidth_run(self, python: str, decision) -> None:
-        from sparktui.cli.bandwidth import decide
-        from sparktui.gotchas.g05_bandwidth import judge_result
-        from sparktui.probes import bandwidth
-        from sparktui.runner import collect
+    def _bandwidth_run(self, plan) -> None:
+        from sparktui.flows import bandwidth as flow
 
         # the dialog can sit open for minutes: a server started or memory taken meanwhile still stops it
-        again = decide(collect(["meminfo", "processes"], self.cfg), decision.buffer_bytes, force=False)
-        if not again.allowed:
-            res = {"status": "refused", "source": "sparktui gates",
-                   "reason": "changed while the confirmation was open: " + "; ".join(again.reasons)}
-            self.post_message(BandwidthDone(judge_result(res, None, fresh=True), res))
+        checked, why = flow.recheck(plan, plan.decision.buffer_bytes, flow.observer(self.cfg))
+        if checked is None:
+            v, res = flow.refused(why or "changed while the confirmation was open")
+            self.post_message(BandwidthDone(v, res))
             return
-        res = bandwidth.measure(python, min(again.buffer_bytes, decision.buffer_bytes), timeout_s=120.0,
-                                cancel=self._bandwidth_cancel)
-        v = judge_result(res, res.get("measured_at"), fresh=True)
-        if res.get("status") == "ok":
-            try:
-                bandwidth.save_last(res)
-            except OSError as e:  # the measurement still counts; it just will not be remembered
-                self.call_from_thread(self.notify, f"G5: result not kept ({e.strerror or e})", title="bandwidth",
-                                      severity="warning", timeout=15)
+        v, res, not_kept = flow.measure(checked, timeout_s=120.0, cancel=self._bandwidth_cancel)
+        if not_kept:  # the measurement still counts; it just will not be remembered
+            self.call_from_thread(self.notify, f"G5: {not_kept}", title="bandwidth", severity="warning", timeout=15)
         self.post_message(BandwidthDone(v, res))
 
     def on_bandwidth_done(self, msg: BandwidthDone) -> None:

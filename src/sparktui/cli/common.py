@@ -1,0 +1,214 @@
+"""What every ``sparktui`` command shares: exit codes, the usage error, the shared options, the
+config built from them, and running a probe so that Ctrl-C reaches the user. The subcommands
+import this, never cli.main (which imports them).
+
+Exit codes (docs/cli.md): 0 all ok/skip, 1 a warning, 2 a failure, 3 unknowns but nothing
+worse, 4 an intrusive action refused, 64 usage error, 78 config error, 70 internal error,
+130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from sparktui.core.config import Config, ConfigError, load_config
+from sparktui.core.verdict import Status
+from sparktui.gotchas import IDS, UnknownGotcha, normalize_id
+
+EXIT_OK, EXIT_WARN, EXIT_FAIL, EXIT_UNKNOWN = 0, 1, 2, 3
+EXIT_REFUSED = 4  # `bandwidth` refused by a gate or not confirmed
+EXIT_USAGE, EXIT_INTERNAL, EXIT_CONFIG = 64, 70, 78
+EXIT_FOR = {Status.OK: EXIT_OK, Status.SKIP: EXIT_OK, Status.WARN: EXIT_WARN, Status.FAIL: EXIT_FAIL,
+            Status.UNKNOWN: EXIT_UNKNOWN}
+
+
+class UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # argparse would exit 2, which means "failure" here
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def add_common_options(p: argparse.ArgumentParser, sub: bool = False) -> None:
+    """Options every command shares. A subcommand's copy defaults to "not given" (SUPPRESS), so
+    `sparktui --python X check` and `sparktui check --python X` mean the same: a default there
+    would overwrite what was given before the subcommand."""
+    d = {"default": argparse.SUPPRESS} if sub else {}
+    p.add_argument("--config", metavar="FILE", help="config file (default: ~/.config/sparktui/config.toml)", **d)
+    p.add_argument("--python", metavar="PATH", help="interpreter of the training environment (torch-side probes run there)", **d)
+    p.add_argument("--path", metavar="DIR", action="append", help="where G10 scans for launch configs (repeatable; default .)", **d)
+    p.add_argument("--pins", metavar="FILE", help="pinned versions for G9 (requirements/constraints format)", **d)
+    p.add_argument("--timeout", type=float, metavar="S", help="how long the torch-side probe may take (default 90)", **d)
+    p.add_argument("--no-cuda-smoke", action="store_true", help="do not allocate on the GPU in the target interpreter", **d)
+    p.add_argument("--playbook", metavar="SLUG", action="append", help="G8: playbook slug being followed (repeatable)", **d)
+    p.add_argument("--command", dest="commands", metavar="CMD", action="append", help="G8: a command from your launch script (repeatable)", **d)
+    p.add_argument("--api-url", metavar="URL", help="G8: GitHub REST API base URL", **d)
+    p.add_argument("--peer", metavar="HOST", action="append", help="another machine to compare with, over ssh (repeatable; used by the dashboard, peers, preflight, report)", **d)
+    p.add_argument("--peer-command", metavar="CMD", help="how to run sparktui on the peers (default 'sparktui'), e.g. '~/.venv/bin/sparktui'", **d)
+    p.add_argument("--ssh-config", metavar="FILE", help="ssh client config for the peers (passed to ssh as -F FILE)", **d)
+
+
+def positive_minutes(text: str) -> float:
+    """--watch MIN: a finite number of minutes above 0 (0 used to fall back to the default quietly)."""
+    import math
+
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of minutes: {text!r}") from None
+    if not math.isfinite(v) or v <= 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0 minutes, got {text}")
+    if v > 1e6:  # about two years; more is a typo (and overflows the sampler's wait)
+        raise argparse.ArgumentTypeError(f"must be at most 1e6 minutes, got {text}")
+    return v
+
+
+def add_sub_common_options(p: argparse.ArgumentParser) -> None:
+    add_common_options(p, sub=True)
+
+
+# the setting each flag sets, so a bad value is reported under the flag the user typed
+_FLAG_FOR = {"--target python": "--python", "--target timeout_s": "--timeout", "--scan paths": "--path",
+             "--pins file": "--pins", "--playbooks slugs": "--playbook", "--playbooks commands": "--command",
+             "--playbooks api_url": "--api-url", "--telemetry check_window_s": "--watch", "--fleet peers": "--peer",
+             "--fleet peer_command": "--peer-command", "--fleet ssh_config": "--ssh-config"}
+
+
+def _refuse_odd_config(path: str | None) -> None:
+    """--config FIFO would block forever, a device never end: only a regular file is read."""
+    import os
+    import stat
+
+    if path is None:
+        return
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return  # load_config says "not found" / "cannot read"
+    if not stat.S_ISREG(mode):
+        raise ConfigError(f"{path}: not a regular file ({'a folder' if stat.S_ISDIR(mode) else 'a pipe or a device?'}); "
+                          "give a TOML config file")
+
+
+def interpreter_problem(path: str) -> str | None:
+    """Why ``path`` cannot be the training interpreter, or None when it names an executable file.
+
+    A bare name (``python3``) is looked up on PATH, as the target probe does. A missing or
+    non-executable interpreter used to reach the probe, which made every torch-side check
+    ``unknown`` while ``preflight`` printed PASSED."""
+    import os
+    import shutil
+    import stat
+
+    if os.sep not in path:
+        return None if shutil.which(path) else f"{path}: no such command on PATH"
+    hint = " (~ is not expanded here: write the full path)" if path.startswith("~") else ""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return f"{path}: no such file{hint}"
+    except OSError as e:
+        return f"{path}: cannot be used: {e.strerror or e}"
+    if stat.S_ISDIR(mode):
+        return f"{path}: is a folder, not an interpreter (give its bin/python)"
+    if not stat.S_ISREG(mode):
+        return f"{path}: not a regular file (a pipe or a device?)"
+    if not os.access(path, os.X_OK):
+        return f"{path}: not executable"
+    return None
+
+
+def _refuse_bad_interpreter(cfg: Config, args: argparse.Namespace) -> None:
+    """--python must name an executable (usage error, 64) whatever the command; a config file's
+    [target] python too (config error, 78), but only where it will run: judging a snapshot or a
+    recording does not start it, and a config shared with a laptop must not block that."""
+    flag = getattr(args, "python", None)
+    if flag:
+        problem = interpreter_problem(flag)
+        if problem:
+            raise UsageError(f"sparktui: --python {problem}; give the training environment's interpreter, "
+                             "e.g. ~/venv/bin/python")
+        return
+    offline = getattr(args, "replay", None) or getattr(args, "snapshot", None)
+    if cfg.target.python and not offline:
+        problem = interpreter_problem(cfg.target.python)
+        if problem:
+            raise ConfigError(f"{cfg.source or 'config'}: [target] python: {problem}; "
+                              "give the training environment's interpreter")
+
+
+def config_from_args(args: argparse.Namespace) -> Config:
+    _refuse_odd_config(getattr(args, "config", None))
+    cfg = load_config(getattr(args, "config", None))
+    try:
+        cfg = _with_flags(cfg, args)
+    except ConfigError as e:
+        msg = str(e)
+        for setting, flag in _FLAG_FOR.items():
+            if msg.startswith(setting + ":"):
+                raise ConfigError(flag + msg[len(setting):]) from None
+        raise
+    _refuse_bad_interpreter(cfg, args)
+    return cfg
+
+
+def _with_flags(cfg: Config, args: argparse.Namespace) -> Config:
+    return cfg.with_overrides(
+        target={"python": args.python, "timeout_s": args.timeout,
+                "cuda_smoke": False if getattr(args, "no_cuda_smoke", False) else None},
+        scan={"paths": args.path},
+        pins={"file": args.pins},
+        playbooks={"slugs": args.playbook, "commands": args.commands, "api_url": args.api_url},
+        telemetry={"check_window_s": args.watch * 60 if getattr(args, "watch", None) is not None else None},
+        fleet={"peers": getattr(args, "peer", None), "peer_command": getattr(args, "peer_command", None),
+               "ssh_config": getattr(args, "ssh_config", None)},
+    )
+
+
+def parse_ids(raw: list[str]) -> list[str]:
+    if not raw:
+        return list(IDS)
+    try:
+        return list(dict.fromkeys(normalize_id(x) for x in raw))
+    except UnknownGotcha as e:
+        raise UsageError(str(e.args[0])) from None
+
+
+def interruptibly(fn, first: str | None = "judging what was read so far"):
+    """``fn(cancel)`` in a thread so Ctrl-C reaches us while a probe (a hung --python) runs. The
+    first Ctrl-C sets ``cancel`` and, with ``first``, waits for what was read (a second quits at
+    once); without ``first`` (snapshot: half a snapshot is not one) it quits at once (130)."""
+    import threading
+
+    cancel, done = threading.Event(), threading.Event()
+    box: dict = {}
+
+    def work() -> None:
+        try:
+            box["result"] = fn(cancel)
+        except BaseException as e:  # surfaced in the main thread
+            box["error"] = e
+        finally:
+            done.set()
+
+    threading.Thread(target=work, name="checks", daemon=True).start()
+    try:  # Event.wait, not Thread.join: a join cut by Ctrl-C can leave is_alive() wrong (CPython)
+        while not done.wait(0.2):
+            pass
+    except KeyboardInterrupt:
+        cancel.set()  # stops sampling and subprocess probes
+        if first is None:
+            print("sparktui: interrupted", file=sys.stderr)
+            raise SystemExit(130) from None
+        print(f"sparktui: interrupted: {first} (Ctrl-C again to quit)", file=sys.stderr)
+        try:
+            while not done.wait(0.2):
+                pass
+        except KeyboardInterrupt:
+            raise SystemExit(130) from None
+    if "error" in box:
+        raise box["error"]
+    return box["result"]

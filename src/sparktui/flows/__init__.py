@@ -1,0 +1,1 @@
+"""Flows that both the CLI and the dashboard follow (gate, ask, run): one place, so ui never imports cli."""
