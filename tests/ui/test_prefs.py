@@ -50,7 +50,8 @@ def test_a_failed_write_keeps_the_old_file(tmp_path, monkeypatch):
     """A full disk mid-write (fsync fails with ENOSPC): the old prefs stay whole, no temp file is left."""
     import errno
 
-    p = tmp_path / "prefs.json"
+    d = tmp_path / "state"
+    p = d / "prefs.json"
     save_prefs(Prefs(plot_span="1h"), p)
 
     def full(fd):
@@ -60,4 +61,4 @@ def test_a_failed_write_keeps_the_old_file(tmp_path, monkeypatch):
     with pytest.raises(OSError):
         save_prefs(Prefs(plot_span="session"), p)
     assert load_prefs(p).plot_span == "1h"
-    assert [f.name for f in tmp_path.iterdir()] == ["prefs.json"]
+    assert [f.name for f in d.iterdir()] == ["prefs.json"]
