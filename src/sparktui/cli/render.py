@@ -14,7 +14,8 @@ from sparktui.gotchas import REGISTRY
 
 JSON_SCHEMA = 1
 
-_COLOUR = {Status.OK: "32", Status.WARN: "33", Status.FAIL: "31", Status.UNKNOWN: "35", Status.SKIP: "90"}
+# bright blue for unknown, as in the dashboard: red and magenta look alike in many terminal palettes
+_COLOUR = {Status.OK: "32", Status.WARN: "33", Status.FAIL: "31", Status.UNKNOWN: "94", Status.SKIP: "90"}
 
 
 def use_colour(stream) -> bool:

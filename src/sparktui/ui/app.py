@@ -31,6 +31,7 @@ from sparktui.gotchas.base import Gotcha
 from sparktui.ui.board import TELEMETRY_CHECKS, TELEMETRY_REJUDGE_S, Board
 from sparktui.ui.format import age, bandwidth_line, duration, short_reason
 from sparktui.ui.peers import PeersScreen, PeerWatch
+from sparktui.ui.prefs import Prefs, load_prefs, save_prefs
 from sparktui.ui.screens import CardScreen, ConfirmScreen, EventsScreen, HelpScreen, MessageScreen, copy_text
 from sparktui.ui.panels import Checklist, HeaderBar, PlaybookPanel, ProcessTable, TelemetryPanel, process_details
 
@@ -126,6 +127,7 @@ class SparkApp(App):
         Binding("p", "toggle_pause", "pause"),
         Binding("e", "events", "events"),
         Binding("m", "peers", "peers"),
+        Binding("L", "cycle_layout", "layout", show=False),
         Binding("o", "open_issue_url", "open URL", show=False),
         Binding("y", "copy_issue_url", "copy URL", show=False),
     ]
@@ -165,6 +167,26 @@ class SparkApp(App):
         self.replay_readings = self._recorded_readings() if replay else None
         self.host_name = "?"
         self.peer_watch = PeerWatch(self, self.cfg, replay=bool(replay))
+        self.prefs: Prefs = load_prefs()  # the one copy: every panel changes it through update_prefs
+
+    # -- preferences -----------------------------------------------------------------------------
+    def update_prefs(self, **changes: Any) -> None:
+        """Change and keep preferences (theme, sort, span, layout...). One copy on the app, so two
+        panels saving never overwrite each other's choice; a failed save is said, never fatal."""
+        new = self.prefs.with_(**changes)
+        if new == self.prefs:
+            return
+        self.prefs = new
+        try:
+            save_prefs(new)
+        except OSError as e:
+            self.notify(f"preferences not kept: {e.strerror or e}", title="preferences", severity="warning", timeout=8)
+
+    def _apply_theme_pref(self) -> None:
+        theme = self.prefs.theme
+        if theme and theme in self.available_themes and theme != self.theme:
+            self.theme = theme
+        self.theme_changed_signal.subscribe(self, lambda t: self.update_prefs(theme=t.name))
 
     # -- layout --------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -188,6 +210,7 @@ class SparkApp(App):
         yield self.footer
 
     def on_mount(self) -> None:
+        self._apply_theme_pref()
         self._layout_for(self.size.width)
         self.host_name = self._host_label()
         self.source.start()
@@ -202,7 +225,8 @@ class SparkApp(App):
         self._layout_for(event.size.width)
 
     def _layout_for(self, width: int) -> None:
-        narrow = width < NARROW_BELOW
+        layout = self.prefs.layout
+        narrow = width < NARROW_BELOW if layout == "auto" else layout == "narrow"
         if self.has_class("narrow") != narrow:
             self.set_class(narrow, "narrow")
         footer = getattr(self, "footer", None)
@@ -421,7 +445,7 @@ class SparkApp(App):
             self._set_verdict(judge(g, readings, self.cfg), mono)
 
     # -- actions ---------------------------------------------------------------------------------
-    MAIN_ONLY = frozenset({"open_card", "rerun_selected", "rerun_all", "bandwidth", "filter_processes", "cycle_sort",
+    MAIN_ONLY = frozenset({"cycle_layout", "open_card", "rerun_selected", "rerun_all", "bandwidth", "filter_processes", "cycle_sort",
                            "events", "peers", "open_issue_url", "copy_issue_url"})
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
@@ -581,6 +605,15 @@ class SparkApp(App):
 
     def action_peers(self) -> None:
         self.push_screen(PeersScreen(self.peer_watch, self.board, self.host_name))
+
+    LAYOUTS = ("auto", "wide", "narrow")
+
+    def action_cycle_layout(self) -> None:
+        """auto (stacked under 120 columns) -> side by side -> stacked; kept across runs."""
+        i = self.LAYOUTS.index(self.prefs.layout) if self.prefs.layout in self.LAYOUTS else 0
+        self.update_prefs(layout=self.LAYOUTS[(i + 1) % len(self.LAYOUTS)])
+        self._layout_for(self.size.width)
+        self.notify(f"layout: {self.prefs.layout}" + (" (stacked under 120 columns)" if self.prefs.layout == "auto" else ""))
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())

@@ -8,13 +8,25 @@ from typing import Any, Callable
 
 from sparktui.core.verdict import Status
 
-STATUS_STYLE = {
-    Status.OK: "bold green",
-    Status.WARN: "bold yellow",
-    Status.FAIL: "bold red",
-    Status.UNKNOWN: "bold magenta",
-    Status.SKIP: "dim",
+# Status colours as RGB, not ANSI names: Textual maps "red" and "magenta" through the theme's ANSI
+# palette, where they came out nearly the same (a machine without a GPU looked like a wall of
+# failures). Chosen so each stays distinct when a terminal downgrades it: 256 colours (71, 179, 203,
+# 75, 246) and 16 colours (bright green, yellow, red, blue; white). Under NO_COLOR the glyphs alone
+# (core/verdict.py: ✔ ▲ ✘ ? –) tell them apart. Light themes get darker shades of the same hues.
+STATUS_RGB = {
+    True: {Status.OK: "#3fb950", Status.WARN: "#e3b341", Status.FAIL: "#f85149", Status.UNKNOWN: "#58a6ff",
+           Status.SKIP: "#8b949e"},
+    False: {Status.OK: "#1f883d", Status.WARN: "#9a6700", Status.FAIL: "#cf222e", Status.UNKNOWN: "#0969da",
+            Status.SKIP: "#6e7781"},
 }
+
+
+def status_styles(dark: bool = True) -> dict[Status, str]:
+    """Rich style strings per status for a dark (default) or light theme."""
+    return {st: (f"bold {rgb}" if st is not Status.SKIP else rgb) for st, rgb in STATUS_RGB[bool(dark)].items()}
+
+
+STATUS_STYLE = status_styles(True)
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
 

@@ -7,7 +7,7 @@ from textual.binding import Binding
 
 from sparktui.core.verdict import Status, Verdict
 from sparktui.gotchas import REGISTRY
-from sparktui.ui.format import SPINNER, STATUS_STYLE, age
+from sparktui.ui.format import SPINNER, age, status_styles
 from sparktui.ui.widgets.tables import BoundedTable
 
 
@@ -57,7 +57,7 @@ class Checklist(BoundedTable):
         elif verdict is None:
             glyph, finding = Text("·", style="dim"), Text("waiting", style="dim")
         else:
-            style = STATUS_STYLE[verdict.status]
+            style = status_styles(self.app.current_theme.dark)[verdict.status]
             glyph = Text(verdict.status.glyph, style=style)
             finding = Text(verdict.summary, style="" if verdict.status is not Status.SKIP else "dim", no_wrap=True,
                            overflow="ellipsis")
