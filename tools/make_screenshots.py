@@ -1,4 +1,4 @@
-"""Regenerate screenshots/*.svg from the shipped GB10 recording (no GPU, no network).
+"""Regenerate screenshots/*.svg from the shipped synthetic GB10 demo recording (no GPU, no network).
 
     python tools/make_screenshots.py [OUT_DIR]
 
