@@ -291,7 +291,7 @@ def test_a_blind_torch_names_no_env_when_none_is_set_and_gets_only_the_no_gpu_fi
     v = g1_of(target(torch_cuda=BLIND))
     assert v.summary == ("torch 2.9.0+cu130 is built for CUDA 13.0 but cannot see the GPU: torch.cuda.is_available() is "
                          "False, so the first .cuda() never ran; a container started without --gpus, or CUDA_VISIBLE_DEVICES empty?")
-    assert v.fix == g1.FIX_NO_GPU
+    assert v.fix == g1.no_gpu_fix(target(torch_cuda=BLIND)) and INTERP in v.fix
     v = g1_of(target(torch_cuda=BLIND, python={"env": {"CUDA_VISIBLE_DEVICES": "-1", "NVIDIA_VISIBLE_DEVICES": "none"}}))
     assert "(CUDA_VISIBLE_DEVICES='-1', NVIDIA_VISIBLE_DEVICES='none' in the target's environment)" in v.summary
     assert ev_of(v)["CUDA_VISIBLE_DEVICES"] == "'-1'" and ev_of(v)["NVIDIA_VISIBLE_DEVICES"] == "'none'"
@@ -299,13 +299,14 @@ def test_a_blind_torch_names_no_env_when_none_is_set_and_gets_only_the_no_gpu_fi
 
 def test_a_blind_torch_beside_a_leftover_gets_both_fixes():
     v = g1_of(target(torch_cuda=BLIND), libs={"libcudart": [CUDA13, CUDA12]})
-    assert v.status is Status.WARN and v.fix == f"{g1.FIX}\n{g1.FIX_NO_GPU}"
+    reinstall = g1.reinstall_fix(target(), GpuFacts(readings_of(nvml=GB10), Config()), [CUDA12["path"]])
+    assert v.status is Status.WARN and v.fix == f"{reinstall}\n{g1.no_gpu_fix(target())}"
     assert v.summary.endswith("(+1 more)")
 
 
 def test_a_blind_torch_newer_than_the_driver_fails_on_the_driver_first():
     v = g1_of(target(cuda="13.0", torch_cuda=BLIND), nvml("NVIDIA H200", [9, 0], "12.8"))
-    assert v.status is Status.FAIL and v.fix == g1.FIX
+    assert v.status is Status.FAIL and "whl/cu128" in v.fix and "cannot see the GPU" not in v.fix
 
 
 # --- smoke_rule: the first .cuda() -----------------------------------------------------------------
@@ -357,7 +358,8 @@ def test_the_system_cudart13_must_load_on_a_gb10(c13, nv, status, shown):
     assert v.status is status and ev_of(v)["ctypes load libcudart.so.13"] == shown
     if status is Status.WARN:
         assert v.summary == ("the system's libcudart.so.13 cannot be loaded: the CUDA 13 runtime install is the problem, "
-                             "not the wheel") and v.fix == g1.FIX
+                             "not the wheel")
+        assert v.fix == g1.reinstall_fix(target(), GpuFacts(readings_of(nvml=GB10), Config()), [])
 
 
 def test_no_cudart13_entry_adds_nothing():

@@ -9,6 +9,7 @@ from sparktui.core.config import Config
 from sparktui.core.readings import Readings
 from sparktui.core.verdict import EvidenceList, Status, Verdict, worst
 from sparktui.gotchas._facts import GpuFacts, major
+from sparktui.gotchas._fix import block, python_of, sh
 from sparktui.gotchas.base import Gotcha, unknown_from
 from sparktui.gotchas.g07_nvfp4_arch import capability_problem
 
@@ -53,6 +54,75 @@ unset CUDA_VISIBLE_DEVICES
 python -c "import torch; print(torch.cuda.is_available(), torch.cuda.device_count())"
 ```
 """
+
+# PyTorch's wheel indexes by CUDA version (download.pytorch.org/whl/cuNNN), newest last.
+TORCH_INDEXES = (118, 121, 124, 126, 128, 129, 130)
+NGC_RUN = "docker run --gpus all -it --rm nvcr.io/nvidia/pytorch:25.11-py3"
+
+
+def torch_index(gpu: GpuFacts) -> int:
+    """The wheel index to reinstall from: cu130 on a GB10 (or with no GPU to go by), else the
+    newest index the driver's CUDA can run."""
+    if gpu.is_gb10 or not gpu.seen:
+        return TORCH_INDEXES[-1]
+    m = re.match(r"^\s*(\d+)\.(\d+)", str(gpu.driver_cuda or ""))
+    if not m:
+        return TORCH_INDEXES[-1]
+    driver = int(m.group(1)) * 10 + int(m.group(2))
+    fitting = [i for i in TORCH_INDEXES if i <= driver]
+    return fitting[-1] if fitting else TORCH_INDEXES[0]
+
+
+def reinstall_fix(t: Mapping[str, Any], gpu: GpuFacts, cudart12: list[str] | None) -> str:
+    """FIX, filled: the target interpreter's pip, the index the GPU needs, and the registered
+    libcudart.so.12 paths (``None``: ldconfig unread, so the block finds them)."""
+    py, finder = python_of(t)
+    index = torch_index(gpu)
+    cuda = f"{index // 10}.{index % 10}"
+    parts = [
+        f"Install a torch built for CUDA {cuda} into this interpreter, from PyTorch's cu{index} index (never a "
+        "plain `pip install torch`, which resolves to PyPI's default build):\n",
+        block([*finder,
+               f"{py} -m pip uninstall -y torch torchvision torchaudio",
+               f"{py} -m pip install torch torchvision --index-url https://download.pytorch.org/whl/cu{index}",
+               f"{py} -c \"import torch; print(torch.__version__, torch.version.cuda)\"   # expect {index // 10}.x"]),
+        "Or train inside a matched NGC container, whose torch is built against CUDA 13 (it carries no "
+        "`+cu130` tag, and needs none):\n",
+        block([NGC_RUN]),
+    ]
+    if cudart12 is None or cudart12:
+        owners = [sh("dpkg", "-S", path) for path in cudart12] if cudart12 else [
+            "dpkg -S \"$(ldconfig -p | awk '/libcudart.so.12 /{print $NF; exit}')\""]
+        parts += ["A `libcudart.so.12` still registered beside `libcudart.so.13` is usually left over from an older "
+                  "install; find what owns it before removing anything:\n",
+                  block(["ldconfig -p | grep libcudart", *owners])]
+    return "\n".join(parts)
+
+
+def no_gpu_fix(t: Mapping[str, Any]) -> str:
+    """FIX_NO_GPU, filled: the interpreter, and an ``unset`` only for a variable the target has."""
+    py, finder = python_of(t)
+    env = (t.get("python") or {}).get("env") or {}
+    unset = [f"unset {k}" for k in _VISIBILITY_ENV if k in env]
+    return ("torch is built for the right CUDA but cannot see the GPU, so nothing ran on it. Check that the driver "
+            "sees the GPU, that a container was started with the GPUs passed through, and that the training "
+            "environment does not hide them:\n\n"
+            + block([*finder,
+                     "nvidia-smi                                          # the driver must list the GPU first",
+                     "env | grep -E 'CUDA_VISIBLE_DEVICES|NVIDIA_VISIBLE_DEVICES'          # empty or -1 hides every GPU",
+                     *unset,
+                     f"{py} -c \"import torch; print(torch.cuda.is_available(), torch.cuda.device_count())\""])
+            + "\nA container must be started with the GPUs passed through (`--gpus all`):\n\n" + block([NGC_RUN]))
+
+
+def _cudart12_paths(r: Readings) -> list[str] | None:
+    """Paths of the libcudart.so.12 that ldconfig lists; None when ldconfig was not read."""
+    libs = r.data("cudalibs")
+    if libs is None:
+        return None
+    return [str(e["path"]) for e in libs.get("libcudart") or []
+            if isinstance(e, dict) and e.get("major") == "12" and e.get("path")]
+
 
 # glibc: "undefined symbol: cudaGetDriverEntryPointByVersion, version libcudart.so.12"
 _UNDEF = re.compile(r"undefined symbol:?\s*([^\s,;]+)(?:[,;]?\s*version\s+([^\s,;]+))?")
@@ -276,9 +346,11 @@ def ldconfig_rule(r: Readings, ev: EvidenceList) -> list[Finding]:
     return []
 
 
-def verdict_of(findings: list[Finding], ldconfig_read: bool, no_gpu: str | None, ev: EvidenceList) -> Verdict:
+def verdict_of(findings: list[Finding], ldconfig_read: bool, no_gpu: str | None, ev: EvidenceList,
+               fixes: tuple[str, str] = (FIX, FIX_NO_GPU)) -> Verdict:
     """The worst finding leads the summary (+N more that are not ok); an ok names what it could not
-    check; the fix is the reinstall, the no-GPU steps, or both."""
+    check; the fix is the reinstall, the no-GPU steps, or both (``fixes``: those two, filled)."""
+    reinstall, blind_fix = fixes
     status_all = worst([s for s, _ in findings]) if findings else Status.UNKNOWN
     if status_all is Status.OK and not ldconfig_read:  # the ok covers what was seen, and says what was not
         findings[0] = (Status.OK, findings[0][1] + "; ldconfig unreadable: a leftover libcudart.so.12 not checked")
@@ -291,9 +363,9 @@ def verdict_of(findings: list[Finding], ldconfig_read: bool, no_gpu: str | None,
     details = tuple(f"{s.value}: {m}" for s, m in ordered)
     fix = ""
     if status_all in (Status.FAIL, Status.WARN):
-        fix = FIX if [m for s, m in findings if s in (Status.FAIL, Status.WARN) and m != no_gpu] else ""
+        fix = reinstall if [m for s, m in findings if s in (Status.FAIL, Status.WARN) and m != no_gpu] else ""
         if no_gpu:
-            fix = f"{fix}\n{FIX_NO_GPU}" if fix else FIX_NO_GPU
+            fix = f"{fix}\n{blind_fix}" if fix else blind_fix
     return Verdict(ID, status_all, summary, evidence=ev.tuple(), fix=fix, details=details)
 
 
@@ -318,7 +390,8 @@ def judge(r: Readings, cfg: Config) -> Verdict:
         build, no_gpu = build_rule(t, gpu, ev)
         findings.append(build)
     findings += smoke_rule(t, ev) + cudart13_rule(t, gpu, ev) + ldconfig_rule(r, ev)
-    return verdict_of(findings, r.data("cudalibs") is not None, no_gpu, ev)
+    fixes = (reinstall_fix(t, gpu, _cudart12_paths(r)), no_gpu_fix(t))
+    return verdict_of(findings, r.data("cudalibs") is not None, no_gpu, ev, fixes)
 
 
 GOTCHA = Gotcha(

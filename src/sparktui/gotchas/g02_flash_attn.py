@@ -8,6 +8,7 @@ from typing import Any, Mapping
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
 from sparktui.core.verdict import EvidenceList, Status, Verdict
+from sparktui.gotchas._fix import block, python_of
 from sparktui.gotchas._packages import ABSENT, INSTALLED, UNKNOWN, Installed, installed_packages
 from sparktui.gotchas.base import Gotcha, unknown_from
 from sparktui.gotchas.g01_cuda_abi import torch_not_installed
@@ -46,7 +47,7 @@ model, tokenizer = FastLanguageModel.from_pretrained("unsloth/Llama-3.2-1B-Instr
 assert model.config._attn_implementation == "sdpa", model.config._attn_implementation
 """
 
-FIX = f"""\
+SDPA_WAYS = f"""\
 **Bare pip:** don't build flash-attn (there is no aarch64/sm_121 wheel on PyPI, and a source build
 takes hours or fails). Ask for PyTorch's SDPA, which transformers honours:
 
@@ -63,15 +64,29 @@ against {CHECKED_AGAINST}; the loader part was confirmed in a live load on 2026.
 ```python
 {OVERRIDE}```
 
+"""
+
+BROKEN = """\
 **flash-attn installed but failing to import** (for example `undefined symbol`): it was built
 against another torch than the one installed, usually after a `pip install` replaced the
 container's torch. Restore the image's torch, or remove flash-attn and use SDPA:
 
-```bash
-pip uninstall -y flash-attn
-python -c "import torch; print(torch.__version__, torch.version.cuda)"
-```
 """
+
+
+def broken_block(py: str = "python", pip: str = "pip", finder: tuple[str, ...] = ()) -> str:
+    """The remove-flash-attn block, for ``py`` (the generic text says plain pip and python)."""
+    return block([*finder, f"{pip} uninstall -y flash-attn",
+                  f"{py} -c \"import torch; print(torch.__version__, torch.version.cuda)\""])
+
+
+FIX = SDPA_WAYS + BROKEN + broken_block()
+
+
+def fix_for(t: Mapping[str, Any]) -> str:
+    """FIX with the remove block run by the target interpreter (found, when it was not read)."""
+    py, finder = python_of(t)
+    return SDPA_WAYS + BROKEN + broken_block(py, f"{py} -m pip", finder)
 
 
 def _capability_warnings(t: Mapping[str, Any]) -> list[str]:
@@ -157,7 +172,7 @@ def _imported(f: _Facts, ev: EvidenceList, details: list[str]) -> Verdict:
         return Verdict(ID, Status.WARN,
                        f"flash-attn {version} importable and Unsloth {f.unsloth} installed: an explicit "
                        f"attn_implementation=\"sdpa\" is overridden to flash_attention_2",
-                       evidence=ev.tuple(), fix=FIX, details=tuple(details))
+                       evidence=ev.tuple(), fix=fix_for(f.t), details=tuple(details))
     if f.unsloth_state == UNKNOWN:  # a failed or missing read is never "no Unsloth"
         return Verdict(ID, Status.UNKNOWN,
                        f"cannot tell: flash-attn {version} importable, but whether Unsloth is installed is "
@@ -189,7 +204,7 @@ def _import_error(f: _Facts, ev: EvidenceList, details: list[str]) -> Verdict:
     meta = f.fa_pkg or ("(no package metadata)" if f.pk.state("flash-attn") == ABSENT else "(package metadata not read)")
     return Verdict(ID, Status.WARN,
                    f"flash-attn {meta} is installed but `import flash_attn` fails: {etype}: {_first_line(err)}",
-                   evidence=ev.tuple(), fix=FIX, details=tuple(details))
+                   evidence=ev.tuple(), fix=fix_for(f.t), details=tuple(details))
 
 
 def _crashed_or_hung(f: _Facts, ev: EvidenceList, details: list[str]) -> Verdict:
@@ -205,7 +220,7 @@ def _crashed_or_hung(f: _Facts, ev: EvidenceList, details: list[str]) -> Verdict
                           "`import unsloth` loads the same extension and the training start dies or hangs the same way")
     return Verdict(ID, Status.FAIL if f.unsloth_state == INSTALLED else Status.WARN,
                    f"`import flash_attn` {what}: {how}".rstrip(": "),
-                   evidence=ev.tuple(), fix=FIX, details=tuple(details))
+                   evidence=ev.tuple(), fix=fix_for(f.t), details=tuple(details))
 
 
 def _not_attempted(f: _Facts, ev: EvidenceList, details: list[str]) -> Verdict:
