@@ -359,7 +359,7 @@ def test_ngc_with_unsloth_whole_verdict_with_the_capability_warning():
     t = target(IMPORTED, {"flash_attn": "2.7.4.post1+25.11", "unsloth": "2026.7.3"}, FA_DATA, torch_warnings=[CAP_WARNING])
     v = g2.judge(readings_of(target=Reading("target", t, source="/usr/bin/python3 (subprocess)")), Config())
     src = "/usr/bin/python3 (subprocess)"
-    assert v.id == "G2" and v.status is Status.WARN and v.fix == g2.FIX
+    assert v.id == "G2" and v.status is Status.WARN and v.fix == g2.fix_for(t)
     assert rows(v) == [
         ("training interpreter", "configured (--python or [target] python)", "/usr/bin/python3"),
         ("flash-attn package", f"{src}: importlib.metadata", "2.7.4.post1+25.11"),
@@ -424,7 +424,7 @@ def test_broken_install_whole():
     err = "libc10.so: undefined symbol: _ZN3c10"
     v = judge(target({"status": "error", "error_type": "ImportError", "error": err + "\nsecond line"},
                      {"flash-attn": "2.7.4.post1", "unsloth": "2026.7.3"}))
-    assert v.status is Status.WARN and v.fix == g2.FIX
+    assert v.status is Status.WARN and v.fix == g2.fix_for(target({}, {}))
     assert v.summary == f"flash-attn 2.7.4.post1 is installed but `import flash_attn` fails: ImportError: {err}"
     assert v.details == (
         "undefined symbol: flash-attn was compiled against a different torch/CUDA than the one installed (ABI mismatch)",
@@ -446,7 +446,7 @@ def test_crash_whole():
     crashed = {"status": "crashed", "error": "process died by SIGSEGV during 'import flash_attn'", "signal": "SIGSEGV"}
     v = judge(target(crashed, {"flash-attn": "2.7.4.post1", "unsloth": "2026.7.3"}))
     assert v.summary == "`import flash_attn` crashed the interpreter: process died by SIGSEGV during 'import flash_attn'"
-    assert v.fix == g2.FIX
+    assert v.fix == g2.fix_for(target({}, {})) and "/usr/bin/python3 -m pip uninstall -y flash-attn" in v.fix
     assert v.details == ("`import unsloth` loads flash-attn's CUDA extension too (Unsloth 2026.7.3): the training "
                          "start will die or hang the same way",)
     v = judge(target({"status": "crashed"}, {"flash-attn": "2.7.4.post1", "unsloth": None}))
