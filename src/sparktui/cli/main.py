@@ -25,11 +25,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="sparktui", description="Keeps a DGX Spark (GB10) honest during long training runs.")
     p.add_argument("--version", action="version", version=f"sparktui {__version__}")
     add_common_options(p)
-    p.add_argument("--replay", metavar="FILE", help="show a recording instead of this machine")
+    p.add_argument("--replay", metavar="FILE|ID", help="show a recording, or a kept session by its ID from "
+                   "`sparktui history`, instead of this machine")
     p.add_argument("--speed", type=float, default=1.0, metavar="N", help="replay speed (default 1; 0 = as fast as possible)")
     p.add_argument("--bell", action="store_true", help="ring the terminal bell when a verdict gets worse")
     p.add_argument("--record", metavar="FILE", help="also append what the dashboard sees to a recording (JSON lines; "
                    "samples, process scans and check readings; replay it with --replay)")
+    p.add_argument("--no-session", action="store_true", help="do not keep this run's session (nothing is written "
+                   "under the state folder, and the previous session is not shown again); see `sparktui history`")
     sub = p.add_subparsers(dest="cmd", parser_class=_Parser)
 
     c = sub.add_parser("check", help="run the non-intrusive checks headless")
@@ -64,6 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
     from sparktui.cli import fleet as _fleet
 
     _fleet.add_parsers(sub, add_sub_common_options)
+    from sparktui.cli import history as _history
+
+    _history.add_parser(sub)
     return p
 
 
@@ -195,7 +201,7 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
     from sparktui.ui.app import run_dashboard
 
     return run_dashboard(cfg, replay=args.replay, speed=args.speed or None, bell=args.bell, record=args.record,
-                         recording=recording)
+                         recording=recording, keep_session=not args.no_session)
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -209,6 +215,12 @@ def _cmd_record(args: argparse.Namespace) -> int:
     from sparktui.cli.record import cmd_record
 
     return cmd_record(args)
+
+
+def _cmd_history(args: argparse.Namespace) -> int:
+    from sparktui.cli.history import cmd_history
+
+    return cmd_history(args)
 
 
 def _cmd_fleet(args: argparse.Namespace) -> int:
@@ -226,7 +238,8 @@ def _refuse_misplaced(args: argparse.Namespace) -> None:
     if args.cmd is None:
         return
     given = [flag for flag, on in (("--replay", args.replay and args.cmd not in REPLAYABLE), ("--speed", args.speed != 1.0),
-                                   ("--bell", args.bell), ("--record", args.record)) if on]
+                                   ("--bell", args.bell), ("--record", args.record),
+                                   ("--no-session", args.no_session)) if on]
     if given:
         raise UsageError(f"sparktui {args.cmd}: {', '.join(given)} {'is a dashboard option' if len(given) == 1 else 'are dashboard options'}"
                          + (f" (--replay works with: sparktui, {', '.join(c for c in REPLAYABLE if c)})" if "--replay" in given else ""))
@@ -236,12 +249,16 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         _refuse_misplaced(args)
+        if getattr(args, "replay", None):  # a session ID from `sparktui history` names its file
+            from sparktui.core.session import resolve
+
+            args.replay = resolve(args.replay)
         empty = [flag for flag, key in (("--api-url", "api_url"), ("--python", "python"), ("--listen", "listen"),
                                         ("--config", "config"), ("--pins", "pins")) if getattr(args, key, None) == ""]
         if empty:  # "" used to mean the default quietly
             raise UsageError(f"sparktui: {empty[0]} needs a value; leave the option out for the default")
         handler = {"check": cmd_check, "snapshot": cmd_snapshot, "explain": cmd_explain, "list": cmd_list,
-                   "bandwidth": cmd_bandwidth, "record": _cmd_record,
+                   "bandwidth": cmd_bandwidth, "record": _cmd_record, "history": _cmd_history,
                    **dict.fromkeys(("peers", "export", "report", "preflight"), _cmd_fleet)}.get(args.cmd)
         if handler is None:
             handler = cmd_dashboard

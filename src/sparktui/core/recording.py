@@ -7,9 +7,16 @@ Format (schema 1), one JSON object per line:
     {"type": "sample", "t": ..., "gpus": [...], "mem": {...}}          # see core/telemetry.py
     {"type": "processes", "t": ..., "data": {...processes reading...}}  # at a lower rate
     {"type": "readings", "t": ..., "readings": {name: reading}}  # check results, as they complete
+    {"type": "verdict", "t": ..., "id": "G4", "old": "ok", "status": "warn", "summary": "..."}  # a change
+    {"type": "event", "t": ..., "text": "..."}  # something the session did (paused, restored, rotated)
 
-A recording is written append-only and flushed per line, so a crash or power loss costs at most
-the line being written: the reader tolerates a torn last line and names every malformed line,
+Verdict and event lines were added after schema 1 was first shipped: they need no new schema
+number because every reader skips a line type it does not know (counted in ``skipped_types``,
+not a problem), so a newer writer's lines never make an older file unreadable.
+
+A recording is written append-only, each line in one write() on an O_APPEND descriptor, so a
+crash, a kill -9 or power loss costs at most the line being written: the reader tolerates a torn
+last line and names every malformed line,
 including a sample whose fields have the wrong shape (skipped, so the judges and the dashboard
 never see it). `record -o` continues an existing file after a "segment" line (a header with
 ``"type": "segment"``); a replay restarts its pacing there, so the time between two segments is
@@ -29,11 +36,14 @@ from typing import Any, Callable, Iterator, Mapping
 
 from sparktui.core.readings import Reading, Readings, read_regular
 from sparktui.core.telemetry import GPU_FIELDS, sample_window
+from sparktui.core.verdict import Status
 
 RECORDING_SCHEMA = 1
 RECORDING_KIND = "sparktui-recording"
 MAX_RECORDING_BYTES = 1024 * 1024 * 1024  # about a month of 1 s samples; more is not read into memory
 MAX_HEADER_NUMBER = 1e15  # started_at, interval_s: beyond this a header number is not a time
+MAX_HEADER_BYTES = 16 * 1024 * 1024  # a header line (NVML static facts, readings) is far smaller
+STATUS_NAMES = frozenset(s.value for s in Status)
 GAP_CAP_INTERVALS = 5  # a paced replay plays a longer gap between samples as this many intervals
 
 
@@ -49,8 +59,9 @@ def header(*, interval_s: float, host: dict[str, Any], static: dict[str, Any] | 
 
 
 class RecordingWriter:
-    """Appends lines and flushes each one. An existing recording is continued, not overwritten;
-    an existing file that is not a recording is refused."""
+    """Appends lines, each in one write() to an O_APPEND descriptor (no user-space buffer, so a
+    killed process leaves whole lines). An existing recording is continued, not overwritten; an
+    existing file that is not a recording is refused. ``bytes`` is the file's size as written."""
 
     def __init__(self, path: str | os.PathLike, head: dict[str, Any]) -> None:
         self.path = Path(path)
@@ -65,20 +76,27 @@ class RecordingWriter:
             if not isinstance(doc, dict) or doc.get("kind") != RECORDING_KIND:
                 raise RecordingError(f"{self.path}: exists and is not a sparktui recording; refusing to append")
         self._lock = threading.Lock()
-        self._f = open(self.path, "a", encoding="utf-8")
+        self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self.bytes = os.fstat(self._fd).st_size
         if existing and not _ends_with_newline(self.path):
-            self._f.write("\n")  # a torn last line from an earlier crash stays on its own line
+            self._append(b"\n")  # a torn last line from an earlier crash stays on its own line
         if not existing:
             self._write(head)
         else:
             self._write({**head, "type": "segment"})  # where a continued recording resumes
 
-    def _write(self, obj: dict[str, Any]) -> None:
-        line = json.dumps(obj, separators=(",", ":"), default=str) + "\n"
+    def _append(self, data: bytes) -> None:
         with self._lock:  # the sampler thread writes samples, the dashboard's thread readings
-            self._f.write(line)
-            self._f.flush()
-            self.lines += 1
+            if self._fd is None:
+                raise ValueError(f"{self.path}: recording closed")
+            view = memoryview(data)
+            while view:  # a regular file takes it whole; a short write (disk nearly full) continues
+                view = view[os.write(self._fd, view):]
+            self.bytes += len(data)
+
+    def _write(self, obj: dict[str, Any]) -> None:
+        self._append((json.dumps(obj, separators=(",", ":"), default=str) + "\n").encode("utf-8"))
+        self.lines += 1
 
     def sample(self, sample: dict[str, Any]) -> None:
         self._write({"type": "sample", **sample})
@@ -91,9 +109,22 @@ class RecordingWriter:
         the checks the samples cannot answer."""
         self._write({"type": "readings", "t": t if t is not None else time.time(), "readings": readings})
 
+    def verdict(self, t: float, gid: str, old: str | None, status: str, summary: str) -> None:
+        """A verdict change (what the events view lists), so a restored session shows it again."""
+        self._write({"type": "verdict", "t": t, "id": gid, "old": old, "status": status, "summary": summary})
+
+    def event(self, text: str, t: float | None = None) -> None:
+        self._write({"type": "event", "t": t if t is not None else time.time(), "text": text})
+
+    @property
+    def closed(self) -> bool:
+        return self._fd is None
+
     def close(self) -> None:
-        if not self._f.closed:
-            self._f.close()
+        with self._lock:
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
 
     def __enter__(self) -> "RecordingWriter":
         return self
@@ -123,6 +154,9 @@ class Recording:
     problems: list[str] = field(default_factory=list)  # malformed lines, in words
     torn_tail: bool = False
     segment_starts: list[int] = field(default_factory=list)  # index in samples of each continued segment's first
+    verdicts: list[dict[str, Any]] = field(default_factory=list)  # "verdict" lines: t, id, old, status, summary
+    events: list[dict[str, Any]] = field(default_factory=list)  # "event" lines: t, text
+    skipped_types: dict[str, int] = field(default_factory=dict)  # line types this reader does not know: count
 
     @property
     def duration_s(self) -> float:
@@ -213,10 +247,52 @@ def header_problems(head: dict[str, Any]) -> list[str]:
     return out
 
 
-def read_recording(path: str | os.PathLike) -> Recording:
-    """Parse a recording. Raises RecordingError only when nothing usable is there."""
+def _head_and_tail(p: Path, tail_bytes: int) -> bytes:
+    """The first line and the last ``tail_bytes`` bytes (from a line start) of a regular file."""
+    try:
+        with open(p, "rb") as f:  # the caller saw a regular file: no FIFO to block on
+            first = f.readline(MAX_HEADER_BYTES)
+            size = os.fstat(f.fileno()).st_size
+            start = max(len(first), size - tail_bytes)
+            f.seek(start)
+            rest = f.read(tail_bytes)
+    except OSError as e:
+        raise RecordingError(f"{p}: cannot read: {e.strerror or e}") from None
+    if start > len(first):
+        rest = rest[rest.find(b"\n") + 1:] if b"\n" in rest else b""  # from the first whole line on
+    return first + rest
+
+
+NOTE_TEXT_MAX = 4096  # a verdict summary or an event text longer than this is cut
+
+
+def _note_problem(obj: dict[str, Any]) -> str | None:
+    """Why a "verdict" or "event" line cannot be used, or None (long texts are cut, not refused)."""
+    if not _is_number(obj.get("t")):
+        return "without a finite numeric \"t\""
+    if obj["type"] == "event":
+        if not isinstance(obj.get("text"), str):
+            return "without a \"text\" string"
+        obj["text"] = obj["text"][:NOTE_TEXT_MAX]
+        return None
+    if not isinstance(obj.get("id"), str) or obj.get("status") not in STATUS_NAMES:
+        return "without a check id and a known status"
+    if obj.get("old") is not None and obj["old"] not in STATUS_NAMES:
+        obj["old"] = None
+    obj["summary"] = str(obj.get("summary") or "")[:NOTE_TEXT_MAX]
+    return None
+
+
+def read_recording(path: str | os.PathLike, tail_bytes: int | None = None) -> Recording:
+    """Parse a recording. Raises RecordingError only when nothing usable is there.
+
+    ``tail_bytes``: read only the header line and the last this many bytes (a restored session
+    needs its end, not a whole day; memory and time stay bounded)."""
     p = Path(path)
-    raw = read_regular(p, MAX_RECORDING_BYTES, RecordingError, "recording")
+    if tail_bytes is not None and os.path.isfile(p) and os.path.getsize(p) > tail_bytes:
+        raw = _head_and_tail(p, tail_bytes)
+    else:
+        raw = read_regular(p, MAX_RECORDING_BYTES, RecordingError, "recording")
     text = raw.decode("utf-8", "replace")
     lines = text.split("\n")
     complete = text.endswith("\n")
@@ -275,6 +351,14 @@ def read_recording(path: str | os.PathLike) -> Recording:
         elif kind == "segment":
             pending_segment = bool(rec.samples)  # the next sample starts a new stretch of time
             continue
+        elif kind in ("verdict", "event"):
+            why = _note_problem(obj)
+            if why is not None:
+                rec.problems.append(f"line {n}: {kind} {why}; skipped")
+                continue
+            (rec.verdicts if kind == "verdict" else rec.events).append(obj)
+        elif isinstance(kind, str) and kind not in ("sample", "processes", "readings"):
+            rec.skipped_types[kind] = rec.skipped_types.get(kind, 0) + 1  # a newer writer's line: not ours to judge
         else:
             rec.problems.append(f"line {n}: unknown line type {kind!r}; skipped")
     return rec

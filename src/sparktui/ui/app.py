@@ -128,13 +128,14 @@ class SparkApp(App):
         Binding("e", "events", "events"),
         Binding("m", "peers", "peers"),
         Binding("L", "cycle_layout", "layout", show=False),
+        Binding("g", "cycle_span", "span", show=False),
         Binding("o", "open_issue_url", "open URL", show=False),
         Binding("y", "copy_issue_url", "copy URL", show=False),
     ]
 
     def __init__(self, cfg: Config | None = None, *, replay: str | None = None, speed: float | None = 1.0,
                  bell: bool = False, auto_checks: bool = True, source: Any = None, record: str | None = None,
-                 recording: Any = None) -> None:
+                 recording: Any = None, keep_session: bool = True) -> None:
         super().__init__()
         self.cfg = cfg or Config()
         self.bell_on_worse = bell
@@ -163,7 +164,8 @@ class SparkApp(App):
         else:
             from sparktui.ui.sources import LiveSource
 
-            self.source = LiveSource(self.cfg, self._on_sample_thread, self._on_processes_thread, record_path=record)
+            self.source = LiveSource(self.cfg, self._on_sample_thread, self._on_processes_thread, record_path=record,
+                                     keep_session=keep_session)
         self.replay_readings = self._recorded_readings() if replay else None
         self.host_name = "?"
         self.peer_watch = PeerWatch(self, self.cfg, replay=bool(replay))
@@ -194,7 +196,7 @@ class SparkApp(App):
         # app is shutting down must not fail on a query of the wrong (or an emptied) screen.
         self.header_bar = HeaderBar(id="header")
         self.checklist = Checklist(id="checklist")
-        self.telemetry = TelemetryPanel(id="telemetry")
+        self.telemetry = TelemetryPanel(id="telemetry", span=self.prefs.plot_span)
         self.process_table = ProcessTable(id="processes")
         self.playbook_panel = PlaybookPanel(id="playbooks")
         yield self.header_bar
@@ -214,8 +216,14 @@ class SparkApp(App):
         self._layout_for(self.size.width)
         self.host_name = self._host_label()
         self.source.start()
-        if getattr(self.source, "record_error", None):
-            self.notify(self.source.record_error, title="recording", severity="error", timeout=15)
+        for error, title in (("record_error", "recording"), ("session_error", "session")):
+            if getattr(self.source, error, None):
+                self.notify(getattr(self.source, error), title=title, severity="error", timeout=15)
+        if getattr(self.source, "restored", None) is not None:  # the previous session's events, then the gap
+            from sparktui.core.session import restore_events
+
+            restore_events(self.events, self.source.restored, self.now())
+            self.events_seen = self.events.worse_count  # old news: the header counts only this session's
         self.set_interval(1.0, self.tick)
         self.checklist.focus()
         self.peer_watch.start()  # ssh to the peers in threads; nothing when none or a replay
@@ -260,11 +268,10 @@ class SparkApp(App):
         self._draw_telemetry()
 
     def _draw_telemetry(self) -> None:
-        h = self.source.history
-        times = h.values("t")
-        span = (times[-1] - times[0]) if len(times) > 1 and times[0] is not None else None
+        devices = (self.source.static or {}).get("devices") or [{}]
+        max_sm = (devices[0].get("max_sm_mhz") or {}).get("value")  # the plot's top, where NVML said it
         try:
-            self.telemetry.show(h, self.cfg.hardware.rated_power_w, span)
+            self.telemetry.show(self.source.history, self.cfg.hardware.rated_power_w, self.source.interval_s, max_sm)
         except NoMatches:
             pass  # a sample that beat the panel's own children to the screen: the next one draws
 
@@ -413,6 +420,8 @@ class SparkApp(App):
     def _set_verdict(self, v: Verdict, mono: float) -> None:
         self.board.finish(v, mono)
         change = self.events.observe(v, self.now())
+        if change is not None and hasattr(self.source, "keep_change"):
+            self.source.keep_change(change)  # the kept session: a restart shows it in the events view
         if change is not None and self.events.should_alert(change):
             sev = "error" if v.status is Status.FAIL else "warning"
             self.notify(f"{v.id} {REGISTRY[v.id].title}: {v.status.value} — {v.summary}", title="got worse",
@@ -435,6 +444,11 @@ class SparkApp(App):
         else:
             window = self.cfg.thermal.window_min * 60.0
             samples = self.source.history.samples(last_s=window)
+            live_since = getattr(self.source, "live_since", None)  # a restored session is shown, never judged
+            if live_since is not None:
+                samples = [s for s in samples if s["t"] >= live_since]
+                if not samples:
+                    return
             readings = readings_from_samples(samples, static=self.source.static or None, processes=self.latest_processes,
                                              source=self.source.kind, meminfo_at="latest", interval_s=self.source.interval_s)
         mono = time.monotonic()
@@ -445,7 +459,7 @@ class SparkApp(App):
             self._set_verdict(judge(g, readings, self.cfg), mono)
 
     # -- actions ---------------------------------------------------------------------------------
-    MAIN_ONLY = frozenset({"cycle_layout", "open_card", "rerun_selected", "rerun_all", "bandwidth", "filter_processes", "cycle_sort",
+    MAIN_ONLY = frozenset({"cycle_layout", "cycle_span", "open_card", "rerun_selected", "rerun_all", "bandwidth", "filter_processes", "cycle_sort",
                            "events", "peers", "open_issue_url", "copy_issue_url"})
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
@@ -697,6 +711,7 @@ class SparkApp(App):
 
 
 def run_dashboard(cfg: Config, replay: str | None = None, speed: float | None = 1.0, bell: bool = False,
-                  record: str | None = None, recording: Any = None) -> int:
-    SparkApp(cfg, replay=replay, speed=speed, bell=bell, record=record, recording=recording).run()
+                  record: str | None = None, recording: Any = None, keep_session: bool = True) -> int:
+    SparkApp(cfg, replay=replay, speed=speed, bell=bell, record=record, recording=recording,
+             keep_session=keep_session).run()
     return 0

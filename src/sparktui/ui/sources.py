@@ -18,12 +18,16 @@ Callback = Callable[[dict[str, Any]], None]
 
 
 class LiveSource:
-    """This machine, through the NVML sampler; with ``record_path`` every sample, process scan and
-    check reading is also appended to a recording (`sparktui --record FILE`)."""
+    """This machine, through the NVML sampler. Every sample, process scan, check reading and
+    verdict change is appended to the kept session (core/session.py; unless ``keep_session`` is
+    False or ``[session] keep = false``) and, with ``record_path``, to that recording too
+    (`sparktui --record FILE`). A writer that fails costs its file, never the dashboard: the
+    reason is in ``record_error`` / ``session_error``."""
 
     kind = "live"
 
-    def __init__(self, cfg: Config, on_sample: Callback, on_processes: Callback, record_path: str | None = None) -> None:
+    def __init__(self, cfg: Config, on_sample: Callback, on_processes: Callback, record_path: str | None = None,
+                 keep_session: bool = True) -> None:
         from sparktui.probes.sampler import Sampler
 
         self.cfg = cfg
@@ -34,71 +38,120 @@ class LiveSource:
         self.static: dict[str, Any] = {}
         self.label = "this machine"
         self.record_path = record_path
-        self.writer: Any = None
+        self.keep_session = keep_session and cfg.session.keep
+        self.writer: Any = None  # the --record recording
+        self.session: Any = None  # the kept session (core/session.SessionWriter)
         self.record_error: str | None = None
+        self.session_error: str | None = None
+        self.restored: Any = None  # core/session.Restored: the previous session, shown again
+        self.live_since = time.time()  # samples before this were restored: shown, not judged
 
     def start(self) -> None:
         self.static = self.sampler.static()
-        if self.record_path:
-            self._open_recording()
+        self.live_since = time.time()
+        if self.record_path or self.keep_session:
+            self._open_writers()
         self.sampler.start()
 
-    def _open_recording(self) -> None:
-        """A recording that cannot be opened costs the recording, not the dashboard."""
+    def _open_writers(self) -> None:
+        """The session (restoring the previous one first) and the --record file."""
         from sparktui import __version__, probes
         from sparktui.core.recording import RecordingError, RecordingWriter, header
 
         every = self.cfg.telemetry.processes_every_s
-        head = header(interval_s=self.interval_s, host=dict(probes.safe_read("host", self.cfg).data or {}),
-                      static=self.static, version=__version__, processes_every_s=every or None)
-        try:
-            self.writer = RecordingWriter(self.record_path, head)
-        except (RecordingError, OSError) as e:
-            self.record_error = f"not recording: {e}"
-            return
-        self.label = f"this machine, recording to {os.path.basename(self.record_path)}"
+        host = dict(probes.safe_read("host", self.cfg).data or {})
+        head = header(interval_s=self.interval_s, host=host, static=self.static, version=__version__,
+                      processes_every_s=every or None)
+        if self.keep_session:
+            self._open_session(head, str(host.get("hostname") or "host"))
+        if self.record_path:
+            try:
+                self.writer = RecordingWriter(self.record_path, head)
+            except (RecordingError, OSError) as e:
+                self.record_error = f"not recording: {e}"
+            else:
+                self.label = f"this machine, recording to {os.path.basename(self.record_path)}"
         show_sample, show_processes = self.sampler.on_sample, self.sampler.on_processes
 
         def on_sample(s: dict[str, Any]) -> None:
-            self._write(self.writer.sample, s)
+            self._write("sample", s)
             if show_sample is not None:
                 show_sample(s)
 
         def on_processes(p: dict[str, Any]) -> None:
-            self._write(self.writer.processes, p)
+            self._write("processes", p)
             if show_processes is not None:
                 show_processes(p)
 
         self.sampler.on_sample, self.sampler.on_processes = on_sample, on_processes
 
-    def _write(self, fn: Callable[..., None], *args: Any) -> None:
+    def _open_session(self, head: dict[str, Any], host: str) -> None:
+        """Show the previous session again (when recent), then keep this one in a new file."""
+        from sparktui.core import session
+        from sparktui.core.recording import RecordingError
+
+        cfg = self.cfg.session
         try:
-            fn(*args)
-        except (OSError, ValueError) as e:  # disk full, file closed: stop recording, keep watching
-            self.record_error = f"recording stopped: {e}"
-            self.writer = None
+            last = session.newest_for_host(host, cfg.restore_within_min * 60)
+            if last is not None:
+                self.restored = session.load_restore(last, self.history.maxlen)
+                for s in self.restored.samples:
+                    self.history.append(s)
+                if self.restored.samples:
+                    self.history.append(self.restored.gap_sample(self.interval_s))
+        except (RecordingError, OSError) as e:
+            self.session_error = f"previous session not restored: {e}"
+        try:
+            self.session = session.SessionWriter(cfg, head, host)
+        except (RecordingError, OSError) as e:
+            self.session_error = f"session not kept (sparktui history will not list it): {e}"
+            return
+        if self.restored is not None:
+            self.session.event(f"continues after session {self.restored.session}")
+
+    def _write(self, method: str, *args: Any) -> None:
+        """To each open writer; one that fails (disk full, folder gone) is closed and named."""
+        for attr, error_attr, what in (("writer", "record_error", "recording"), ("session", "session_error", "session")):
+            w = getattr(self, attr)
+            if w is None:
+                continue
+            try:
+                getattr(w, method)(*args)
+            except (OSError, ValueError) as e:
+                setattr(self, error_attr, f"{what} stopped: {e}")
+                setattr(self, attr, None)
+                try:
+                    w.close()
+                except OSError:
+                    pass
 
     def record_readings(self, readings: Any) -> None:
         """Check readings as they complete (not the telemetry the samples already carry)."""
-        if self.writer is None:
-            return
         keep = {k: v for k, v in readings.to_dict().items() if k not in ("telemetry", "processes", "meminfo")}
         if keep:
-            self._write(self.writer.readings, keep, time.time())
+            self._write("readings", keep, time.time())
+
+    def keep_change(self, change: Any) -> None:
+        """A verdict change (core/events.Change): the events view of a restored session."""
+        self._write("verdict", change.t, change.id, change.old.value if change.old else None, change.new.value,
+                    change.summary)
 
     def stop(self) -> None:
         self.sampler.stop()
-        if self.writer is not None:
-            try:
-                self.writer.close()
-            except OSError:
-                pass
+        for w in (self.writer, self.session):
+            if w is not None:
+                try:
+                    w.close()
+                except OSError:
+                    pass
 
     def pause(self) -> None:
         self.sampler.pause()
+        self._write("event", "sampling paused")
 
     def resume(self) -> None:
         self.sampler.resume()
+        self._write("event", "sampling resumed")
 
     @property
     def paused(self) -> bool:
