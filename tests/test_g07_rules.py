@@ -163,7 +163,7 @@ def test_torch_cuda_arch_list_needs_12_1a_or_the_12_0f_family(env_list, native):
         assert v.status is Status.WARN
         assert v.summary.endswith("kernels: NVFP4 can use native paths; still measure against FP8; but TORCH_CUDA_ARCH_LIST lacks 12.1a/12.0f")
         assert v.details == (f"TORCH_CUDA_ARCH_LIST={env_list!r} has no 12.1a/12.0f: kernels you build now lack NVFP4 paths for SM121",)
-        assert v.fix == g7.FIX
+        assert v.fix == g7.fix_for(target([]), env_list) and f"# TORCH_CUDA_ARCH_LIST is {env_list!r}" in v.fix
 
 
 def test_a_bad_torch_cuda_arch_list_does_not_hide_a_worse_verdict():
@@ -182,7 +182,7 @@ def test_an_unset_torch_cuda_arch_list_is_shown_as_not_set():
 def test_a_cpu_only_build_fails_only_when_torch_version_cuda_was_read_as_none():
     v = judge(GB10, target([], available=False, cuda=None, version="2.9.0+cpu"))
     assert (v.status, v.summary) == (Status.FAIL, "SM121, but torch 2.9.0+cpu is a CPU-only build: no GPU kernels at all")
-    assert ev_of(v)["torch.version.cuda"] is None and v.fix == g7.FIX
+    assert ev_of(v)["torch.version.cuda"] is None and v.fix == g7.fix_for(target([]), None)
     t = target([], available=False, version="2.9.0+cpu")
     del t["torch"]["cuda"]  # not read: no claim about the build
     assert judge(GB10, t).status is Status.UNKNOWN
@@ -201,7 +201,7 @@ def test_an_empty_or_unread_arch_list_is_unknown_and_says_why(t, why):
     v = judge(GB10, t)
     assert (v.status, v.summary) == (Status.UNKNOWN, "SM121 confirmed, but the build's arch list could not be read")
     assert ev_of(v)["torch.cuda.get_arch_list()"] == why
-    assert v.fix == g7.FIX
+    assert v.fix == g7.fix_for(t, None)
 
 
 def test_the_torch_cuda_stage_error_or_the_reading_error_explains_a_missing_list():

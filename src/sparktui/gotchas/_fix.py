@@ -24,6 +24,12 @@ def sh(*words: object) -> str:
     return " ".join(shlex.quote(str(w)) for w in words)
 
 
+def comment(text: str) -> str:
+    """A ``#`` line saying something seen: whitespace (a newline in an evidence value) collapsed, so
+    nothing of the value can start a command line of its own."""
+    return "# " + " ".join(str(text).split())
+
+
 def block(lines: Iterable[str], lang: str = "bash") -> str:
     """A fenced code block: the unit the card copies (``c``, ``2``-``9``)."""
     return f"```{lang}\n" + "\n".join(lines) + "\n```\n"

@@ -3,35 +3,49 @@
 from __future__ import annotations
 
 import re
+from typing import Any, Mapping
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
 from sparktui.core.verdict import EvidenceList, Status, Verdict
 from sparktui.gotchas._facts import GpuFacts
+from sparktui.gotchas._fix import block, comment, python_of
 from sparktui.gotchas.base import Gotcha
 
 ID = "G7"
 
-FIX = """\
+CHECK_TEXT = """\
 NVFP4 on a GB10 is only as fast as the kernels your stack was compiled with. Before choosing NVFP4
 over FP8, check the build's targets and measure both formats on your own model:
 
-```bash
-python -c "import torch; print(torch.cuda.get_device_capability(), torch.cuda.get_arch_list())"
-```
-
+"""
+BUILD_TEXT = """
 When you build kernels yourself (extensions, vLLM, TensorRT-LLM from source), target the GB10's
 architecture-specific or family variant so the FP4 paths are compiled in:
 
-```bash
-export TORCH_CUDA_ARCH_LIST="12.1a"        # or "12.0f" for the sm_120 family
-export CUDAARCHS="121a"                    # CMake-based builds
-```
-
+"""
+BUILD_LINES = ('export TORCH_CUDA_ARCH_LIST="12.1a"        # or "12.0f" for the sm_120 family',
+               'export CUDAARCHS="121a"                    # CMake-based builds')
+CLOSING = """
 A matched NGC container (or a wheel whose arch list includes sm_121a / sm_120f) avoids the
 fallback (e.g. a Marlin kernel) that made one hybrid model about 32% slower in NVFP4 than in FP8;
 the same author later measured NVFP4 about 1.5x faster than FP8 on a dense model.
 """
+
+
+def _arch_check(py: str) -> str:
+    return f"{py} -c \"import torch; print(torch.cuda.get_device_capability(), torch.cuda.get_arch_list())\""
+
+
+def fix_for(t: Mapping[str, Any], env_list: str | None) -> str:
+    """FIX with the target interpreter's check, and the TORCH_CUDA_ARCH_LIST it has now said."""
+    py, finder = python_of(t)
+    now = () if env_list is None else (comment(f"TORCH_CUDA_ARCH_LIST is {env_list!r} in the training environment now"),)
+    return (CHECK_TEXT + block([*finder, _arch_check(py)]) + BUILD_TEXT + block([*now, *BUILD_LINES])
+            + CLOSING)
+
+
+FIX = CHECK_TEXT + block([_arch_check("python")]) + BUILD_TEXT + block(BUILD_LINES) + CLOSING
 
 _NATIVE = re.compile(r"^(sm|compute)_(121a|120f|121f)$")
 # Machine code runs on the same major and a minor at least its own; an arch-specific "a" target
@@ -95,7 +109,7 @@ def judge(r: Readings, cfg: Config) -> Verdict:
     if not arch and torch_info.get("version") and torch_info.get("cuda") is None and "cuda" in torch_info:
         ev.add("torch.version.cuda", "target interpreter", None)
         return Verdict(ID, Status.FAIL, f"SM121, but torch {torch_info['version']} is a CPU-only build: no GPU kernels at all",
-                       evidence=ev.tuple(), details=tuple(details), fix=FIX)
+                       evidence=ev.tuple(), details=tuple(details), fix=fix_for(t, env_list))
     if not arch:
         if isinstance(arch, list) and tc.get("available") is False:  # read, and empty for that reason
             why = "torch.cuda.is_available() is False (torch cannot see the GPU), and get_arch_list() is then []"
@@ -103,7 +117,7 @@ def judge(r: Readings, cfg: Config) -> Verdict:
             why = tc.get("arch_list_error") or ((t.get("stages") or {}).get("torch.cuda") or {}).get("error") or r.get_reading("target").error or "torch.cuda facts unavailable"
         ev.add("torch.cuda.get_arch_list()", "target interpreter", f"unavailable: {why}")
         return Verdict(ID, Status.UNKNOWN, "SM121 confirmed, but the build's arch list could not be read", evidence=ev.tuple(),
-                       details=tuple(details), fix=FIX)
+                       details=tuple(details), fix=fix_for(t, env_list))
     ev.add("torch.cuda.get_arch_list()", "target interpreter", arch)
     native = [a for a in arch if _NATIVE.match(a)]
     sass12 = [a for a in arch if _RUNS_ON_121.match(a)]
@@ -120,7 +134,7 @@ def judge(r: Readings, cfg: Config) -> Verdict:
         status = Status.WARN
         summary += "; but TORCH_CUDA_ARCH_LIST lacks 12.1a/12.0f"
     return Verdict(ID, status, summary, evidence=ev.tuple(), details=tuple(details),
-                   fix=FIX if status is not Status.OK else "")
+                   fix=fix_for(t, env_list) if status is not Status.OK else "")
 
 
 GOTCHA = Gotcha(
