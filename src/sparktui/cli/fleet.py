@@ -245,9 +245,16 @@ def _recording(path: str):
 
 # -- preflight -------------------------------------------------------------------------------------
 
-def _one_line(text: str, n: int = 150) -> str:
-    t = " ".join(text.split())
-    return t if len(t) <= n else t[: n - 1] + "…"
+def _fitted(lines: list[tuple[str, str]]) -> list[str]:
+    """(lead, text) pairs, never cut. On a terminal each wraps to its width (cli/render.py),
+    continuation lines hanging under the text after a lead (two spaces in without one); into a
+    pipe or a log each stays one whole line, so a launch script's grep sees a problem whole."""
+    from sparktui.cli.render import output_width, wrap
+
+    if not sys.stdout.isatty():
+        return [lead + " ".join(text.split()) for lead, text in lines]
+    width = output_width()
+    return [out for lead, text in lines for out in wrap(text, width, lead, " " * len(lead) if lead else "  ")]
 
 
 # Inputs the user gives that a check cannot do without, and the checks each one feeds. An unknown
@@ -378,7 +385,7 @@ def cmd_preflight(args: argparse.Namespace) -> int:
                      "checks": [v.to_dict() for v in verdicts],
                      "peers": cmp.to_dict() if cmp is not None else None})
         return code
-    out = [f"{v.id:<4} {v.status.glyph} {v.status.value:<7} {_one_line(v.summary)}"
+    out = [(f"{v.id:<4} {v.status.glyph} {v.status.value:<7} ", v.summary)
            for v in verdicts if v.status not in (Status.OK, Status.SKIP)]
     if cmp is not None:
         out += _peer_lines(cmp)
@@ -395,7 +402,7 @@ def cmd_preflight(args: argparse.Namespace) -> int:
     statuses = [v.status for v in verdicts] + ([peer_status] if peer_status else [])
     if code == EXIT_OK and any(s in (Status.WARN, Status.UNKNOWN) for s in statuses):
         verdict_line += "; " + _passed_despite(args.strict, allow)
-    sys.stdout.write("\n".join(out + [verdict_line]) + "\n")
+    sys.stdout.write("\n".join(_fitted(out + [("", verdict_line)])) + "\n")
     return code
 
 
@@ -426,21 +433,21 @@ def _passed_despite(strict: bool, allow: bool) -> str:
     return "warnings and unknowns that no broken input caused do not block (use --strict to make them)"
 
 
-def _peer_lines(cmp) -> list[str]:
+def _peer_lines(cmp) -> list[tuple[str, str]]:
     out = []
     for m in cmp.machines:
         if not m.reachable:
-            out.append(f"peer {m.name}: {_one_line(m.reason or 'unreachable')}")
+            out.append(("", f"peer {m.name}: {m.reason or 'unreachable'}"))
     for r in cmp.differing():
         vals = ", ".join(f"{m.name} {c.text}" for m, c in zip(cmp.machines, r.cells))
         level = "✘ fail   " if r.required else "▲ warn   "
-        out.append(f"peer {level}{r.what} differs: {_one_line(vals, 200)}")
+        out.append((f"peer {level}", f"{r.what} differs: {vals}"))
     for r in cmp.unknown():
-        out.append(f"peer ? unknown {r.what} could not be compared")
+        out.append(("", f"peer ? unknown {r.what} could not be compared"))
     return out
 
 
-def _not_checked_lines(missing: list[dict], allow: bool) -> list[str]:
+def _not_checked_lines(missing: list[dict], allow: bool) -> list[tuple[str, str]]:
     """`not checked: G1, G2, G9 (broken input: ...)`, one line per cause, the reason once."""
     lines = []
     for cause, verb in (("broken input", "blocks"), ("nothing checked", "blocks"), ("not visible here", "does not block")):
@@ -454,9 +461,9 @@ def _not_checked_lines(missing: list[dict], allow: bool) -> list[str]:
         ids = ", ".join(m["id"] for m in group)
         if cause == "broken input":
             reasons = list(dict.fromkeys(m["why"] for m in group))
-            lines.append(f"not checked: {ids} ({verb}): {_one_line('; '.join(reasons), 200)}")
+            lines.append(("", f"not checked: {ids} ({verb}): {'; '.join(reasons)}"))
         elif cause == "nothing checked":
-            lines.append(f"not checked: {ids} ({verb}): no check could be decided, so nothing was verified")
+            lines.append(("", f"not checked: {ids} ({verb}): no check could be decided, so nothing was verified"))
         else:
-            lines.append(f"not checked: {ids} ({verb}): cannot be seen here (reasons above)")
+            lines.append(("", f"not checked: {ids} ({verb}): cannot be seen here (reasons above)"))
     return lines

@@ -1,25 +1,110 @@
-"""Plain-text and JSON output of verdicts for the headless CLI."""
+"""Plain-text and JSON output of verdicts for the headless CLI.
+
+Text is fitted to the output's width (the terminal, COLUMNS, or 100 columns when stdout is a
+file or pipe): a summary always wraps whole at word boundaries, continuation lines indented under
+the finding; without ``-v`` an evidence or detail line that does not fit is cut at a word and ends
+with "…", so nothing is ever cut mid-word without a mark; ``-v`` prints everything whole.
+"""
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
+import re
 import sys
+import textwrap
 import time
 from typing import Any
 
-from sparktui.core.verdict import Status, Verdict
+from sparktui.core.verdict import Evidence, Status, Verdict
 from sparktui.gotchas import REGISTRY
 
 JSON_SCHEMA = 1
+PIPE_WIDTH = 100  # stdout is a file or a pipe and COLUMNS is not set
+MIN_WIDTH = 40  # narrower than this the indents leave no room for text
+FINDING = " " * 5  # the finding column: summaries and fixes start here
+EVIDENCE = " " * 7  # evidence and detail lines
+ELLIPSIS = "…"
 
-# bright blue for unknown, as in the dashboard: red and magenta look alike in many terminal palettes
-_COLOUR = {Status.OK: "32", Status.WARN: "33", Status.FAIL: "31", Status.UNKNOWN: "94", Status.SKIP: "90"}
+_COLOUR = {Status.OK: "32", Status.WARN: "33", Status.FAIL: "31", Status.UNKNOWN: "35", Status.SKIP: "90"}
+_LIST_ITEM = re.compile(r"(\s*(?:[-*]|\d+[.)])\s+)")
 
 
 def use_colour(stream) -> bool:
     return "NO_COLOR" not in os.environ and hasattr(stream, "isatty") and stream.isatty()
+
+
+def output_width(stream=None) -> int:
+    """Columns to fit text to: COLUMNS when set, else the terminal's width, else (a file or a pipe,
+    where lines are read by tools and people alike) 100."""
+    stream = sys.stdout if stream is None else stream
+    env = os.environ.get("COLUMNS", "").strip()
+    if env.isdigit() and int(env) > 0:
+        return max(int(env), MIN_WIDTH)
+    if hasattr(stream, "isatty") and stream.isatty():
+        try:
+            return max(os.get_terminal_size(stream.fileno()).columns, MIN_WIDTH)
+        except (AttributeError, OSError, ValueError):  # a stand-in terminal without a real descriptor
+            pass
+    return PIPE_WIDTH
+
+
+def wrap(text: str, width: int, first: str, rest: str) -> list[str]:
+    """``text`` wrapped at spaces to ``width``, the first line after ``first``, the others after
+    ``rest``. Words are never split (a path longer than a line stays whole on its own line), nor at
+    hyphens: `--gpu-memory-utilization` must stay one word."""
+    return textwrap.wrap(" ".join(text.split()), width=width, initial_indent=first, subsequent_indent=rest,
+                         break_long_words=False, break_on_hyphens=False) or [first.rstrip()]
+
+
+def cut(text: str, room: int) -> str:
+    """``text`` on one line of at most ``room`` characters: cut at the last space that fits and
+    marked with "…" (a single word too long for the room is cut, and marked too)."""
+    text = " ".join(text.split())
+    if len(text) <= room:
+        return text
+    head = text[: max(room - 1, 1)]
+    if " " in head.strip():
+        head = head.rstrip()[: head.rstrip().rfind(" ")]
+    return head.rstrip(" ,;:") + ELLIPSIS
+
+
+def fitted(text: str, width: int, first: str, rest: str, whole: bool) -> list[str]:
+    """Wrapped whole, or cut to one line with "…"."""
+    if whole:
+        return wrap(text, width, first, rest)
+    return [first + cut(text, width - len(first))]
+
+
+def reflow(text: str, width: int, indent: str) -> list[str]:
+    """Markdown prose (a fix) re-wrapped to ``width``: paragraphs and list items wrap (an item's
+    lines hang under its text), blank lines stay; lines inside ``` fences are kept as written,
+    since a wrapped command no longer pastes."""
+    out: list[str] = []
+    para: list[str] = []
+    first = rest = indent
+    fenced = False
+
+    def flush() -> None:
+        if para:
+            out.extend(wrap(" ".join(para), width, first, rest))
+            para.clear()
+
+    for line in text.strip().splitlines():
+        item = _LIST_ITEM.match(line)
+        if line.strip().startswith("```") or fenced or not line.strip():
+            flush()
+            fenced ^= line.strip().startswith("```")
+            out.append((indent + line.rstrip()) if line.strip() else "")
+        elif item or not para:
+            flush()
+            marker = item.group(1).lstrip() if item else ""
+            first, rest = indent + marker, indent + " " * len(marker)
+            para.append(line[item.end():] if item else line)
+        else:
+            para.append(line)
+    flush()
+    return out
 
 
 def status_label(s: Status, colour: bool) -> str:
@@ -27,32 +112,41 @@ def status_label(s: Status, colour: bool) -> str:
     return f"\x1b[{_COLOUR[s]}m{text}\x1b[0m" if colour else text
 
 
-def _short(value: Any, limit: int = 100) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, default=str)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+def _evidence(e: Evidence, width: int, whole: bool) -> list[str]:
+    """`· what: value  [source]`; cut to one line, it is the value that gives way, never the
+    source the reader checks it against."""
+    value = e.value if isinstance(e.value, str) else json.dumps(e.value, default=str)
+    first, source = f"{EVIDENCE}· {e.what}: ", f"  [{e.source}]"
+    room = width - len(first) - len(source)
+    if whole or room < 12:
+        return fitted(f"{e.what}: {value}{source}", width, EVIDENCE + "· ", EVIDENCE + "  ", whole)
+    return [first + cut(value, room) + source]
 
 
 def table(verdicts: list[Verdict], verbose: bool = False, stream=None) -> str:
-    """The verdicts as text; coloured when ``stream`` (default: ``sys.stdout`` at call time) is a terminal."""
-    colour = use_colour(sys.stdout if stream is None else stream)
-    width = shutil.get_terminal_size((100, 24)).columns
+    """The verdicts as text, fitted to ``stream``'s width; coloured when ``stream`` (default:
+    ``sys.stdout`` at call time) is a terminal."""
+    stream = sys.stdout if stream is None else stream
+    colour, width = use_colour(stream), output_width(stream)
     lines = []
     for v in verdicts:
-        g = REGISTRY[v.id]
-        head = f"{v.id:<4} {status_label(v.status, colour)} {g.title}"
-        lines.append(head)
-        lines.append(f"     {v.summary}"[: max(width, 60)] if not verbose else f"     {v.summary}")
+        plain = f"{v.id:<4} {status_label(v.status, False)} "
+        head = wrap(REGISTRY[v.id].title, width, plain, " " * len(plain))
+        head[0] = f"{v.id:<4} {status_label(v.status, colour)} " + head[0][len(plain):]
+        lines += head
+        lines += wrap(v.summary, width, FINDING, FINDING)
         if verbose or v.status in (Status.WARN, Status.FAIL):
             for e in v.evidence:
-                lines.append(f"       · {e.what}: {_short(e.value)}  [{e.source}]")
+                lines += _evidence(e, width, verbose)
             for d in v.details[: (None if verbose else 10)]:
-                lines.append(f"       {d}")
+                lines += fitted(d, width, EVIDENCE, EVIDENCE + "  ", verbose)
             if not verbose and len(v.details) > 10:
-                lines.append(f"       … {len(v.details) - 10} more (use --verbose)")
+                lines.append(f"{EVIDENCE}{ELLIPSIS} {len(v.details) - 10} more (use --verbose)")
         if v.status in (Status.WARN, Status.FAIL) and v.fix:
-            lines.append(f"     fix: see `sparktui explain {v.id}`" if not verbose else "     fix:")
             if verbose:
-                lines.extend("       " + l for l in v.fix.strip().splitlines())
+                lines += [f"{FINDING}fix:"] + reflow(v.fix, width, EVIDENCE)
+            else:
+                lines.append(f"{FINDING}fix: see `sparktui explain {v.id}`")
     counts = {s: sum(1 for v in verdicts if v.status is s) for s in Status}
     lines.append("")
     lines.append("  ".join(f"{n} {s.value}" for s, n in counts.items() if n))
