@@ -8,7 +8,6 @@ from the sampler thread as messages, and G3/G4/G6 are re-judged from the sampler
 from __future__ import annotations
 
 import time
-import webbrowser
 from functools import partial
 from typing import Any
 
@@ -32,7 +31,8 @@ from sparktui.ui.board import TELEMETRY_CHECKS, TELEMETRY_REJUDGE_S, Board
 from sparktui.ui.format import age, bandwidth_line, duration, short_reason
 from sparktui.ui.peers import PeersScreen, PeerWatch
 from sparktui.ui.prefs import Prefs, load_prefs, save_prefs
-from sparktui.ui.screens import CardScreen, ConfirmScreen, EventsScreen, HelpScreen, MessageScreen, copy_text
+from sparktui.ui.screens import (CardScreen, ConfirmScreen, EventsScreen, HelpScreen, MessageScreen, copy_url, open_url,
+                                 view_keys)
 from sparktui.ui.panels import Checklist, HeaderBar, PlaybookPanel, ProcessTable, TelemetryPanel, process_details
 
 
@@ -114,23 +114,29 @@ class SparkApp(App):
     TITLE = "sparktui"
     COMMANDS = App.COMMANDS | {SparkCommands}
     # Footer order is priority order: at 80 columns the last ones are cut, `?` lists them all.
+    # A tooltip is the key's line in help (`?` lists the keys that work in the view it is pressed in).
+    HELP_NOTE = ("↑ ↓ move in the checklist and tables; tab moves between panels; o / y act on the selected issue "
+                 "while the Playbook issues tab shows.")
     BINDINGS = [
-        Binding("q", "quit", "quit"),
-        Binding("question_mark", "help", "help"),
-        Binding("enter", "open_card", "card", key_display="⏎"),
-        Binding("r", "rerun_selected", "rerun"),
-        Binding("R", "rerun_all", "all"),
-        Binding("c", "cancel_checks", "cancel", show=False),
-        Binding("b", "bandwidth", "G5"),
-        Binding("slash", "filter_processes", "filter"),
+        Binding("q", "quit", "quit", tooltip="quit sparktui (everywhere else q goes back)"),
+        Binding("question_mark", "help", "help", tooltip="the keys of this view"),
+        Binding("enter", "open_card", "card", key_display="⏎",
+                tooltip="open the selected gotcha's card (or the selected playbook issue)"),
+        Binding("r", "rerun_selected", "rerun", tooltip="rerun the selected check"),
+        Binding("R", "rerun_all", "all", tooltip="rerun all non-intrusive checks"),
+        Binding("c", "cancel_checks", "cancel", show=False, tooltip="cancel the running checks"),
+        Binding("b", "bandwidth", "G5", tooltip="G5: measure bandwidth (asks first: it loads the machine)"),
+        Binding("slash", "filter_processes", "filter", tooltip="filter the process table (escape clears)"),
         Binding("s", "cycle_sort", "sort"),
-        Binding("p", "toggle_pause", "pause"),
-        Binding("e", "events", "events"),
-        Binding("m", "peers", "peers"),
+        Binding("p", "pause", "pause", tooltip="pause sampling"),
+        Binding("p", "resume", "resume", tooltip="resume sampling (paused now)"),
+        Binding("e", "events", "events", tooltip="the events log: every verdict change and when"),
+        Binding("m", "peers", "peers", tooltip="peers: this machine beside the others (ssh), what must match for DDP/FSDP"),
         Binding("L", "cycle_layout", "layout", show=False),
         Binding("g", "cycle_span", "span", show=False),
-        Binding("o", "open_issue_url", "open URL", show=False),
-        Binding("y", "copy_issue_url", "copy URL", show=False),
+        Binding("o", "open_issue_url", "open URL", show=False, tooltip="open the selected playbook issue's URL"),
+        Binding("y", "copy_issue_url", "copy URL", show=False, tooltip="copy the selected playbook issue's URL"),
+        Binding("ctrl+c", "ask_quit", "quit?", show=False, tooltip="quit, after asking (ctrl+q quits at once)"),
     ]
 
     def __init__(self, cfg: Config | None = None, *, replay: str | None = None, speed: float | None = 1.0,
@@ -360,7 +366,8 @@ class SparkApp(App):
         busy = [i for i in ids if self.board[i].running_since is not None]
         ids = [i for i in ids if i not in TELEMETRY_CHECKS and i not in busy]
         if busy and say_busy:
-            self.notify(f"{', '.join(busy)} {'is' if len(busy) == 1 else 'are'} already running (c cancels)")
+            since = ", ".join(f"{gid} for {self._running_s(gid):.0f} s" for gid in busy)
+            self.notify(f"already running: {since} (c cancels)")
         if not ids:
             return
         cancel = self.board.start(ids, time.monotonic())
@@ -463,9 +470,16 @@ class SparkApp(App):
                            "events", "peers", "open_issue_url", "copy_issue_url"})
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
-        """Main-screen actions are off (and out of the footer) while a card or a dialog is up."""
+        """Only what works now, so the footer and help never offer a key that does nothing:
+        main-screen actions are off while a card or a dialog is up; p says pause or resume."""
         if action in self.MAIN_ONLY and len(self.screen_stack) > 1:
             return False
+        if action in ("pause", "resume"):
+            return self.source.paused == (action == "resume")
+        if action == "cancel_checks":
+            return bool(self.board.running()) or bool(self.bandwidth_worker and self.bandwidth_worker.is_running)
+        if action in ("open_issue_url", "copy_issue_url"):
+            return self._issue_in_view() is not None
         return True
 
     def pop_screen(self):
@@ -477,8 +491,14 @@ class SparkApp(App):
         return result
 
     def _relayout_main(self) -> None:
+        """Also redrawn at once: telemetry behind a card is not drawn, and must not stay stale
+        until the next sample (a paused source sends none)."""
         self._layout_for(self.size.width)
         self.update_styles(self.screen)  # the class may have changed while this screen was hidden
+        if len(self.source.history):
+            self._draw_telemetry()
+        self.refresh_header()
+        self.refresh_checklist()
 
     def _on_main(self) -> bool:
         """No screen pushed over the main one (MAIN_ONLY actions are held back by check_action;
@@ -526,7 +546,13 @@ class SparkApp(App):
             return
         v = self.board[gid].verdict
         self.push_screen(CardScreen(REGISTRY[gid], v, age(self.now() - v.measured_at) if v and v.measured_at else "—",
-                                    on_rerun=lambda i: self.run_checks([i]) if i not in TELEMETRY_CHECKS else self.judge_telemetry()))
+                                    on_rerun=lambda i: self.run_checks([i]) if i not in TELEMETRY_CHECKS else self.judge_telemetry(),
+                                    running_s=partial(self._running_s, gid)))
+
+    def _running_s(self, gid: str) -> float | None:
+        """Seconds check ``gid`` has been running, None when it is not."""
+        since = self.board[gid].running_since
+        return None if since is None else time.monotonic() - since
 
     @on(DataTable.RowSelected, "#checklist")
     def _checklist_enter(self, event: DataTable.RowSelected) -> None:
@@ -547,29 +573,28 @@ class SparkApp(App):
         iss = self.playbook_panel.selected()
         if iss:
             body = iss.get("body") or iss.get("body_excerpt") or "(no body)"
-            self.push_screen(MessageScreen(f"#{iss.get('number')} {iss.get('title')}", f"{iss.get('html_url') or iss.get('url') or ''}\n\n{body}"))
+            self.push_screen(MessageScreen(f"#{iss.get('number')} {iss.get('title')}", body,
+                                           url=iss.get("html_url") or iss.get("url")))
 
     def _issue_in_view(self) -> dict[str, Any] | None:
         """The selected playbook issue, only while its tab is showing: o and y must not act on
         something the user cannot see."""
-        if self.query_one(TabbedContent).active != "tab-playbooks":
+        try:
+            if self.query_one(TabbedContent).active != "tab-playbooks":
+                return None
+        except NoMatches:  # asked by the footer before the main screen is composed
             return None
         return self.playbook_panel.selected()
 
-    def action_open_issue_url(self) -> None:
+    def _issue_url(self) -> str | None:
         iss = self._issue_in_view()
-        url = iss and (iss.get("html_url") or iss.get("url"))
-        if url and not str(url).startswith(("https://", "http://")):
-            self.notify(f"not a web address, not opened: {str(url)[:80]}", severity="warning")
-        elif url:
-            opened = webbrowser.open(url)
-            self.notify(f"opened {url}" if opened else f"no browser here; URL: {url}")
+        return iss and (iss.get("html_url") or iss.get("url"))
+
+    def action_open_issue_url(self) -> None:
+        open_url(self, self._issue_url())
 
     def action_copy_issue_url(self) -> None:
-        iss = self._issue_in_view()
-        url = iss and (iss.get("html_url") or iss.get("url"))
-        if url:
-            self.notify(f"copied {url} {copy_text(self, url)}")
+        copy_url(self, self._issue_url())
 
     def action_filter_processes(self) -> None:
         self.query_one(TabbedContent).active = "tab-processes"
@@ -604,13 +629,22 @@ class SparkApp(App):
         self.notify(f"processes sorted by {label}")
 
     def action_toggle_pause(self) -> None:
-        if self.source.paused:
-            self.source.resume()
-            self.notify("sampling resumed")
-        else:
-            self.source.pause()
-            self.notify("sampling paused (p resumes)")
+        """The palette's entry; the key is bound to pause or resume, whichever applies."""
+        self.action_resume() if self.source.paused else self.action_pause()
+
+    def action_pause(self) -> None:
+        self.source.pause()
+        self.notify("sampling paused (p resumes)")
+        self._paused_changed()
+
+    def action_resume(self) -> None:
+        self.source.resume()
+        self.notify("sampling resumed")
+        self._paused_changed()
+
+    def _paused_changed(self) -> None:
         self.refresh_header()
+        self.refresh_bindings()  # the footer's p: pause <-> resume
 
     def action_events(self) -> None:
         self.events_seen = self.events.worse_count  # looked at: the header's count starts again
@@ -629,8 +663,26 @@ class SparkApp(App):
         self._layout_for(self.size.width)
         self.notify(f"layout: {self.prefs.layout}" + (" (stacked under 120 columns)" if self.prefs.layout == "auto" else ""))
 
+    def action_cycle_span(self) -> None:
+        """The plots' span: 5 min -> 1 h -> the whole session; kept across runs."""
+        self.update_prefs(plot_span=self.telemetry.cycle_span())
+        self._draw_telemetry()
+
     def action_help(self) -> None:
-        self.push_screen(HelpScreen())
+        """The keys of the view ? was pressed in, not the main screen's."""
+        view = self.screen
+        title = "sparktui keys" if self._on_main() else f"sparktui keys: {type(view).__name__.removesuffix('Screen').lower()}"
+        note = self.HELP_NOTE if self._on_main() else getattr(view, "HELP_NOTE", "")
+        self.push_screen(HelpScreen(title, view_keys(view), note))
+
+    def action_ask_quit(self) -> None:
+        """ctrl+c asks first: quitting loses the session's telemetry history and events."""
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.exit()
+
+        self.push_screen(ConfirmScreen("Quit sparktui?", "The telemetry history and the events of this session "
+                                       "are not kept (unless --record).", yes="Quit", no="Keep running"), answered)
 
     # -- G5 --------------------------------------------------------------------------------------
     def action_bandwidth(self) -> None:

@@ -1,10 +1,17 @@
-"""Screens pushed over the dashboard: a gotcha's card, confirmations, help, the events log."""
+"""Screens pushed over the dashboard: a gotcha's card, confirmations, help, the events log.
+
+Every one of them goes back with `q` or `escape` (k9s / less style): only the main screen quits.
+Each has its own footer, and `?` lists the keys of the view it was pressed in, read from the
+view's active bindings, so neither ever offers a key that does nothing there.
+"""
 
 from __future__ import annotations
 
 import re
 from typing import Any, Callable
 
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.measure import Measurement
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -18,6 +25,11 @@ from sparktui.gotchas.base import Gotcha
 from sparktui.ui.widgets import BoundedTable
 
 _BLOCK = re.compile(r"```[a-zA-Z]*\n(.*?)```", re.S)
+EVIDENCE_CHARS = 2000  # an evidence value is shown whole up to this; the card wraps it
+
+# `q` and `escape` go back from every pushed view (the footer shows escape; help lists both).
+BACK = (Binding("escape", "app.pop_screen", "back", tooltip="back to the screen underneath"),
+        Binding("q", "app.pop_screen", "back", show=False, tooltip="back to the screen underneath"))
 
 
 def fix_blocks(fix: str) -> list[str]:
@@ -65,6 +77,68 @@ def copy_text(app, text: str) -> str:
     return "to the clipboard"
 
 
+def open_url(app, url: str | None) -> None:
+    """Open a web address in the browser; anything else (a path, a scheme like file:) is refused."""
+    import webbrowser
+
+    if url and not str(url).startswith(("https://", "http://")):
+        app.notify(f"not a web address, not opened: {str(url)[:80]}", severity="warning")
+    elif url:
+        opened = webbrowser.open(url)
+        app.notify(f"opened {url}" if opened else f"no browser here; URL: {url}")
+
+
+def copy_url(app, url: str | None) -> None:
+    if url:
+        app.notify(f"copied {url} {copy_text(app, url)}")
+
+
+def slash_lines(url: str, width: int) -> list[str]:
+    """``url`` in lines of at most ``width``, broken only after a `/`: a path segment stays whole
+    (one longer than a line is folded, the last resort)."""
+    width = max(1, width)
+    lines, line = [], ""
+    for part in re.findall(r"[^/]*/+|[^/]+$", url):
+        if line and len(line) + len(part) > width:
+            lines.append(line)
+            line = ""
+        line += part
+        while len(line) > width:
+            lines.append(line[:width])
+            line = line[width:]
+    return lines + [line] if line else lines
+
+
+class SlashWrapped:
+    """A Rich renderable: a URL wrapped at `/` to the width it is given (Rich would break it
+    mid-word, at the edge, having no space to break at)."""
+
+    def __init__(self, url: str, style: str = "") -> None:
+        self.url, self.style = url, style
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        for line in slash_lines(self.url, options.max_width):
+            yield Text(line, style=self.style)
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        longest_part = max((len(p) for p in re.findall(r"[^/]*/+|[^/]+$", self.url)), default=0)
+        return Measurement(min(longest_part, options.max_width), min(len(self.url), options.max_width))
+
+
+def view_keys(screen: Screen) -> list[tuple[str, str]]:
+    """(keys, what they do) for every key that works on ``screen`` now. Read from its active
+    bindings (each node's check_action applied), so help lists exactly what works in that view,
+    keys hidden from the footer included. Keys with the same text share a row ("esc q")."""
+    app = screen.app
+    rows: dict[str, list[str]] = {}
+    for ab in screen.active_bindings.values():
+        b = ab.binding
+        if not ab.enabled or b.system or ab.node not in (screen, app):
+            continue  # a focused table's cursor keys are in the note, not one row each
+        rows.setdefault(b.tooltip or b.description, []).append(app.get_key_display(b))
+    return [(" ".join(keys), text) for text, keys in rows.items()]
+
+
 def _json(v: Any) -> str:
     import json
 
@@ -78,21 +152,25 @@ def _md_cell(value: Any) -> str:
         text = "; ".join(str(x) for x in value)
     else:
         text = _json(value)
-    text = " ".join(text.split())[:200]
+    text = " ".join(text.split())[:EVIDENCE_CHARS]
     for ch in ("\\", "|", "_", "*", "`", "<", "[", "]"):
         text = text.replace(ch, "\\" + ch)
     return text
 
 
-def card_markdown(g: Gotcha, v: Verdict | None, age_text: str) -> str:
-    """A failing or warning card leads with its fix: that is what someone opening it needs."""
+def card_markdown(g: Gotcha, v: Verdict | None, age_text: str, running_s: float | None = None) -> str:
+    """A failing or warning card leads with its fix: that is what someone opening it needs. While
+    the check runs (``running_s`` seconds so far) the card says so, above the previous verdict."""
     lines = [f"# {g.id}: {g.title}", ""]
     fix = _number_blocks((v.fix if v is not None and v.fix else g.fix).strip())
     acting = v is not None and v.status in (Status.WARN, Status.FAIL)
-    if v is None:
+    if running_s is not None:
+        lines += [f"**Status: running for {running_s:.0f} s**" + (" · no previous verdict" if v is None else ""), ""]
+    elif v is None:
         lines += ["**Status:** not checked yet", ""]
-    else:
-        lines += [f"**Status: {v.status.value.upper()}** · {v.summary}", "",
+    if v is not None:
+        previous = "Previous verdict: " if running_s is not None else "Status: "
+        lines += [f"**{previous}{v.status.value.upper()}** · {v.summary}", "",
                   f"*measured {age_text} ago" + (f", took {v.took_s:.1f} s*" if v.took_s is not None else "*"), ""]
         if acting:
             lines += ["## Fix", "", fix, ""]
@@ -113,33 +191,58 @@ class CardScreen(Screen):
     """A gotcha's card: the live verdict's evidence first, then symptom, cause, check and fix."""
 
     BINDINGS = [
-        Binding("escape", "app.pop_screen", "back"),
-        Binding("c", "copy_fix(1)", "copy fix"),
-        Binding("r", "rerun", "rerun"),
-        *(Binding(str(n), f"copy_fix({n})", f"copy block {n}", show=False) for n in range(1, 10)),
+        *BACK,
+        Binding("c", "copy_fix(1)", "copy fix", tooltip="copy the fix's first code block (into tmux's paste buffer too)"),
+        Binding("r", "rerun", "rerun", tooltip="rerun this check; the card updates when it is done"),
+        *(Binding(str(n), f"copy_fix({n})", f"copy block {n}", show=False,
+                  tooltip="copy the fix's code block of that number (alternatives or separate steps, never one script)")
+          for n in range(1, 10)),
     ]
+    HELP_NOTE = "↑ ↓ pgup pgdn scroll the card."
 
-    def __init__(self, gotcha: Gotcha, verdict: Verdict | None, age_text: str, on_rerun: Callable[[str], None]) -> None:
+    def __init__(self, gotcha: Gotcha, verdict: Verdict | None, age_text: str, on_rerun: Callable[[str], None],
+                 running_s: Callable[[], float | None] = lambda: None) -> None:
         super().__init__()
         self.gotcha, self.verdict, self.age_text, self.on_rerun = gotcha, verdict, age_text, on_rerun
+        self.running_s = running_s  # seconds the check has been running, None when it is not
+        self._shown_running: int | None = None
+
+    def _markdown(self) -> str:
+        running = self.running_s()
+        self._shown_running = None if running is None else int(running)
+        return card_markdown(self.gotcha, self.verdict, self.age_text, running)
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="card"):
-            yield Markdown(card_markdown(self.gotcha, self.verdict, self.age_text), id="card-md")
+            yield Markdown(self._markdown(), id="card-md")
         yield Footer()
+
+    def on_mount(self) -> None:
+        self.set_interval(1.0, self._follow_running)
+
+    def _follow_running(self) -> None:
+        """While the check runs, its seconds count up; redrawn only when the shown number changes."""
+        running = self.running_s()
+        if (None if running is None else int(running)) != self._shown_running:
+            self.query_one("#card-md", Markdown).update(self._markdown())
 
     def update_verdict(self, verdict: Verdict | None, age_text: str) -> None:
         self.verdict, self.age_text = verdict, age_text
-        self.query_one("#card-md", Markdown).update(card_markdown(self.gotcha, verdict, age_text))
+        self.query_one("#card-md", Markdown).update(self._markdown())
+
+    def _fix_blocks(self) -> list[str]:
+        return fix_blocks(self.verdict.fix if self.verdict and self.verdict.fix else self.gotcha.fix)
+
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        """Only the digits of blocks the fix has (1 also copies a fix without a code block)."""
+        if action == "copy_fix":
+            return parameters[0] <= max(1, len(self._fix_blocks()))
+        return True
 
     def action_copy_fix(self, block: int = 1) -> None:
-        fix = (self.verdict.fix if self.verdict and self.verdict.fix else self.gotcha.fix)
-        blocks = fix_blocks(fix)
+        blocks = self._fix_blocks()
         if not blocks:
-            cmds, what = fix, "fix text"
-        elif block > len(blocks):
-            self.notify(f"{self.gotcha.id}'s fix has {len(blocks)} block(s)", severity="warning")
-            return
+            cmds, what = (self.verdict.fix if self.verdict and self.verdict.fix else self.gotcha.fix), "fix text"
         else:
             cmds = blocks[block - 1]
             what = f"block {block} of {len(blocks)}" if len(blocks) > 1 else "fix commands"
@@ -147,27 +250,32 @@ class CardScreen(Screen):
         self.notify(f"copied {self.gotcha.id}'s {what} ({len(cmds.splitlines())} lines) {where}")
 
     def action_rerun(self) -> None:
+        running = self.running_s()
+        if running is not None:
+            self.notify(f"{self.gotcha.id} is already running ({running:.0f} s); this card updates when it is done")
+            return
         self.on_rerun(self.gotcha.id)
         self.notify(f"rerunning {self.gotcha.id}; this card updates when it is done")
 
 
 class ConfirmScreen(ModalScreen[bool]):
-    """Yes/no for anything intrusive; says exactly what will happen."""
+    """Yes/no for anything intrusive (or final); says exactly what will happen."""
 
-    BINDINGS = [Binding("escape", "answer(False)", "cancel"), Binding("y", "answer(True)", "yes"),
-                Binding("n", "answer(False)", "no")]
+    BINDINGS = [Binding("y", "answer(True)", "yes"), Binding("n", "answer(False)", "no"),
+                Binding("escape", "answer(False)", "no", show=False), Binding("q", "answer(False)", "no", show=False)]
 
-    def __init__(self, title: str, body: str) -> None:
+    def __init__(self, title: str, body: str, yes: str = "Run it", no: str = "Cancel") -> None:
         super().__init__()
-        self.title_text, self.body = title, body
+        self.title_text, self.body, self.yes, self.no = title, body, yes, no
 
     def compose(self) -> ComposeResult:
         with Vertical(id="confirm"):
             yield Label(Text(self.title_text, style="bold"), id="confirm-title")
             yield Static(self.body, id="confirm-body")
             with Horizontal(id="confirm-buttons"):
-                yield Button("Run it (y)", variant="warning", id="yes")
-                yield Button("Cancel (n)", variant="primary", id="no")
+                yield Button(f"{self.yes} (y)", variant="warning", id="yes")
+                yield Button(f"{self.no} (n)", variant="primary", id="no")
+        yield Footer()
 
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()  # Enter out of habit must not start an intrusive probe
@@ -180,52 +288,52 @@ class ConfirmScreen(ModalScreen[bool]):
 
 
 class MessageScreen(ModalScreen[None]):
-    """A read-only text (an issue's body, a refusal)."""
+    """A read-only text (an issue's body, a refusal); with a ``url`` (an issue's), `o` / `y`
+    open / copy it and it is drawn broken only at `/`."""
 
-    BINDINGS = [Binding("escape", "app.pop_screen", "close"), Binding("q", "app.pop_screen", "close")]
+    BINDINGS = [*BACK, Binding("o", "open_url", "open URL", tooltip="open this issue's URL in a browser"),
+                Binding("y", "copy_url", "copy URL", tooltip="copy this issue's URL (into tmux's paste buffer too)")]
 
-    def __init__(self, title: str, markdown: str) -> None:
+    def __init__(self, title: str, markdown: str, url: str | None = None) -> None:
         super().__init__()
-        self.title_text, self.markdown = title, markdown
+        self.title_text, self.markdown, self.url = title, markdown, url
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="message"):
             yield Label(Text(self.title_text, style="bold"))
+            if self.url:
+                yield Static(SlashWrapped(self.url, style="underline"), id="message-url")
             yield Markdown(self.markdown)
+        yield Footer()
 
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        return bool(self.url) if action in ("open_url", "copy_url") else True
 
-KEYS_HELP = """\
-| key | what it does |
-|---|---|
-| ↑ ↓ | move in the checklist / tables |
-| enter | open the selected gotcha's card (or playbook issue) |
-| r | rerun the selected check |
-| R | rerun all non-intrusive checks |
-| c | cancel the running checks |
-| b | G5: measure bandwidth (asks first: it loads the machine) |
-| / | filter the process table |
-| s | change the process table's sort |
-| p | pause / resume sampling |
-| e | the events log: every verdict change and when |
-| m | peers: this machine beside the others (ssh), what must match for DDP/FSDP; `r` there refetches |
-| tab | move between panels |
-| o / y | playbook issue: open its URL / copy it |
-| ctrl+p | command palette (every action by name; shown in the footer from 120 columns) |
-| ? | this help |
-| q | quit |
+    def action_open_url(self) -> None:
+        open_url(self.app, self.url)
 
-In a card: `c` copies the fix's first code block, `2`-`9` the others (they are alternatives or
-separate steps, never one script), `r` reruns, `escape` returns. Here: `escape`, `?` or `q` close.
-"""
+    def action_copy_url(self) -> None:
+        copy_url(self.app, self.url)
 
 
 class HelpScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape", "app.pop_screen", "close"), Binding("question_mark", "app.pop_screen", "close", show=False),
-                Binding("q", "app.pop_screen", "close", show=False)]
+    """The keys of the view `?` was pressed in (``keys``: see view_keys), with its ``note``."""
+
+    BINDINGS = [*BACK, Binding("question_mark", "app.pop_screen", "back", show=False, tooltip="back to the screen underneath")]
+
+    def __init__(self, title: str, keys: list[tuple[str, str]], note: str = "") -> None:
+        super().__init__()
+        self.title_text, self.keys, self.note = title, keys, note
+
+    @property
+    def markdown(self) -> str:
+        rows = [f"| {_md_cell(k)} | {_md_cell(text)} |" for k, text in self.keys]
+        return "\n".join([f"# {self.title_text}", "", "| key | what it does |", "|---|---|", *rows, "", self.note])
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help"):
-            yield Markdown("# sparktui keys\n\n" + KEYS_HELP)
+            yield Markdown(self.markdown)
+        yield Footer()
 
 
 def event_time(t: float, now: float | None = None) -> str:
@@ -240,14 +348,15 @@ def event_time(t: float, now: float | None = None) -> str:
 class EventsScreen(Screen):
     """Every verdict change in this session, newest first."""
 
-    BINDINGS = [Binding("escape", "app.pop_screen", "back")]
+    BINDINGS = [*BACK]
+    HELP_NOTE = "↑ ↓ move; enter shows the whole finding of the selected change."
 
     def __init__(self, log: EventLog, fmt_time: Callable[[float], str] | None = None) -> None:
         super().__init__()
         self.event_log, self.fmt_time = log, fmt_time or event_time
 
     def compose(self) -> ComposeResult:
-        yield Label(Text("Verdict changes this session (newest first) · escape returns", style="bold"))
+        yield Label(Text("Verdict changes this session (newest first) · q or escape returns", style="bold"))
         yield BoundedTable(id="events-table", cursor_type="row")
         yield Footer()
 
