@@ -163,7 +163,10 @@ async def test_s_cycles_the_process_sort():
         assert pt.sort_label.startswith("GPU mem")
         await pilot.press("s")
         assert pt.sort_label.startswith("RSS")
-        rss = [r.get("rss_bytes") or 0 for r in pt.visible_rows()]
+        rows = pt.visible_rows()
+        named = len(pt.blamed)  # what G6 names stays on top; the rest follow the sort
+        assert named and {r["pid"] for r in rows[:named]} == pt.blamed
+        rss = [r.get("rss_bytes") or 0 for r in rows[named:]]
         assert rss == sorted(rss, reverse=True)
 
 
@@ -375,6 +378,7 @@ async def test_enter_on_a_process_shows_its_whole_command_and_cap():
         await loaded(app, pilot)
         table = app.query_one("#proc-table")
         table.focus()
+        table.move_cursor(row=table.get_row_index("5188"))
         await pilot.pause(0.1)
         await pilot.press("enter")
         await pilot.pause(0.3)

@@ -22,9 +22,12 @@ from sparktui.core.verdict import worst
 from sparktui.gotchas import REGISTRY, UnknownGotcha, normalize_id
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="sparktui", description="Keeps a DGX Spark (GB10) honest during long training runs.")
+    """The whole command line. Each parser lists its own options first and the shared ones after,
+    under their own heading; cli/helptext.py gives each its description, examples and exit codes."""
+    from sparktui.cli.helptext import document
+
+    p = _Parser(prog="sparktui")
     p.add_argument("--version", action="version", version=f"sparktui {__version__}")
-    add_common_options(p)
     p.add_argument("--replay", metavar="FILE|ID", help="show a recording, or a kept session by its ID from "
                    "`sparktui history`, instead of this machine")
     p.add_argument("--speed", type=float, default=1.0, metavar="N", help="replay speed (default 1; 0 = as fast as possible)")
@@ -33,7 +36,10 @@ def build_parser() -> argparse.ArgumentParser:
                    "samples, process scans and check readings; replay it with --replay)")
     p.add_argument("--no-session", action="store_true", help="do not keep this run's session (nothing is written "
                    "under the state folder, and the previous session is not shown again); see `sparktui history`")
-    sub = p.add_subparsers(dest="cmd", parser_class=_Parser)
+    p.add_argument("--readonly", action="store_true", help="look only: the dashboard's actions on other processes "
+                   "(k, signal a process) are off")
+    sub = p.add_subparsers(dest="cmd", parser_class=_Parser, title="commands", metavar="COMMAND")
+    add_common_options(p)  # after the commands in `sparktui --help`
 
     c = sub.add_parser("check", help="run the non-intrusive checks headless")
     add_common_options(c, sub=True)
@@ -70,6 +76,9 @@ def build_parser() -> argparse.ArgumentParser:
     from sparktui.cli import history as _history
 
     _history.add_parser(sub)
+    document(p, None)
+    for name, command in sub.choices.items():
+        document(command, name)
     return p
 
 
@@ -201,7 +210,7 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
     from sparktui.ui.app import run_dashboard
 
     return run_dashboard(cfg, replay=args.replay, speed=args.speed or None, bell=args.bell, record=args.record,
-                         recording=recording, keep_session=not args.no_session)
+                         recording=recording, keep_session=not args.no_session, readonly=args.readonly)
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -239,7 +248,7 @@ def _refuse_misplaced(args: argparse.Namespace) -> None:
         return
     given = [flag for flag, on in (("--replay", args.replay and args.cmd not in REPLAYABLE), ("--speed", args.speed != 1.0),
                                    ("--bell", args.bell), ("--record", args.record),
-                                   ("--no-session", args.no_session)) if on]
+                                   ("--no-session", args.no_session), ("--readonly", args.readonly)) if on]
     if given:
         raise UsageError(f"sparktui {args.cmd}: {', '.join(given)} {'is a dashboard option' if len(given) == 1 else 'are dashboard options'}"
                          + (f" (--replay works with: sparktui, {', '.join(c for c in REPLAYABLE if c)})" if "--replay" in given else ""))

@@ -80,6 +80,9 @@ class SparkCommands(Provider):
         ("Pause / resume sampling", "toggle_pause", "p"),
         ("Filter the process table", "filter_processes", "/"),
         ("Change the process table's sort", "cycle_sort", "s"),
+        ("Reverse the process table's sort", "reverse_sort", "S"),
+        ("Process table as a tree (launchers over their workers)", "toggle_tree", "t"),
+        ("Signal the selected process (asks first)", "signal_process", "k"),
         ("Show the events log", "events", "e"),
         ("Peers: this machine beside the others (what must match)", "peers", "m"),
         ("Open the selected gotcha's card", "open_card", "enter"),
@@ -132,6 +135,10 @@ class SparkApp(App):
         Binding("p", "resume", "resume", tooltip="resume sampling (paused now)"),
         Binding("e", "events", "events", tooltip="the events log: every verdict change and when"),
         Binding("m", "peers", "peers", tooltip="peers: this machine beside the others (ssh), what must match for DDP/FSDP"),
+        Binding("k", "signal_process", "signal", tooltip="signal the selected process: SIGTERM, then SIGKILL (asks each time)"),
+        Binding("k", "readonly_note", show=False),  # --readonly: k says why nothing happens
+        Binding("S", "reverse_sort", "reverse", show=False, tooltip="reverse the process table's sort"),
+        Binding("t", "toggle_tree", "tree", show=False, tooltip="the process table as a tree (launchers over their workers)"),
         Binding("L", "cycle_layout", "layout", show=False),
         Binding("g", "cycle_span", "span", show=False),
         Binding("o", "open_issue_url", "open URL", show=False, tooltip="open the selected playbook issue's URL"),
@@ -141,10 +148,12 @@ class SparkApp(App):
 
     def __init__(self, cfg: Config | None = None, *, replay: str | None = None, speed: float | None = 1.0,
                  bell: bool = False, auto_checks: bool = True, source: Any = None, record: str | None = None,
-                 recording: Any = None, keep_session: bool = True) -> None:
+                 recording: Any = None, keep_session: bool = True, readonly: bool = False) -> None:
         super().__init__()
         self.cfg = cfg or Config()
         self.bell_on_worse = bell
+        self.readonly = readonly  # --readonly: no key reaches another process (k is off)
+        self.signal_grace_s = 3.0  # SIGTERM's grace before SIGKILL is offered (flows/signals.py)
         self.auto_checks = auto_checks
         self.board = Board()
         self.events = EventLog()
@@ -203,7 +212,7 @@ class SparkApp(App):
         self.header_bar = HeaderBar(id="header")
         self.checklist = Checklist(id="checklist")
         self.telemetry = TelemetryPanel(id="telemetry", span=self.prefs.plot_span)
-        self.process_table = ProcessTable(id="processes")
+        self.process_table = ProcessTable(self.prefs, id="processes")
         self.playbook_panel = PlaybookPanel(id="playbooks")
         yield self.header_bar
         with Horizontal(id="top"):
@@ -426,6 +435,8 @@ class SparkApp(App):
 
     def _set_verdict(self, v: Verdict, mono: float) -> None:
         self.board.finish(v, mono)
+        if v.id == "G6":
+            self.process_table.blame(v)  # the processes it names: marked and kept in sight
         change = self.events.observe(v, self.now())
         if change is not None and hasattr(self.source, "keep_change"):
             self.source.keep_change(change)  # the kept session: a restart shows it in the events view
@@ -467,6 +478,7 @@ class SparkApp(App):
 
     # -- actions ---------------------------------------------------------------------------------
     MAIN_ONLY = frozenset({"cycle_layout", "cycle_span", "open_card", "rerun_selected", "rerun_all", "bandwidth", "filter_processes", "cycle_sort",
+                           "reverse_sort", "toggle_tree", "signal_process", "readonly_note",
                            "events", "peers", "open_issue_url", "copy_issue_url"})
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
@@ -474,6 +486,8 @@ class SparkApp(App):
         main-screen actions are off while a card or a dialog is up; p says pause or resume."""
         if action in self.MAIN_ONLY and len(self.screen_stack) > 1:
             return False
+        if action in ("signal_process", "readonly_note"):
+            return self.readonly == (action == "readonly_note")
         if action in ("pause", "resume"):
             return self.source.paused == (action == "resume")
         if action == "cancel_checks":
@@ -628,6 +642,66 @@ class SparkApp(App):
         label = self.process_table.cycle_sort()
         self.notify(f"processes sorted by {label}")
 
+    def action_reverse_sort(self) -> None:
+        self.query_one(TabbedContent).active = "tab-processes"
+        self.notify(f"processes sorted by {self.process_table.reverse_sort()}")
+
+    def action_toggle_tree(self) -> None:
+        self.query_one(TabbedContent).active = "tab-processes"
+        tree = self.process_table.toggle_tree()
+        self.notify("processes as a tree: launchers over their workers, memory summed" if tree else "processes as a list")
+
+    def on_process_table_view_changed(self, msg: ProcessTable.ViewChanged) -> None:
+        self.update_prefs(**msg.changes)
+
+    # -- k: signal a process (flows/signals.py decides who and sends; here it is only asked) ----
+    def action_readonly_note(self) -> None:
+        self.notify("read-only mode (--readonly): processes are not signalled", severity="warning")
+
+    def action_signal_process(self) -> None:
+        from rich.markup import escape
+
+        from sparktui.flows import signals
+
+        self.query_one(TabbedContent).active = "tab-processes"
+        row = self.process_table.selected_row
+        if row is None:
+            self.notify("no process selected")
+            return
+        try:
+            target = signals.target(row["pid"])
+        except signals.Refused as e:
+            self.notify(f"not signalled: {e}", severity="warning", timeout=10)
+            return
+        body = escape(target.summary(row.get("gpu_mem_bytes"))) + \
+            f"\n\nSIGTERM asks it to exit; if it is still running after {self.signal_grace_s:g} s, SIGKILL is offered."
+        self.push_screen(ConfirmScreen(f"Send SIGTERM to pid {target.pid}?", body, yes="Send SIGTERM"),
+                         lambda yes: self._send_signal(target, "TERM") if yes else None)
+
+    @work(thread=True, exit_on_error=False, group="signal")
+    def _send_signal(self, target: Any, which: str) -> None:
+        from sparktui.flows import signals
+
+        try:
+            ended = signals.terminate(target, self.signal_grace_s) if which == "TERM" else signals.kill(target)
+        except signals.Refused as e:
+            self.notify(f"not signalled: {e}", severity="warning", timeout=10)
+            return
+        self.call_from_thread(self._signal_sent, target, which, ended)
+
+    def _signal_sent(self, target: Any, which: str, ended: bool) -> None:
+        from rich.markup import escape
+
+        if ended:
+            self.notify(f"pid {target.pid} ended after SIG{which}")
+        elif which == "TERM":
+            body = escape(target.summary()) + "\n\nSIGKILL ends it at once: no cleanup, unsaved work (checkpoints) is lost."
+            self.push_screen(ConfirmScreen(f"pid {target.pid} is still running {self.signal_grace_s:g} s after SIGTERM. "
+                                           "Send SIGKILL?", body, yes="Send SIGKILL"),
+                             lambda yes: self._send_signal(target, "KILL") if yes else None)
+        else:
+            self.notify(f"pid {target.pid} is still there after SIGKILL (stuck in the kernel?)", severity="error")
+
     def action_toggle_pause(self) -> None:
         """The palette's entry; the key is bound to pause or resume, whichever applies."""
         self.action_resume() if self.source.paused else self.action_pause()
@@ -763,7 +837,8 @@ class SparkApp(App):
 
 
 def run_dashboard(cfg: Config, replay: str | None = None, speed: float | None = 1.0, bell: bool = False,
-                  record: str | None = None, recording: Any = None, keep_session: bool = True) -> int:
+                  record: str | None = None, recording: Any = None, keep_session: bool = True,
+                  readonly: bool = False) -> int:
     SparkApp(cfg, replay=replay, speed=speed, bell=bell, record=record, recording=recording,
-             keep_session=keep_session).run()
+             keep_session=keep_session, readonly=readonly).run()
     return 0

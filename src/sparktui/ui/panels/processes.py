@@ -2,35 +2,58 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from rich.text import Text
+from textual import on
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.widgets import Input, Label
+from textual.message import Message
+from textual.widgets import DataTable, Input, Label
+from textual.widgets.data_table import ColumnKey
 
+from sparktui.core.verdict import Status, Verdict
 from sparktui.ui.format import age, gib
+from sparktui.ui.prefs import Prefs
 from sparktui.ui.widgets.tables import BoundedTable
 from sparktui.ui.widgets.text import set_content
 
 
 class ProcessTable(Vertical):
-    """Everything on the unified pool (G6): keyed by pid, filtered by '/' and sorted by 's'."""
+    """Everything on the unified pool (G6), keyed by pid: filtered by '/', sorted by any column
+    ('s' next column, 'S' reverse, or a click on its header, which shows ▲/▼), optionally as a
+    tree (launcher -> workers, memory rolled up onto the launcher). The processes G6's verdict
+    names are marked '!' and kept at the top, so a short pane still shows them."""
 
     COLUMNS = (("pid", 7), ("user", 9), ("kind", 9), ("name", 16), ("GPU mem", 9), ("RSS", 8), ("cap", 14), ("age", 7), ("command", 60))
-    SORTS = (("GPU mem", True), ("RSS", True), ("age", True), ("pid", False), ("name", False))
+    LARGEST_FIRST = frozenset({"GPU mem", "RSS", "cap", "age"})  # a new sort column starts this way round
 
-    def __init__(self, **kw: Any) -> None:
+    class ViewChanged(Message):
+        """The sort, filter or tree view changed: the app keeps it (ui/prefs.py)."""
+
+        def __init__(self, **changes: Any) -> None:
+            super().__init__()
+            self.changes = changes
+
+    def __init__(self, prefs: Prefs | None = None, **kw: Any) -> None:
         super().__init__(**kw)
+        p = prefs or Prefs()
+        names = [name for name, _ in self.COLUMNS]
         self.rows: dict[str, dict[str, Any]] = {}
-        self.filter_text = ""
-        self.sort_index = 0
+        self.sort_column = p.sort_column if p.sort_column in names else Prefs.sort_column
+        self.sort_reverse = p.sort_reverse
+        self.filter_text = p.process_filter.strip().lower()
+        self.tree_view = p.tree
+        self.blamed: frozenset[int] = frozenset()
         self.view_note = ""
+        self._totals: dict[int, tuple[Any, ...]] = {}  # tree view: each row's subtree sums (rolled_up)
 
     def compose(self) -> ComposeResult:
         # Held, not queried: a scan can arrive while the app is shutting down and the children
         # are already gone (query_one would raise NoMatches and take the app down with it).
-        self._filter = Input(placeholder="filter processes (name, command, user, kind); Esc closes", id="proc-filter")
+        self._filter = Input(self.filter_text, placeholder="filter processes (name, command, user, kind); Esc closes",
+                             id="proc-filter")
         self._note = Label("", id="proc-note")
         self._table = BoundedTable(id="proc-table", cursor_type="row")
         yield self._filter
@@ -42,9 +65,9 @@ class ProcessTable(Vertical):
             self._table.add_column(name, key=name, width=width)
         self._filter.display = False
         self._ready = True
+        self._label_columns()
         self._fit(self.size.width)
-        if self.rows:
-            self._redraw()  # a scan that arrived before the table existed
+        self._redraw()  # a scan that arrived before the table existed, or the kept filter's note
 
     def on_resize(self, event) -> None:
         self._fit(event.size.width)
@@ -61,20 +84,64 @@ class ProcessTable(Vertical):
             self._table._require_update_dimensions = True
             self._table.refresh()
 
+    # -- what the user changes -------------------------------------------------------------------
     @property
     def sort_label(self) -> str:
-        key, desc = self.SORTS[self.sort_index]
-        return f"{key} {'↓' if desc else '↑'}"
+        return f"{self.sort_column} {'▼' if self.sort_reverse else '▲'}"
 
     def cycle_sort(self) -> str:
-        self.sort_index = (self.sort_index + 1) % len(self.SORTS)
+        """'s': the next column, largest first for amounts, A to Z for names."""
+        names = [name for name, _ in self.COLUMNS]
+        return self.sort_by(names[(names.index(self.sort_column) + 1) % len(names)])
+
+    def reverse_sort(self) -> str:
+        self.sort_reverse = not self.sort_reverse
+        return self._resorted()
+
+    def sort_by(self, column: str) -> str:
+        """A header click: that column; its own header clicked again reverses it."""
+        if column == self.sort_column:
+            return self.reverse_sort()
+        self.sort_column, self.sort_reverse = column, column in self.LARGEST_FIRST
+        return self._resorted()
+
+    def _resorted(self) -> str:
+        self._label_columns()
         self._redraw()
+        self.post_message(self.ViewChanged(sort_column=self.sort_column, sort_reverse=self.sort_reverse))
         return self.sort_label
 
+    def toggle_tree(self) -> bool:
+        self.tree_view = not self.tree_view
+        self._redraw()
+        self.post_message(self.ViewChanged(tree=self.tree_view))
+        return self.tree_view
+
     def set_filter(self, text: str) -> None:
+        """Filter as typed; kept once typing pauses (not one file write per key)."""
         self.filter_text = text.strip().lower()
         self._redraw()
+        if getattr(self, "_filter_timer", None) is not None:
+            self._filter_timer.stop()
+        self._filter_timer = self.set_timer(0.5, lambda: self.post_message(self.ViewChanged(process_filter=self.filter_text)))
 
+    @on(DataTable.HeaderSelected, "#proc-table")
+    def _header_clicked(self, event: DataTable.HeaderSelected) -> None:
+        event.stop()
+        label = self.sort_by(str(event.column_key.value))
+        self.notify(f"processes sorted by {label}")
+
+    def _label_columns(self) -> None:
+        if not getattr(self, "_ready", False):
+            return
+        for name, _ in self.COLUMNS:
+            col = self._table.columns[ColumnKey(name)]
+            col.label = Text(self.sort_label if name == self.sort_column else name,
+                             style="bold" if name == self.sort_column else "")
+        self._table._clear_caches()
+        self._table.refresh()
+
+    # -- what arrives ----------------------------------------------------------------------------
     def show(self, data: dict[str, Any] | None, now: float) -> None:
         self.rows = {}
         if data:
@@ -84,40 +151,89 @@ class ProcessTable(Vertical):
         self._now = now
         self._redraw()
 
-    def _sort_value(self, row: dict[str, Any], key: str):
-        if key == "GPU mem":
-            return row.get("gpu_mem_bytes") or 0
-        if key == "RSS":
-            return row.get("rss_bytes") or 0
-        if key == "age":
-            return row.get("age_s") or 0
+    def blame(self, verdict: Verdict | None) -> None:
+        """G6's verdict changed: mark (and keep at the top) the processes it names."""
+        blamed = blamed_pids(verdict)
+        if blamed != self.blamed:
+            self.blamed = blamed
+            self._redraw()
+
+    @property
+    def selected_row(self) -> dict[str, Any] | None:
+        t = self._table
+        if not getattr(self, "_ready", False) or not t.row_count:
+            return None
+        key = t.coordinate_to_cell_key(t.cursor_coordinate).row_key.value
+        return self.rows.get(str(key))
+
+    # -- ordering --------------------------------------------------------------------------------
+    def _sort_value(self, row: dict[str, Any], totals: dict[int, tuple[Any, ...]]) -> Any:
+        key = self.sort_column
+        if key in ("GPU mem", "RSS"):
+            gpu, _, rss, _ = totals.get(row["pid"], (row.get("gpu_mem_bytes"), False, row.get("rss_bytes"), False))
+            v = gpu if key == "GPU mem" else rss
+            return -1 if v is None else v  # unknown below zero, never equal to it
         if key == "pid":
             return int(row.get("pid") or 0)
-        return str(row.get("name") or "").lower()
+        if key == "age":
+            return row.get("age_s") or 0
+        if key == "cap":
+            frac = (row.get("cap") or {}).get("fraction")
+            return frac if isinstance(frac, (int, float)) else -1
+        return str(row.get(key) or "").lower()
+
+    def _ordered(self, rows: list[dict[str, Any]], totals: dict[int, tuple[Any, ...]],
+                 pinned: set[int]) -> list[dict[str, Any]]:
+        rows = sorted(rows, key=lambda r: self._sort_value(r, totals), reverse=self.sort_reverse)
+        return sorted(rows, key=lambda r: r["pid"] not in pinned)  # stable: blamed first, each group in order
 
     def visible_rows(self) -> list[dict[str, Any]]:
-        rows = list(self.rows.values())
+        return [row for row, _ in self._layout()]
+
+    def _layout(self) -> list[tuple[dict[str, Any], str]]:
+        """The rows to show in order, each with its tree prefix ("" when flat)."""
+        rows = [r for r in self.rows.values() if isinstance(r.get("pid"), int)]
         if self.filter_text:
             ft = self.filter_text
             rows = [r for r in rows if ft in " ".join(str(r.get(k) or "") for k in ("name", "command", "user", "kind", "pid")).lower()]
-        key, desc = self.SORTS[self.sort_index]
-        rows.sort(key=lambda r: self._sort_value(r, key), reverse=desc)
-        return rows
+        if not self.tree_view:
+            self._totals = {}
+            return [(r, "") for r in self._ordered(rows, {}, set(self.blamed))]
+        kids = children_of(rows)
+        self._totals = totals = rolled_up(rows, kids)
+        pinned = {r["pid"] for r in rows if self.blamed & _subtree(r["pid"], kids)}
+        out: list[tuple[dict[str, Any], str]] = []
 
+        def walk(row: dict[str, Any], lead: str, glyph: str) -> None:
+            out.append((row, lead + glyph))
+            under = self._ordered(kids.get(row["pid"], []), totals, pinned)
+            nxt = lead + ("" if not glyph else "   " if glyph == "└─ " else "│  ")
+            for i, child in enumerate(under):
+                walk(child, nxt, "└─ " if i == len(under) - 1 else "├─ ")
+
+        for root in self._ordered(kids.get(None, []), totals, pinned):
+            walk(root, "", "")
+        return out
+
+    # -- drawing ---------------------------------------------------------------------------------
     def _redraw(self) -> None:
         if not getattr(self, "_ready", False) or not self._table.is_attached:
             return
         t = self._table
-        rows = self.visible_rows()
-        wanted = [str(r.get("pid")) for r in rows]
+        laid = self._layout()
+        wanted = [str(r.get("pid")) for r, _ in laid]
         present = [rk.value for rk in t.rows]
-        note = f"{len(rows)} of {len(self.rows)} processes · sort: {self.sort_label}"
+        note = f"{len(laid)} of {len(self.rows)} processes · sort: {self.sort_label}"
+        if self.tree_view:
+            note += " · tree (t): memory summed onto each parent"
+        if self.blamed & {r["pid"] for r, _ in laid}:
+            note += " · ! named by G6"
         if self.filter_text:
             note += f" · filter: {self.filter_text!r} (/ edits, esc clears)"
         if self.view_note:
             note = f"{self.view_note} · {note}"
         set_content(self._note, Text(note, style="dim"))
-        cells = [self._cells(r) for r in rows]
+        cells = [self._cells(r, prefix) for r, prefix in laid]
         signature = [tuple(c.plain for c in row) for row in cells]
         last = getattr(self, "_last_signature", None)
         if signature == last:
@@ -125,23 +241,100 @@ class ProcessTable(Vertical):
         self._last_signature = signature
         with self.app.batch_update():
             if present != wanted or last is None:
+                selected = self.selected_row
                 t.clear()
                 for pid, row in zip(wanted, cells):
                     t.add_row(*row, key=pid)
+                if selected is not None and str(selected["pid"]) in wanted:  # the cursor stays on its process
+                    t.move_cursor(row=wanted.index(str(selected["pid"])), animate=False)
             else:  # same rows in the same order: repaint only the cells that changed
                 for pid, row, new, old in zip(wanted, cells, signature, last):
                     for (name, _), cell, a, b in zip(self.COLUMNS, row, new, old):
                         if a != b:
                             t.update_cell(pid, name, cell)
 
-    def _cells(self, r: dict[str, Any]) -> list[Text]:
-        cap_txt = cap_text(r.get("cap"))
+    def _cells(self, r: dict[str, Any], prefix: str) -> list[Text]:
+        pid = r["pid"]
+        gpu, gpu_more, rss, rss_more = self._totals.get(pid, (r.get("gpu_mem_bytes"), False, r.get("rss_bytes"), False))
         kind = str(r.get("kind") or "")
         style = {"server": "yellow", "training": "cyan"}.get(kind, "")
-        return [Text(str(r.get("pid"))), Text(str(r.get("user") or "?")), Text(kind, style=style),
-                Text(str(r.get("name") or "?")), Text(gib(r.get("gpu_mem_bytes")) + (" G" if r.get("gpu_mem_bytes") is not None else "")),
-                Text(gib(r.get("rss_bytes")) + " G" if r.get("rss_bytes") is not None else "?"), Text(cap_txt),
+        named = pid in self.blamed
+        mark = "bold red" if named else ""
+        return [Text(f"!{pid}" if named else str(pid), style=mark), Text(str(r.get("user") or "?")), Text(kind, style=style),
+                Text(prefix + str(r.get("name") or "?"), style=mark, overflow="ellipsis", no_wrap=True),
+                Text(_amount(gpu, gpu_more)), Text(_amount(rss, rss_more)), Text(cap_text(r.get("cap"))),
                 Text(age(r.get("age_s"))), Text(str(r.get("command") or ""), overflow="ellipsis", no_wrap=True)]
+
+
+def _amount(v: int | None, more: bool) -> str:
+    """GiB with a unit; '+?' when part of a rolled-up sum is unknown (N/A is never 0)."""
+    if v is None:
+        return "?"
+    return f"{gib(v)}{'+?' if more else ''} G"
+
+
+def children_of(rows: list[dict[str, Any]]) -> dict[int | None, list[dict[str, Any]]]:
+    """Each shown row under its parent: its ppid when that is shown, else the top of its instance
+    (``group``: vllm serve over VLLM::EngineCore, torchrun over its ranks), else a root (None)."""
+    by_pid = {r["pid"]: r for r in rows}
+    parent: dict[int, int | None] = {}
+    for r in rows:
+        pid = r["pid"]
+        up = next((p for p in (r.get("ppid"), r.get("group")) if p in by_pid and p != pid), None)
+        parent[pid] = up
+    for pid in parent:  # a loop (bad data: a ppid pointing down) is cut where it closes
+        seen, p = {pid}, parent[pid]
+        while p is not None:
+            if p in seen:
+                parent[pid] = None
+                break
+            seen.add(p)
+            p = parent[p]
+    kids: dict[int | None, list[dict[str, Any]]] = {}
+    for r in rows:
+        kids.setdefault(parent[r["pid"]], []).append(r)
+    return kids
+
+
+def _subtree(pid: int, kids: dict[int | None, list[dict[str, Any]]]) -> set[int]:
+    out, todo = set(), [pid]
+    while todo:
+        p = todo.pop()
+        out.add(p)
+        todo.extend(c["pid"] for c in kids.get(p, []))
+    return out
+
+
+def rolled_up(rows: list[dict[str, Any]], kids: dict[int | None, list[dict[str, Any]]]) -> dict[int, tuple[Any, ...]]:
+    """Per pid: (GPU bytes, some GPU figure unknown, RSS bytes, some RSS unknown) over its subtree.
+    A figure NVML lists as N/A or an unreadable RSS is unknown, never counted as 0; a process not
+    in NVML's list holds nothing on the GPU."""
+    by_pid = {r["pid"]: r for r in rows}
+    out: dict[int, tuple[Any, ...]] = {}
+    for pid in by_pid:
+        members = [by_pid[p] for p in _subtree(pid, kids)]
+        gpus = [m.get("gpu_mem_bytes") for m in members]
+        rsss = [m.get("rss_bytes") for m in members]
+        gpu_known = [g for g in gpus if g is not None]
+        rss_known = [v for v in rsss if v is not None]
+        gpu_unknown = any(m.get("on_gpu") and m.get("gpu_mem_bytes") is None for m in members)
+        out[pid] = (sum(gpu_known) if gpu_known else None, gpu_unknown and bool(gpu_known),
+                    sum(rss_known) if rss_known else None, len(rss_known) not in (0, len(rsss)))
+    return out
+
+
+_PID_NAMED = re.compile(r"\bpid (\d+)")
+
+
+def blamed_pids(verdict: Verdict | None) -> frozenset[int]:
+    """The pids a warning or failing G6 verdict names: those in its finding, else those its
+    evidence names. An ok or unknown verdict blames no one."""
+    if verdict is None or verdict.status not in (Status.WARN, Status.FAIL):
+        return frozenset()
+    named = _PID_NAMED.findall(verdict.summary)
+    if not named:
+        named = [p for e in verdict.evidence for p in _PID_NAMED.findall(str(e.what))]
+    return frozenset(int(p) for p in named)
 
 
 def process_details(r: dict[str, Any]) -> str:
