@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from functools import partial
-from operator import is_not
-from typing import Any, Callable
+from typing import Any
 
 from sparktui.core.verdict import Status
 
@@ -86,20 +84,3 @@ def duration(seconds: float) -> str:
 
 def gib(v: float | int | None) -> str:
     return "?" if v is None else f"{v / 2**30:.1f}"
-
-
-_not_none = partial(is_not, None)
-
-
-def bucket_max(values: list, width: int, pick: Callable[..., Any] = max) -> list[float]:
-    """Downsample a series to at most ``width`` points (``pick``, max by default, per bucket),
-    skipping None.
-
-    Runs every second for each meter over up to an hour of samples: the None filter and the
-    per-bucket max run in C (a Python loop over 3,600 values was most of a 2 ms repaint)."""
-    vals = list(filter(_not_none, values)) if None in values else values
-    if width <= 0 or len(vals) <= width:
-        return [float(v) for v in vals]
-    step = len(vals) / width  # > 1, so every bucket holds at least one value
-    edges = [int(i * step) for i in range(width)] + [len(vals)]
-    return [float(pick(vals[a:b])) for a, b in zip(edges, edges[1:])]

@@ -1,20 +1,34 @@
-"""The telemetry panel: temperature, power, clocks, memory as `free -g` sees it, bandwidth."""
+"""The telemetry panel: temperature, power, clocks, memory as `free -g` sees it, bandwidth, each
+with a plot of the chosen span on a physical scale."""
 
 from __future__ import annotations
+
+from typing import Any, Callable
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Label
 
-from sparktui.core.telemetry import History, free_gib
+from sparktui.core.telemetry import GIB, History, Trend, free_gib
 from sparktui.ui.format import duration, short_reason
 from sparktui.ui.widgets.meter import Meter
+from sparktui.ui.widgets.plot import window_range
 from sparktui.ui.widgets.text import set_content
+
+SPANS: dict[str, float | None] = {"5m": 300.0, "1h": 3600.0, "session": None}  # seconds; None: since the start
+SPAN_WORDS = {"5m": "last 5 min", "1h": "last 1 h"}
+MIN_WINDOW_S = 300.0  # a session plot spans at least this: two samples must not fill the width
+TEMP_BAND_C = (20.0, 100.0)  # GB10 idles near 40 °C and throttles near 90 °C; widened if a reading falls outside
+HOLD_INTERVALS = 2.5  # a column with no sample holds the last one this many sampling intervals (then: a gap)
 
 
 class TelemetryPanel(Vertical):
     """Temperature, power, SM clock, memory as `free -g` sees it, and the last measured bandwidth."""
+
+    def __init__(self, *, span: str = "5m", **kw: Any) -> None:
+        super().__init__(**kw)
+        self.span = span if span in SPANS else "5m"  # Prefs.plot_span; g cycles it
 
     def compose(self) -> ComposeResult:
         # Held, not queried each tick (cheaper, and safe while the app shuts down).
@@ -24,45 +38,90 @@ class TelemetryPanel(Vertical):
         self.note = Label("", id="telemetry-note")  # styled (dim): a Label draws that as the theme wants
         yield from (self.temp, self.power, self.clock, self.mem, self.avail, self.bandwidth, self.note)
 
-    def show(self, history: History, rated_w: float, span_s: float | None) -> None:
+    def cycle_span(self) -> str:
+        """The next span (5 min, 1 h, the whole session); the caller keeps it and redraws."""
+        keys = list(SPANS)
+        self.span = keys[(keys.index(self.span) + 1) % len(keys)]
+        return self.span
+
+    def show(self, history: History, rated_w: float, interval_s: float, max_sm_mhz: float | None = None) -> None:
         s = history.latest
-        if not s or not self.is_attached:
+        if not s or not self.is_attached or s.get("t") is None:
             return  # nothing yet, or a sample that arrived while the app shuts down
         g0 = (s.get("gpus") or [{}])[0] if s.get("gpus") else {}
-        errs = (g0.get("errors") or {}) if g0 else {}
+        end = s["t"]
+        seconds, words, trend = self._window(history, end)
+        view = _View(history, end - seconds, end, trend, interval_s, words)
 
-        def val(key: str, fmt: str, unit: str) -> str:
-            v = g0.get(key) if g0 else None
+        def current(field: str, fmt: str, unit: str) -> str:
+            v = g0.get(field) if g0 else None
             if v is None:
-                why = errs.get(key) or (s.get("errors") or {}).get("nvml") or "unavailable"
-                return f"n/a ({short_reason(why)})"
-            return f"{v:{fmt}} {unit}"
+                why = (g0.get("errors") or {}).get(field) if g0 else None
+                return f"n/a ({short_reason(why or (s.get('errors') or {}).get('nvml') or 'unavailable')})"
+            return f"{v:{fmt}}{unit}"
 
-        self.temp.show(val("temp_c", ".0f", "°C"), history.plotted("g0.temp_c"))
-        power = val("power_w", ".1f", "W")
-        if g0 and g0.get("power_w") is not None:
-            power += f" / {rated_w:.0f}"
-        self.power.show(power, history.plotted("g0.power_w"))
-        self.clock.show(val("sm_mhz", ".0f", "MHz"), history.plotted("g0.sm_mhz"))
-        f = free_gib(s.get("mem") or {})
-        if f.get("total") is not None:
-            mem = f"{f['used']:.0f}/{f['total']:.0f}G used {f['buff_cache'] or 0:.0f}G cache"
-        else:
-            mem = "n/a (/proc/meminfo)"
-        total = (s.get("mem") or {}).get("MemTotal")
-        available = history.plotted("mem.MemAvailable")  # one series feeds both memory meters
-        self.mem.show(mem, available if total is not None else [], below=total)
-        avail = f"{f['available']:.1f} GiB" if f.get("available") is not None else "n/a"
-        self.avail.show(avail, available)
+        rated = f" / {rated_w:.0f}" if g0 and g0.get("power_w") is not None else ""
+        view.draw(self.temp, "g0.temp_c", TEMP_BAND_C, " °C", current("temp_c", ".0f", " °C"))
+        view.draw(self.power, "g0.power_w", (0.0, rated_w), " W", current("power_w", ".1f", " W") + rated)
+        view.draw(self.clock, "g0.sm_mhz", (0.0, max_sm_mhz or 0.0), " MHz", current("sm_mhz", ".0f", " MHz"))
+        mem = s.get("mem") or {}
+        total, f = mem.get("MemTotal"), free_gib(mem)
+        if total is None or f.get("available") is None:
+            for m in (self.mem, self.avail):
+                m.plot.plot([], [], view.start, end, (0.0, 1.0))
+                m.show(["n/a (/proc/meminfo)", words])
+        else:  # used as `free` computes it (MemTotal - MemAvailable); both on 0..MemTotal
+            scale = (0.0, total / GIB)
+            view.draw(self.mem, "mem.MemAvailable", scale, "G", f"{f['used']:.0f}/{f['total']:.0f}G used",
+                      f"{f['buff_cache'] or 0:.0f}G cache", convert=lambda v: (total - v) / GIB, pick=max)
+            view.draw(self.avail, "mem.MemAvailable", scale, " GiB", f"{f['available']:.1f} GiB",
+                      convert=lambda v: v / GIB, pick=min)
         reasons = [r for r in (g0.get("reasons") or []) if r != "gpu_idle"] if g0 else []
-        if history.wrapped and history.trend.first_t is not None and s.get("t") is not None:
-            note = f"history: {duration(s['t'] - history.trend.first_t)} (a point a minute)"
-        else:
-            note = f"history: {span_s / 60:.0f} min" if span_s else ""
+        note = f"plots: {words}{', a point a minute' if trend else ''} (g)"
         if reasons:
             note = f"clock events: {', '.join(reasons)}  " + note
         set_content(self.note, Text(note, style="yellow" if reasons else "dim"))
 
+    def _window(self, history: History, end: float) -> tuple[float, str, bool]:
+        """(seconds shown, the words for them, whether they come from the per-minute trend: the ring
+        buffer no longer reaches back to the window's start)."""
+        span = SPANS[self.span]
+        first = history.trend.first_t if history.trend.first_t is not None else end
+        if span is None:
+            span, words = max(end - first, MIN_WINDOW_S), f"session {duration(end - first)}"
+        else:
+            words = SPAN_WORDS[self.span]
+        ring = history.series.get("t")
+        oldest = ring[0] if ring and ring[0] is not None else end
+        return span, words, history.wrapped and end - span < oldest
+
     def show_bandwidth(self, text: str) -> None:
         if self.is_attached:
             set_content(self.bandwidth, text)
+
+
+class _View:
+    """One drawing of the panel: the window every plot shares and where its points come from."""
+
+    def __init__(self, history: History, start: float, end: float, trend: bool, interval_s: float, words: str) -> None:
+        self.history, self.start, self.end, self.trend, self.words = history, start, end, trend, words
+        self.interval_s = interval_s
+
+    def series(self, key: str) -> tuple[list, list, float]:
+        """(times, values, how long a value holds) from the ring buffer, or a point a minute."""
+        if not self.trend:
+            return self.history.values("t"), self.history.values(key), self.interval_s * HOLD_INTERVALS
+        trend = self.history.trend
+        values, last = trend.values(key), int(self.end // trend.bucket_s)
+        times = [(last - i) * trend.bucket_s for i in range(len(values) - 1, -1, -1)]  # each minute's start
+        return times, values, trend.bucket_s * 1.5
+
+    def draw(self, m: Meter, key: str, scale: tuple[float, float], unit: str, value: str, *extra: str,
+             convert: Callable[[float], float] | None = None, pick: Callable[..., Any] | None = None) -> None:
+        """Plot one series and say its value, its min–max over the window, the window, ``extra``."""
+        times, values, hold = self.series(key)
+        if convert is not None:
+            values = [None if v is None else convert(v) for v in values]
+        m.plot.plot(times, values, self.start, self.end, scale, pick=pick or Trend.KEEP.get(key, max), hold_s=hold)
+        seen = window_range(times, values, self.start)
+        m.show([value, f"{seen[0]:.0f}–{seen[1]:.0f}{unit}" if seen else "no readings", self.words, *extra])

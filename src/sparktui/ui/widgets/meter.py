@@ -1,49 +1,52 @@
-"""A labelled value with a sparkline of its history."""
+"""A labelled value with a plot of its history."""
 
 from __future__ import annotations
 
-from textual.app import ComposeResult
-from textual.containers import Horizontal
+from typing import Sequence
 
-from sparktui.ui.format import bucket_max
-from sparktui.ui.widgets.sparkline import SparkLine
+from textual.app import ComposeResult
+from textual.containers import Container
+
+from sparktui.ui.widgets.plot import Plot
 from sparktui.ui.widgets.text import TextLine, set_content
 
 
-class Meter(Horizontal):
-    """A label, the current value with units, and a sparkline of the session's history."""
+class Meter(Container):
+    """A label, a line of text (the value first, then what fits of the rest) and a Plot.
+
+    Laid out by CSS: in a row (label, text, a one-row plot) where room is short, or with the
+    label and text above a plot as tall as the meter where there is room."""
 
     def __init__(self, label: str, meter_id: str) -> None:
         super().__init__(id=meter_id, classes="meter")
         self._label = label
+        self._parts: tuple[str, ...] = ("—",)
 
     def compose(self) -> ComposeResult:
         self._value = TextLine("—", classes="meter-value")
-        self._spark = SparkLine(classes="meter-spark")
+        self.plot = Plot(classes="meter-plot")
         yield TextLine(self._label, classes="meter-label")
         yield self._value
-        yield self._spark
+        yield self.plot
 
-    def show(self, value: str, series: list | None = None, *, below: float | None = None) -> None:
-        """``below``: plot ``below - x`` (memory used from MemAvailable), flipped after bucketing
-        so an hour of samples is not copied each second."""
-        set_content(self._value, value)
-        if series is not None:
-            self._series, self._below = series, below
-            self._fit()
+    def show(self, parts: Sequence[str]) -> None:
+        """``parts``: the value, then details in the order they are worth the room (a part that
+        does not fit is left out whole, with the ones after it, never cut in the middle)."""
+        self._parts = tuple(parts)
+        self._fit()
+
+    @property
+    def text(self) -> str:
+        return self._value.render().plain
 
     def _fit(self) -> None:
-        """One bucket per column of the sparkline as it is now laid out."""
-        series = getattr(self, "_series", None)
-        if series is None:
-            return
-        spark = self._spark
-        width = max(8, spark.size.width or 30)
-        if self._below is None:
-            data = bucket_max(series, width)
-        else:  # the max of (below - x) over a bucket is below - its min
-            data = [self._below - v for v in bucket_max(series, width, pick=min)]
-        spark.data = data  # a no-op when the picture did not change
+        room = self._value.size.width or 1_000
+        line = self._parts[0] if self._parts else ""
+        for part in self._parts[1:]:
+            if len(line) + 2 + len(part) > room:
+                break
+            line += "  " + part
+        set_content(self._value, line)
 
     def on_resize(self) -> None:
-        self._fit()  # the first samples may arrive before the layout knows the width
+        self._fit()  # the first values may arrive before the layout knows the width
