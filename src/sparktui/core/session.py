@@ -52,11 +52,17 @@ def host_of(session: str) -> str:
     return session.split("-", 1)[1] if "-" in session else ""
 
 
+def _start_order(p: Path) -> tuple[str, int]:
+    """A name's start stamp, then its "+N" (a second file started in the same second)."""
+    base, _, n = p.stem.partition("+")
+    return base[:16], int(n) if n.isdigit() else 1
+
+
 def session_files(folder: Path | None = None) -> list[Path]:
     """The session files, newest first (their names start with the start time)."""
     d = folder or sessions_dir()
     try:
-        return sorted((p for p in d.iterdir() if p.suffix == SUFFIX and p.is_file()), key=lambda p: p.name, reverse=True)
+        return sorted((p for p in d.iterdir() if p.suffix == SUFFIX and p.is_file()), key=_start_order, reverse=True)
     except OSError:
         return []
 
@@ -70,6 +76,7 @@ class SessionInfo:
     size: int
     host: str
     started_at: float | None
+    first_t: float | None  # the first sample's time
     ended_at: float | None  # the last sample's time
     samples: int
     worst: str | None  # the worst status any verdict line reached; None: no verdict recorded
@@ -77,7 +84,9 @@ class SessionInfo:
 
     @property
     def duration_s(self) -> float:
-        return max(0.0, (self.ended_at or 0.0) - (self.started_at or self.ended_at or 0.0))
+        if self.first_t is None or self.ended_at is None:
+            return 0.0
+        return max(0.0, self.ended_at - self.first_t)
 
 
 def _json_line(line: bytes) -> dict[str, Any] | None:
@@ -88,29 +97,35 @@ def _json_line(line: bytes) -> dict[str, Any] | None:
     return obj if isinstance(obj, dict) else None
 
 
+def _time_of(line: dict[str, Any] | None) -> float | None:
+    t = (line or {}).get("t")
+    return float(t) if isinstance(t, (int, float)) and not isinstance(t, bool) else None
+
+
 def summarize(path: Path) -> SessionInfo:
     """Counts the samples by their line prefix (our writer's compact JSON) and parses only the
     header, the last sample and the verdict lines: a 50 MB file is read in a fraction of a second."""
     size = path.stat().st_size
-    samples, last_sample, worst = 0, b"", None
+    samples, first_sample, last_sample, worst = 0, b"", b"", None
     with open(path, "rb") as f:
         head = _json_line(f.readline(MAX_HEADER_BYTES)) or {}
         for line in f:
             if line.startswith(b'{"type":"sample"'):
                 samples += 1
+                first_sample = first_sample or line
                 last_sample = line
             elif line.startswith(b'{"type":"verdict"'):
                 v = _json_line(line)
                 if v is not None and v.get("status") in Status._value2member_map_:
                     status = Status(v["status"])
                     worst = status if worst is None or status.severity > worst.severity else worst
-    last = _json_line(last_sample) if last_sample.endswith(b"\n") else None
+    first, last = _json_line(first_sample), _json_line(last_sample) if last_sample.endswith(b"\n") else None
     host = head.get("host") if isinstance(head.get("host"), dict) else {}
     started = head.get("started_at")
     meta = head.get("session") if isinstance(head.get("session"), dict) else {}
     return SessionInfo(id=path.stem, path=str(path), size=size, host=str(host.get("hostname") or host_of(path.stem)),
                        started_at=float(started) if isinstance(started, (int, float)) else None,
-                       ended_at=float(last["t"]) if last and isinstance(last.get("t"), (int, float)) else None,
+                       first_t=_time_of(first), ended_at=_time_of(last),
                        samples=samples, worst=worst.value if worst else None, continues=meta.get("continues"))
 
 
@@ -156,7 +171,7 @@ def prune(cfg: SessionConfig, folder: Path, reserve_bytes: int, keep: Path | Non
             sizes[p] = st.st_size
     budget = cfg.max_mb * MB - reserve_bytes
     kept_total = sum(sizes.values())
-    for p in sorted(sizes, key=lambda p: p.name):  # oldest first
+    for p in sorted(sizes, key=_start_order):  # oldest first
         if kept_total <= budget:
             break
         kept_total -= sizes[p]
@@ -192,7 +207,7 @@ class SessionWriter:
         n = 1
         while path.exists():  # two starts in one second
             n += 1
-            path = self.folder / f"{name}-{n}{SUFFIX}"
+            path = self.folder / f"{name}+{n}{SUFFIX}"  # "+" is never in a host part
         self.deleted += len(prune(self.cfg, self.folder, self.cap_bytes))
         head = {**self.head, "started_at": started, "session": {"id": path.stem, "continues": continues}}
         if self.readings_now:
@@ -254,7 +269,7 @@ def newest_for_host(host: str, within_s: float, folder: Path | None = None, now:
     now = time.time() if now is None else now
     safe = _NAME_UNSAFE.sub("_", host)[:64]
     for p in session_files(folder):
-        if re.fullmatch(rf"\d{{8}}T\d{{6}}Z-{re.escape(safe)}(-\d+)?", p.stem) is None:
+        if re.fullmatch(rf"\d{{8}}T\d{{6}}Z-{re.escape(safe)}(\+\d+)?", p.stem) is None:
             continue
         try:
             return p if now - p.stat().st_mtime <= within_s else None

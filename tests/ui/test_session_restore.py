@@ -1,0 +1,188 @@
+"""The dashboard keeps its session and shows it again after a restart (NVML faked as a GB10 at its
+boundary; the SIGKILL case runs the real `sparktui` in real tmux)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from sparktui.cli import main as cli_main
+from sparktui.core.config import Config
+from sparktui.core.recording import header, read_recording
+from sparktui.core.session import SessionWriter, session_files, sessions_dir
+from sparktui.probes import nvml
+from sparktui.ui.app import SparkApp
+from sparktui.ui.screens import EventsScreen
+from tests.fakes import fake_nvml
+from tests.ui.test_tmux_e2e import Tmux, sparktui_cmd
+
+DEMO = Path(__file__).resolve().parents[2] / "src" / "sparktui" / "data" / "gb10-demo.jsonl"
+
+
+@pytest.fixture
+def gb10():
+    nvml.set_backend(fake_nvml.gb10_loaded())
+    yield
+    nvml.set_backend(None)
+
+
+def live_cfg(**session) -> Config:
+    return Config().with_overrides(telemetry={"interval_s": 0.05, "processes_every_s": 0.2}, session=session)
+
+
+async def wait_samples(app, pilot, n: int) -> None:
+    for _ in range(100):
+        if len(app.source.history) >= n:
+            return
+        await pilot.pause(0.05)
+    raise AssertionError(f"fewer than {n} samples arrived: {len(app.source.history)}")
+
+
+def previous_session() -> SessionWriter:
+    """An earlier session of this host: the demo's samples and two verdict changes of G4."""
+    rec = read_recording(DEMO)
+    w = SessionWriter(Config().session, header(interval_s=1.0, host={"hostname": socket.gethostname()},
+                                               static=rec.header.get("static"), version="test"), socket.gethostname())
+    for s in rec.samples:
+        w.sample(s)
+    end = rec.samples[-1]["t"]
+    w.verdict(end - 60, "G4", None, "ok", "no throttling in the window")
+    w.verdict(end, "G4", "ok", "warn", "SW thermal slowdown for 4 min at 86 °C")
+    w.close()
+    return w
+
+
+async def test_the_live_dashboard_keeps_samples_verdict_changes_and_events(gb10):
+    app = SparkApp(live_cfg(), auto_checks=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_samples(app, pilot, 5)
+        app.judge_telemetry()
+        await pilot.press("p")
+        await pilot.press("p")
+        path = app.source.session.path
+    rec = read_recording(path)
+    assert rec.problems == [] and len(rec.samples) >= 5 and rec.header["host"]["hostname"] == socket.gethostname()
+    assert {"G3", "G4"} <= {v["id"] for v in rec.verdicts}
+    assert [e["text"] for e in rec.events] == ["sampling paused", "sampling resumed"]
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 60)])
+async def test_a_restart_shows_the_previous_history_and_its_events(gb10, size):
+    before = previous_session()
+    n_before = len(read_recording(before.path).samples)
+    app = SparkApp(live_cfg(), auto_checks=False)
+    async with app.run_test(size=size) as pilot:
+        await wait_samples(app, pilot, n_before + 3)
+        assert app.source.restored.session == before.path.stem
+        times = app.source.history.values("t")
+        temps = app.source.history.values("g0.temp_c")
+        gap = n_before  # the restored samples, then the empty one that marks the gap, then live ones
+        assert times[gap - 1] == read_recording(DEMO).samples[-1]["t"] and temps[gap] is None
+        assert times[gap + 1] >= app.source.live_since and temps[gap + 1] == 72
+        assert "got worse" not in str(app.query_one("#header").render())  # old news is not announced
+        await pilot.press("e")
+        await pilot.pause(0.2)
+        assert isinstance(app.screen, EventsScreen)
+        table = app.screen.query_one("#events-table")
+        rows = [" ".join(str(c) for c in table.get_row_at(i)) for i in range(table.row_count)]
+        assert "not watching" in rows[0] and before.path.stem[:16] in rows[0]
+        assert "warn" in rows[1] and "G4" in rows[1]
+        await pilot.press("escape")
+    newest = session_files()[0]
+    assert newest != before.path
+    assert read_recording(newest).events[0]["text"] == f"continues after session {before.path.stem}"
+
+
+async def test_a_session_older_than_restore_within_min_is_not_restored(gb10):
+    before = previous_session()
+    old = time.time() - 2 * 3600
+    os.utime(before.path, (old, old))
+    app = SparkApp(live_cfg(restore_within_min=60.0), auto_checks=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_samples(app, pilot, 2)
+        assert app.source.restored is None and len(app.events) == 0
+
+
+async def test_an_unwritable_state_folder_is_a_notification_and_the_dashboard_keeps_running(gb10):
+    sessions_dir().parent.mkdir(parents=True, exist_ok=True)
+    sessions_dir().write_text("a file where the sessions folder should be\n")
+    app = SparkApp(live_cfg(), auto_checks=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_samples(app, pilot, 5)  # still watching
+        assert app.source.session is None
+        assert any(n.title == "session" and "session not kept" in n.message for n in app._notifications)
+
+
+async def test_no_session_and_keep_false_write_nothing(gb10, monkeypatch):
+    for app in (SparkApp(live_cfg(), auto_checks=False, keep_session=False),
+                SparkApp(live_cfg(keep=False), auto_checks=False)):
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_samples(app, pilot, 3)
+    assert not sessions_dir().exists()
+    seen = {}
+    monkeypatch.setattr("sparktui.ui.app.run_dashboard", lambda cfg, **kw: seen.update(kw) or 0)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: True)
+    assert cli_main.main(["--no-session"]) == 0 and seen["keep_session"] is False
+
+
+def children(pid: int) -> list[int]:
+    return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+def test_sigkill_of_a_real_dashboard_leaves_whole_lines_and_the_next_one_restores_it(tmp_path):
+    assert shutil.which("tmux"), "tmux is needed for this test (apt-get install tmux)"
+    conf = Path(os.environ["XDG_CONFIG_HOME"]) / "sparktui" / "config.toml"
+    conf.parent.mkdir(parents=True)
+    conf.write_text("[telemetry]\ninterval_s = 0.05\nprocesses_every_s = 0.5\n")
+    first = Tmux(tmp_path)
+    try:
+        first.start(sparktui_cmd(tmp_path), width=100, height=30)
+        first.wait_for("G10")
+        for _ in range(100):
+            files = session_files()
+            if files and files[0].read_bytes().count(b'{"type":"sample"') >= 40:
+                break
+            time.sleep(0.1)
+        shell = int(first.run("display-message", "-p", "-t", first.name, "#{pane_pid}").strip())
+        (pid,) = children(shell)
+        os.kill(pid, signal.SIGKILL)
+        for _ in range(50):
+            if (tmp_path / "exit.txt").exists():
+                break
+            time.sleep(0.1)
+        assert (tmp_path / "exit.txt").read_text().strip() == "EXITED 137"
+    finally:
+        first.kill()
+    (killed,) = session_files()
+    raw = killed.read_bytes()
+    assert raw.endswith(b"\n")
+    lines = raw.decode().splitlines()
+    assert all(isinstance(json.loads(line), dict) for line in lines)
+    rec = read_recording(killed)
+    assert rec.problems == [] and not rec.torn_tail and len(rec.samples) >= 40
+
+    second = Tmux(tmp_path)
+    try:
+        second.start(sparktui_cmd(tmp_path), width=100, height=30)
+        second.wait_for("G10")
+        second.keys("e")
+        screen = second.wait_for("not watching")
+        assert killed.stem[:16] in screen
+        second.keys("Escape")
+        second.keys("q")
+        for _ in range(100):
+            if "EXITED 0" in (tmp_path / "exit.txt").read_text():
+                break
+            time.sleep(0.1)
+    finally:
+        second.kill()
+    assert len(session_files()) == 2 and read_recording(session_files()[0]).samples
