@@ -50,7 +50,7 @@ def stop_lines(what: str, pid: object) -> list[str]:
     systemd unit; a login session's unit (user@, session-) must never be stopped, so it gets TERM."""
     p = shlex.quote(str(pid))
     return [
-        f"# stop {what} through its service or container when it runs in one, else TERM",
+        comment(f"stop {what} through its service or container when it runs in one, else TERM"),
         f"unit=$(ps -o unit= -p {p} 2>/dev/null)",
         'case "$unit" in',
         f'  user@*|session-*|"") kill {p} ;;',

@@ -20,8 +20,10 @@ from typing import Any, Callable, Mapping, Optional, TypeGuard
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
+from sparktui.core.secrets import REDACTED
 from sparktui.core.telemetry import GIB
 from sparktui.core.verdict import EvidenceList, Status, Verdict
+from sparktui.gotchas._fix import block, comment, sh, stop_lines
 from sparktui.gotchas._when import when_text
 from sparktui.gotchas.base import Gotcha, unknown_from, unknown_if_lacking
 
@@ -75,6 +77,84 @@ llama.cpp allocates its model and context up front and keeps that (`-ngl`, `--ct
 what the training run leaves free.
 """
 
+# -- the verdict's fix: the servers and pids seen ------------------------------------------------
+
+# A server's own memory-cap flag (FACTS.md inference-server table); NIM's cap is an environment variable.
+CAP_FLAGS = {"vllm": "--gpu-memory-utilization", "sglang": "--mem-fraction-static",
+             "trtllm": "--kv_cache_free_gpu_memory_fraction", "tgi": "--cuda-memory-fraction"}
+COMMAND_KEPT = 400  # probes/processes.py keeps this many characters of a command line: longer ones are cut
+
+FIND_HOLDERS = (
+    "# what holds the pool: NVML's GPU processes with their memory, then the largest by resident memory",
+    "nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv",
+    "ps -eo pid,rss,args --sort=-rss | head -15",
+)
+OLLAMA_UNLOAD = (
+    "ollama ps                                                        # models loaded now",
+    "ollama ps | awk 'NR > 1 {print $1}' | xargs -r -n1 ollama stop   # unload every one of them",
+)
+
+FIND_FIX = ("See what holds the pool before a long run (inside a container, run this on the host: the container "
+            "sees only its own processes):\n\n" + block(FIND_HOLDERS))
+
+
+def with_cap(command: str, flag: str, cap: float) -> list[str] | None:
+    """The command line's words with ``flag`` set to ``cap`` (an earlier value dropped), or None
+    when the line was not kept whole (cut at COMMAND_KEPT, or a value redacted)."""
+    words = command.split()
+    if not words or len(command) >= COMMAND_KEPT or REDACTED in command:
+        return None
+    out: list[str] = []
+    skip = False
+    for w in words:
+        if skip:
+            skip = False
+        elif w == flag:
+            skip = True
+        elif not w.startswith(flag + "="):
+            out.append(w)
+    return out + [flag, f"{cap:g}"]
+
+
+def restart_lines(p: Party, cap: float) -> list[str]:
+    """Start server ``p`` again with its own cap at ``cap``; the command line (or where to read it)
+    comes from the scan."""
+    if p.server == "nim":
+        return [comment(f"{p.label} is NIM: its cap is NIM_GPU_MEM_FRACTION; start its container again with "
+                        f"-e NIM_GPU_MEM_FRACTION={cap:g} (docker ps shows which container and image)"),
+                "docker ps --format '{{.ID}}  {{.Image}}  {{.Names}}'"]
+    flag = CAP_FLAGS[p.server]
+    words = with_cap(p.command, flag, cap)
+    if words is None:
+        return [comment(f"{p.label}'s command line was not kept whole: print it, then start it again with "
+                        f"{flag} {cap:g} in place of any {flag} it has"),
+                f"tr '\\0' ' ' < /proc/{p.pid}/cmdline; echo"]
+    return [comment(f"start {p.label} again capped at {cap:g} of the pool, once it has stopped"), sh(*words)]
+
+
+def fix_for(v: View) -> str:
+    """The fix for what this snapshot shows: a block stopping each server that holds or can take
+    memory (several jobs: each job), one restarting each over-capped fraction server with its own cap
+    flag, Ollama's unload; with nothing named, the block that finds what holds the pool."""
+    stoppable = [p for p in v.servers if p.footprint != 0] + (v.jobs if len(v.jobs) > 1 else [])
+    if not stoppable:
+        return FIND_FIX
+    parts = ["One heavy job per pool. Stop what you do not need before a long run; each block stops one:\n"]
+    parts += [block(stop_lines(p.label, p.pid)) for p in stoppable]
+    over = [p for p in v.servers if p.server in (*CAP_FLAGS, "nim") and (p.fraction is None or p.fraction > v.ok_cap)]
+    if over:
+        parts.append(f"Or keep a server with an explicit cap of {v.ok_cap:g} of the pool (a <4 GB LoRA next to vLLM "
+                     "at 0.5 has been seen running cleanly): stop it with its block above, then:\n")
+        parts += [block(restart_lines(p, v.ok_cap)) for p in over]
+    if any(p.server == "ollama" for p in v.servers):
+        parts.append("Ollama holds only the models it has loaded (for `OLLAMA_KEEP_ALIVE`, 5 minutes by default); "
+                     "unload them now instead of stopping it:\n")
+        parts.append(block(OLLAMA_UNLOAD))
+    if any(p.server == "llamacpp" for p in v.servers):
+        parts.append("llama.cpp allocates its model and context up front and keeps that (`-ngl`, `--ctx-size`): "
+                     "size it to what the training run leaves free.\n")
+    return "\n".join(parts)
+
 
 # -- what one snapshot shows -------------------------------------------------------------------
 
@@ -89,6 +169,9 @@ class Party:
     growth: str = ""  # GROWTH model of a server
     cap: Optional[dict[str, Any]] = None
     footprint: Optional[float] = None  # what it can take of the pool at most; None: unknown
+    pid: Any = None  # the instance's top process (a launcher; its workers exit with it)
+    server: str = ""  # "vllm", "ollama" ...; "" for a job
+    command: str = ""  # its command line as the probe kept it (secrets redacted, cut at COMMAND_KEPT)
 
     @property
     def fraction(self) -> Optional[float]:
@@ -289,7 +372,8 @@ def _party(top: Any, members: list[dict[str, Any]], held: int | None, why: str, 
         if believed is not cap:
             errors.append(f"measurement error: {label}'s memory cap {(cap or {}).get('fraction')!r} "
                           f"is not a share of the pool (0..1)")
-        p = Party(label, "server", held, why, GROWTH.get(server, "on-demand"), believed)
+        p = Party(label, "server", held, why, GROWTH.get(server, "on-demand"), believed, pid=top, server=server,
+                  command=str(head.get("command") or ""))
         p.footprint = server_footprint(p, pool.total)
         return p
     if head.get("kind") not in ("training", "gpu-process"):
@@ -297,7 +381,7 @@ def _party(top: Any, members: list[dict[str, Any]], held: int | None, why: str, 
     what = "training" if any(m.get("kind") == "training" for m in members) else "GPU process"
     if what == "GPU process" and not _is_job(members):
         return None  # a desktop/graphics client (Xorg, gnome-shell) or a tiny context
-    p = Party(f"{what} pid {top} ({head.get('name') or head.get('process_name') or '?'})", "job", held, why)
+    p = Party(f"{what} pid {top} ({head.get('name') or head.get('process_name') or '?'})", "job", held, why, pid=top)
     p.footprint = held
     return p
 
@@ -558,11 +642,11 @@ def judge_snapshot(r: Readings, data: Mapping[str, Any], pool: Pool, cfg: Config
     if data.get("scan_error") or not isinstance(data.get("rows"), list):
         why = data.get("scan_error") or "the snapshot has no process list"
         ev.add("process scan", "psutil", why)
-        return Verdict("G6", Status.UNKNOWN, f"cannot see the processes: {why}", ev.tuple(), FIX)
+        return Verdict("G6", Status.UNKNOWN, f"cannot see the processes: {why}", ev.tuple(), FIND_FIX)
     if nv.get("ok") and _count(nv) == 0 and inside:
         return Verdict("G6", Status.UNKNOWN,
                        "cannot tell: host processes not visible (inside a container, NVML's process list is empty)",
-                       ev.tuple(), FIX)
+                       ev.tuple(), FIND_FIX)
     details: list[str] = []
     view = build_view(r, data, pool, cfg, live, src, ev, details)
     if pool.total is not None:
@@ -576,7 +660,7 @@ def judge_snapshot(r: Readings, data: Mapping[str, Any], pool: Pool, cfg: Config
     for status, text in findings:
         if (status, text) != worst:
             ev.add("also", "G6", f"{status.value}: {text}")
-    return Verdict("G6", worst[0], worst[1], ev.tuple(), FIX, tuple(details))
+    return Verdict("G6", worst[0], worst[1], ev.tuple(), fix_for(view), tuple(details))
 
 
 # -- review mode: every snapshot of a recording ---------------------------------------------------
@@ -603,7 +687,8 @@ def judge_review(r: Readings, history: list[Any], pool: Pool, cfg: Config, src: 
     they decide only when no snapshot could be judged."""
     judged = [(snap, judge_snapshot(r, snap, pool, cfg, False, src)) for snap in history if isinstance(snap, dict)]
     if not judged:
-        return Verdict("G6", Status.UNKNOWN, "cannot tell: the recording has no readable process snapshot", (), FIX)
+        return Verdict("G6", Status.UNKNOWN, "cannot tell: the recording has no readable process snapshot", (),
+                       FIND_FIX)
     seen = [(s, v) for s, v in judged if v.status is not Status.UNKNOWN]
     pick_from = seen or judged
     snap, worst = max(pick_from, key=lambda sv: sv[1].status.severity)  # the earliest of the worst
@@ -622,7 +707,7 @@ def judge_review(r: Readings, history: list[Any], pool: Pool, cfg: Config, src: 
         first_blind = next(s for s, v in judged if v.status is Status.UNKNOWN)
         ev.add("snapshot not judged", src, f"{_when(first_blind, t0)}: "
                                            f"{next(v for _, v in judged if v.status is Status.UNKNOWN).summary}")
-    return Verdict("G6", worst.status, summary, ev.tuple() + worst.evidence, FIX, worst.details)
+    return Verdict("G6", worst.status, summary, ev.tuple() + worst.evidence, worst.fix, worst.details)
 
 
 def judge(r: Readings, cfg: Config) -> Verdict:
