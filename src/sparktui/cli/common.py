@@ -18,9 +18,25 @@ from sparktui.gotchas import IDS, UnknownGotcha, normalize_id
 
 EXIT_OK, EXIT_WARN, EXIT_FAIL, EXIT_UNKNOWN = 0, 1, 2, 3
 EXIT_REFUSED = 4  # `bandwidth` refused by a gate or not confirmed
-EXIT_USAGE, EXIT_INTERNAL, EXIT_CONFIG = 64, 70, 78
+EXIT_USAGE, EXIT_UNAVAILABLE, EXIT_INTERNAL, EXIT_CONFIG = 64, 69, 70, 78  # 69: `export` cannot bind its address
+EXIT_INTERRUPTED = 130
 EXIT_FOR = {Status.OK: EXIT_OK, Status.SKIP: EXIT_OK, Status.WARN: EXIT_WARN, Status.FAIL: EXIT_FAIL,
             Status.UNKNOWN: EXIT_UNKNOWN}
+# What each code means for the commands that judge; a command's --help lists the codes it uses,
+# with its own wording where it differs (cli/helptext.py).
+EXIT_MEANING = {
+    EXIT_OK: "every check ok (or skipped)",
+    EXIT_WARN: "at least one warning, no failure",
+    EXIT_FAIL: "at least one failure",
+    EXIT_UNKNOWN: "some checks could not be determined (unknown), nothing worse",
+    EXIT_REFUSED: "bandwidth: refused by a gate, or not confirmed",
+    EXIT_USAGE: "usage error: a bad option or value, an unknown id, an unreadable input file",
+    EXIT_UNAVAILABLE: "export: the listen address cannot be bound",
+    EXIT_INTERNAL: "internal error: a sparktui bug (SPARKTUI_DEBUG=1 shows the traceback)",
+    EXIT_CONFIG: "config error: the message names the file, the key and what was expected",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
+}
+SHARED_OPTIONS = "options shared by all commands"
 
 
 class UsageError(Exception):
@@ -37,18 +53,19 @@ def add_common_options(p: argparse.ArgumentParser, sub: bool = False) -> None:
     `sparktui --python X check` and `sparktui check --python X` mean the same: a default there
     would overwrite what was given before the subcommand."""
     d = {"default": argparse.SUPPRESS} if sub else {}
-    p.add_argument("--config", metavar="FILE", help="config file (default: ~/.config/sparktui/config.toml)", **d)
-    p.add_argument("--python", metavar="PATH", help="interpreter of the training environment (torch-side probes run there)", **d)
-    p.add_argument("--path", metavar="DIR", action="append", help="where G10 scans for launch configs (repeatable; default .)", **d)
-    p.add_argument("--pins", metavar="FILE", help="pinned versions for G9 (requirements/constraints format)", **d)
-    p.add_argument("--timeout", type=float, metavar="S", help="how long the torch-side probe may take (default 90)", **d)
-    p.add_argument("--no-cuda-smoke", action="store_true", help="do not allocate on the GPU in the target interpreter", **d)
-    p.add_argument("--playbook", metavar="SLUG", action="append", help="G8: playbook slug being followed (repeatable)", **d)
-    p.add_argument("--command", dest="commands", metavar="CMD", action="append", help="G8: a command from your launch script (repeatable)", **d)
-    p.add_argument("--api-url", metavar="URL", help="G8: GitHub REST API base URL", **d)
-    p.add_argument("--peer", metavar="HOST", action="append", help="another machine to compare with, over ssh (repeatable; used by the dashboard, peers, preflight, report)", **d)
-    p.add_argument("--peer-command", metavar="CMD", help="how to run sparktui on the peers (default 'sparktui'), e.g. '~/.venv/bin/sparktui'", **d)
-    p.add_argument("--ssh-config", metavar="FILE", help="ssh client config for the peers (passed to ssh as -F FILE)", **d)
+    g = p.add_argument_group(SHARED_OPTIONS)  # listed after the command's own options
+    g.add_argument("--config", metavar="FILE", help="config file (default: ~/.config/sparktui/config.toml)", **d)
+    g.add_argument("--python", metavar="PATH", help="interpreter of the training environment (torch-side probes run there)", **d)
+    g.add_argument("--path", metavar="DIR", action="append", help="where G10 scans for launch configs (repeatable; default .)", **d)
+    g.add_argument("--pins", metavar="FILE", help="pinned versions for G9 (requirements/constraints format)", **d)
+    g.add_argument("--timeout", type=float, metavar="S", help="how long the torch-side probe may take (default 90)", **d)
+    g.add_argument("--no-cuda-smoke", action="store_true", help="do not allocate on the GPU in the target interpreter", **d)
+    g.add_argument("--playbook", metavar="SLUG", action="append", help="G8: playbook slug being followed (repeatable)", **d)
+    g.add_argument("--command", dest="commands", metavar="CMD", action="append", help="G8: a command from your launch script (repeatable)", **d)
+    g.add_argument("--api-url", metavar="URL", help="G8: GitHub REST API base URL", **d)
+    g.add_argument("--peer", metavar="HOST", action="append", help="another machine to compare with, over ssh (repeatable; used by the dashboard, peers, preflight, report)", **d)
+    g.add_argument("--peer-command", metavar="CMD", help="how to run sparktui on the peers (default 'sparktui'), e.g. '~/.venv/bin/sparktui'", **d)
+    g.add_argument("--ssh-config", metavar="FILE", help="ssh client config for the peers (passed to ssh as -F FILE)", **d)
 
 
 def positive_minutes(text: str) -> float:

@@ -27,30 +27,29 @@ def add_parsers(sub, common) -> None:
     from sparktui.cli.common import positive_minutes
 
     p = sub.add_parser("peers", help="compare this machine with its peers over ssh (what must match for DDP/FSDP)")
-    common(p)
     p.add_argument("ids", nargs="*", metavar="ID", help="checks shown side by side (default all)")
     p.add_argument("--json", action="store_true", help="print a JSON document instead of a table")
     p.add_argument("--snapshot", metavar="FILE", help="use a saved snapshot as this machine's column")
     p.add_argument("--differences", action="store_true", help="show only rows that differ or could not be compared")
+    common(p)
 
     e = sub.add_parser("export", help="serve telemetry and verdicts as Prometheus metrics")
-    common(e)
     e.add_argument("ids", nargs="*", metavar="ID", help="checks to export (default all; G10 left out when run from /)")
     e.add_argument("--listen", default=None, metavar="HOST:PORT", help="address to serve on (default 127.0.0.1:9400)")
     e.add_argument("--allow-remote", action="store_true", help="allow a non-loopback --listen address (no auth: put a proxy in front)")
     e.add_argument("--host-label", metavar="NAME", help="value of the 'host' label (default: this machine's hostname)")
+    common(e)
 
     r = sub.add_parser("report", help="write a Markdown report for an issue (tokens scrubbed; --redact for paths)")
-    common(r)
     r.add_argument("ids", nargs="*", metavar="ID", help="checks to include (default all; with --replay, all that the recording answers)")
     r.add_argument("-o", "--output", default="-", metavar="FILE", help="where to write it (default: stdout)")
     r.add_argument("--redact", action="store_true", help="replace home paths, the user name and host names with placeholders")
     r.add_argument("--replay", metavar="FILE", default=argparse.SUPPRESS, help="report on a recording instead of this machine")
     r.add_argument("--snapshot", metavar="FILE", help="report on a saved snapshot instead of this machine")
     r.add_argument("--watch", type=positive_minutes, metavar="MIN", help="sample telemetry this many minutes first (default: a few seconds)")
+    common(r)
 
     f = sub.add_parser("preflight", help="run the non-intrusive checks; exit non-zero on a failure (for launch scripts)")
-    common(f)
     f.add_argument("ids", nargs="*", metavar="ID", help="checks to run (default every non-intrusive one)")
     f.add_argument("--strict", action="store_true", help="warnings (exit 1) and every unknown (exit 3) block too")
     f.add_argument("--allow-unknown", action="store_true",
@@ -60,6 +59,7 @@ def add_parsers(sub, common) -> None:
     f.add_argument("--replay", metavar="FILE", default=argparse.SUPPRESS,
                    help="judge a recording instead of this machine (every check it answers, by default)")
     f.add_argument("--json", action="store_true", help="print a JSON document instead of the summary")
+    common(f)
 
 
 def run(args: argparse.Namespace) -> int:

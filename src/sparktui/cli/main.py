@@ -42,7 +42,6 @@ def build_parser() -> argparse.ArgumentParser:
     add_common_options(p)  # after the commands in `sparktui --help`
 
     c = sub.add_parser("check", help="run the non-intrusive checks headless")
-    add_common_options(c, sub=True)
     c.add_argument("ids", nargs="*", metavar="ID", help="gotcha ids (G1 ... G10); default all")
     c.add_argument("--json", action="store_true", help="print a JSON document instead of a table")
     c.add_argument("--snapshot", metavar="FILE", help="judge a saved snapshot instead of this machine")
@@ -50,21 +49,22 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--watch", type=positive_minutes, metavar="MIN", help="sample telemetry this many minutes for G4 (default: a few seconds)")
     c.add_argument("--replay", metavar="FILE", default=argparse.SUPPRESS,
                    help="judge a recording (G3, G4, G6 and whatever its readings answer) instead of this machine")
+    add_sub_common_options(c)
 
     s = sub.add_parser("snapshot", help="save every raw probe reading as JSON")
-    add_common_options(s, sub=True)
     s.add_argument("-o", "--output", metavar="FILE", help="where to write the snapshot ('-' for stdout)")
     s.add_argument("--json", action="store_true", help="write the snapshot to stdout (the same as -o -)")
+    add_sub_common_options(s)
 
     e = sub.add_parser("explain", help="print a gotcha's card: symptom, cause, check, fix")
     e.add_argument("id", metavar="ID", help="G1 ... G10")
 
     b = sub.add_parser("bandwidth", help="G5: measure memory bandwidth (intrusive: asks first)")
-    add_common_options(b, sub=True)
     b.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     b.add_argument("--force", action="store_true", help="run even though other GPU processes are present (never overrides the memory check)")
     b.add_argument("--size", type=float, default=4.0, metavar="GIB", help="buffer size in GiB (default 4; scaled down when memory is short)")
     b.add_argument("--json", action="store_true", help="print the result as JSON")
+    add_sub_common_options(b)
 
     sub.add_parser("list", help="list the ten gotchas")
     from sparktui.cli import record as _record

@@ -114,12 +114,12 @@ def nonnegative_float(text: str) -> float:
 
 def add_parser(sub, common) -> None:
     r = sub.add_parser("record", help="append live telemetry to a JSON-lines recording (Ctrl-C stops)")
-    common(r)
     r.add_argument("-o", "--output", metavar="FILE", required=True, help="recording to write (continued if it exists; '-' is refused: a recording is a file)")
     r.add_argument("--interval", type=positive_float, metavar="S", help="seconds between samples (default telemetry.interval_s)")
     r.add_argument("--duration", type=positive_float, metavar="S", help="stop after this many seconds (default: until Ctrl-C)")
     r.add_argument("--processes-every", type=nonnegative_float, metavar="S",
                    help="seconds between process-view snapshots (default telemetry.processes_every_s; 0 = never)")
+    common(r)  # after the command's own options, in its usage line too
 
 
 def cmd_record(args: argparse.Namespace) -> int:

@@ -1,0 +1,94 @@
+"""Every `--help` helps: it starts with what the command does, lists the command's own options
+before the shared ones (under their own heading), and ends with examples and exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import re
+
+import pytest
+
+from sparktui.cli import helptext
+from sparktui.cli.common import EXIT_MEANING, SHARED_OPTIONS
+from sparktui.cli.main import build_parser, main
+
+# a command that takes the shared options -> one of its own options
+OWN_OPTION = {"check": "--watch", "snapshot": "--output", "bandwidth": "--size", "record": "--interval",
+              "peers": "--differences", "export": "--listen", "report": "--redact", "preflight": "--strict"}
+
+
+def _commands() -> dict[str, argparse.ArgumentParser]:
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(sub.choices)
+
+
+def _help(argv: list[str], capsys) -> str:
+    with pytest.raises(SystemExit) as done:
+        main(argv + ["--help"])
+    assert done.value.code == 0
+    return capsys.readouterr().out
+
+
+def test_every_command_has_its_help_text():
+    """A command added without a description, examples and exit codes is named here."""
+    assert set(_commands()) == set(helptext.HELP) - {None}
+    assert set(OWN_OPTION) | {"explain", "list", "history"} == set(_commands())
+
+
+@pytest.mark.parametrize("command", sorted(set(helptext.HELP) - {None}))
+def test_a_command_help_starts_with_what_it_does_and_ends_with_examples_and_exit_codes(command, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "100")
+    out = _help([command], capsys)
+    about = helptext.HELP[command].about
+    after_usage = out.split("\n\n", 1)[1]
+    assert after_usage.startswith(about + "\n"), out
+    assert 1 <= len(re.findall(r"[.!?](?:\s|$)", about)) <= 3 and len(about) <= 300  # a sentence or two, not a manual
+    examples = out.split("Examples:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert len(examples) >= 2 and all(line.startswith("  sparktui ") for line in examples)
+    codes = re.findall(r"^  (\d+) +\S", out.split("Exit codes:\n", 1)[1], re.M)
+    assert codes[0] == "0" and "64" in codes and all(int(c) in EXIT_MEANING for c in codes)
+    assert out.index("Examples:") < out.index("Exit codes:")
+    assert not re.search(r"<[A-Za-z_ ]+>", "\n".join(examples))  # commands to copy, no placeholders
+
+
+@pytest.mark.parametrize("command", sorted(OWN_OPTION))
+def test_own_options_come_before_the_shared_ones_under_their_heading(command, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "100")
+    out = _help([command], capsys)
+    body = out.split("\n\n", 2)[2]  # past the usage and the description
+    own, shared = body.index(OWN_OPTION[command]), body.index(f"\n{SHARED_OPTIONS}:\n")
+    assert own < shared < body.index("  --python PATH") < body.index("Examples:")
+    assert body.count("--python PATH") == 1
+    usage = out.split("\n\n", 1)[0]
+    assert usage.index("-o FILE" if command == "snapshot" else OWN_OPTION[command]) < usage.index("--config")
+
+
+@pytest.mark.parametrize("command", ["explain", "list", "history"])
+def test_a_command_without_shared_options_shows_no_shared_heading(command, capsys):
+    out = _help([command], capsys)
+    assert SHARED_OPTIONS not in out and "--python" not in out
+
+
+def test_the_top_level_help_lists_dashboard_options_commands_then_shared_options(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "100")
+    out = _help([], capsys)
+    assert out.split("\n\n", 1)[1].startswith(helptext.HELP[None].about)
+    order = [out.index(s) for s in ("\noptions:\n", "  --replay FILE", "\ncommands:\n", "    preflight",
+                                    f"\n{SHARED_OPTIONS}:\n", "  --python PATH", "\nExamples:\n", "\nExit codes:\n")]
+    assert order == sorted(order)
+    assert "  69   export" in out and "  4    bandwidth" in out
+
+
+def test_the_exit_codes_in_help_are_those_cli_common_defines():
+    """`check` really exits with the codes its help lists: a wrong id is 64, as listed."""
+    text = helptext.HELP["check"].epilog()
+    assert "  64   usage error" in text and "  3    some checks could not be determined" in text
+    assert main(["check", "G99"]) == 64
+
+
+def test_exit_code_lines_wrap_under_their_meaning():
+    for entry in helptext.HELP.values():
+        codes = entry.epilog().split("Exit codes:\n", 1)[1].splitlines()
+        assert all(len(line) <= helptext.EPILOG_WIDTH for line in codes)
+        assert all(re.match(r"  \d+ +\S| {7}\S", line) for line in codes)
