@@ -19,6 +19,7 @@ from sparktui.core.versions import (
     specifiers_contain,
 )
 from sparktui.gotchas._facts import field_value
+from sparktui.gotchas._fix import block, python_of, sh
 from sparktui.gotchas._packages import ABSENT, installed_packages
 from sparktui.gotchas.base import Gotcha, unknown_from
 from sparktui.gotchas.g01_cuda_abi import torch_not_installed
@@ -61,6 +62,51 @@ pip freeze > pins.txt
 sparktui check G9 --pins pins.txt
 ```
 """
+
+
+NGC_IMAGE = "nvcr.io/nvidia/pytorch:{release}-py3"
+DEFAULT_NGC_RELEASE = "25.11"
+NGC_CONSTRAINT = "/etc/pip/constraint.txt"
+
+
+def _torch_index_url(cuda: str | None) -> str | None:
+    """PyTorch's wheel index for a CUDA version ("13.0" -> .../whl/cu130); None for none or cpu."""
+    m = re.match(r"^(\d+)\.(\d)", cuda or "")
+    return f"https://download.pytorch.org/whl/cu{m.group(1)}{m.group(2)}" if m else None
+
+
+def fix_for(t: Mapping[str, Any], pins: Mapping[str, Any], ngc: dict | None, drift: list[dict],
+            pinned_cuda: str | None) -> str:
+    """FIX filled: the NGC release seen (or the pins'), the target interpreter's pip, the drifting
+    packages put back under the user's own pin file, and the CUDA index the pins expect."""
+    py, finder = python_of(t)
+    release = (ngc or {}).get("release") or (pins.get("meta") or {}).get("ngc") or DEFAULT_NGC_RELEASE
+    parts = [
+        "Train inside the NGC PyTorch container: its torch, torchvision, flash-attn and TransformerEngine were "
+        "built together against CUDA 13 with sm_121 support.\n",
+        block(['docker run --gpus all -it --rm --ipc=host --ulimit memlock=-1 --ulimit stack=67108864 \\',
+               f'  -v "$PWD":/workspace {sh(NGC_IMAGE.format(release=release))}']),
+    ]
+    if ngc:
+        parts += ["Inside it, keep the image's `PIP_CONSTRAINT` when adding libraries (`--no-deps` for packages that "
+                  "pin their own torch), and see what a `pip install` changed:\n",
+                  block([*finder, f"{py} -m pip check",
+                         f"sparktui check G9 --python {py} --pins {NGC_CONSTRAINT}    # the image's full list"])]
+    index = _torch_index_url(pinned_cuda)
+    if pins.get("origin") == "file" and pins.get("path") and drift:
+        names = sorted({e["name"] for e in drift})
+        extra = f" --extra-index-url {index}" if index and set(names) & set(TORCH_FAMILY) else ""
+        parts += [f"Put the {len(names)} drifting package(s) back to your pins:\n",
+                  block([*finder, f"{py} -m pip install -c {sh(pins['path'])}{extra} {sh(*names)}",
+                         f"sparktui check G9 --python {py} --pins {sh(pins['path'])}"])]
+    elif not ngc:
+        parts += ["On bare pip, install torch from PyTorch's CUDA index rather than PyPI's default, and pin what "
+                  "you tested in your own file:\n",
+                  block([*finder,
+                         f"{py} -m pip install torch torchvision --index-url {index or _torch_index_url('13.0')}",
+                         f"{py} -m pip freeze > pins.txt",
+                         f"sparktui check G9 --python {py} --pins pins.txt"])]
+    return "\n".join(parts)
 
 
 def _cuda_of_label(version: str | None) -> str | None:
@@ -314,6 +360,7 @@ def judge(r: Readings, cfg: Config) -> Verdict:
 
     compared = [e for e in entries if e["status"] not in ("unreported", "unparseable")]
     drift = [e for e in entries if e["status"] in ("cuda-mismatch", "mismatch", "missing")]
+    fix = fix_for(t, pins, ngc, drift, cmp["pinned_cuda"])
     details = [_drift_line(e) for e in drift]
     details += [f"{e['name']}: not compared ({e['note']})" for e in entries if e["status"] in ("unreported", "unparseable")]
     details += cmp["notes"]
@@ -333,7 +380,7 @@ def judge(r: Readings, cfg: Config) -> Verdict:
 
     if not compared:
         why = "no pin applies to this interpreter" if not entries else "no pinned version could be compared"
-        return Verdict(ID, Status.UNKNOWN, f"cannot tell: {why} ({where})", evidence=ev.tuple(), fix=FIX,
+        return Verdict(ID, Status.UNKNOWN, f"cannot tell: {why} ({where})", evidence=ev.tuple(), fix=fix,
                        details=tuple(details))
     worst = [e for e in drift if e["status"] == "cuda-mismatch"]
     if worst:
@@ -342,19 +389,19 @@ def judge(r: Readings, cfg: Config) -> Verdict:
         ev.add("GPU seen", "NVML / target torch.cuda", gpu or "none (NVML named no device; torch.cuda.is_available() not True)")
         if gpu:
             summary = f"{e['name']} is {e['note']}; GPU: {gpu}; {where}"
-            return Verdict(ID, Status.FAIL, summary, evidence=ev.tuple(), fix=FIX, details=tuple(details))
+            return Verdict(ID, Status.FAIL, summary, evidence=ev.tuple(), fix=fix, details=tuple(details))
         others = len(drift) - 1
         summary = (f"{e['name']} is {e['note']} (drift from {label}"
                    + (f", +{others} more drifting" if others else "")
                    + "); no GPU seen here, so no CUDA failure is claimed; " + where)
-        return Verdict(ID, Status.WARN, summary, evidence=ev.tuple(), fix=FIX, details=tuple(details))
+        return Verdict(ID, Status.WARN, summary, evidence=ev.tuple(), fix=fix, details=tuple(details))
     if drift:
         names = ", ".join(e["name"] for e in drift[:4]) + (", ..." if len(drift) > 4 else "")
         prefix = "pip-installed over the image? " if ngc else ""
         summary = f"{prefix}{len(drift)} of {len(compared)} pinned packages drift from {label}: {names}; {where}"
-        return Verdict(ID, Status.WARN, summary, evidence=ev.tuple(), fix=FIX, details=tuple(details))
+        return Verdict(ID, Status.WARN, summary, evidence=ev.tuple(), fix=fix, details=tuple(details))
     if release_note:
-        return Verdict(ID, Status.WARN, f"{where}; {release_note}", evidence=ev.tuple(), fix=FIX, details=tuple(details))
+        return Verdict(ID, Status.WARN, f"{where}; {release_note}", evidence=ev.tuple(), fix=fix, details=tuple(details))
     summary = f"{len(compared)} pinned packages match {label}; {where}"
     return Verdict(ID, Status.OK, summary, evidence=ev.tuple(), details=tuple(details))
 
