@@ -1,0 +1,214 @@
+"""Telemetry plots that read: physical scales, time on the x axis, n/a as a gap with its reason,
+min/max/current/span in words, a span kept across runs, taller plots where there is room."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from textual.geometry import Region
+
+from sparktui.core.config import Config
+from sparktui.core.telemetry import GIB, History
+from sparktui.ui.app import SparkApp
+from sparktui.ui.widgets.meter import Meter
+
+T0 = 1_764_000_000.0
+MEM_TOTAL = 128 * GIB
+
+
+def sample(t: float, temp: float | None = 60.0, power: float | None = 40.0, sm: float | None = 2400.0,
+           avail: float = 100 * GIB) -> dict:
+    errors = {"temp_c": "NOT_SUPPORTED (Not Supported)"} if temp is None else {}
+    return {"t": t, "gpus": [{"index": 0, "temp_c": temp, "power_w": power, "sm_mhz": sm, "reasons": [], "errors": errors}],
+            "mem": {"MemTotal": MEM_TOTAL, "MemAvailable": avail, "MemFree": avail, "Buffers": 0, "Cached": GIB}}
+
+
+class FilledSource:
+    """A live-like source whose history the test fills; it never samples by itself."""
+
+    kind = "live"
+    label = "test"
+    interval_s = 1.0
+    paused = False
+
+    def __init__(self, samples: list[dict], maxlen: int = 3600, static: dict | None = None) -> None:
+        self.history = History(maxlen)
+        self.history.extend(samples)
+        self.static = static or {}
+
+    def start(self): pass
+    def stop(self): pass
+    def now(self): return time.time()
+
+
+def steady(seconds: int, **kw) -> list[dict]:
+    return [sample(T0 + i, **kw) for i in range(seconds)]
+
+
+async def show(app, pilot) -> None:
+    app._draw_telemetry()
+    await pilot.pause(0.1)
+
+
+def rows(meter: Meter) -> list[str]:
+    """What the meter's plot shows, row by row (top first)."""
+    plot = meter.plot
+    w, h = plot.size.width, plot.size.height
+    return ["".join(seg.text for seg in strip) for strip in plot.render_lines(Region(0, 0, w, h))]
+
+
+def app_with(samples: list[dict], **kw) -> SparkApp:
+    return SparkApp(Config(), source=FilledSource(samples, **kw), auto_checks=False)
+
+
+async def test_a_steady_value_draws_a_flat_line_on_the_physical_scale():
+    app = app_with(steady(300, temp=60.0, power=70.0))
+    async with app.run_test(size=(200, 60)) as pilot:
+        await show(app, pilot)
+        temp, power = rows(app.telemetry.temp), rows(app.telemetry.power)
+        assert len(temp) >= 3
+        for r in temp + power:
+            assert len(set(r)) == 1, r  # every column the same: a flat line, no noise
+        # 60 °C is half of the 20-100 band, 70 W half of the 140 W rating: half the rows full
+        assert [r[0] for r in temp] == [r[0] for r in power]
+        full = sum(r[0] == "█" for r in temp)
+        assert full == len(temp) // 2 and all(r[0] == " " for r in temp[:len(temp) - full])
+
+
+async def test_42_to_43_degrees_is_a_small_step_not_a_cliff():
+    app = app_with([sample(T0 + i, temp=42.0 if i < 150 else 43.0) for i in range(300)])
+    async with app.run_test(size=(200, 60)) as pilot:
+        await show(app, pilot)
+        levels = app.telemetry.temp.plot.eighths(app.telemetry.temp.plot.size.width, app.telemetry.temp.plot.size.height)
+        assert max(levels) - min(levels) <= 1, levels  # one degree of an 80-degree band: at most an eighth of a row
+        assert max(levels) <= app.telemetry.temp.plot.size.height * 8 // 3  # and far from the top
+    app = app_with([sample(T0 + i, temp=42.0 if i < 150 else 43.0) for i in range(300)])
+    async with app.run_test(size=(80, 24)) as pilot:  # one row: the same line, no cliff either
+        await show(app, pilot)
+        (line,) = rows(app.telemetry.temp)
+        assert set(line) == {"▂"}, line  # 42 and 43 °C: both 2.2-2.3 eighths of 20-100
+
+
+async def test_na_is_a_gap_with_its_reason_not_a_baseline():
+    samples = [sample(T0 + i, temp=None if 200 <= i < 300 else 55.0) for i in range(300)]
+    app = app_with(samples)
+    async with app.run_test(size=(200, 60)) as pilot:
+        await show(app, pilot)
+        meter = app.telemetry.temp
+        assert meter.text.startswith("n/a (not supported)")
+        bottom = rows(meter)[-1]
+        gap = bottom[len(bottom) * 2 // 3 + 2:]  # the last third of the window: n/a
+        assert gap and set(gap) == {" "}, bottom
+        assert set(bottom[:len(bottom) * 2 // 3 - 2]) == {"█"}  # the readings before it still drawn
+
+
+async def test_the_first_sample_fills_one_column_not_the_width():
+    app = app_with([sample(T0)])
+    async with app.run_test(size=(200, 60)) as pilot:
+        await show(app, pilot)
+        for meter in (app.telemetry.temp, app.telemetry.power, app.telemetry.mem):
+            bottom = rows(meter)[-1]
+            assert bottom[-1] != " " and set(bottom[:-1]) == {" "}, bottom  # the newest column only, on the right
+
+
+async def test_value_min_max_and_span_are_written_with_units():
+    samples = [sample(T0 + i, temp=40.0 + (i % 33), power=10.0 + i / 10, sm=1800.0 + i,
+                      avail=(100 - i / 30) * GIB) for i in range(300)]
+    app = app_with(samples)
+    async with app.run_test(size=(200, 60)) as pilot:
+        await show(app, pilot)
+        t = app.telemetry
+        assert t.temp.text == "42 °C  40–72 °C  last 5 min"
+        assert t.power.text == "39.9 W / 140  10–40 W  last 5 min"
+        assert t.clock.text == "2099 MHz  1800–2099 MHz  last 5 min"
+        assert t.mem.text.startswith("38/128G used  28–38G  last 5 min")
+        assert t.avail.text == "90.0 GiB  90–100 GiB  last 5 min"
+    app = app_with(samples)
+    async with app.run_test(size=(80, 24)) as pilot:  # compact: value and range; the span once, below
+        await show(app, pilot)
+        assert app.telemetry.temp.text == "42 °C  40–72 °C"
+        assert app.telemetry.clock.text == "2099 MHz  1800–2099 MHz"
+        assert "plots: last 5 min (g)" in str(app.telemetry.note.render())
+
+
+async def test_g_cycles_the_span_and_a_new_app_starts_with_it(tmp_path):
+    samples = steady(600)
+    app = app_with(samples)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await show(app, pilot)
+        assert "last 5 min" in str(app.telemetry.note.render())
+        await pilot.press("g")
+        await pilot.pause(0.1)
+        assert "plots: last 1 h (g)" in str(app.telemetry.note.render())
+    state = tmp_path / "xdg_state_home" / "sparktui" / "prefs.json"
+    assert json.loads(state.read_text())["plot_span"] == "1h"
+    app = app_with(samples)
+    async with app.run_test(size=(200, 60)) as pilot:
+        await show(app, pilot)
+        assert "plots: last 1 h (g)" in str(app.telemetry.note.render())
+        assert app.telemetry.temp.text.endswith("last 1 h")
+        await pilot.press("g")
+        await pilot.pause(0.1)
+        assert "plots: session 0h09m (g)" in str(app.telemetry.note.render())
+        await pilot.press("g")
+        await pilot.pause(0.1)
+        assert "plots: last 5 min (g)" in str(app.telemetry.note.render())
+    assert json.loads(state.read_text())["plot_span"] == "5m"
+
+
+async def test_a_span_that_cannot_be_kept_is_said_and_still_changes(tmp_path, monkeypatch):
+    blocked = tmp_path / "not-a-dir"
+    blocked.write_text("a file where the state folder should be")
+    monkeypatch.setenv("XDG_STATE_HOME", str(blocked))
+    app = app_with(steady(60))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await show(app, pilot)
+        await pilot.press("g")
+        await pilot.pause(0.1)
+        assert "plots: last 1 h" in str(app.telemetry.note.render())
+        notes = [n.message for n in app._notifications]
+        assert any("preferences not kept" in m for m in notes), notes
+
+
+async def test_plots_are_taller_at_200x60_than_at_80x24():
+    heights = {}
+    for size in ((80, 24), (200, 60)):
+        app = app_with(steady(120))
+        async with app.run_test(size=size) as pilot:
+            await show(app, pilot)
+            heights[size] = [m.plot.size.height for m in app.query(Meter)]
+            assert rows(app.telemetry.temp)[-1].strip(), size  # drawn, not an empty box
+    assert heights[(80, 24)] == [1] * 5
+    assert min(heights[(200, 60)]) >= 3, heights
+
+
+async def test_a_long_span_reaches_back_through_the_per_minute_trend():
+    """Two hours at 1 Hz, a ring buffer of 10 minutes: the hour plot still shows the hot
+    stretch 40-35 minutes ago, from the trend (a point a minute)."""
+    samples = [sample(T0 + i, temp=90.0 if 4800 <= i < 5100 else 45.0) for i in range(7200)]
+    app = app_with(samples, maxlen=600)
+    async with app.run_test(size=(200, 60)) as pilot:
+        app.telemetry.span = "1h"
+        await show(app, pilot)
+        assert "plots: last 1 h, a point a minute (g)" in str(app.telemetry.note.render())
+        assert app.telemetry.temp.text == "45 °C  45–90 °C  last 1 h"
+        levels = app.telemetry.temp.plot.eighths(app.telemetry.temp.plot.size.width, app.telemetry.temp.plot.size.height)
+        hot = [i for i, e in enumerate(levels) if e == max(levels)]
+        width = len(levels)
+        # 40 to 35 minutes before the end of a 60-minute window: about a twelfth of the width, a third in
+        assert hot and abs(hot[0] - width * 20 // 60) <= 2 and abs(len(hot) - width * 5 // 60) <= 2, (hot, width)
+        assert None not in levels  # the whole hour drawn, though the ring holds 10 minutes
+        app.telemetry.span = "5m"  # the ring covers it: every sample, no trend
+        await show(app, pilot)
+        assert "a point a minute" not in str(app.telemetry.note.render())
+
+
+async def test_the_clock_plot_tops_out_at_the_device_max_where_it_is_known():
+    known = {"devices": [{"index": 0, "max_sm_mhz": {"value": 3000.0}}]}
+    for static, level in ((known, "▆"), (None, "█")):
+        app = app_with(steady(60, sm=2250.0), static=static)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await show(app, pilot)
+            (line,) = rows(app.telemetry.clock)
+            assert line.strip() and set(line.strip()) == {level}, (static, line)
