@@ -11,8 +11,19 @@ from sparktui.cli.main import EXIT_OK, main
 from sparktui.core.config import SessionConfig
 from sparktui.core.events import EventLog
 from sparktui.core.recording import header, read_recording
-from sparktui.core.session import (MB, SessionWriter, _start_order, list_sessions, load_restore, newest_for_host, prune, resolve,
-                                   restore_events, session_id, sessions_dir)
+from sparktui.core.session import (
+    MB,
+    SessionWriter,
+    _start_order,
+    list_sessions,
+    load_restore,
+    newest_for_host,
+    prune,
+    resolve,
+    restore_events,
+    session_id,
+    sessions_dir,
+)
 from sparktui.core.verdict import Status
 
 DEMO = Path(__file__).resolve().parents[1] / "src" / "sparktui" / "data" / "gb10-demo.jsonl"

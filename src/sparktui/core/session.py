@@ -28,12 +28,13 @@ from typing import Any
 
 from sparktui.core.config import SessionConfig, default_state_dir
 from sparktui.core.events import Change, EventLog
-from sparktui.core.recording import MAX_HEADER_BYTES, RecordingWriter, read_recording
+from sparktui.core.recording import MAX_HEADER_BYTES, STATUS_NAMES, RecordingWriter, read_recording
 from sparktui.core.verdict import Status, Verdict
 
 SUFFIX = ".jsonl"
 MB = 1024 * 1024
-RESTORE_BYTES_PER_SAMPLE = 3 * 1024  # a GB10 sample line is ~1 KB; process snapshots share the rest
+RESTORE_PROBE_BYTES = 64 * 1024  # the file's last 64 KB say how many bytes a sample takes, lines between included
+RESTORE_BYTES_PER_SAMPLE = 3 * 1024  # when those hold no sample: a GB10 sample line is ~1 KB
 RESTORE_MAX_BYTES = 32 * MB  # however long the History, a restore never parses more than this
 _NAME_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -116,13 +117,13 @@ def summarize(path: Path) -> SessionInfo:
                 last_sample = line
             elif line.startswith(b'{"type":"verdict"'):
                 v = _json_line(line)
-                if v is not None and v.get("status") in Status._value2member_map_:
+                if v is not None and v.get("status") in STATUS_NAMES:
                     status = Status(v["status"])
                     worst = status if worst is None or status.severity > worst.severity else worst
     first, last = _json_line(first_sample), _json_line(last_sample) if last_sample.endswith(b"\n") else None
-    host = head.get("host") if isinstance(head.get("host"), dict) else {}
+    host: dict[str, Any] = head["host"] if isinstance(head.get("host"), dict) else {}
     started = head.get("started_at")
-    meta = head.get("session") if isinstance(head.get("session"), dict) else {}
+    meta: dict[str, Any] = head["session"] if isinstance(head.get("session"), dict) else {}
     return SessionInfo(id=path.stem, path=str(path), size=size, host=str(host.get("hostname") or host_of(path.stem)),
                        started_at=float(started) if isinstance(started, (int, float)) else None,
                        first_t=_time_of(first), ended_at=_time_of(last),
@@ -281,7 +282,9 @@ def newest_for_host(host: str, within_s: float, folder: Path | None = None, now:
 def load_restore(path: Path, history_len: int) -> Restored:
     """The end of a session: as many samples as the History holds (only the file's tail is
     read), and its verdict changes in that stretch. Raises RecordingError/OSError when unusable."""
-    budget = min(RESTORE_MAX_BYTES, max(history_len, 1) * RESTORE_BYTES_PER_SAMPLE)
+    probe = read_recording(path, tail_bytes=RESTORE_PROBE_BYTES)  # how many bytes a sample takes here
+    per_sample = RESTORE_PROBE_BYTES / len(probe.samples) if probe.samples else RESTORE_BYTES_PER_SAMPLE
+    budget = min(RESTORE_MAX_BYTES, int(max(history_len, 1) * per_sample * 1.2) + RESTORE_PROBE_BYTES)
     rec = read_recording(path, tail_bytes=budget)
     last_times = [x["t"] for x in (rec.samples[-1:] + rec.verdicts[-1:] + rec.events[-1:])]
     return Restored(session=path.stem, path=str(path), samples=rec.samples[-history_len:], verdicts=rec.verdicts,

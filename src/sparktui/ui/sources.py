@@ -55,11 +55,12 @@ class LiveSource:
 
     def _open_writers(self) -> None:
         """The session (restoring the previous one first) and the --record file."""
-        from sparktui import __version__, probes
+        from sparktui import __version__
         from sparktui.core.recording import RecordingError, RecordingWriter, header
+        from sparktui.probes.host import read as read_host  # not the whole probe registry: startup stays quick
 
         every = self.cfg.telemetry.processes_every_s
-        host = dict(probes.safe_read("host", self.cfg).data or {})
+        host = dict(read_host(self.cfg).data or {})
         head = header(interval_s=self.interval_s, host=host, static=self.static, version=__version__,
                       processes_every_s=every or None)
         if self.keep_session:
