@@ -55,7 +55,8 @@ def test_torchrun_training_fails_only_with_tp_2_across_2_nodes(tmp_path, tp, nod
     else:
         assert v.summary.startswith(f"TP > 1 in a multi-node training config: {tmp_path}/launch.sh:2: "
                                     "--tensor-model-parallel-size=2 (training, multi-node); across two Sparks use DDP/FSDP with TP=1")
-        assert v.fix == g10.FIX
+        assert f"# {tmp_path}/launch.sh:2: `--tensor-model-parallel-size 2` -> `--tensor-model-parallel-size 1`\n" \
+               f"${{EDITOR:-vi}} +2 {tmp_path}/launch.sh\n" in v.fix and f"sparktui check G10 --path {tmp_path}\n" in v.fix
 
 
 @pytest.mark.parametrize("nodes", ["", " --pipeline-parallel-size 1 --distributed-executor-backend ray"])
@@ -177,7 +178,7 @@ def judge(d):
 def test_ok_needs_a_file_read_and_a_byte_in_it(files_read, bytes_read, status, summary):
     v = judge(data(files_read=files_read, bytes_read=bytes_read))
     assert (v.status, v.summary) == (status, summary)
-    assert v.fix == ("" if status is Status.OK else g10.FIX_UNKNOWN)
+    assert v.fix == ("" if status is Status.OK else g10.unknown_fix([{"path": "/home/spark/job", "status": "scanned"}]))
 
 
 @pytest.mark.parametrize("skipped, status, tail", [
@@ -222,7 +223,7 @@ def test_a_scan_cut_short_is_unknown_unless_a_finding_is_worse():
     assert (v.status, v.summary) == (Status.UNKNOWN, "no TP > 1 in 50 files read, but the scan was cut short (stopped after 60 s)")
     ok = data([_m("serve.sh")], {"serve.sh": {"context": "serving", "nodes": "multi"}}, truncated="stopped after 60 s")
     v = judge(ok)
-    assert v.status is Status.UNKNOWN and v.summary.endswith("; scan cut short (stopped after 60 s)") and v.fix == g10.FIX_UNKNOWN
+    assert v.status is Status.UNKNOWN and v.summary.endswith("; scan cut short (stopped after 60 s)") and v.fix == g10.unknown_fix(data()["paths"])
     warn = data([_m("a.yaml")], {"a.yaml": {"context": "training", "nodes": "unknown"}}, truncated="stopped after 60 s")
     assert judge(warn).status is Status.WARN and "cut short" not in judge(warn).summary
 
@@ -238,16 +239,18 @@ TRAIN2 = {"context": "training", "nodes": "multi"}
 
 @pytest.mark.parametrize("n, more", [(1, ""), (2, " and 1 more"), (3, " and 2 more")])
 def test_a_failure_counts_the_others(n, more):
-    v = judge(data([_m("a.yaml", i) for i in range(1, n + 1)], {"a.yaml": TRAIN2}))
-    assert v.id == "G10" and v.fix == g10.FIX
+    d = data([_m("a.yaml", i) for i in range(1, n + 1)], {"a.yaml": TRAIN2})
+    v = judge(d)
+    assert v.id == "G10" and v.fix == g10.fix_for(d["matches"], d["paths"])
     assert v.summary == (f"TP > 1 in a multi-node training config: a.yaml:1: tensor_model_parallel_size=2 (training, multi-node){more}"
                          "; across two Sparks use DDP/FSDP with TP=1")
 
 
 @pytest.mark.parametrize("n, more", [(1, ""), (2, " and 1 more")])
 def test_a_warning_counts_the_others(n, more):
-    v = judge(data([_m("a.yaml", i) for i in range(1, n + 1)], {"a.yaml": {"context": "training"}}))
-    assert v.status is Status.WARN and v.fix == g10.FIX
+    d = data([_m("a.yaml", i) for i in range(1, n + 1)], {"a.yaml": {"context": "training"}})
+    v = judge(d)
+    assert v.status is Status.WARN and v.fix == g10.fix_for(d["matches"], d["paths"])
     assert v.summary == f"TP > 1 that may be training across two Sparks: a.yaml:1: tensor_model_parallel_size=2 (training, nodes unknown){more}"
 
 
@@ -257,7 +260,7 @@ def test_an_unknown_finding_is_summarised_and_gets_the_fix():
     assert (v.status, v.summary) == (Status.UNKNOWN, "cannot tell: TP set from a variable in a file that is neither clearly "
                                                      "training nor serving: x.yaml:3: tensor_model_parallel_size=$TP (unresolved) "
                                                      "(context unknown, nodes unknown)")
-    assert v.fix == g10.FIX
+    assert v.fix == g10.fix_for([m], data()["paths"]) and "${EDITOR:-vi} +3 x.yaml" in v.fix
 
 
 @pytest.mark.parametrize("total, extra", [(1, ""), (0, ""), (2, " (+1 not listed)"), (5, " (+4 not listed)")])
@@ -386,18 +389,18 @@ def test_the_context_rows_name_the_source():
 
 
 @pytest.mark.parametrize("d, fix", [
-    (data(files_read=0, paths=[{"path": "/x", "status": "missing"}]), g10.FIX_UNKNOWN),
-    (data(files_read=0, skipped={"too large": 1}), g10.FIX_UNKNOWN),
-    (data(files_read=0), g10.FIX_UNKNOWN),
-    (data(files_read=2, bytes_read=0), g10.FIX_UNKNOWN),
-    (data(files_read=2, paths=[{"path": "/a", "status": "scanned"}, {"path": "/x", "status": "missing"}]), g10.FIX_UNKNOWN),
-    (data(files_read=2, truncated="stopped"), g10.FIX_UNKNOWN),
+    (data(files_read=0, paths=[{"path": "/x", "status": "missing"}]), "unknown"),
+    (data(files_read=0, skipped={"too large": 1}), "unknown"),
+    (data(files_read=0), "unknown"),
+    (data(files_read=2, bytes_read=0), "unknown"),
+    (data(files_read=2, paths=[{"path": "/a", "status": "scanned"}, {"path": "/x", "status": "missing"}]), "unknown"),
+    (data(files_read=2, truncated="stopped"), "unknown"),
     (data(files_read=2, skipped={"too large": 1}), ""),
     (data(files_read=2), ""),
 ])
 def test_each_nothing_found_path_has_the_id_its_evidence_and_its_fix(d, fix):
     v = judged_from(d)
-    assert v.id == "G10" and v.fix == fix and v.details == ()
+    assert v.id == "G10" and v.fix == (g10.unknown_fix(d["paths"]) if fix == "unknown" else fix) and v.details == ()
     assert [r[0] for r in rows(v)] == ["scan paths", "files read (YAML/JSON/TOML/shell/.env/Dockerfile/Python)",
                                        "skipped (by reason)", "tensor-parallel settings > 1 or unresolved"]
 

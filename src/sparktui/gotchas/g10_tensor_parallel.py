@@ -26,6 +26,7 @@ from typing import Any
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
 from sparktui.core.verdict import Evidence, Status, Verdict, worst
+from sparktui.gotchas._fix import block, comment, sh
 from sparktui.gotchas.base import Gotcha, unknown_from, unknown_if_lacking
 
 GID = "G10"
@@ -74,10 +75,11 @@ CHECK = (
     "reports what it skipped. Finding nothing is ok only if files were read."
 )
 
-FIX = """\
+DDP_TEXT = """\
 Across two Sparks, train with data parallelism: TP=1 and DDP or FSDP (FSDP/ZeRO shards weights,
 gradients and optimizer state over both machines, which is how a model too big for one Spark
-trains on two). Launch one process per Spark over the QSFP link:
+trains on two)."""
+TORCHRUN = """ Launch one process per Spark over the QSFP link:
 
 ```bash
 # on both Sparks: the ConnectX-7 interface that `ibdev2netdev` shows as (Up)
@@ -90,6 +92,8 @@ torchrun --nnodes=2 --nproc-per-node=1 --node-rank=1 \\
   --master-addr=<spark-1 QSFP IP> --master-port=29500 train.py --config cfg.yaml
 ```
 
+"""
+CONFIGS = """\
 Set tensor parallelism to 1 in the framework's config, and let data parallelism use both ranks:
 
 ```yaml
@@ -129,10 +133,8 @@ Serving is not this gotcha: NVIDIA's two-Spark playbooks run `vllm serve ... --t
 (over a Ray cluster) and `trtllm-serve ... --tp_size 2` (over MPI), and sparktui reports those as ok.
 Then rerun the check:
 
-```bash
-sparktui check G10 --path ./configs --path ./scripts
-```
 """
+FIX = DDP_TEXT + TORCHRUN + CONFIGS + block(["sparktui check G10 --path ./configs --path ./scripts"])
 
 FIX_UNKNOWN = """\
 Point the scan at the folders that hold the job's launch scripts and configs (or at the files
@@ -149,6 +151,78 @@ or set them once in the config file:
 paths = ["~/my-training-job"]
 ```
 """
+
+# -- the verdict's fix: the files, lines and settings found ----------------------------------------
+
+MAX_EDITS = 8  # settings named one by one in the fix; the details list every finding
+TORCHRUN_TEXT = """ Launch one process per Spark
+with your own script: `torchrun --nnodes=2 --nproc-per-node=1 --node-rank=0`
+on Spark 1 and `--node-rank=1` on Spark 2, both with `--master-port=29500` and `--master-addr` set to
+Spark 1's QSFP address. The interface and that address:
+
+"""
+IFACE_LINES = (
+    "# on both Sparks: the ConnectX-7 interface that ibdev2netdev shows as (Up), for NCCL and Gloo",
+    "IFACE=$(ibdev2netdev | awk '/\\(Up\\)/ {print $5; exit}')",
+    'export NCCL_SOCKET_IFNAME="$IFACE" GLOO_SOCKET_IFNAME="$IFACE"',
+    "# --master-addr: Spark 1's address on it (run on Spark 1), or the other end of the cable (run on Spark 2)",
+    'ip -4 -o addr show dev "$IFACE"',
+    'ip -4 neigh show dev "$IFACE"',
+)
+FIND_CONFIGS = (
+    "# files under your home folder naming a launcher or a tensor-parallel setting: --path takes their folders",
+    "grep -rlE --include='*.sh' --include='*.yaml' --include='*.yml' --include='*.toml' --include='*.json' "
+    "'torchrun|accelerate launch|deepspeed|tensor_parallel|tp_size' ~ 2>/dev/null | head -20",
+)
+
+
+def setting_change(text: str, key: str, value: str) -> tuple[str, str] | None:
+    """The setting as the line writes it (``key`` to its value) and as it should read with 1, or
+    None when the value is not written after the key on that line."""
+    at = text.find(key)
+    v = text.find(value, at + len(key)) if at >= 0 and value else -1
+    return None if v < 0 else (text[at:v + len(value)], text[at:v] + "1")
+
+
+def edit_lines(m: dict[str, Any]) -> list[str]:
+    """Where one setting is and what it becomes, then the editor opened at its line."""
+    file, line, key = str(m.get("file", "?")), m.get("line"), str(m.get("key", ""))
+    text, value = str(m.get("text", "")), str(m.get("value", ""))
+    where = f"{file}:{line}" if line is not None else file
+    if key.lower().startswith("tp_plan"):
+        said = f"{where}: `{text}`: drop tp_plan and wrap the model with FSDP"
+    else:
+        change = setting_change(text, key, value)
+        said = f"{where}: `{change[0]}` -> `{change[1]}`" if change else f"{where}: `{text}`: set {key} to 1"
+        if m.get("via"):
+            said += f" (its value comes from {m['via']})"
+    at_line = f"+{line} " if isinstance(line, int) and not isinstance(line, bool) else ""
+    return [comment(said), f"${{EDITOR:-vi}} {at_line}{sh(file)}"]
+
+
+def _rerun(roots: list[dict[str, Any]]) -> str:
+    paths = [str(p.get("path")) for p in roots if p.get("path")]
+    return sh("sparktui", "check", "G10", *(w for p in paths for w in ("--path", p)))
+
+
+def fix_for(flagged: list[dict[str, Any]], roots: list[dict[str, Any]]) -> str:
+    """FIX filled: each flagged setting's file:line with its line set to 1, the ConnectX-7 interface
+    and master address found, and the rerun over the paths scanned."""
+    n = len(flagged)
+    more = f" ({n - MAX_EDITS} more in the details)" if n > MAX_EDITS else ""
+    return ("Set each tensor-parallel setting found to 1" + more + "; every block names the file, the line and "
+            "the change, and opens your editor there:\n\n"
+            + "\n".join(block(edit_lines(m)) for m in flagged[:MAX_EDITS]) + "\n"
+            + DDP_TEXT + TORCHRUN_TEXT + block(IFACE_LINES) + "\n" + CONFIGS + block([_rerun(roots)]))
+
+
+def unknown_fix(roots: list[dict[str, Any]]) -> str:
+    """FIX_UNKNOWN filled: the paths that could not be scanned, a search for the real ones."""
+    missing = [f"{p.get('path')} ({p.get('status')})" for p in roots if p.get("status") not in ("scanned", "already scanned")]
+    said = f" ({'; '.join(missing)} could not be scanned)" if missing else ""
+    return (f"Point the scan at the folders that hold the job's launch scripts and configs{said}: find them, then "
+            "pass each with `--path`, or set them once in the config file (`[scan] paths`):\n\n" + block(FIND_CONFIGS))
+
 
 _NODES = {"multi": "multi-node", "single": "single node", "unknown": "nodes unknown"}
 _CONTEXT = {"training": "training", "serving": "serving", "unknown": "context unknown"}
@@ -253,28 +327,28 @@ def judge(r: Readings, cfg: Config) -> Verdict:
     if not graded:
         if missing and len(missing) == len(roots):
             what = "; ".join(f"{p.get('path')}: {p.get('status')}" for p in missing)
-            return Verdict(GID, Status.UNKNOWN, f"cannot tell: nothing to scan ({what})", tuple(ev), FIX_UNKNOWN)
+            return Verdict(GID, Status.UNKNOWN, f"cannot tell: nothing to scan ({what})", tuple(ev), unknown_fix(roots))
         if files_read == 0 and unchecked:
             return Verdict(GID, Status.UNKNOWN,
                            f"cannot tell: no file under {_paths(roots)} could be read{unchecked_tail}",
-                           tuple(ev), FIX_UNKNOWN)
+                           tuple(ev), unknown_fix(roots))
         if files_read == 0:
             return Verdict(GID, Status.UNKNOWN,
                            f"cannot tell: no launch config or script could be read under {_paths(roots)} "
-                           "(wrong directory? pass --path)", tuple(ev), FIX_UNKNOWN)
+                           "(wrong directory? pass --path)", tuple(ev), unknown_fix(roots))
         if empty:
             return Verdict(GID, Status.UNKNOWN,
                            f"cannot tell: the {files_read} files read under {_paths(roots)} were empty (0 bytes)"
-                           + unchecked_tail, tuple(ev), FIX_UNKNOWN)
+                           + unchecked_tail, tuple(ev), unknown_fix(roots))
         if missing:
             what = "; ".join(f"{p.get('path')}: {p.get('status')}" for p in missing)
             return Verdict(GID, Status.UNKNOWN,
                            f"no TP > 1 in {files_read} files read, but not every path could be scanned ({what})",
-                           tuple(ev), FIX_UNKNOWN)
+                           tuple(ev), unknown_fix(roots))
         if truncated:
             return Verdict(GID, Status.UNKNOWN,
                            f"no TP > 1 in {files_read} files read, but the scan was cut short ({truncated})",
-                           tuple(ev), FIX_UNKNOWN)
+                           tuple(ev), unknown_fix(roots))
         if unchecked:
             return Verdict(GID, Status.OK, f"ok for {files_read} files read under {_paths(roots)}: no tensor-parallel "
                            f"setting > 1{unchecked_tail} (see evidence)", tuple(ev), "")
@@ -282,21 +356,23 @@ def judge(r: Readings, cfg: Config) -> Verdict:
                        tuple(ev), "")
 
     counts = {s: sum(1 for g in graded if g[0] is s) for s in Status}
+    flagged = [m for m, g in sorted(zip(matches, graded), key=lambda mg: -mg[1][0].severity)
+               if g[0] in (Status.FAIL, Status.WARN, Status.UNKNOWN)]
     first = {s: next((g[1] for g in graded if g[0] is s), None) for s in Status}
     extra = f" (+{total - len(matches)} not listed)" if total > len(matches) else ""
     if status is Status.FAIL:
         summary = (f"TP > 1 in a multi-node training config: {first[Status.FAIL]}"
                    + (f" and {counts[Status.FAIL] - 1} more" if counts[Status.FAIL] > 1 else "")
                    + "; across two Sparks use DDP/FSDP with TP=1" + extra)
-        fix = FIX
+        fix = fix_for(flagged, roots)
     elif status is Status.WARN:
         summary = (f"TP > 1 that may be training across two Sparks: {first[Status.WARN]}"
                    + (f" and {counts[Status.WARN] - 1} more" if counts[Status.WARN] > 1 else "") + extra)
-        fix = FIX
+        fix = fix_for(flagged, roots)
     elif status is Status.UNKNOWN:
         summary = (f"cannot tell: TP set from a variable in a file that is neither clearly training nor serving: "
                    f"{first[Status.UNKNOWN]}" + extra)
-        fix = FIX
+        fix = fix_for(flagged, roots)
     else:
         serving = sum(1 for g in graded if g[2] == _SERVING_NOTE)
         parts = []
@@ -309,7 +385,7 @@ def judge(r: Readings, cfg: Config) -> Verdict:
     if status is not Status.FAIL and status is not Status.WARN and (missing or truncated):
         status = worst([status, Status.UNKNOWN])
         summary += "; not every path could be scanned" if missing else f"; scan cut short ({truncated})"
-        fix = fix or FIX_UNKNOWN
+        fix = fix or unknown_fix(roots)
     elif status is Status.OK and unchecked:
         summary += unchecked_tail
     return Verdict(GID, status, summary, tuple(ev), fix, details)
@@ -385,7 +461,7 @@ GOTCHA = Gotcha(
     probes=(SOURCE,),
     judge=judge,
     references=(
-        "FACTS.md, 'Tensor-parallel keys (G10)': the key spellings; NVIDIA's playbooks serve with TP=2 across two Sparks",
+        "The key spellings: each framework's documentation (docs/gotchas.md, G10); NVIDIA's playbooks serve with TP=2 across two Sparks",
         "NVIDIA/dgx-spark-playbooks nvidia/vllm, 'Run on two Sparks': vllm serve --tensor-parallel-size 2 over a Ray cluster",
         "NVIDIA/dgx-spark-playbooks nvidia/trt-llm: mpirun ... trtllm-serve --tp_size 2 on two Sparks",
     ),
