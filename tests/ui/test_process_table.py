@@ -1,0 +1,343 @@
+"""The process table like nvitop/btop: sort by any column (s, S, a header click) with ▲/▼ in the
+header, a tree with memory rolled up onto launchers, k signals a real process (asks; TERM, then
+KILL after asking again), --readonly, what G6 names kept in sight at 80x24, the view kept in prefs."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import psutil
+
+from sparktui.core.verdict import Evidence, Status, Verdict
+from sparktui.flows import signals
+from sparktui.ui.app import SparkApp
+from sparktui.ui.panels import ProcessTable
+from sparktui.ui.panels.processes import blamed_pids, children_of, rolled_up
+from sparktui.ui.prefs import prefs_path
+from sparktui.ui.screens import ConfirmScreen
+from tests.test_signals import IGNORES_TERM, detached, reaper, wait_for  # noqa: F401 (reaper: a fixture)
+from tests.ui.test_dashboard import StillSource
+
+G = 2**30
+
+
+def still_app(**kw) -> SparkApp:
+    return SparkApp(source=StillSource(), auto_checks=False, **kw)
+
+
+def screen_lines(app) -> list[str]:
+    return ["".join(seg.text for seg in strip) for strip in app.screen._compositor.render_strips()]
+
+
+def header_line(app) -> str:
+    return next(line for line in screen_lines(app) if " pid" in line and "user" in line)
+
+
+def notes(app) -> str:
+    return "\n".join(n.message for n in app._notifications)
+
+
+def row(pid: int, name: str, gpu: float | None = None, rss: float | None = 1.0, **more) -> dict:
+    r = {"pid": pid, "ppid": 1, "user": "spark", "kind": "other", "name": name, "command": f"{name} --serve",
+         "gpu_mem_bytes": None if gpu is None else int(gpu * G), "on_gpu": gpu is not None,
+         "rss_bytes": None if rss is None else int(rss * G), "age_s": 60.0 * pid}
+    r.update(more)
+    return r
+
+
+def scan(*rows: dict) -> dict:
+    return {"rows": list(rows), "nvml": {"ok": True, "count": len(rows)}}
+
+
+def real_row(pid: int) -> dict:
+    """A real process as the scan describes it (the scan leaves sparktui's own children out, so
+    tests show it the processes they start)."""
+    p = psutil.Process(pid)
+    return row(pid, p.name(), rss=p.memory_info().rss / G, user=p.username(), command=" ".join(p.cmdline()))
+
+
+async def show_and_select(app, pilot, rows: list[dict], pid: int) -> None:
+    app.process_table.show(scan(*rows), time.time())
+    await pilot.pause(0.1)
+    table = app.query_one("#proc-table")
+    table.focus()
+    table.move_cursor(row=table.get_row_index(str(pid)))
+    await pilot.pause(0.05)
+
+
+def ended(pid: int) -> bool:
+    """Gone, or a zombie (this container's init does not reap orphans)."""
+    return not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+
+
+async def until(pilot, condition, timeout_s: float = 8.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        await pilot.pause(0.05)
+
+
+# -- k: signals ------------------------------------------------------------------------------------
+
+async def test_k_asks_with_pid_user_command_and_memory_then_term_ends_the_process(reaper):
+    pid = detached(["sleep", "71"])
+    reaper.append(pid)
+    app = still_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await show_and_select(app, pilot, [row(4242, "other", gpu=1.0), dict(real_row(pid), gpu_mem_bytes=2 * G)], pid)
+        await pilot.press("k")
+        await pilot.pause(0.2)
+        assert isinstance(app.screen, ConfirmScreen)
+        assert app.screen.title_text == f"Send SIGTERM to pid {pid}?"
+        body = str(app.screen.body)
+        assert f"pid {pid}, user root" in body and "sleep 71" in body and "GPU memory 2.0 GiB" in body
+        assert "resident memory 0.0 GiB" in body
+        await pilot.press("enter")  # the focused button is "no": Enter out of habit sends nothing
+        await pilot.pause(0.2)
+        assert not isinstance(app.screen, ConfirmScreen) and not ended(pid)
+        await pilot.press("k", "y")
+        await until(pilot, lambda: f"pid {pid} ended after SIGTERM" in notes(app))
+        assert ended(pid)
+
+
+async def test_a_process_ignoring_term_gets_kill_only_after_a_second_yes(tmp_path, reaper):
+    ready = tmp_path / "ready"
+    pid = detached([sys.executable, "-c", IGNORES_TERM, str(ready)])
+    reaper.append(pid)
+    wait_for(ready)
+    app = still_app()
+    app.signal_grace_s = 0.5
+    async with app.run_test(size=(120, 36)) as pilot:
+        await show_and_select(app, pilot, [real_row(pid)], pid)
+        await pilot.press("k", "y")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen) and "SIGKILL" in app.screen.title_text)
+        assert app.screen.title_text == f"pid {pid} is still running 0.5 s after SIGTERM. Send SIGKILL?"
+        assert not ended(pid)  # TERM was ignored; nothing else sent yet
+        await pilot.press("y")
+        await until(pilot, lambda: f"pid {pid} ended after SIGKILL" in notes(app))
+        assert ended(pid)
+
+
+async def test_k_refuses_sparktui_itself_and_its_children_and_says_why():
+    child = subprocess.Popen(["sleep", "72"])
+    app = still_app()
+    try:
+        async with app.run_test(size=(120, 36)) as pilot:
+            for pid, why in ((os.getpid(), "is sparktui itself"), (child.pid, "is one of sparktui's own processes")):
+                await show_and_select(app, pilot, [real_row(os.getpid()), real_row(child.pid)], pid)
+                await pilot.press("k")
+                await pilot.pause(0.2)
+                assert not isinstance(app.screen, ConfirmScreen)
+                assert f"not signalled: pid {pid} {why}" in notes(app)
+            assert child.poll() is None
+    finally:
+        child.kill()
+        child.wait(5)
+
+
+async def test_k_refuses_another_users_process_unless_root(reaper, monkeypatch):
+    pid = detached(["sleep", "73"], user=65534)
+    reaper.append(pid)
+    app = still_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await show_and_select(app, pilot, [real_row(pid)], pid)
+        monkeypatch.setattr(signals, "effective_uid", lambda: 4242)  # as a user who is not root
+        await pilot.press("k")
+        await pilot.pause(0.2)
+        assert not isinstance(app.screen, ConfirmScreen)
+        assert "belongs to nobody, and sparktui runs as uid 4242, not root" in notes(app)
+        monkeypatch.undo()  # as root (CI runs as root): asked, and allowed
+        assert os.geteuid() == 0, "the root half of this test needs root"
+        await pilot.press("k")
+        await pilot.pause(0.2)
+        assert isinstance(app.screen, ConfirmScreen) and "user nobody" in str(app.screen.body)
+
+
+async def test_readonly_k_is_out_of_the_footer_and_says_read_only(reaper):
+    pid = detached(["sleep", "74"])
+    reaper.append(pid)
+    for readonly in (False, True):
+        app = still_app(readonly=readonly)
+        async with app.run_test(size=(200, 60)) as pilot:
+            await show_and_select(app, pilot, [real_row(pid)], pid)
+            await until(pilot, lambda: any("quit" in line and "help" in line for line in screen_lines(app)))
+            footer = next(line for line in screen_lines(app) if "quit" in line and "help" in line)
+            assert ("k signal" in footer) is not readonly, footer
+            await pilot.press("k")
+            await pilot.pause(0.2)
+            assert isinstance(app.screen, ConfirmScreen) is not readonly
+            assert ("read-only mode" in notes(app)) is readonly
+    assert not ended(pid)
+
+
+def test_readonly_is_a_dashboard_option():
+    from sparktui.cli.common import EXIT_USAGE
+    from sparktui.cli.main import build_parser, main
+
+    assert build_parser().parse_args(["--readonly"]).readonly is True
+    assert main(["--readonly", "list"]) == EXIT_USAGE  # a subcommand has no actions to turn off: a usage error
+
+
+# -- sort ------------------------------------------------------------------------------------------
+
+SORTABLE = (row(11, "bravo", gpu=4.0, rss=1.0), row(22, "alpha", gpu=9.0, rss=3.0), row(33, "charlie", gpu=None, rss=2.0))
+
+
+async def test_sort_indicator_next_column_reverse_and_header_click():
+    for size in ((80, 24), (200, 60)):
+        prefs_path().unlink(missing_ok=True)  # each size starts from the default sort
+        app = still_app()
+        async with app.run_test(size=size) as pilot:
+            pt = app.process_table
+            pt.show(scan(*SORTABLE), 0.0)
+            await pilot.pause(0.1)
+            assert "GPU mem ▼" in header_line(app) and "RSS ▼" not in header_line(app)
+            assert [r["pid"] for r in pt.visible_rows()] == [22, 11, 33]  # unknown GPU memory last, never as 0
+            await pilot.press("s")
+            await pilot.pause(0.1)
+            assert "RSS ▼" in header_line(app) and "GPU mem ▼" not in header_line(app)
+            assert [r["pid"] for r in pt.visible_rows()] == [22, 33, 11]
+            await pilot.press("S")
+            await pilot.pause(0.1)
+            assert "RSS ▲" in header_line(app)
+            assert [k.value for k in pt._table.rows] == ["11", "33", "22"]  # the table, not only the model
+            await pilot.click("#proc-table", offset=(3, 0))  # the pid header
+            await pilot.pause(0.1)
+            assert "pid ▲" in header_line(app) and pt.sort_label == "pid ▲"
+            assert [r["pid"] for r in pt.visible_rows()] == [11, 22, 33]
+            await pilot.click("#proc-table", offset=(3, 0))  # again: reversed
+            await pilot.pause(0.1)
+            assert "pid ▼" in header_line(app)
+            assert [r["pid"] for r in pt.visible_rows()] == [33, 22, 11]
+
+
+async def test_text_columns_start_a_to_z_and_the_cursor_stays_on_its_process():
+    app = still_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        pt = app.process_table
+        pt.show(scan(*SORTABLE), 0.0)
+        await pilot.pause(0.1)
+        pt._table.move_cursor(row=pt._table.get_row_index("33"))
+        for _ in range(3):  # GPU mem -> RSS -> cap -> age
+            pt.cycle_sort()
+        pt.cycle_sort()  # -> command, A to Z
+        await pilot.pause(0.1)
+        assert pt.sort_label == "command ▲"
+        assert [r["name"] for r in pt.visible_rows()] == ["alpha", "bravo", "charlie"]
+        assert pt.selected_row["pid"] == 33
+
+
+# -- tree ------------------------------------------------------------------------------------------
+
+TREE = (row(5120, "vllm serve", gpu=None, rss=2.0, kind="server", group=5120),
+        row(5188, "VLLM::EngineCore", gpu=86.0, rss=4.0, kind="server", ppid=5120, group=5120),
+        row(3310, "torchrun", gpu=None, rss=0.5, kind="training", group=3310),
+        row(3325, "train.py", gpu=10.0, rss=7.0, kind="training", ppid=3310, group=3310),
+        row(3326, "train.py", gpu=5.0, rss=6.0, kind="training", ppid=3310, group=3310),
+        row(3327, "train.py", gpu=None, rss=None, kind="training", ppid=3310, group=3310, on_gpu=True),
+        row(900, "ollama serve", gpu=None, rss=0.25, kind="server"),
+        row(901, "ollama runner", gpu=3.0, rss=1.0, kind="server", ppid=77, group=900))
+
+
+def test_rolled_up_sums_a_subtree_and_says_when_part_is_unknown():
+    rows = list(TREE)
+    kids = children_of(rows)
+    sums = rolled_up(rows, kids)
+    assert sums[5120] == (86 * G, False, 6 * G, False)
+    assert sums[3310] == (15 * G, True, int(13.5 * G), True)  # 3327: N/A on the GPU, RSS unreadable
+    assert sums[900] == (3 * G, False, int(1.25 * G), False)  # the runner's parent is not shown: its group is
+    assert sums[3327] == (None, False, None, False)
+    assert sorted(r["pid"] for r in kids[None]) == [900, 3310, 5120]
+
+
+def test_a_ppid_loop_does_not_hang_the_tree():
+    rows = [row(1, "a", ppid=2), row(2, "b", ppid=1)]
+    kids = children_of(rows)
+    assert sum(len(v) for v in kids.values()) == 2 and kids.get(None)
+
+
+async def test_t_shows_launchers_over_their_workers_with_memory_summed():
+    app = still_app()
+    async with app.run_test(size=(200, 60)) as pilot:
+        pt = app.process_table
+        pt.show(scan(*TREE), 0.0)
+        await pilot.press("t")
+        await pilot.pause(0.1)
+        assert [r["pid"] for r in pt.visible_rows()] == [5120, 5188, 3310, 3325, 3326, 3327, 900, 901]
+        text = "\n".join(screen_lines(app))
+        assert "tree (t): memory summed onto each parent" in text
+        cells = {pid: [c.plain for c in pt._table.get_row(str(pid))] for pid in (5120, 5188, 3310, 3325, 3327)}
+        assert cells[5120][3:6] == ["vllm serve", "86.0 G", "6.0 G"]
+        assert cells[5188][3:6] == ["└─ VLLM::EngineCore", "86.0 G", "4.0 G"]
+        assert cells[3310][3:6] == ["torchrun", "15.0+? G", "13.5+? G"]
+        assert cells[3325][3] == "├─ train.py" and cells[3327][3:6] == ["└─ train.py", "?", "?"]
+        await pilot.press("t")
+        await pilot.pause(0.1)
+        assert [c.plain for c in pt._table.get_row("5120")][3:6] == ["vllm serve", "?", "2.0 G"]
+
+
+# -- what G6 names ---------------------------------------------------------------------------------
+
+MANY = tuple(row(100 + i, f"job{i}", gpu=float(20 - i), rss=1.0) for i in range(10)) + (row(777, "vllm serve", rss=0.5),)
+
+
+def test_blamed_pids_come_from_a_warning_or_failing_g6_only():
+    fail = Verdict("G6", Status.FAIL, "vLLM pid 777: no cap given, while training pid 101 (job1) runs")
+    assert blamed_pids(fail) == {777, 101}
+    by_evidence = Verdict("G6", Status.WARN, "the pool is oversubscribed",
+                          evidence=(Evidence("vLLM pid 888 holds", "NVML", "3 GiB"),))
+    assert blamed_pids(by_evidence) == {888}
+    assert blamed_pids(Verdict("G6", Status.OK, "pid 777 fits")) == frozenset() == blamed_pids(None)
+
+
+async def test_the_process_g6_names_is_marked_and_visible_at_80x24():
+    for size in ((80, 24), (200, 60)):
+        app = still_app()
+        async with app.run_test(size=size) as pilot:
+            app.process_table.show(scan(*MANY), 0.0)
+            await pilot.pause(0.1)
+            if size == (80, 24):  # the smallest of eleven: below the three rows that fit
+                assert not any("777" in line for line in screen_lines(app))
+            app._set_verdict(Verdict("G6", Status.FAIL, "vLLM pid 777: no cap given (default 0.9)"), time.monotonic())
+            await pilot.pause(0.1)
+            lines = screen_lines(app)
+            assert any("!777" in line and "vllm serve" in line for line in lines)
+            assert "! named by G6" in "\n".join(lines)
+            app._set_verdict(Verdict("G6", Status.OK, "fine"), time.monotonic())
+            await pilot.pause(0.1)
+            assert not any("!777" in line for line in screen_lines(app))
+
+
+# -- kept between runs -----------------------------------------------------------------------------
+
+async def test_sort_reverse_filter_and_tree_are_restored_in_a_new_app():
+    app = still_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        app.process_table.show(scan(*SORTABLE), 0.0)
+        await pilot.press("s", "S", "t", "slash", *"alp", "enter")
+        await pilot.pause(0.8)  # the filter is kept once typing pauses
+    again = still_app()
+    async with again.run_test(size=(120, 36)) as pilot:
+        pt = again.process_table
+        pt.show(scan(*SORTABLE), 0.0)
+        await pilot.pause(0.1)
+        assert (pt.sort_column, pt.sort_reverse, pt.tree_view, pt.filter_text) == ("RSS", False, True, "alp")
+        assert "RSS ▲" in header_line(again)
+        assert [r["pid"] for r in pt.visible_rows()] == [22]
+        assert "filter: 'alp'" in "\n".join(screen_lines(again))
+
+
+async def test_a_failed_save_is_a_notification_and_the_table_still_sorts(tmp_path, monkeypatch):
+    blocker = tmp_path / "state-is-a-file"
+    blocker.write_text("")
+    monkeypatch.setenv("XDG_STATE_HOME", str(blocker))  # prefs.json cannot be written under a file
+    app = still_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        app.process_table.show(scan(*SORTABLE), 0.0)
+        await pilot.press("s")
+        await pilot.pause(0.2)
+        assert app.process_table.sort_label == "RSS ▼"
+        assert "preferences not kept" in notes(app)
