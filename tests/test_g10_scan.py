@@ -379,13 +379,36 @@ def test_symlink_loops_end_and_are_recorded(tmp_path):
     put(tmp_path, "job/a/train.yaml", "tensor_parallel_size: @2\n")
     (tmp_path / "job/a/loop").symlink_to(tmp_path / "job")  # a/loop -> job -> a -> loop ...
     (tmp_path / "job/self").symlink_to("self")  # a symlink to itself
-    (tmp_path / "job/dangling.yaml").symlink_to(tmp_path / "nowhere.yaml")
-    put(tmp_path, "outside/serve.sh", "vllm serve m --tp @2\n")
-    (tmp_path / "job/linked").symlink_to(tmp_path / "outside")  # followed once
+    (tmp_path / "job/dangling.yaml").symlink_to(tmp_path / "job/nowhere.yaml")
     data = scan(tmp_path / "job")
-    assert sorted(n for n, _, _ in found(data)) == ["serve.sh", "train.yaml"]
+    assert sorted(n for n, _, _ in found(data)) == ["train.yaml"]
     assert data["skipped"] == {"broken symlink": 1, "symlink loop": 1,
                                "symlink to a folder already scanned (loop or duplicate)": 1}
+
+
+def test_symlinks_out_of_the_named_folders_are_not_followed_unless_named_too(tmp_path):
+    put(tmp_path, "job/train.yaml", "tensor_parallel_size: @2\n")
+    put(tmp_path, "outside/serve.sh", "vllm serve m --tp @2\n")
+    (tmp_path / "job/linked").symlink_to(tmp_path / "outside")
+    (tmp_path / "job/linked.sh").symlink_to(tmp_path / "outside/serve.sh")
+    alone = scan(tmp_path / "job")
+    assert sorted(n for n, _, _ in found(alone)) == ["train.yaml"]
+    assert alone["skipped"] == {"symlink out of the scanned folders": 2}
+    both = scan(tmp_path / "job", tmp_path / "outside")  # a link into another named folder is fine
+    assert sorted(n for n, _, _ in found(both)) == ["linked.sh", "serve.sh", "train.yaml"]
+
+
+def test_a_symlink_into_proc_is_never_followed(tmp_path):
+    """~/link -> /proc/1/root would walk another process's whole file system."""
+    put(tmp_path, "job/train.yaml", "tensor_parallel_size: @2\n")
+    for name, target in (("proc_root", "/proc/self/root"), ("proc", "/proc"), ("sys", "/sys/kernel"),
+                         ("dev", "/dev"), ("environ.env", "/proc/self/environ")):
+        (tmp_path / "job" / name).symlink_to(target)
+    data = scan(tmp_path / "job", deadline_s=5)
+    assert data["skipped"] == {"symlink into /proc, /sys or /dev": 5}
+    assert data["dirs_walked"] == 1 and data["files_read"] == 1 and not data["truncated"]
+    link_root = scan(tmp_path / "job" / "proc")  # named itself, it is still not entered
+    assert link_root["paths"][0]["status"].startswith("skipped: system folder") and link_root["dirs_walked"] == 0
 
 
 def test_overlapping_paths_are_scanned_once(tmp_path):

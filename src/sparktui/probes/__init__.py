@@ -44,17 +44,17 @@ def _registry() -> dict[str, Probe]:
 
 
 def _cancellable() -> dict[str, CancellableProbe]:
-    """The probes whose read() takes ``cancel`` (they run subprocesses or sample for a while)."""
-    from sparktui.probes import sampler, target
+    """The probes whose read() takes ``cancel`` (they run subprocesses, sample or scan for a while)."""
+    from sparktui.probes import sampler, target, tpscan
 
-    return {"target": target.read, "telemetry": sampler.read_telemetry}
+    return {"target": target.read, "telemetry": sampler.read_telemetry, "tpscan": tpscan.read}
 
 
 def names() -> list[str]:
     return list(_registry())
 
 
-CANCELLABLE = frozenset({"target", "telemetry"})  # the names _cancellable() holds, without importing them
+CANCELLABLE = frozenset({"target", "telemetry", "tpscan"})  # the names _cancellable() holds, without importing them
 
 
 def safe_read(name: str, cfg: Config, cancel: threading.Event | None = None) -> Reading[Any]:

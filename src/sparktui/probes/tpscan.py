@@ -17,13 +17,15 @@ sample, so "no TP found" can be told from "wrong directory" or "could not read".
 
 from __future__ import annotations
 
+import bisect
 import errno
 import os
 import re
 import stat
+import threading
 import time
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Callable, Iterator, Literal, Optional
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Reading
@@ -36,7 +38,16 @@ MAX_MARKERS = 6  # context markers kept per file
 MAX_LINE_CHARS = 200
 MAX_LAUNCHERS = 20000  # launch scripts remembered for lending context to the configs they name
 LAUNCHER_BYTES = 16 * 1024 * 1024  # of those, bytes kept in memory (the rest are read again)
-SCAN_DEADLINE_S = 60.0  # a scan of a whole home folder stops here and says so
+SCAN_DEADLINE_S = 60.0  # a scan of the paths the user named stops here and says so
+# Without named paths the current folder is scanned within bounds (started from ~, it would be the
+# whole home): folders to this depth below it, this many files seen, this long. The verdict says so.
+DEFAULT_PATHS = ["."]
+DEFAULT_MAX_DEPTH = 4
+DEFAULT_MAX_FILES = 5000
+DEFAULT_DEADLINE_S = 10.0
+_CHECK_EVERY_LINES = 4096  # a cancel or the deadline is seen within a large file this often
+_BLOCK = 65536  # characters a context regex reads between two such looks (about 70 ms at worst)
+Check = Optional[Callable[[], None]]  # raises _Stopped to end a scan
 _CHUNK = 65536
 _BINARY_WINDOW = 8192
 
@@ -101,21 +112,28 @@ KEY = re.compile(
     r"|(?<![\w.\-])(?:--?)?(?:[A-Za-z_][\w-]*\.)*(?:" + _NAMES + r")(?![\w-])"  # keys, flags, a.b.key overrides
     r"|(?<![\w.])(?:[A-Z][A-Z0-9]*_)*TENSOR_PARALLEL_SIZE(?![\w-]))"  # NIM_TENSOR_PARALLEL_SIZE and kin
 )
-_VALUE = r"""(?P<val>\$\{[^}\n]*\}|\$\(\([^)\n]*\)\)|\$[A-Za-z_]\w*|\{\{[^}\n]*\}\}|-?\d+(?:\.\d+)?|[A-Za-z_][\w.\-]*)"""
+# Every part is bounded: an unbounded `${...` would be read to the end of the line once per key on it
+# (`--tp=${--tp=${...`: quadratic).
+_VALUE = (r"""(?P<val>\$\{[^}\n]{0,200}\}|\$\(\([^)\n]{0,200}\)\)|\$[A-Za-z_]\w{0,200}|\{\{[^}\n]{0,200}\}\}"""
+          r"""|-?\d{1,30}(?:\.\d{1,30})?|[A-Za-z_][\w.\-]{0,200})""")
 # After a key: `key: 2`, `key = 2`, `"key": 2`, `KEY=2`; after a flag also `--flag 2` and
 # `"--flag", "2"` (argument arrays). In Python only Python forms count (`key=2`, `"key": 2`,
 # `"--flag", "2"`), so prose and docstrings do not.
 _AFTER_KEY = re.compile(r"""["']?\s*[:=]\s*["']?""" + _VALUE)
 _AFTER_FLAG = re.compile(r"""["']?(?:\s*[:=,]\s*|\s+)["']?""" + _VALUE)
 _AFTER_KEY_PY = re.compile(r"""(?:\s*=\s*|["']\s*[:,]\s*)["']?""" + _VALUE)
-_KEY_AT_END = re.compile(r"""["']?\s*,?\s*(?:#.*)?$""")
-_LIST_ITEM = re.compile(r"""^\s*(?:-\s+)?["']?""" + _VALUE + r"""["']?\s*,?\s*(?:#.*)?$""")
+# `\s*(?:,\s*)?`, never `\s*,?\s*` (two stars over the same blanks backtrack quadratically); a `#`
+# starts a comment that runs to the end of the line, so it need not be read to there.
+_KEY_AT_END = re.compile(r"""["']?\s*(?:,\s*)?(?:#|$)""")
+_LIST_ITEM = re.compile(r"""^\s*(?:-\s+)?["']?""" + _VALUE + r"""["']?\s*(?:,\s*)?(?:#|$)""")
 _TRAILING_COMMENT = re.compile(r"\s#")
 _NULLISH = {"null", "none", "false", "no", "off", "~", ""}
 
-# Shell-ish variable assignment (`TP=2`, `export TP=2`, Dockerfile `ENV TP=2`).
+# Shell-ish variable assignment (`TP=2`, `export TP=2`, Dockerfile `ENV TP=2`). Blanks are `[ \t]`:
+# a `^\s*` under re.M runs over every following blank line from every line start (quadratic).
 _ASSIGN = re.compile(
-    r"""^\s*(?:export\s+|declare\s+(?:-\w+\s+)?|local\s+|readonly\s+|ENV\s+|ARG\s+)?([A-Za-z_]\w*)=["']?([^\s"';#]*)""",
+    r"""^[ \t]*(?:export[ \t]+|declare[ \t]+(?:-\w+[ \t]+)?|local[ \t]+|readonly[ \t]+|ENV[ \t]+|ARG[ \t]+)?"""
+    r"""([A-Za-z_]\w*)=["']?([^\s"';#]*)""",
     re.M,
 )
 _VAR_REF = re.compile(r"^\$\{?([A-Za-z_]\w*)(?:(:?[-=])([^}]*))?\}?$")
@@ -124,11 +142,11 @@ _VAR_REF = re.compile(r"^\$\{?([A-Za-z_]\w*)(?:(:?[-=])([^}]*))?\}?$")
 # Strong markers decide; weak ones (words that also turn up in the names of served models, like
 # "my-sft-model") count only when no strong marker of either kind is present.
 _TRAINING_STRONG = re.compile(
-    r"\btorchrun\b|torch\.distributed\.(?:run|launch)\b|\baccelerate\s+launch\b|^\s*deepspeed\s"
-    r"|zero_optimization|\b(?:SFT|DPO|GRPO|PPO|Seq2Seq)?Trainer\(|^\s*trainer\s*:|\btrainer\.\w"
-    r"|\bmax_steps\b|\bnum_train_epochs\b|\blearning_rate\b|\blr\s*[:=]|\boptim(?:izer)?\s*[:=]"
+    r"\btorchrun\b|torch\.distributed\.(?:run|launch)\b|\baccelerate\s+launch\b|^[ \t]*deepspeed\s"
+    r"|zero_optimization|\b(?:SFT|DPO|GRPO|PPO|Seq2Seq)?Trainer\(|^[ \t]*trainer[ \t]*:|\btrainer\.\w"
+    r"|\bmax_steps\b|\bnum_train_epochs\b|\blearning_rate\b|\blr[ \t]*[:=]|\boptim(?:izer)?[ \t]*[:=]"
     r"|\bgradient_accumulation|\bmicro_batch_size\b|\bglobal_batch_size\b|\btrain_batch_size\b"
-    r"|\bdistributed_type\s*:|\bdtensor_cfg\b|llm\.finetune|^\s*\[training\]"
+    r"|\bdistributed_type\s*:|\bdtensor_cfg\b|llm\.finetune|^[ \t]*\[training\]"
     r"|\bnemo\s+llm\s+(?:finetune|pretrain)|\btrain\w*\.py\b",
     re.I | re.M,
 )
@@ -151,16 +169,18 @@ _SERVE_NAME = re.compile(r"serv|infer|deploy|(?<![a-z])nim(?![a-z])", re.I)
 # `- "2"`). The `,` and `- ` separators count after a flag only (`getattr(a, "num_nodes", 1)` is
 # not a node count).
 _NODE_COUNT = re.compile(
-    r"(?P<k>(?<![\w-])--?nnodes|(?<![\w])(?:[\w-]+\.)*nnodes|(?<![\w-])--?num[-_]nodes|(?<![\w])(?:[\w-]+\.)*num_nodes"
+    r"(?P<k>(?<![\w-])--?nnodes|(?:(?<![\w-])(?:[\w-]+\.)+|(?<!\w))nnodes|(?<![\w-])--?num[-_]nodes"
+    r"|(?:(?<![\w-])(?:[\w-]+\.)+|(?<!\w))num_nodes"
     r"|(?<![\w-])--?num[-_]machines|(?<![\w])num_machines|(?<![\w-])--nodes|#SBATCH\s+-N|\bsrun\s+-N)"
-    r"""(?P<sep>["']?\s*[:=,]?\s*(?:-\s+)?["']?)(?P<v>\$\{[^}\n]*\}|\$[A-Za-z_]\w*|\d+(?::\d+)?)""",
+    r"""(?P<sep>["']?\s*(?:[:=,]\s*)?(?:-\s+)?["']?)(?P<v>\$\{[^}\n]{0,200}\}|\$[A-Za-z_]\w{0,200}|\d{1,30}(?::\d{1,30})?)""",
     re.I,
 )
 # torchrun (and torch.distributed.run/launch) without --nnodes runs on one node; PET_NNODES is the
 # environment variable that sets it instead.
 _TORCHRUN = re.compile(r"\btorchrun\b|torch\.distributed\.(?:run|launch)\b")
 _NNODES_ANYWHERE = re.compile(r"nnodes", re.I)
-_SCRIPT_ARG = re.compile(r"""[^\s"',\]]+\.py\b|(?<![\w-])(?:-m|--module|--no[-_]python)(?![\w-])""")
+_TORCHRUN_LINE = 4096  # of a torchrun command (with its continuation lines), characters read
+_SCRIPT_ARG = re.compile(r"""(?<![^\s"',\]])[^\s"',\]]+\.py\b|(?<![\w-])(?:-m|--module|--no[-_]python)(?![\w-])""")
 _MULTI_HINTS = re.compile(
     r"(?<![\w-])--?node[-_]rank\b|\bNODE_RANK\b|\bmachine_rank\s*:\s*[1-9]|\bmain_process_ip\s*:\s*\S"
     r"|(?:--master[-_]addr|MASTER_ADDR)[=\s\"']+(?!localhost|127\.|\"?\$?\{?HOSTNAME)[\w$.{}-]+"
@@ -172,10 +192,14 @@ _MULTI_HINTS = re.compile(
 )
 _SINGLE_HINTS = re.compile(r"--standalone\b")
 # Config files a launch script passes along (`--config configs/tp.yaml`), to lend them its context.
-_REFERENCED = re.compile(r"""[\w./~${}-]*[\w-]\.(?:ya?ml|json|toml)\b""")
+_REFERENCED = re.compile(r"""(?<![\w./~${}-])[\w./~${}-]*[\w-]\.(?:ya?ml|json|toml)\b""")
 _CFG_REF = re.compile(rb"\.(?:ya?ml|json|toml)\b").search  # a shell script naming a config file
 # YAML paths whose TP belongs to a generation engine inside a training job (NeMo-RL vllm_cfg ...).
 _GENERATION_SEGMENT = re.compile(r"generation|vllm|sglang|rollout|inference|sampler", re.I)
+
+
+class _Stopped(Exception):
+    """The scan stops here (a cancel, the deadline, the file bound); the message says which."""
 
 
 @dataclass
@@ -201,6 +225,18 @@ class _Scan:
     skipped_sample: list[TpSkippedSample] = field(default_factory=list)
     visited: set[tuple[int, int]] = field(default_factory=set)
     truncated: str | None = None
+    cancel: threading.Event | None = None
+    max_depth: int | None = None  # folders deeper than this below a root are not entered
+    max_files: int | None = None  # the walk stops at the file past this many seen (any kind)
+    files_seen: int = 0
+    root_reals: tuple[str, ...] = ()  # real paths of the folders named: symlinks stay inside them
+
+    def check(self) -> None:
+        """Stop the scan (raise _Stopped) on a cancel or past the deadline."""
+        if self.cancel is not None and self.cancel.is_set():
+            raise _Stopped("cancelled")
+        if time.monotonic() > self.deadline:
+            raise _Stopped(f"stopped at the {self.deadline_s:g}-s time bound")
 
     def skip(self, path: str, reason: str) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
@@ -208,21 +244,41 @@ class _Scan:
             self.skipped_sample.append({"path": path, "reason": reason})
 
 
-def read(cfg: Config) -> Reading[TpscanData]:
+def read(cfg: Config, cancel: threading.Event | None = None) -> Reading[TpscanData]:
+    """The paths named in `[scan] paths` / `--path` in full (within SCAN_DEADLINE_S); without them
+    (the default "."), the current folder within the default bounds."""
     started = time.time()
     t0 = time.perf_counter()
-    paths = [str(p) for p in (cfg.scan.paths or ["."])]
-    data = scan(paths, cfg.scan.max_file_bytes)
+    paths = [str(p) for p in (cfg.scan.paths or DEFAULT_PATHS)]
+    if paths == DEFAULT_PATHS:
+        data = scan(paths, cfg.scan.max_file_bytes, DEFAULT_DEADLINE_S, cancel=cancel,
+                    max_depth=DEFAULT_MAX_DEPTH, max_files=DEFAULT_MAX_FILES)
+    else:
+        data = scan(paths, cfg.scan.max_file_bytes, cancel=cancel)
     source = "scan of " + ", ".join(paths)
     return Reading("tpscan", data, source=source, started_at=started, took_s=time.perf_counter() - t0)
 
 
-def scan(paths: list[str], max_file_bytes: int, deadline_s: float = SCAN_DEADLINE_S) -> TpscanData:
-    """Scan ``paths`` (folders recursively, or single files); returns plain JSON-able data."""
+def scan(paths: list[str], max_file_bytes: int, deadline_s: float = SCAN_DEADLINE_S, *,
+         cancel: threading.Event | None = None, max_depth: int | None = None,
+         max_files: int | None = None) -> TpscanData:
+    """Scan ``paths`` (folders recursively, or single files); returns plain JSON-able data. It stops,
+    and says so in ``truncated``, on ``cancel``, at the deadline, or at the file bound."""
     t0 = time.perf_counter()
-    st = _Scan(limit=max_file_bytes, deadline_s=deadline_s, deadline=time.monotonic() + deadline_s)
+    st = _Scan(limit=max_file_bytes, deadline_s=deadline_s, deadline=time.monotonic() + deadline_s,
+               cancel=cancel, max_depth=max_depth, max_files=max_files,
+               root_reals=tuple(os.path.realpath(os.path.expanduser(p)) for p in paths))
     roots = [_scan_root(st, p) for p in paths]
-    _lend_launcher_context(st)
+    try:
+        _lend_launcher_context(st)
+    except _Stopped as stop:
+        st.truncated = st.truncated or f"{stop} while reading launch scripts for context"
+    for root in roots:
+        if max_depth is not None and root.get("kind") == "folder":
+            root["max_depth"] = max_depth
+        if max_files is not None:
+            root["max_files"] = max_files
+        root["max_seconds"] = deadline_s
     matches = sorted(st.matches, key=lambda m: (m["file"], m["line"]))
     return {
         "paths": roots,
@@ -257,6 +313,18 @@ def _safe_cwd() -> str | None:
 def _scan_root(st: _Scan, path: str) -> ScanRoot:
     path_shown, path = path, os.path.expanduser(path)
     entry: ScanRoot = {"path": path_shown, "abs": os.path.abspath(path)}
+    if st.truncated:  # an earlier root used up the time or the file bound, or the user cancelled
+        entry["status"] = f"not scanned: {st.truncated.split(';')[0]}"
+        return entry
+    try:
+        return _scan_one_root(st, path_shown, path, entry)
+    except _Stopped as stop:  # in a file named on its own (a folder's walk says what it left)
+        st.truncated = st.truncated or str(stop)
+        entry["status"] = f"not scanned: {stop}"
+        return entry
+
+
+def _scan_one_root(st: _Scan, path_shown: str, path: str, entry: ScanRoot) -> ScanRoot:
     try:
         s = os.stat(path)
     except FileNotFoundError:
@@ -274,6 +342,9 @@ def _scan_root(st: _Scan, path: str) -> ScanRoot:
         key = (s.st_dev, s.st_ino)
         if key in st.visited:
             entry["status"] = "already scanned"
+            return entry
+        if _under_any(os.path.realpath(path), _SYSTEM_TOPS):
+            entry["status"] = "skipped: system folder (/proc, /sys, /dev)"
             return entry
         st.visited.add(key)
         ok = _walk(st, path)
@@ -313,9 +384,30 @@ def _not_regular(mode: int) -> str | None:
 
 def _pseudo_file(path: str) -> str | None:
     """Kernel pseudo-files (/proc, /sys) look regular but are no launch config."""
-    real = os.path.realpath(path)
-    if any(real == top or real.startswith(top + os.sep) for top in ("/proc", "/sys")):
+    if _under_any(os.path.realpath(path), ("/proc", "/sys")):
         return "kernel pseudo-file (/proc, /sys)"
+    return None
+
+
+_SYSTEM_TOPS = ("/proc", "/sys", "/dev")
+
+
+def _under_any(path: str, tops: tuple[str, ...]) -> bool:
+    return any(path == top or path.startswith(top.rstrip(os.sep) + os.sep) for top in tops)
+
+
+def _symlink_problem(st: _Scan, path: str) -> str | None:
+    """Why a symlink met in a walk is not followed: it leads into /proc, /sys or /dev (by its own
+    target or where it finally resolves), or out of the folders named. None: follow it."""
+    try:
+        target = os.path.normpath(os.path.join(os.path.dirname(path), os.readlink(path)))
+    except OSError as err:
+        return _reason(err)
+    real = os.path.realpath(path)
+    if _under_any(target, _SYSTEM_TOPS) or _under_any(real, _SYSTEM_TOPS):
+        return "symlink into /proc, /sys or /dev"
+    if not _under_any(real, st.root_reals):
+        return "symlink out of the scanned folders"
     return None
 
 
@@ -336,81 +428,110 @@ _FD_WALK = os.scandir in os.supports_fd and os.open in os.supports_dir_fd
 
 
 def _walk(st: _Scan, root: str) -> bool:
-    """Iterative scandir walk. Directory symlinks are followed, but a folder (by device and inode)
-    is entered once, so a symlink loop ends at its first repeat. Files are opened relative to
-    their folder's descriptor (one path component to resolve, not the whole path). False if the
-    root itself could not be read."""
-    stack = [root]
+    """Iterative scandir walk. A directory symlink is followed only while it stays inside the folders
+    named (never into /proc, /sys, /dev), and a folder (by device and inode) is entered once, so a
+    symlink loop ends at its first repeat. Files are opened relative to their folder's descriptor
+    (one path component to resolve, not the whole path). A cancel, the deadline or the file bound
+    stops it between folders and files (and within large files), saying how much was left. False if
+    the root itself could not be read."""
+    stack = [(root, 0)]
     root_ok = True
-    ext_kind, name_kind, skip_dirs, visited, env_names = _EXT_KIND, _NAME_KIND, _SKIP_DIRS, st.visited, _ENV_NAMES
-    while stack:
-        if time.monotonic() > st.deadline:
-            st.truncated = f"stopped after {st.deadline_s:g} s; {len(stack)} folders not scanned"
-            break
-        d = stack.pop()
-        dfd = None
-        try:
-            if _FD_WALK:
-                dfd = os.open(d, _DIR_FLAGS)
-                with os.scandir(dfd) as it:
-                    entries = list(it)
-            else:
-                with os.scandir(d) as it:
-                    entries = list(it)
-        except OSError as e:
-            if dfd is not None:
-                os.close(dfd)
-            st.skip(d, _reason(e))
-            root_ok = root_ok and d != root
-            continue
-        try:
-            if d != root and any(ent.name in _ENV_ENTRIES for ent in entries):
-                st.skip(d, "virtualenv")
-                continue
-            st.dirs_walked += 1
-            prefix = d if d.endswith(os.sep) else d + os.sep
-            files: list[tuple[str, str]] = []
-            for ent in entries:
-                name = ent.name
-                try:
-                    if ent.is_file():
-                        kind = name_kind.get(name)
-                        if kind is None:
-                            dot = name.rfind(".")
-                            kind = "" if dot < 0 else ext_kind.get(name[dot + 1:]) if dot > 0 else None
-                            if kind is None:
-                                st.other_files += 1
-                                continue
-                            if kind == "python" and _is_test_module(name):
-                                st.skip(prefix + name, "python test module")
-                                continue
-                        files.append((name, kind))
-                    elif ent.is_dir():
-                        reason = skip_dirs.get(name) or (prefix == "/" and _SYSTEM_DIRS.get(name))
-                        if not reason and name in env_names and _is_environment(prefix + name):
-                            reason = "virtualenv"
-                        if reason:
-                            st.skip(prefix + name, reason)
-                            continue
-                        s = ent.stat()
-                        key = (s.st_dev, s.st_ino)
-                        if key in visited:
-                            st.skip(prefix + name, "symlink to a folder already scanned (loop or duplicate)")
-                            continue
-                        visited.add(key)
-                        stack.append(prefix + name)
-                    elif ent.is_symlink() and not os.path.exists(prefix + name):
-                        st.skip(prefix + name, "broken symlink")
-                    elif _kind_of(name) is not None:  # a FIFO/device/socket with a config's name
-                        st.skip(prefix + name, _special_reason(ent))
-                except OSError as err:
-                    st.skip(prefix + name, _reason(err))
-            if files:
-                _read_files(st, dfd, d, files)
-        finally:
-            if dfd is not None:
-                os.close(dfd)
+    try:
+        while stack:
+            st.check()
+            d, depth = stack.pop()
+            root_ok = _walk_folder(st, d, depth, root, stack) and root_ok
+    except _Stopped as stop:
+        st.truncated = f"{stop}; {len(stack)} folders not scanned"
     return root_ok
+
+
+def _walk_folder(st: _Scan, d: str, depth: int, root: str, stack: list[tuple[str, int]]) -> bool:
+    """List one folder, push its subfolders, read its candidate files. False if it is the root and
+    could not be listed."""
+    dfd = None
+    try:
+        if _FD_WALK:
+            dfd = os.open(d, _DIR_FLAGS)
+            with os.scandir(dfd) as it:
+                entries = list(it)
+        else:
+            with os.scandir(d) as it:
+                entries = list(it)
+    except OSError as e:
+        if dfd is not None:
+            os.close(dfd)
+        st.skip(d, _reason(e))
+        return d != root
+    try:
+        if d != root and any(ent.name in _ENV_ENTRIES for ent in entries):
+            st.skip(d, "virtualenv")
+            return True
+        st.dirs_walked += 1
+        prefix = d if d.endswith(os.sep) else d + os.sep
+        files, full = _sort_entries(st, entries, prefix, depth, stack)
+        if files:
+            _read_files(st, dfd, d, files)
+        if full:
+            raise _Stopped(f"stopped at the {st.max_files}-file bound (in {d})")
+    finally:
+        if dfd is not None:
+            os.close(dfd)
+    return True
+
+
+def _sort_entries(st: _Scan, entries: list[os.DirEntry], prefix: str, depth: int,
+                  stack: list[tuple[str, int]]) -> tuple[list[tuple[str, str]], bool]:
+    """Candidate files of one folder (name, kind), its subfolders pushed on ``stack``, the rest
+    counted or skipped with a reason; True as well when the file bound was reached in it."""
+    ext_kind, name_kind, skip_dirs, visited, env_names = _EXT_KIND, _NAME_KIND, _SKIP_DIRS, st.visited, _ENV_NAMES
+    files: list[tuple[str, str]] = []
+    for ent in entries:
+        name = ent.name
+        try:
+            if ent.is_symlink():
+                why = _symlink_problem(st, prefix + name)
+                if why:
+                    st.skip(prefix + name, why)
+                    continue
+            if ent.is_file():
+                if st.max_files is not None and st.files_seen >= st.max_files:
+                    return files, True
+                st.files_seen += 1
+                kind = name_kind.get(name)
+                if kind is None:
+                    dot = name.rfind(".")
+                    kind = "" if dot < 0 else ext_kind.get(name[dot + 1:]) if dot > 0 else None
+                    if kind is None:
+                        st.other_files += 1
+                        continue
+                    if kind == "python" and _is_test_module(name):
+                        st.skip(prefix + name, "python test module")
+                        continue
+                files.append((name, kind))
+            elif ent.is_dir():
+                reason = skip_dirs.get(name) or (prefix == "/" and _SYSTEM_DIRS.get(name))
+                if not reason and name in env_names and _is_environment(prefix + name):
+                    reason = "virtualenv"
+                if not reason and st.max_depth is not None and depth >= st.max_depth:
+                    reason = f"below the depth bound ({st.max_depth})"
+                if reason:
+                    st.skip(prefix + name, reason)
+                    continue
+                s = ent.stat()
+                key = (s.st_dev, s.st_ino)
+                if key in visited:
+                    st.skip(prefix + name, "symlink to a folder already scanned (loop or duplicate)")
+                    continue
+                visited.add(key)
+                stack.append((prefix + name, depth + 1))
+            elif ent.is_symlink() and not os.path.exists(prefix + name):
+                st.skip(prefix + name, "broken symlink")
+            elif _kind_of(name) is not None:  # a FIFO/device/socket with a config's name
+                st.skip(prefix + name, _special_reason(ent))
+        except OSError as err:
+            st.skip(prefix + name, _reason(err))
+    return files, False
 
 
 def _special_reason(entry: os.DirEntry) -> str:
@@ -436,13 +557,19 @@ def _read_files(st: _Scan, dfd: int | None, folder: str, files: list[tuple[str, 
     os_open, os_read, os_close, prefilter, shebang = os.open, os.read, os.close, PREFILTER.search, _SHEBANG.match
     prefix = folder if not folder or folder.endswith(os.sep) else folder + os.sep
     considered = read = nbytes = other = 0
+    check = st.check
     for name, kind in files:
+        check()
         try:
             fd = os_open(name, _FLAGS, dir_fd=dfd) if dfd is not None else os_open(prefix + name, _FLAGS)
         except OSError as e:
             st.skip(prefix + name, _reason(e))
             continue
         try:
+            mode = os.fstat(fd).st_mode
+            if not stat.S_ISREG(mode):  # swapped for a FIFO or device after the listing: never read
+                st.skip(prefix + name, _not_regular(mode) or "not a regular file")
+                continue
             data = os_read(fd, first)
             if kind == "":  # extensionless: a shell script only with a sh-family shebang
                 if not shebang(data):
@@ -500,11 +627,12 @@ def _take_hit(st: _Scan, path: str, kind: str, data: bytes) -> None:
     """A file that passed the pre-filter: its settings, line by line, and its context."""
     st.prefilter_hits += 1
     text = data.decode("utf-8", "replace")
-    found = _find_settings(text, kind)
+    found = _find_settings(text, kind, st.check)
     if not found:
         return
     shown = os.path.normpath(path)
-    ctx = file_context(text, os.path.basename(path), kind)
+    st.check()
+    ctx = file_context(text, os.path.basename(path), kind, st.check)
     ctx["kind"] = kind
     kept = False
     for m in found:
@@ -526,13 +654,16 @@ def _take_hit(st: _Scan, path: str, kind: str, data: bytes) -> None:
 # --- finding the settings in one file's text ------------------------------------------------------
 
 
-def _find_settings(text: str, kind: str) -> list[TpMatch]:
-    """Every TP setting in ``text``: value > 1, at 1 (status 'one', for evidence) or unresolved."""
+def _find_settings(text: str, kind: str, check: Check = None) -> list[TpMatch]:
+    """Every TP setting in ``text``: value > 1, at 1 (status 'one', for evidence) or unresolved.
+    ``check`` is called every few thousand lines (it raises to stop a scan within a large file)."""
     lines = text.split("\n")  # not splitlines(): form feeds and U+2028 must not shift line numbers
-    assigns = _assignments(text) if kind in ("shell", "env", "dockerfile", "any") else None
+    assigns = _assignments(text, check) if kind in ("shell", "env", "dockerfile", "any") else None
     parents = _Nesting(kind)
     out: list[TpMatch] = []
     for i, line in enumerate(lines):
+        if check is not None and not i % _CHECK_EVERY_LINES:
+            check()
         parents.feed(line)
         if "tp" not in line and "TP" not in line and "arallel" not in line and "ARALLEL" not in line:
             continue
@@ -577,7 +708,7 @@ def _next_list_value(lines: list[str], j: int) -> str | None:
     return None
 
 
-def _judge_value(key: str, raw: str, kind: str, assigns: list[tuple[int, str, str]] | None,
+def _judge_value(key: str, raw: str, kind: str, assigns: Assignments | None,
                  lineno: int) -> TpMatch | None:
     """Classify one value: a number, 'auto'-style tp_plan, or a variable (resolved in-file if it can be)."""
     value = raw.strip()
@@ -607,14 +738,35 @@ def _as_int(s: str) -> int | None:
         return None
 
 
-def _assignments(text: str) -> list[tuple[int, str, str]]:
-    out = []
-    for m in _ASSIGN.finditer(text):
-        out.append((text.count("\n", 0, m.start()) + 1, m.group(1), m.group(2)))
+Assignments = dict[str, tuple[list[int], list[str]]]  # name -> (line numbers ascending, values)
+
+
+class _LineOf:
+    """Line numbers of ascending offsets, counted on from the last one asked (linear overall, where
+    counting from the start for every match would be quadratic)."""
+
+    def __init__(self, text: str) -> None:
+        self.text, self.pos, self.line = text, 0, 1
+
+    def __call__(self, offset: int) -> int:
+        if offset < self.pos:
+            self.pos, self.line = 0, 1
+        self.line += self.text.count("\n", self.pos, offset)
+        self.pos = offset
+        return self.line
+
+
+def _assignments(text: str, check: Check = None) -> Assignments:
+    out: Assignments = {}
+    line_of = _LineOf(text)
+    for m in _finditer(_ASSIGN, text, check):
+        lines, values = out.setdefault(m.group(1), ([], []))
+        lines.append(line_of(m.start()))
+        values.append(m.group(2))
     return out
 
 
-def _resolve(value: str, assigns, before: int, depth: int = 0) -> tuple[str | None, str | None]:
+def _resolve(value: str, assigns: Assignments | None, before: int, depth: int = 0) -> tuple[str | None, str | None]:
     """Resolve `$TP`, `${TP}`, `${TP:-2}` from assignments on lines before ``before`` in the same
     script (`TP=${TP:-2}` resolves to its default, not to itself)."""
     m = _VAR_REF.match(value)
@@ -622,9 +774,10 @@ def _resolve(value: str, assigns, before: int, depth: int = 0) -> tuple[str | No
         return None, None
     name, op, default = m.group(1), m.group(2), m.group(3)
     last = None
-    for line, n, v in assigns:
-        if n == name and line < before:
-            last = (line, v)
+    lines, values = assigns.get(name, ((), ()))
+    i = bisect.bisect_left(lines, before)  # the last assignment above line ``before``
+    if i:
+        last = (lines[i - 1], values[i - 1])
     if last is not None:
         inner = last[1]
         if inner.startswith("$"):
@@ -640,7 +793,7 @@ class _Nesting:
     """Dotted parent path of a line: YAML by indentation, TOML by [table] headers."""
 
     _YAML_KEY = re.compile(r"""^(\s*)(?:-\s+)?["']?([\w.\-]+)["']?\s*:\s*(?:[&!][^\s#]*\s*)?(#.*)?$""")
-    _TOML_TABLE = re.compile(r"^\s*\[\[?\s*([\w.\-\"' ]+?)\s*\]\]?\s*(?:#.*)?$")
+    _TOML_TABLE = re.compile(r"^[ \t]*\[\[?([\w.\-\"' \t]+)\]\]?[ \t]*(?:#|$)")  # one greedy run: linear
 
     def __init__(self, kind: str) -> None:
         self.kind = kind
@@ -652,7 +805,7 @@ class _Nesting:
         if self.kind == "toml":
             m = self._TOML_TABLE.match(line)
             if m:
-                self.table = m.group(1).replace('"', "").replace("'", "")
+                self.table = m.group(1).strip().replace('"', "").replace("'", "")
             return
         if self.kind != "yaml":
             return
@@ -683,9 +836,25 @@ class _Nesting:
 # --- what kind of job a file describes ------------------------------------------------------------
 
 
-def _markers(rx: re.Pattern, text: str) -> list[str]:
+def _finditer(rx: re.Pattern, text: str, check: Check = None) -> Iterator[re.Match]:
+    """``rx.finditer(text)`` block by block (blocks end at a line end where one is near), calling
+    ``check`` before each: a marker regex over a 4 MB file takes seconds, and a cancel or the deadline
+    must not wait for it. A match across a block's end is not found (only multi-line ones can be)."""
+    if check is None or len(text) <= _BLOCK:
+        yield from rx.finditer(text)
+        return
+    pos = 0
+    while pos < len(text):
+        nl = text.find("\n", pos + _BLOCK, pos + 4 * _BLOCK)
+        end = nl + 1 if nl != -1 else pos + 4 * _BLOCK
+        check()
+        yield from rx.finditer(text, pos, end)
+        pos = end
+
+
+def _markers(rx: re.Pattern, text: str, check: Check = None) -> list[str]:
     seen: list[str] = []
-    for m in rx.finditer(text):
+    for m in _finditer(rx, text, check):
         s = " ".join(m.group(0).split())[:60]
         if s not in seen:
             seen.append(s)
@@ -694,25 +863,25 @@ def _markers(rx: re.Pattern, text: str) -> list[str]:
     return seen
 
 
-def file_context(text: str, name: str, kind: str | None = None) -> FileContext:
+def file_context(text: str, name: str, kind: str | None = None, check: Check = None) -> FileContext:
     """Training or serving, multi-node or single node, from a file's content and name (with the
     markers that decided it, so the verdict can show its evidence)."""
-    training = _markers(_TRAINING_STRONG, text)
-    serving = _markers(_SERVING_STRONG, text)
+    training = _markers(_TRAINING_STRONG, text, check)
+    serving = _markers(_SERVING_STRONG, text, check)
     if training:
         context = "training"
     elif serving:
         context = "serving"
     else:
-        training = _markers(_TRAINING_WEAK, text)
-        serving = _markers(_SERVING_WEAK, text)
+        training = _markers(_TRAINING_WEAK, text, check)
+        serving = _markers(_SERVING_WEAK, text, check)
         if _TRAIN_NAME.search(name):
             training.append(f"file name '{name}'")
         elif _SERVE_NAME.search(name):
             serving.append(f"file name '{name}'")
         context = "training" if training else "serving" if serving else "unknown"
     ctx: FileContext = {"context": context, "training_markers": training, "serving_markers": serving}
-    ctx.update(node_info(text, kind))
+    ctx.update(node_info(text, kind, check))
     return ctx
 
 
@@ -723,13 +892,18 @@ def _torchrun_default(text: str) -> tuple[str | None, str | None]:
     if _NNODES_ANYWHERE.search(text):
         return None, None  # a node count (read above, or unresolved) decides, not the default
     found = None
+    seen_to = 0
     for m in _TORCHRUN.finditer(text):
-        end = text.find("\n", m.end())
+        if m.start() < seen_to:
+            continue
+        stop = m.end() + _TORCHRUN_LINE  # one launch, not the rest of the file
+        end = text.find("\n", m.end(), stop)
         while end != -1 and text[end - 1:end] == "\\":  # shell line continuation
-            end = text.find("\n", end + 1)
-        line = text[m.end(): end if end != -1 else len(text)]
+            end = text.find("\n", end + 1, stop)
+        line = text[m.end(): end if end != -1 else stop]
         script = _SCRIPT_ARG.search(line)
         opts = line[: script.start()] if script else line
+        seen_to = m.end() + len(opts)  # a torchrun inside these options is a word in them, not a launch
         if "$" in opts:
             return None, f"{m.group(0)} options from a variable: {' '.join(opts.split())[:40]}"
         found = found or m.group(0)
@@ -746,20 +920,20 @@ def _node_marker(m: re.Match) -> str:
     return " ".join(m.group(0).split())[:60]
 
 
-def node_info(text: str, kind: str | None = None) -> FileContext:
+def node_info(text: str, kind: str | None = None, check: Check = None) -> FileContext:
     """Multi-node or single node, from node counts, multi-node hints (--node-rank, a remote
     MASTER_ADDR ...), --standalone, or torchrun's one-node default (not for Python code)."""
     counts: list[int] = []
     unresolved: list[str] = []
     markers: list[str] = []
-    assigns = _assignments(text)
-    for m in _NODE_COUNT.finditer(text):
+    assigns = _assignments(text, check)
+    line_of = _LineOf(text)
+    for m in _finditer(_NODE_COUNT, text, check):
         if (("," in m.group("sep") or "-" in m.group("sep")) and not m.group("k").startswith("-")):
             continue  # `"num_nodes", 1` in code, `num_nodes:\n  - 2`: not a setting
         v = m.group("v")
         if v.startswith("$"):
-            lineno = text.count("\n", 0, m.start()) + 1
-            r, _via = _resolve(v, assigns, lineno + 1)
+            r, _via = _resolve(v, assigns, line_of(m.start()) + 1)
             if r is None or _as_int(r.split(":")[-1]) is None:
                 unresolved.append(_node_marker(m))
                 continue
@@ -768,8 +942,8 @@ def node_info(text: str, kind: str | None = None) -> FileContext:
         counts.append(n)
         if len(markers) < MAX_MARKERS:
             markers.append(_node_marker(m))
-    hints = _markers(_MULTI_HINTS, text)
-    single = _markers(_SINGLE_HINTS, text)
+    hints = _markers(_MULTI_HINTS, text, check)
+    single = _markers(_SINGLE_HINTS, text, check)
     if counts:
         nodes = "multi" if max(counts) > 1 else "single"
         count = max(counts)
@@ -816,6 +990,7 @@ def _lend_launcher_context(st: _Scan) -> None:
         names_in = re.compile(b"|".join(re.escape(n) for n in names)).search
         cwd = _safe_cwd() or ""
         for lpath, data in st.launchers:
+            st.check()
             if data is None:
                 data = _reread(lpath, st.limit)
             if not data or not names_in(data):
@@ -832,7 +1007,7 @@ def _lend_launcher_context(st: _Scan) -> None:
                     if shown is None or shown == lshown:
                         continue
                     if lctx is None:
-                        lctx = file_context(text, os.path.basename(lpath), "shell")
+                        lctx = file_context(text, os.path.basename(lpath), "shell", st.check)
                     _lend(st.files[shown], lctx, lshown)
                     break
 
