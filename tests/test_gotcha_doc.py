@@ -45,7 +45,10 @@ MODULES = {"G1": g01_cuda_abi, "G2": g02_flash_attn, "G3": g03_unified_memory, "
            "G9": g09_container_drift, "G10": g10_tensor_parallel}
 HELPERS = (_facts, _packages, _when, base)  # shared by the judges: no threshold of their own
 # Module-level numbers that are not thresholds (units): left out of the doc on purpose.
-NOT_THRESHOLDS = {("G5", "GIB"): "a unit (bytes in a GiB)", ("G4", "NS_PER_S"): "a unit (nanoseconds in a second)"}
+NOT_THRESHOLDS = {("G5", "GIB"): "a unit (bytes in a GiB)", ("G4", "NS_PER_S"): "a unit (nanoseconds in a second)",
+                  ("G1", "TORCH_INDEXES"): "PyTorch's wheel index names, for the fix block",
+                  ("G6", "COMMAND_KEPT"): "the process probe's command-line cut, for the fix block",
+                  ("G10", "MAX_EDITS"): "settings the fix names one by one"}
 
 # The config keys each judge reads (cfg.section.key; G4's `th` is cfg.thermal; GpuFacts reads
 # hardware.gpu_name_hint for G1 and G7): each must appear in its section with Config()'s default.
