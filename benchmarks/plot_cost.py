@@ -35,6 +35,15 @@ def rss_mb() -> float:
         return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
+def installed(package: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return "not installed"
+
+
 def readings(n: int) -> list[float | None]:
     rng, v, out = random.Random(4), 45.0, []
     for i in range(n):
@@ -93,7 +102,8 @@ async def measure(name: str, frames: int) -> dict:
             assert len(lines) == HEIGHT
         after = rss_mb()
     took = sorted(took[10:])  # the first frames build caches and import lazily
-    return {"widget": name, "ms_per_frame": 1000 * sum(took) / len(took), "p95_ms": 1000 * took[int(len(took) * 0.95)],
+    # the median: the machine is shared, and another process's burst is not the widget's cost
+    return {"widget": name, "ms_per_frame": 1000 * took[len(took) // 2], "p95_ms": 1000 * took[int(len(took) * 0.95)],
             "rss_delta_mb": after - before}
 
 
@@ -108,8 +118,9 @@ def main() -> int:
     print(f"# plot cost: {POINTS} readings (1 h at 1 Hz) in {WIDTH}x{HEIGHT} cells, {args.frames} frames, "
           f"the hour sliding one reading a frame")
     print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} · {platform.node()} · {platform.machine()} · "
-          f"{os.cpu_count()} CPUs · Python {platform.python_version()}")
+          f"{os.cpu_count()} CPUs · load {os.getloadavg()[0]:.1f} · Python {platform.python_version()}")
     print(f"# command: python benchmarks/plot_cost.py --frames {args.frames}")
+    print("# " + " · ".join(f"{pkg} {installed(pkg)}" for pkg in ("textual", "textual-plotext", "plotext")))
     results = {}
     for name in WIDGETS:
         p = subprocess.run([sys.executable, __file__, "--one", name, "--frames", str(args.frames)],
@@ -118,7 +129,7 @@ def main() -> int:
             print(f"{name:<20} failed: {(p.stderr.strip().splitlines() or ['?'])[-1]}")
             continue
         r = results[name] = json.loads(p.stdout.strip().splitlines()[-1])
-        print(f"{name:<20} {r['ms_per_frame']:8.3f} ms/frame  (p95 {r['p95_ms']:.3f})  RSS +{r['rss_delta_mb']:.1f} MB")
+        print(f"{name:<20} {r['ms_per_frame']:8.3f} ms/frame median  (p95 {r['p95_ms']:.3f})  RSS +{r['rss_delta_mb']:.1f} MB")
     chosen = results.get(CHOSEN)
     if chosen is None or len(results) < len(WIDGETS):
         print("FAIL: not every widget was measured (pip install textual-plotext for the comparison)")

@@ -78,6 +78,7 @@ class SparkCommands(Provider):
         ("Cancel running checks", "cancel_checks", "c"),
         ("Measure bandwidth (G5, asks first)", "bandwidth", "b"),
         ("Pause / resume sampling", "toggle_pause", "p"),
+        ("Plots: next span (5 min, 1 h, the whole session)", "cycle_span", "g"),
         ("Filter the process table", "filter_processes", "/"),
         ("Change the process table's sort", "cycle_sort", "s"),
         ("Reverse the process table's sort", "reverse_sort", "S"),
@@ -124,7 +125,7 @@ class SparkApp(App):
         Binding("q", "quit", "quit", tooltip="quit sparktui (everywhere else q goes back)"),
         Binding("question_mark", "help", "help", tooltip="the keys of this view"),
         Binding("enter", "open_card", "card", key_display="⏎",
-                tooltip="open the selected gotcha's card (or the selected playbook issue)"),
+                tooltip="open the selected row: a gotcha's card, a process in full, a playbook issue"),
         Binding("r", "rerun_selected", "rerun", tooltip="rerun the selected check"),
         Binding("R", "rerun_all", "all", tooltip="rerun all non-intrusive checks"),
         Binding("c", "cancel_checks", "cancel", show=False, tooltip="cancel the running checks"),
@@ -140,7 +141,7 @@ class SparkApp(App):
         Binding("S", "reverse_sort", "reverse", show=False, tooltip="reverse the process table's sort"),
         Binding("t", "toggle_tree", "tree", show=False, tooltip="the process table as a tree (launchers over their workers)"),
         Binding("L", "cycle_layout", "layout", show=False),
-        Binding("g", "cycle_span", "span", show=False),
+        Binding("g", "cycle_span", "span", show=False, tooltip="the plots' span: 5 min, 1 h, the whole session (kept)"),
         Binding("o", "open_issue_url", "open URL", show=False, tooltip="open the selected playbook issue's URL"),
         Binding("y", "copy_issue_url", "copy URL", show=False, tooltip="copy the selected playbook issue's URL"),
         Binding("ctrl+c", "ask_quit", "quit?", show=False, tooltip="quit, after asking (ctrl+q quits at once)"),
@@ -375,7 +376,7 @@ class SparkApp(App):
         busy = [i for i in ids if self.board[i].running_since is not None]
         ids = [i for i in ids if i not in TELEMETRY_CHECKS and i not in busy]
         if busy and say_busy:
-            since = ", ".join(f"{gid} for {self._running_s(gid):.0f} s" for gid in busy)
+            since = ", ".join(f"{gid} for {int(self._running_s(gid))} s" for gid in busy)
             self.notify(f"already running: {since} (c cancels)")
         if not ids:
             return
