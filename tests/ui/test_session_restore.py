@@ -138,6 +138,14 @@ def children(pid: int) -> list[int]:
     return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
 
 
+def start_dashboard(tmux: Tmux, tmp_path: Path) -> None:
+    """The real `sparktui` in a pane that stays after it exits, so a crash's traceback is on the
+    screen the failure message shows."""
+    tmux.start(sparktui_cmd(tmp_path), width=100, height=30)
+    tmux.run("set-option", "-t", tmux.name, "remain-on-exit", "on")
+    tmux.wait_for("G10")
+
+
 def test_sigkill_of_a_real_dashboard_leaves_whole_lines_and_the_next_one_restores_it(tmp_path):
     assert shutil.which("tmux"), "tmux is needed for this test (apt-get install tmux)"
     conf = Path(os.environ["XDG_CONFIG_HOME"]) / "sparktui" / "config.toml"
@@ -145,8 +153,7 @@ def test_sigkill_of_a_real_dashboard_leaves_whole_lines_and_the_next_one_restore
     conf.write_text("[telemetry]\ninterval_s = 0.05\nprocesses_every_s = 0.5\n")
     first = Tmux(tmp_path)
     try:
-        first.start(sparktui_cmd(tmp_path), width=100, height=30)
-        first.wait_for("G10")
+        start_dashboard(first, tmp_path)
         for _ in range(100):
             files = session_files()
             if files and files[0].read_bytes().count(b'{"type":"sample"') >= 40:
@@ -172,8 +179,7 @@ def test_sigkill_of_a_real_dashboard_leaves_whole_lines_and_the_next_one_restore
 
     second = Tmux(tmp_path)
     try:
-        second.start(sparktui_cmd(tmp_path), width=100, height=30)
-        second.wait_for("G10")
+        start_dashboard(second, tmp_path)
         second.keys("e")
         screen = second.wait_for("not watching")
         assert killed.stem[:16] in screen

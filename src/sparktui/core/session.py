@@ -298,5 +298,5 @@ def restore_events(log: EventLog, restored: Restored, now: float) -> None:
         log.observe(Verdict(v["id"], Status(v["status"]), v["summary"]), v["t"])
     gap_min = max(0.0, now - restored.ended_at) / 60
     log.changes.append(Change(t=now, id="—", old=None, new=Status.SKIP,
-                              summary=f"not watching for {gap_min:.0f} min; the rows below are from session "
-                                      f"{restored.session}"))
+                              summary=f"after session {restored.session}: not watching for {gap_min:.0f} min "
+                                      "(the rows below are from it)"))
