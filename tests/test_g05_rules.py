@@ -274,7 +274,7 @@ def test_gate_ignores_a_process_holding_no_gpu_memory():
 
 # --- whole verdicts: the evidence is the product, so it is pinned too --------------------------------
 
-FACTS_SRC = "FACTS.md: read kernel 231-253 GB/s; copy-style kernels 180-217 GB/s; spec 273"
+FACTS_SRC = "public GB10 reports: read kernel 231-253 GB/s (antirez/ds4 #773); copy-style kernels 180-217 GB/s; spec 273"
 EV_FIGURES = [
     ("device", "torch.cuda (target)", "NVIDIA GB10"),
     ("copy bandwidth (bytes read + written per s)", "CUDA events over a device copy loop", 201.3),

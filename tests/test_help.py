@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import argparse
 import re
+from pathlib import Path
 
 import pytest
 
 from sparktui.cli import helptext
 from sparktui.cli.common import EXIT_MEANING, SHARED_OPTIONS
 from sparktui.cli.main import build_parser, main
+from sparktui.gotchas import REGISTRY, g05_bandwidth
 
 # a command that takes the shared options -> one of its own options
 OWN_OPTION = {"check": "--watch", "snapshot": "--output", "bandwidth": "--size", "record": "--interval",
@@ -92,3 +94,45 @@ def test_exit_code_lines_wrap_under_their_meaning():
         codes = entry.epilog().split("Exit codes:\n", 1)[1].splitlines()
         assert all(len(line) <= helptext.EPILOG_WIDTH for line in codes)
         assert all(re.match(r"  \d+ +\S| {7}\S", line) for line in codes)
+
+
+# -- what the shipped texts cite -------------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[1]
+# the project's working notes, which do not ship: texts cite the public sources instead
+UNSHIPPED = re.compile(r"FACTS\.md|FIELD-FACTS|gotcha-checks|spark-training-gotchas|TEXTUAL-NOTES|shared/reference"
+                       r"|\.\./shared")
+CITED_FILE = re.compile(r"(?<![\w/.~-])(?:docs|tools|benchmarks|screenshots)/[\w./-]+\.\w+|\b[A-Z]+\.md\b")  # repo-relative
+
+
+def _shipped_texts() -> dict[str, str]:
+    """Every text a user can read: the package's files (code, comments, data), the docs, the README,
+    every gotcha's card as `explain` prints it, the evidence sources, and every --help."""
+    texts = {str(p.relative_to(ROOT)): p.read_text(encoding="utf-8", errors="replace")
+             for p in sorted((ROOT / "src" / "sparktui").rglob("*"))
+             if p.is_file() and "__pycache__" not in p.parts}
+    texts.update({str(p.relative_to(ROOT)): p.read_text(encoding="utf-8")
+                  for p in [ROOT / "README.md", *sorted((ROOT / "docs").iterdir())] if p.is_file()})
+    texts.update({f"sparktui explain {gid}": g.explain() for gid, g in REGISTRY.items()})
+    texts["G5 expected-range sources"] = "\n".join(e.source for e in g05_bandwidth.EXPECTED)
+    texts["sparktui --help"] = build_parser().format_help()
+    texts.update({f"sparktui {name} --help": p.format_help() for name, p in _commands().items()})
+    return texts
+
+
+def test_no_shipped_text_cites_a_file_that_does_not_ship():
+    texts = _shipped_texts()
+    assert len(texts) > 100 and "sparktui explain G4" in texts and "docs/gotchas.md" in texts
+    unshipped = sorted({f"{where}: {m}" for where, text in texts.items() for m in UNSHIPPED.findall(text)})
+    assert not unshipped, "cite the public source (or docs/gotchas.md) instead of the working notes:\n" + \
+        "\n".join(unshipped)
+    missing = sorted({f"{where}: {m}" for where, text in texts.items() for m in CITED_FILE.findall(text)
+                      if not (ROOT / m.rstrip(".")).exists()})
+    assert not missing, "these texts name files that are not in the repository:\n" + "\n".join(missing)
+
+
+def test_the_citation_check_sees_a_working_note_and_a_missing_doc():
+    """The patterns above catch what they are for (a check that cannot fail checks nothing)."""
+    assert UNSHIPPED.search("seen on a GB10 (FACTS.md, power)") and UNSHIPPED.search("../shared/reference/x.txt")
+    assert CITED_FILE.findall("see docs/nowhere.md and docs/gotchas.md") == ["docs/nowhere.md", "docs/gotchas.md"]
+    assert not (ROOT / "docs/nowhere.md").exists() and (ROOT / "docs/gotchas.md").exists()

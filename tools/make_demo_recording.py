@@ -347,7 +347,7 @@ def main(out: Path) -> None:
         out.unlink()
     head = header(interval_s=INTERVAL, host=HOST, static=STATIC, version="0.1.0", started_at=T0,
                   processes_every_s=PROCESS_EVERY, demo=True, readings=demo_readings(),
-                  note="synthetic GB10 recording modelled on public reports (FACTS.md); not a measurement")
+                  note="synthetic GB10 recording modelled on public reports (docs/gotchas.md); not a measurement")
     state = {"temp": 42.0, "thermal_ns": 903_158_000}
     n = 0
     next_proc = 0.0

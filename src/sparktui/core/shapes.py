@@ -52,7 +52,7 @@ class MemInfo(TypedDict, total=False):
     /proc/meminfo in **bytes** (the kernel's kB times 1024), except the HugePages_* counts, which
     are numbers of pages. A key the kernel does not print is absent, never 0. Shmem (tmpfs,
     /dev/shm) is part of Cached and is not reclaimable: page cache that drop_caches can free is
-    about Cached - Shmem (FIELD-FACTS.md).
+    about Cached - Shmem (proc(5)).
     """
 
     MemTotal: int
@@ -172,7 +172,7 @@ class GpuRow(_GpuRowBase, total=False):
     util_mem: int | None
     reasons_mask: int | None  # nvmlClocksEventReason* bits, instantaneous
     reasons: list[str] | None  # the mask decoded (core/telemetry.py REASON_BITS)
-    # nvidia-smi's five "Clocks Event Reasons Counters" (FIELD-FACTS.md): field ids 74, 76, 269, 270, 271
+    # nvidia-smi's five "Clocks Event Reasons Counters" (NVML field values): field ids 74, 76, 269, 270, 271
     sw_power_cap_ns: int | None
     sync_boost_ns: int | None
     sw_thermal_ns: int | None

@@ -179,7 +179,7 @@ def _stage(t: Mapping[str, Any], name: str) -> dict:
 
 
 Finding = tuple[Status, str]
-GB10_CUDA_MAJOR = 13  # GB10 (sm_121) needs a torch built for CUDA 13.x: FACTS.md
+GB10_CUDA_MAJOR = 13  # GB10 (sm_121) needs a torch built for CUDA 13.x (docs/gotchas.md, G1)
 
 
 # -- the rules: each reads one piece of the target's reading, adds its evidence, returns findings --
@@ -415,5 +415,6 @@ GOTCHA = Gotcha(
     cadence_s=1800.0,
     probes=("target", "nvml", "cudalibs"),
     judge=judge,
-    references=("shared/reference/gotcha-checks.txt (G1)", "FACTS.md: pip torch warns about capability 12.1 on GB10"),
+    references=("torch.version.cuda is the signal: NGC builds of torch for CUDA 13 carry no +cu130 tag",
+                "pip torch on GB10 warns: cuda capability 12.1, supported (8.0) - (12.0) (public GB10 reports)"),
 )

@@ -295,6 +295,6 @@ GOTCHA = Gotcha(
         "Dao-AILab/flash-attention #1969: no aarch64/sm_121 wheel on PyPI (open)",
         "unslothai/unsloth unsloth/models/llama.py: kwargs.pop(\"attn_implementation\", None)  # No need since we auto call it",
         "unslothai/unsloth unsloth/models/_utils.py (2026.7.3, 2026.10.9): resolve_attention_implementation reads HAS_FLASH_ATTENTION",
-        "gotcha-checks G2: NGC 25.09 flash-attn 2.7.4.post1 runs on GB10; override confirmed on Unsloth 2026.7.2",
+        "nvcr.io/nvidia/pytorch:25.09-py3: flash-attn 2.7.4.post1 runs on GB10; the override was seen on Unsloth 2026.7.2",
     ),
 )

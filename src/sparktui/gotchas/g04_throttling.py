@@ -30,10 +30,11 @@ from sparktui.gotchas.base import Gotcha, unknown_from
 CLIMB_C = 3.0  # late-third mean minus early-third mean that counts as "climbing"
 NEAR_PEAK = 0.9  # heuristic: a late SM clock under load at or above this share of the window's peak is "held"
 REASONS_SEEN = 0.9  # share of samples with readable clock-event reasons that counts as "readable"
-PLATEAU_C = (80.0, 86.0)  # FACTS.md: 81 °C under Ollama, an 83-85 °C plateau serving
+PLATEAU_C = (80.0, 86.0)  # public GB10 reports: 81 °C under Ollama, an 83-85 °C plateau serving
 # A slowdown cause counts once it held the clocks for this share of the window (counters: its growth
-# over the window's span; reasons: the share of samples showing it). 1% of 10 min is 6 s. FIELD-FACTS:
-# 0.9 s of SW thermal slowdown at 81 °C is not throttling; 173 s under an Ollama load is.
+# over the window's span; reasons: the share of samples showing it). 1% of 10 min is 6 s. A public
+# GB10 sample: 0.9 s of SW thermal slowdown at 81 °C is not throttling; 173 s under an Ollama load
+# (ollama #13552) is.
 SLOWDOWN_SHARE = 0.01
 REASON_MIN_SAMPLES = 2  # a reason seen in one sample only is a snapshot, not sustained
 HW_FAIL_S = 1.0  # HW thermal slowdown / HW power brake (clocks cut by 2x or more) this long fails; less warns
@@ -786,6 +787,6 @@ GOTCHA = Gotcha(
     probes=("telemetry",),
     judge=judge,
     references=("GB10 power draw, limit N/A, clock-event counters: nvitop PR #208, leptonai/gpud PR #1170",
-                "NVML field ids 74/76/269/270/271 and their cost on a real GPU: FIELD-FACTS.md",
-                "USB-PD low-power fault states on DGX Spark: FACTS.md (power, heat, faults)"),
+                "NVML field ids 74/76/269/270/271: nvml.h of the 580 drivers; read in one call in ~0.75 ms on an H200",
+                "USB-PD low-power fault states on DGX Spark (clocks at 500-850 MHz): spark-gpu-throttle-check"),
 )

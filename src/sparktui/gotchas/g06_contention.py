@@ -30,7 +30,7 @@ from sparktui.gotchas.base import Gotcha, unknown_from, unknown_if_lacking
 LABELS = {"vllm": "vLLM", "sglang": "SGLang", "llamacpp": "llama.cpp", "ollama": "Ollama",
           "trtllm": "TensorRT-LLM", "nim": "NIM", "triton": "Triton", "tgi": "TGI"}
 
-# How a server's footprint can change after it started (FIELD-FACTS.md, "what they hold"):
+# How a server's footprint can change after it started (the servers' documentation; docs/gotchas.md, G6):
 # "fraction": takes a share of the whole pool at start-up (held ~= fraction x MemTotal once up);
 # "on-demand": holds what its loaded models take and loads more on request (size unknown);
 # "fixed": allocates up front; what NVML shows is what it keeps.
@@ -79,7 +79,7 @@ what the training run leaves free.
 
 # -- the verdict's fix: the servers and pids seen ------------------------------------------------
 
-# A server's own memory-cap flag (FACTS.md inference-server table); NIM's cap is an environment variable.
+# A server's own memory-cap flag (docs/gotchas.md, G6; each server's documentation); NIM's cap is an environment variable.
 CAP_FLAGS = {"vllm": "--gpu-memory-utilization", "sglang": "--mem-fraction-static",
              "trtllm": "--kv_cache_free_gpu_memory_fraction", "tgi": "--cuda-memory-fraction"}
 COMMAND_KEPT = 400  # probes/processes.py keeps this many characters of a command line: longer ones are cut
@@ -755,7 +755,8 @@ GOTCHA = Gotcha(
     cadence_s=10.0,
     probes=("processes", "meminfo"),
     judge=judge,
-    references=("Per-process GPU memory works on the host, empty inside a container: FACTS.md (NVML on GB10)",
-                "Server caps: FACTS.md inference-server table",
-                "What servers hold; RSS does not show GPU memory: FIELD-FACTS.md (memory on the one pool)"),
+    references=("Per-process GPU memory works on the host, empty inside a container: nvitop PR #208, sparkDash #10",
+                "Server caps: each server's own flag (vLLM --gpu-memory-utilization, SGLang --mem-fraction-static, "
+                "TensorRT-LLM free_gpu_memory_fraction); docs/gotchas.md, G6",
+                "RSS does not show GPU memory: vllm #54200 (1.8 GiB RSS holding 77 GiB)"),
 )

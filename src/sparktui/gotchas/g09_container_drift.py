@@ -437,6 +437,6 @@ GOTCHA = Gotcha(
     references=(
         "NGC PyTorch release notes: since 25.03 the image pins its packages in /etc/pip/constraint.txt",
         "Docker: /.dockerenv; Podman: /run/.containerenv",
-        "FACTS.md: NGC containers bundle flash-attn 2.7.4.post1; no aarch64/sm_121 wheel on PyPI",
+        "NGC containers bundle flash-attn 2.7.4.post1; no aarch64/sm_121 wheel on PyPI: Dao-AILab/flash-attention #1969",
     ),
 )

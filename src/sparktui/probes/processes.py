@@ -43,9 +43,9 @@ SERVER_ENV = {
     "tgi": ("CUDA_MEMORY_FRACTION",),
     "vllm": ("VLLM_GPU_MEMORY_UTILIZATION",),
 }
-# Defaults when a server is started without its cap (FACTS.md table; TRT-LLM's is a share of
-# the memory left after the weights; TGI's --cuda-memory-fraction defaults to 1.0).
-DEFAULT_CAPS = {"vllm": 0.9, "trtllm": 0.9, "tgi": 1.0}  # vLLM: CacheConfig default (FACTS.md)
+# Defaults when a server is started without its cap (each server's documentation; TRT-LLM's is a
+# share of the memory left after the weights; TGI's --cuda-memory-fraction defaults to 1.0).
+DEFAULT_CAPS = {"vllm": 0.9, "trtllm": 0.9, "tgi": 1.0}  # vLLM: CacheConfig default
 
 _TRAIN_SCRIPT = re.compile(r"(train|sft|finetun|fine[-_]tun|pretrain|dpo|grpo|ppo|lora|distill)", re.I)
 _PY = re.compile(r"^python(\d+(\.\d+)?)?$")

@@ -37,7 +37,7 @@ def _w(mw: Any) -> float:
 
 # NVML's clock-event counters (core/telemetry.py CLOCK_EVENT_COUNTERS; nvml.h: cumulative, in ns) are
 # the slow fields: one nvmlDeviceGetFieldValues call for 9 fields took ~1.7 ms on a real H200, two
-# single-field calls ~0.76 ms, nvmlDeviceGetViolationStatus ~0.69 ms a policy (FIELD-FACTS.md; every
+# single-field calls ~0.76 ms, nvmlDeviceGetViolationStatus ~0.69 ms a policy (every
 # other field 2-8 us). So all five are asked in ONE field-values call, and only every COUNTERS_EVERY_S:
 # a cumulative counter loses nothing by being read less often (G4 judges its growth over minutes).
 # Between reads a sample carries the last values read, so a recording or a scrape never has a gap.
@@ -45,7 +45,7 @@ def _w(mw: Any) -> float:
 # 1474 us: so 75 is asked only until 269 is seen to answer); a sample without them 88 us, with them 955 us.
 COUNTERS_EVERY_S = 10.0
 # (sample key, nvidia-ml-py constant, field id, nvmlDeviceGetViolationStatus policy or None). The ids
-# are those of nvml.h from the 580 drivers GB10 ships with (FIELD-FACTS: all answer on an H200, driver
+# are those of nvml.h from the 580 drivers GB10 ships with (all answer on an H200, driver
 # 580.159.04); an nvidia-ml-py without the constant gets the number. A field a device answers
 # NOT_SUPPORTED for is recorded None with the reason (never 0) and not asked again.
 _COUNTERS = (

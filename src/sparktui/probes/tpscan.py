@@ -93,7 +93,7 @@ def _is_test_module(name: str) -> bool:
     return name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
 
 
-# --- the keys (FACTS.md "Tensor-parallel keys (G10)") -------------------------------------------
+# --- the keys (each framework's documentation; docs/gotchas.md, G10) -----------------------------
 # vLLM --tensor-parallel-size/-tp/tensor_parallel_size; SGLang --tp-size/--tp/tp_size; TRT-LLM
 # --tp_size; Megatron/NeMo tensor_model_parallel_size; NeMo-RL tensor_parallel_size; NeMo
 # AutoModel distributed.tp_size; torchtitan tensor_parallel_degree; DeepSpeed
