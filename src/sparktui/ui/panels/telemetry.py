@@ -3,6 +3,8 @@ with a plot of the chosen span on a physical scale."""
 
 from __future__ import annotations
 
+from bisect import bisect_left
+from itertools import islice
 from typing import Any, Callable
 
 from rich.text import Text
@@ -106,11 +108,17 @@ class _View:
     def __init__(self, history: History, start: float, end: float, trend: bool, interval_s: float, words: str) -> None:
         self.history, self.start, self.end, self.trend, self.words = history, start, end, trend, words
         self.interval_s = interval_s
+        # The ring's part in the window (and the sample before it, which may hold into it): a
+        # 5-minute plot reads 300 samples of the hour kept, not all 3,600, five times a second.
+        times = history.values("t")
+        self._from = 0 if None in times else max(0, bisect_left(times, start) - 1)
+        self._times = times[self._from:]
 
     def series(self, key: str) -> tuple[list, list, float]:
         """(times, values, how long a value holds) from the ring buffer, or a point a minute."""
         if not self.trend:
-            return self.history.values("t"), self.history.values(key), self.interval_s * HOLD_INTERVALS
+            values = list(islice(self.history.series.get(key, ()), self._from, None))
+            return self._times, values, self.interval_s * HOLD_INTERVALS
         trend = self.history.trend
         values, last = trend.values(key), int(self.end // trend.bucket_s)
         times = [(last - i) * trend.bucket_s for i in range(len(values) - 1, -1, -1)]  # each minute's start
