@@ -47,7 +47,7 @@ def test_matching_open_issues_warn_and_are_listed_with_age_comments_and_reasons(
     ev = {e.what: e.value for e in v.evidence}
     assert ev["open issues checked"] == "87 (4 pull requests left out)"
     assert ev["nvidia/vllm last change"].startswith("2025-12-01T00:00:00Z (178 d before this check)")
-    assert "```" in v.fix and "--playbook vllm" in v.fix
+    assert "gh issue view 109 -R NVIDIA/dgx-spark-playbooks --comments\n" in v.fix
 
 
 def test_no_match_is_ok_with_what_was_checked_and_from_where():
@@ -327,7 +327,7 @@ def rows(v):
 def test_warn_whole_verdict():
     v = verdict(data(matches=[MATCH], matches_total=1, commands=["vllm serve x"],
                      folders={"vllm": {"last_commit": "2025-12-01T00:00:00Z", "sha": "abc", "error": None}}))
-    assert v.id == "G8" and v.status is Status.WARN and v.fix == g8.FIX
+    assert v.id == "G8" and v.status is Status.WARN and v.fix == g8.fix_for(data(), "NVIDIA/dgx-spark-playbooks", [MATCH])
     assert v.summary == ("1 open issue in NVIDIA/dgx-spark-playbooks name vllm or your command: #109; "
                          "nvidia/vllm unchanged for 178 d")
     assert rows(v) == [
@@ -344,7 +344,7 @@ def test_warn_whole_verdict():
 def test_nothing_fetched_whole_verdict():
     v = verdict(data(issues_checked=None, source=None, fetched_at=None, age_s=None, error="offline",
                      cache_error="cache not writable: x"))
-    assert v.id == "G8" and v.status is Status.UNKNOWN and v.fix == g8.FIX
+    assert v.id == "G8" and v.status is Status.UNKNOWN and v.fix == g8.fix_for(data(), "NVIDIA/dgx-spark-playbooks")
     assert v.summary == ("cannot tell: the open issues of NVIDIA/dgx-spark-playbooks could not be fetched and nothing "
                          "is cached (offline)")
     assert rows(v) == [
@@ -374,7 +374,7 @@ def test_repo_falls_back_to_the_config():
 def test_skip_whole_verdict():
     v = verdict({"configured": False, "repo": "NVIDIA/dgx-spark-playbooks", "slugs": [], "commands": [],
                  "suggestions": [{"slug": "vllm", "why": "'vllm serve' in: vllm serve m"}]})
-    assert v.id == "G8" and v.status is Status.SKIP and v.fix == g8.FIX
+    assert v.id == "G8" and v.status is Status.SKIP and "sparktui check G8 --playbook vllm\n" in v.fix
     assert v.summary == ("nothing to watch: no playbook or command configured (set [playbooks] slugs, or pass "
                          "--playbook SLUG / --command CMD); running processes suggest: --playbook vllm")
     assert rows(v) == [("what is followed", CONFIG_SRC, {"repo": "NVIDIA/dgx-spark-playbooks", "slugs": [], "commands": []}),
@@ -383,15 +383,15 @@ def test_skip_whole_verdict():
 
 def test_url_problem_whole_verdict():
     v = verdict(data(url_problem="bad port"))
-    assert v.id == "G8" and v.status is Status.UNKNOWN and v.fix == g8.FIX
+    assert v.id == "G8" and v.status is Status.UNKNOWN and v.fix == g8.fix_for(data(), "NVIDIA/dgx-spark-playbooks")
     assert rows(v)[1] == ("GitHub API URL", "--api-url / [playbooks] api_url / SPARKTUI_GITHUB_API", "not usable: bad port")
 
 
 def test_unreadable_only_whole_summary():
     v = verdict(data(issues_checked=0, issues_unreadable=1, source="stale-cache", age_s=7200.0, error="offline"))
+    assert v.fix == g8.fix_for(data(), "NVIDIA/dgx-spark-playbooks")
     assert v.summary == ("cannot tell: the API answered 1 items sparktui could not read (no usable issue number or "
                          "title) (as of 2 h ago; refresh failed: offline)")
-    assert v.fix == g8.FIX
 
 
 def test_script_suggestions_from_the_scan():

@@ -6,13 +6,15 @@ uses the reading's own ``checked_at`` as "now" for ages, so a snapshot judges th
 
 from __future__ import annotations
 
+import json
 import math
 from datetime import datetime, timezone
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
 from sparktui.core.verdict import Evidence, EvidenceList, Status, Verdict
+from sparktui.gotchas._fix import block, sh
 from sparktui.gotchas.base import Gotcha, unknown_from, unknown_if_lacking
 
 PROBE = "playbook_issues"
@@ -66,7 +68,7 @@ def judge(r: Readings, cfg: Config) -> Verdict:
         return Verdict("G8", Status.SKIP,
                        "nothing to watch: no playbook or command configured (set [playbooks] slugs, "
                        f"or pass --playbook SLUG / --command CMD){hint}",
-                       evidence=tuple(evidence), fix=FIX)
+                       evidence=tuple(evidence), fix=fix_for(d, repo, suggested=[s["slug"] for s in suggestions]))
     following = _following(d)
     ev = EvidenceList()
     ev.items.append(_ev_config(d, repo))
@@ -75,7 +77,7 @@ def judge(r: Readings, cfg: Config) -> Verdict:
                f"not usable: {d['url_problem']}")
         return Verdict("G8", Status.UNKNOWN,
                        f"cannot tell: the GitHub API URL cannot be used, so no issue was fetched ({d['url_problem']})",
-                       evidence=ev.tuple(), fix=FIX)
+                       evidence=ev.tuple(), fix=fix_for(d, repo))
     where = f"{d.get('api_host') or 'GitHub API'} /repos/{repo}/issues"
     checked = d.get("issues_checked")
     error = d.get("error")
@@ -86,7 +88,7 @@ def judge(r: Readings, cfg: Config) -> Verdict:
         return Verdict("G8", Status.UNKNOWN,
                        f"cannot tell: the open issues of {repo} could not be fetched and nothing is cached "
                        f"({error or reading.error or 'no data'})",
-                       evidence=ev.tuple(), fix=FIX)
+                       evidence=ev.tuple(), fix=fix_for(d, repo))
     lacking = unknown_if_lacking("G8", reading, "open issues of the playbooks repository", "matches")
     if lacking is not None:
         return lacking
@@ -112,7 +114,7 @@ def judge(r: Readings, cfg: Config) -> Verdict:
     if not matches and unreadable and not checked:
         return Verdict("G8", Status.UNKNOWN,
                        f"cannot tell: the API answered {unreadable} items sparktui could not read "
-                       f"(no usable issue number or title){suffix}", evidence=ev.tuple(), fix=FIX)
+                       f"(no usable issue number or title){suffix}", evidence=ev.tuple(), fix=fix_for(d, repo))
     if not matches:
         scope = f"the first {checked}" if d.get("truncated") else f"{checked}"
         if unreadable:
@@ -125,7 +127,8 @@ def judge(r: Readings, cfg: Config) -> Verdict:
     details = [_detail(m, now) for m in matches[:DETAIL_LINES]]
     if total > DETAIL_LINES:
         details.append(f"… and {total - DETAIL_LINES} more")
-    return Verdict("G8", Status.WARN, summary, evidence=ev.tuple(), fix=FIX, details=tuple(details))
+    return Verdict("G8", Status.WARN, summary, evidence=ev.tuple(), fix=fix_for(d, repo, matches),
+                   details=tuple(details))
 
 
 # --------------------------------------------------------------------------- pieces
@@ -288,6 +291,39 @@ export GITHUB_TOKEN=...        # or: gh auth login   (sparktui then asks `gh aut
 GitHub Enterprise or a mirror: `--api-url https://HOST/api/v3`, `[playbooks] api_url`, or
 `SPARKTUI_GITHUB_API` (a flag or config value beats the environment variable).
 """
+
+ISSUES_TO_OPEN = 5  # issues the fix opens one by one (the details list up to DETAIL_LINES)
+TOKEN_TEXT = ("Anonymous API use is limited to 60 requests an hour; sparktui caches with ETags so refreshes are "
+              "mostly free, but on a shared address set a token (sparktui also asks `gh auth token` itself):\n")
+TOKEN_LINE = 'export GITHUB_TOKEN="$(gh auth token)"    # after `gh auth login`'
+
+
+def fix_for(d: Mapping[str, Any], repo: str, matches: Sequence[dict[str, Any]] = (), suggested: Sequence[str] = ()) -> str:
+    """FIX filled from the reading: the slugs followed (or suggested, or a listing of them), the
+    matching issues to open by number, the searches by hand; a token taken from gh."""
+    slugs = list(d.get("slugs") or []) or list(dict.fromkeys(suggested))
+    parts: list[str] = []
+    if not d.get("configured") and slugs:
+        parts += ["Tell sparktui what you follow, so it can watch that playbook's open issues. In "
+                  "`~/.config/sparktui/config.toml`:\n", block(["[playbooks]", f"slugs = {json.dumps(slugs)}"], "toml"),
+                  "or once, headless:\n",
+                  block([sh("sparktui", "check", "G8", *(w for slug in slugs for w in ("--playbook", slug)))])]
+    elif not d.get("configured"):
+        parts += ["Tell sparktui which playbook you follow (`--playbook`, or `[playbooks] slugs` in "
+                  "`~/.config/sparktui/config.toml`): they are the folders under nvidia/ in the repository:\n",
+                  block(["# the playbooks there: pass the one you follow with --playbook",
+                         sh("gh", "api", f"repos/{repo}/contents/nvidia", "--jq", ".[].name")])]
+    else:
+        views = [sh("gh", "issue", "view", str(m["number"]), "-R", repo, "--comments")
+                 for m in matches[:ISSUES_TO_OPEN] if isinstance(m.get("number"), int)]
+        searches = [sh("gh", "issue", "list", "-R", repo, "--state", "open", "--search", f"{slug} in:title,body")
+                    for slug in slugs]
+        if views or searches:
+            parts += ["Read every listed issue before a long or expensive run: many carry the working fix (a "
+                      "different container tag, a missing package, a changed flag) in the issue or its comments. "
+                      "The issues, and the same search by hand:\n", block(views + searches)]
+    return "\n".join(parts + [TOKEN_TEXT, block([TOKEN_LINE])])
+
 
 GOTCHA = Gotcha(
     id="G8",
