@@ -16,11 +16,14 @@ import pytest
 
 from sparktui.cli import main as cli_main
 from sparktui.core.config import Config
+from sparktui.core.events import Change
 from sparktui.core.recording import header, read_recording
 from sparktui.core.session import SessionWriter, session_files, sessions_dir
+from sparktui.core.verdict import Status, Verdict
 from sparktui.probes import nvml
 from sparktui.ui.app import SparkApp
 from sparktui.ui.screens import EventsScreen
+from sparktui.ui.sources import LiveSource
 from tests.fakes import fake_nvml
 from tests.ui.test_tmux_e2e import Tmux, sparktui_cmd
 
@@ -74,6 +77,21 @@ async def test_the_live_dashboard_keeps_samples_verdict_changes_and_events(gb10)
     assert [e["text"] for e in rec.events] == ["sampling paused", "sampling resumed"]
 
 
+def test_each_checks_first_verdict_is_kept_then_only_its_changes(gb10):
+    src = LiveSource(live_cfg(), lambda s: None, lambda p: None)
+    src.start()
+    try:
+        warn = Verdict("G4", Status.WARN, "hot")
+        src.keep_verdict(warn, 1.0, None)  # unchanged from a restored session's warn: still this file's first
+        src.keep_verdict(warn, 2.0, None)
+        fail = Verdict("G4", Status.FAIL, "power-delivery fault")
+        src.keep_verdict(fail, 3.0, Change(3.0, "G4", Status.WARN, Status.FAIL, fail.summary))
+    finally:
+        src.stop()
+    kept = [(v["t"], v["old"], v["status"]) for v in read_recording(src.session.path).verdicts]
+    assert kept == [(1.0, "warn", "warn"), (3.0, "warn", "fail")]
+
+
 @pytest.mark.parametrize("size", [(80, 24), (200, 60)])
 async def test_a_restart_shows_the_previous_history_and_its_events(gb10, size):
     before = previous_session()
@@ -96,9 +114,12 @@ async def test_a_restart_shows_the_previous_history_and_its_events(gb10, size):
         assert "not watching" in rows[0] and before.path.stem[:16] in rows[0]
         assert "warn" in rows[1] and "G4" in rows[1]
         await pilot.press("escape")
+        app.judge_telemetry()  # this run's first verdicts: kept even where the status did not change
     newest = session_files()[0]
     assert newest != before.path
-    assert read_recording(newest).events[0]["text"] == f"continues after session {before.path.stem}"
+    kept = read_recording(newest)
+    assert kept.events[0]["text"] == f"continues after session {before.path.stem}"
+    assert {"G3", "G4"} <= {v["id"] for v in kept.verdicts}
 
 
 async def test_a_session_older_than_restore_within_min_is_not_restored(gb10):

@@ -386,25 +386,30 @@ class SparkApp(App):
                         exit_on_error=False, name=f"checks {' '.join(ids)}")
 
     def _checks_worker(self, ids: list[str], cancel) -> None:
-        """Each check is judged and posted as soon as its own probes are in: G8 and G10 do not
-        wait behind a slow torch import, and a cancel only touches the checks still waiting."""
-        from sparktui.runner import collect_iter, judge, needed_probes
+        """Each check is judged and posted as soon as its own probes are in, every probe in its own
+        thread (each read once, the training interpreter's shared by the checks that need it): G8
+        and G10 do not wait behind a slow torch import, G8 not behind the G10 scan (judged again
+        when it is in, see runner.ENRICHING), and a cancel only touches the checks still waiting."""
+        from sparktui.runner import can_judge, collect_iter, judge, needed_probes
 
         gs = [REGISTRY[i] for i in ids]
         if self.replay_readings is not None:
             readings = self.replay_readings
             self.post_message(ChecksDone(ids, [self._replay_judge(g, readings) for g in gs], readings, False))
             return
-        readings, waiting, new = Readings(), list(gs), []
-        for reading in collect_iter(needed_probes(gs), self.cfg, cancel=cancel):
+        names = needed_probes(gs)
+        readings, waiting, early, new = Readings(), list(gs), [], []
+        for reading in collect_iter(names, self.cfg, max_workers=len(names), cancel=cancel):
             readings.add(reading)
             new.append(reading.probe)
-            ready = [g for g in waiting if all(p in readings for p in g.probes)]
-            if ready:
-                waiting = [g for g in waiting if g not in ready]
+            ready = [g for g in waiting if can_judge(g, readings)]
+            waiting = [g for g in waiting if g not in ready]
+            whole = [g for g in early if all(p in readings for p in g.probes)] if not cancel.is_set() else []
+            early = [g for g in early if g not in whole] + [g for g in ready if not all(p in readings for p in g.probes)]
+            if ready or whole:
                 snap = Readings(dict(readings))  # later probes must not change what these were judged on
-                self.post_message(ChecksDone([g.id for g in ready], [judge(g, snap, self.cfg) for g in ready], snap,
-                                             cancel.is_set(), new))
+                self.post_message(ChecksDone([g.id for g in ready + whole], [judge(g, snap, self.cfg) for g in ready + whole],
+                                             snap, cancel.is_set(), new))
                 new = []
 
     def _replay_judge(self, g: Gotcha, readings: Readings) -> Verdict:
@@ -439,8 +444,8 @@ class SparkApp(App):
         if v.id == "G6":
             self.process_table.blame(v)  # the processes it names: marked and kept in sight
         change = self.events.observe(v, self.now())
-        if change is not None and hasattr(self.source, "keep_change"):
-            self.source.keep_change(change)  # the kept session: a restart shows it in the events view
+        if hasattr(self.source, "keep_verdict"):
+            self.source.keep_verdict(v, self.now(), change)  # the kept session: a restart shows it again
         if change is not None and self.events.should_alert(change):
             sev = "error" if v.status is Status.FAIL else "warning"
             self.notify(f"{v.id} {REGISTRY[v.id].title}: {v.status.value} — {v.summary}", title="got worse",

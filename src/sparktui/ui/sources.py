@@ -45,6 +45,7 @@ class LiveSource:
         self.session_error: str | None = None
         self.restored: Any = None  # core/session.Restored: the previous session, shown again
         self.live_since = time.time()  # samples before this were restored: shown, not judged
+        self._verdicts_kept: set[str] = set()
 
     def start(self) -> None:
         self.static = self.sampler.static()
@@ -132,10 +133,14 @@ class LiveSource:
         if keep:
             self._write("readings", keep, time.time())
 
-    def keep_change(self, change: Any) -> None:
-        """A verdict change (core/events.Change): the events view of a restored session."""
-        self._write("verdict", change.t, change.id, change.old.value if change.old else None, change.new.value,
-                    change.summary)
+    def keep_verdict(self, v: Any, t: float, change: Any) -> None:
+        """Each check's first verdict of this run and every change (core/events.Change, or None
+        when the status stayed): what a restored session's events view and `history` show."""
+        if change is None and v.id in self._verdicts_kept:
+            return
+        self._verdicts_kept.add(v.id)
+        old = change.old if change is not None else v.status
+        self._write("verdict", t, v.id, old.value if old else None, v.status.value, v.summary)
 
     def stop(self) -> None:
         self.sampler.stop()
