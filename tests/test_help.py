@@ -43,8 +43,9 @@ def test_a_command_help_starts_with_what_it_does_and_ends_with_examples_and_exit
     monkeypatch.setenv("COLUMNS", "100")
     out = _help([command], capsys)
     about = helptext.HELP[command].about
-    after_usage = out.split("\n\n", 1)[1]
-    assert after_usage.startswith(about + "\n"), out
+    first_paragraph = out.split("\n\n", 2)[1]
+    assert first_paragraph.split() == about.split(), out  # what it does, right after the usage line
+    assert max(len(line) for line in first_paragraph.splitlines()) <= 98
     assert 1 <= len(re.findall(r"[.!?](?:\s|$)", about)) <= 3 and len(about) <= 300  # a sentence or two, not a manual
     examples = out.split("Examples:\n", 1)[1].split("\n\n", 1)[0].splitlines()
     assert len(examples) >= 2 and all(line.startswith("  sparktui ") for line in examples)
@@ -75,7 +76,7 @@ def test_a_command_without_shared_options_shows_no_shared_heading(command, capsy
 def test_the_top_level_help_lists_dashboard_options_commands_then_shared_options(capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "100")
     out = _help([], capsys)
-    assert out.split("\n\n", 1)[1].startswith(helptext.HELP[None].about)
+    assert out.split("\n\n", 2)[1].split() == helptext.HELP[None].about.split()
     order = [out.index(s) for s in ("\noptions:\n", "  --replay FILE", "\ncommands:\n", "    preflight",
                                     f"\n{SHARED_OPTIONS}:\n", "  --python PATH", "\nExamples:\n", "\nExit codes:\n")]
     assert order == sorted(order)
@@ -84,16 +85,23 @@ def test_the_top_level_help_lists_dashboard_options_commands_then_shared_options
 
 def test_the_exit_codes_in_help_are_those_cli_common_defines():
     """`check` really exits with the codes its help lists: a wrong id is 64, as listed."""
-    text = helptext.HELP["check"].epilog()
+    text = helptext.HELP["check"].epilog(100)
     assert "  64   usage error" in text and "  3    some checks could not be determined" in text
     assert main(["check", "G99"]) == 64
 
 
-def test_exit_code_lines_wrap_under_their_meaning():
-    for entry in helptext.HELP.values():
-        codes = entry.epilog().split("Exit codes:\n", 1)[1].splitlines()
-        assert all(len(line) <= helptext.EPILOG_WIDTH for line in codes)
-        assert all(re.match(r"  \d+ +\S| {7}\S", line) for line in codes)
+@pytest.mark.parametrize("columns", [80, 200])
+def test_description_and_exit_codes_fit_the_terminal_and_examples_stay_whole(columns, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", str(columns))
+    width = min(columns - 2, helptext.MAX_WIDTH)
+    for command, entry in helptext.HELP.items():
+        out = _help([command] if command else [], capsys)
+        about = out.split("\n\n", 2)[1]
+        assert all(len(line) <= width for line in about.splitlines()), about
+        codes = out.split("Exit codes:\n", 1)[1].splitlines()
+        assert all(len(line) <= width for line in codes) and all(re.match(r"  \d+ +\S| {7}\S", li) for li in codes)
+        for example in entry.examples:
+            assert f"\n  {example}\n" in out  # one line, as it is typed
 
 
 # -- what the shipped texts cite -------------------------------------------------------------------

@@ -5,13 +5,15 @@ place so every command's help has the same shape; tests/test_help.py checks each
 from __future__ import annotations
 
 import argparse
+import shutil
 import textwrap
 from dataclasses import dataclass, field
 
 from sparktui.cli.common import (EXIT_CONFIG, EXIT_FAIL, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_MEANING, EXIT_OK,
                                  EXIT_REFUSED, EXIT_UNAVAILABLE, EXIT_UNKNOWN, EXIT_USAGE, EXIT_WARN)
 
-EPILOG_WIDTH = 96  # laid out as written (RawDescriptionHelpFormatter), so wrapped here
+MAX_WIDTH = 100  # description and exit codes are laid out as given (RawDescriptionHelpFormatter), so
+# they are wrapped here, to the terminal as argparse measures it, and never wider than this
 VERDICT_EXITS = (EXIT_OK, EXIT_WARN, EXIT_FAIL, EXIT_UNKNOWN)
 ERROR_EXITS = (EXIT_USAGE, EXIT_CONFIG, EXIT_INTERNAL, EXIT_INTERRUPTED)  # a command that reads the config
 OFFLINE_EXITS = (EXIT_USAGE, EXIT_INTERNAL)  # one that reads no config and probes nothing
@@ -25,11 +27,21 @@ class Help:
     meaning: dict[int, str] = field(default_factory=dict)  # where a code means something else here
     errors: tuple[int, ...] = ERROR_EXITS
 
-    def epilog(self) -> str:
+    def description(self, width: int) -> str:
+        return textwrap.fill(" ".join(self.about.split()), width, break_on_hyphens=False)
+
+    def epilog(self, width: int) -> str:
+        """Examples one to a line, never wrapped (a command is copied whole), then the exit codes,
+        each meaning wrapped under itself."""
         codes = sorted(set(self.exits + self.errors))
-        meanings = [textwrap.fill(self.meaning.get(c) or EXIT_MEANING[c], EPILOG_WIDTH, initial_indent=f"  {c:<4} ",
+        meanings = [textwrap.fill(self.meaning.get(c) or EXIT_MEANING[c], width, initial_indent=f"  {c:<4} ",
                                   subsequent_indent=" " * 7, break_on_hyphens=False) for c in codes]
         return "\n".join(["Examples:"] + [f"  {e}" for e in self.examples] + ["", "Exit codes:"] + meanings)
+
+
+def help_width() -> int:
+    """The width argparse formats the options to (the terminal's, or COLUMNS, less 2), at most MAX_WIDTH."""
+    return max(min(shutil.get_terminal_size().columns - 2, MAX_WIDTH), 40)
 
 
 TRAIN_PY = "~/venvs/train/bin/python"
@@ -126,5 +138,6 @@ def document(parser: argparse.ArgumentParser, command: str | None) -> None:
     text = HELP.get(command)
     if text is None:
         return
-    parser.description, parser.epilog = text.about, text.epilog()
+    width = help_width()
+    parser.description, parser.epilog = text.description(width), text.epilog(width)
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
