@@ -5,20 +5,19 @@ KILL after asking again), --readonly, what G6 names kept in sight at 80x24, the 
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import time
+from functools import partial
 
 import psutil
 
 from sparktui.core.verdict import Evidence, Status, Verdict
 from sparktui.flows import signals
 from sparktui.ui.app import SparkApp
-from sparktui.ui.panels import ProcessTable
 from sparktui.ui.panels.processes import blamed_pids, children_of, rolled_up
 from sparktui.ui.prefs import prefs_path
 from sparktui.ui.screens import ConfirmScreen
-from tests.test_signals import IGNORES_TERM, detached, reaper, wait_for  # noqa: F401 (reaper: a fixture)
+from tests.real_processes import IGNORES_TERM, ended, orphan, own_child_with_grandchild
 from tests.ui.test_dashboard import StillSource
 
 G = 2**30
@@ -61,16 +60,11 @@ def real_row(pid: int) -> dict:
 
 async def show_and_select(app, pilot, rows: list[dict], pid: int) -> None:
     app.process_table.show(scan(*rows), time.time())
-    await pilot.pause(0.1)
+    await pilot.pause()
     table = app.query_one("#proc-table")
     table.focus()
     table.move_cursor(row=table.get_row_index(str(pid)))
     await pilot.pause(0.05)
-
-
-def ended(pid: int) -> bool:
-    """Gone, or a zombie (this container's init does not reap orphans)."""
-    return not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
 
 
 async def until(pilot, condition, timeout_s: float = 8.0) -> None:
@@ -82,95 +76,96 @@ async def until(pilot, condition, timeout_s: float = 8.0) -> None:
 
 # -- k: signals ------------------------------------------------------------------------------------
 
-async def test_k_asks_with_pid_user_command_and_memory_then_term_ends_the_process(reaper):
-    pid = detached(["sleep", "71"])
-    reaper.append(pid)
+async def test_k_asks_with_pid_user_command_and_memory_then_term_ends_the_process():
     app = still_app()
-    async with app.run_test(size=(120, 36)) as pilot:
-        await show_and_select(app, pilot, [row(4242, "other", gpu=1.0), dict(real_row(pid), gpu_mem_bytes=2 * G)], pid)
-        await pilot.press("k")
-        await pilot.pause(0.2)
-        assert isinstance(app.screen, ConfirmScreen)
-        assert app.screen.title_text == f"Send SIGTERM to pid {pid}?"
-        body = str(app.screen.body)
-        assert f"pid {pid}, user root" in body and "sleep 71" in body and "GPU memory 2.0 GiB" in body
-        assert "resident memory 0.0 GiB" in body
-        await pilot.press("enter")  # the focused button is "no": Enter out of habit sends nothing
-        await pilot.pause(0.2)
-        assert not isinstance(app.screen, ConfirmScreen) and not ended(pid)
-        await pilot.press("k", "y")
-        await until(pilot, lambda: f"pid {pid} ended after SIGTERM" in notes(app))
-        assert ended(pid)
+    with orphan(["sleep", "71"]) as pid:
+        async with app.run_test(size=(120, 36)) as pilot:
+            await show_and_select(app, pilot, [row(4242, "other", gpu=1.0), dict(real_row(pid), gpu_mem_bytes=2 * G)], pid)
+            await pilot.press("k")
+            await pilot.pause(0.2)
+            assert isinstance(app.screen, ConfirmScreen)
+            assert app.screen.title_text == f"Send SIGTERM to pid {pid}?"
+            body = str(app.screen.body)
+            assert f"pid {pid}, user root" in body and "sleep 71" in body and "GPU memory 2.0 GiB" in body
+            assert "resident memory 0.0 GiB" in body
+            await pilot.press("enter")  # the focused button is "no": Enter out of habit sends nothing
+            await pilot.pause(0.2)
+            assert not isinstance(app.screen, ConfirmScreen) and not ended(pid)
+            await pilot.press("k", "y")
+            await until(pilot, lambda: f"pid {pid} ended after SIGTERM" in notes(app))
+            assert ended(pid)
 
 
-async def test_a_process_ignoring_term_gets_kill_only_after_a_second_yes(tmp_path, reaper):
+async def test_a_process_ignoring_term_gets_kill_only_after_a_second_yes(tmp_path):
     ready = tmp_path / "ready"
-    pid = detached([sys.executable, "-c", IGNORES_TERM, str(ready)])
-    reaper.append(pid)
-    wait_for(ready)
     app = still_app()
     app.signal_grace_s = 0.5
-    async with app.run_test(size=(120, 36)) as pilot:
-        await show_and_select(app, pilot, [real_row(pid)], pid)
-        await pilot.press("k", "y")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen) and "SIGKILL" in app.screen.title_text)
-        assert app.screen.title_text == f"pid {pid} is still running 0.5 s after SIGTERM. Send SIGKILL?"
-        assert not ended(pid)  # TERM was ignored; nothing else sent yet
-        await pilot.press("y")
-        await until(pilot, lambda: f"pid {pid} ended after SIGKILL" in notes(app))
-        assert ended(pid)
+    with orphan([sys.executable, "-c", IGNORES_TERM, str(ready)], ready=ready) as pid:
+        async with app.run_test(size=(120, 36)) as pilot:
+            await show_and_select(app, pilot, [real_row(pid)], pid)
+            await pilot.press("k", "y")
+            await until(pilot, lambda: isinstance(app.screen, ConfirmScreen) and "SIGKILL" in app.screen.title_text)
+            assert app.screen.title_text == f"pid {pid} is still running 0.5 s after SIGTERM. Send SIGKILL?"
+            assert not ended(pid)  # TERM was ignored; nothing else sent yet
+            await pilot.press("y")
+            await until(pilot, lambda: f"pid {pid} ended after SIGKILL" in notes(app))
+            assert ended(pid)
 
 
 async def test_k_refuses_sparktui_itself_and_its_children_and_says_why():
-    child = subprocess.Popen(["sleep", "72"])
+    child, grandchild = own_child_with_grandchild()
     app = still_app()
     try:
         async with app.run_test(size=(120, 36)) as pilot:
-            for pid, why in ((os.getpid(), "is sparktui itself"), (child.pid, "is one of sparktui's own processes")):
-                await show_and_select(app, pilot, [real_row(os.getpid()), real_row(child.pid)], pid)
+            rows = [real_row(os.getpid()), real_row(child.pid), real_row(grandchild.pid)]
+            for pid, why in ((os.getpid(), "is sparktui itself"), (child.pid, "is one of sparktui's own processes"),
+                             (grandchild.pid, "is one of sparktui's own processes")):
+                await show_and_select(app, pilot, rows, pid)
                 await pilot.press("k")
                 await pilot.pause(0.2)
                 assert not isinstance(app.screen, ConfirmScreen)
                 assert f"not signalled: pid {pid} {why}" in notes(app)
             assert child.poll() is None
     finally:
+        grandchild.kill()
         child.kill()
         child.wait(5)
 
 
-async def test_k_refuses_another_users_process_unless_root(reaper, monkeypatch):
-    pid = detached(["sleep", "73"], user=65534)
-    reaper.append(pid)
+async def test_k_refuses_another_users_process_unless_root(monkeypatch):
     app = still_app()
-    async with app.run_test(size=(120, 36)) as pilot:
-        await show_and_select(app, pilot, [real_row(pid)], pid)
-        monkeypatch.setattr(signals, "effective_uid", lambda: 4242)  # as a user who is not root
-        await pilot.press("k")
-        await pilot.pause(0.2)
-        assert not isinstance(app.screen, ConfirmScreen)
-        assert "belongs to nobody, and sparktui runs as uid 4242, not root" in notes(app)
-        monkeypatch.undo()  # as root (CI runs as root): asked, and allowed
-        assert os.geteuid() == 0, "the root half of this test needs root"
-        await pilot.press("k")
-        await pilot.pause(0.2)
-        assert isinstance(app.screen, ConfirmScreen) and "user nobody" in str(app.screen.body)
-
-
-async def test_readonly_k_is_out_of_the_footer_and_says_read_only(reaper):
-    pid = detached(["sleep", "74"])
-    reaper.append(pid)
-    for readonly in (False, True):
-        app = still_app(readonly=readonly)
-        async with app.run_test(size=(200, 60)) as pilot:
+    with orphan(["sleep", "73"], user=65534) as pid:
+        async with app.run_test(size=(120, 36)) as pilot:
             await show_and_select(app, pilot, [real_row(pid)], pid)
-            await until(pilot, lambda: any("quit" in line and "help" in line for line in screen_lines(app)))
-            footer = next(line for line in screen_lines(app) if "quit" in line and "help" in line)
-            assert ("k signal" in footer) is not readonly, footer
+            monkeypatch.setattr(signals, "effective_uid", lambda: 4242)  # as a user who is not root
             await pilot.press("k")
             await pilot.pause(0.2)
-            assert isinstance(app.screen, ConfirmScreen) is not readonly
-            assert ("read-only mode" in notes(app)) is readonly
-    assert not ended(pid)
+            assert not isinstance(app.screen, ConfirmScreen)
+            assert "belongs to nobody, and sparktui runs as uid 4242, not root" in notes(app)
+            monkeypatch.undo()  # as root (CI runs as root): asked, and allowed
+            assert os.geteuid() == 0, "the root half of this test needs root"
+            await pilot.press("k")
+            await pilot.pause(0.2)
+            assert isinstance(app.screen, ConfirmScreen) and "user nobody" in str(app.screen.body)
+
+
+def footer_line(app) -> str | None:
+    return next((line for line in screen_lines(app) if "quit" in line and "help" in line), None)
+
+
+async def test_readonly_k_is_out_of_the_footer_and_says_read_only():
+    with orphan(["sleep", "74"]) as pid:
+        for readonly in (False, True):
+            app = still_app(readonly=readonly)
+            async with app.run_test(size=(200, 60)) as pilot:
+                await show_and_select(app, pilot, [real_row(pid)], pid)
+                await until(pilot, partial(footer_line, app))
+                assert ("k signal" in footer_line(app)) is not readonly, footer_line(app)
+                await pilot.press("k")
+                await pilot.pause(0.2)
+                assert isinstance(app.screen, ConfirmScreen) is not readonly
+                assert ("read-only mode" in notes(app)) is readonly
+        assert not ended(pid)
 
 
 def test_readonly_is_a_dashboard_option():
@@ -193,23 +188,23 @@ async def test_sort_indicator_next_column_reverse_and_header_click():
         async with app.run_test(size=size) as pilot:
             pt = app.process_table
             pt.show(scan(*SORTABLE), 0.0)
-            await pilot.pause(0.1)
+            await pilot.pause()
             assert "GPU mem ▼" in header_line(app) and "RSS ▼" not in header_line(app)
             assert [r["pid"] for r in pt.visible_rows()] == [22, 11, 33]  # unknown GPU memory last, never as 0
             await pilot.press("s")
-            await pilot.pause(0.1)
+            await pilot.pause()
             assert "RSS ▼" in header_line(app) and "GPU mem ▼" not in header_line(app)
             assert [r["pid"] for r in pt.visible_rows()] == [22, 33, 11]
             await pilot.press("S")
-            await pilot.pause(0.1)
+            await pilot.pause()
             assert "RSS ▲" in header_line(app)
             assert [k.value for k in pt._table.rows] == ["11", "33", "22"]  # the table, not only the model
             await pilot.click("#proc-table", offset=(3, 0))  # the pid header
-            await pilot.pause(0.1)
+            await pilot.pause()
             assert "pid ▲" in header_line(app) and pt.sort_label == "pid ▲"
             assert [r["pid"] for r in pt.visible_rows()] == [11, 22, 33]
             await pilot.click("#proc-table", offset=(3, 0))  # again: reversed
-            await pilot.pause(0.1)
+            await pilot.pause()
             assert "pid ▼" in header_line(app)
             assert [r["pid"] for r in pt.visible_rows()] == [33, 22, 11]
 
@@ -219,12 +214,12 @@ async def test_text_columns_start_a_to_z_and_the_cursor_stays_on_its_process():
     async with app.run_test(size=(120, 36)) as pilot:
         pt = app.process_table
         pt.show(scan(*SORTABLE), 0.0)
-        await pilot.pause(0.1)
+        await pilot.pause()
         pt._table.move_cursor(row=pt._table.get_row_index("33"))
         for _ in range(3):  # GPU mem -> RSS -> cap -> age
             pt.cycle_sort()
         pt.cycle_sort()  # -> command, A to Z
-        await pilot.pause(0.1)
+        await pilot.pause()
         assert pt.sort_label == "command ▲"
         assert [r["name"] for r in pt.visible_rows()] == ["alpha", "bravo", "charlie"]
         assert pt.selected_row["pid"] == 33
@@ -265,7 +260,7 @@ async def test_t_shows_launchers_over_their_workers_with_memory_summed():
         pt = app.process_table
         pt.show(scan(*TREE), 0.0)
         await pilot.press("t")
-        await pilot.pause(0.1)
+        await pilot.pause()
         assert [r["pid"] for r in pt.visible_rows()] == [5120, 5188, 3310, 3325, 3326, 3327, 900, 901]
         text = "\n".join(screen_lines(app))
         assert "tree (t): memory summed onto each parent" in text
@@ -275,7 +270,7 @@ async def test_t_shows_launchers_over_their_workers_with_memory_summed():
         assert cells[3310][3:6] == ["torchrun", "15.0+? G", "13.5+? G"]
         assert cells[3325][3] == "├─ train.py" and cells[3327][3:6] == ["└─ train.py", "?", "?"]
         await pilot.press("t")
-        await pilot.pause(0.1)
+        await pilot.pause()
         assert [c.plain for c in pt._table.get_row("5120")][3:6] == ["vllm serve", "?", "2.0 G"]
 
 
@@ -298,16 +293,16 @@ async def test_the_process_g6_names_is_marked_and_visible_at_80x24():
         app = still_app()
         async with app.run_test(size=size) as pilot:
             app.process_table.show(scan(*MANY), 0.0)
-            await pilot.pause(0.1)
+            await pilot.pause()
             if size == (80, 24):  # the smallest of eleven: below the three rows that fit
                 assert not any("777" in line for line in screen_lines(app))
             app._set_verdict(Verdict("G6", Status.FAIL, "vLLM pid 777: no cap given (default 0.9)"), time.monotonic())
-            await pilot.pause(0.1)
+            await pilot.pause()
             lines = screen_lines(app)
             assert any("!777" in line and "vllm serve" in line for line in lines)
             assert "! named by G6" in "\n".join(lines)
             app._set_verdict(Verdict("G6", Status.OK, "fine"), time.monotonic())
-            await pilot.pause(0.1)
+            await pilot.pause()
             assert not any("!777" in line for line in screen_lines(app))
 
 
@@ -323,7 +318,7 @@ async def test_sort_reverse_filter_and_tree_are_restored_in_a_new_app():
     async with again.run_test(size=(120, 36)) as pilot:
         pt = again.process_table
         pt.show(scan(*SORTABLE), 0.0)
-        await pilot.pause(0.1)
+        await pilot.pause()
         assert (pt.sort_column, pt.sort_reverse, pt.tree_view, pt.filter_text) == ("RSS", False, True, "alp")
         assert "RSS ▲" in header_line(again)
         assert [r["pid"] for r in pt.visible_rows()] == [22]

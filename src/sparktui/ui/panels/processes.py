@@ -282,14 +282,13 @@ def children_of(rows: list[dict[str, Any]]) -> dict[int | None, list[dict[str, A
         pid = r["pid"]
         up = next((p for p in (r.get("ppid"), r.get("group")) if p in by_pid and p != pid), None)
         parent[pid] = up
-    for pid in parent:  # a loop (bad data: a ppid pointing down) is cut where it closes
-        seen, p = {pid}, parent[pid]
-        while p is not None:
-            if p in seen:
-                parent[pid] = None
-                break
-            seen.add(p)
-            p = parent[p]
+    for pid, up in list(parent.items()):  # a loop (bad data: a ppid pointing down) is cut where it closes
+        seen = {pid}
+        while up is not None and up not in seen:
+            seen.add(up)
+            up = parent[up]
+        if up == pid:
+            parent[pid] = None
     kids: dict[int | None, list[dict[str, Any]]] = {}
     for r in rows:
         kids.setdefault(parent[r["pid"]], []).append(r)
