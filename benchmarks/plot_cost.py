@@ -124,7 +124,7 @@ def main() -> int:
     results = {}
     for name in WIDGETS:
         p = subprocess.run([sys.executable, __file__, "--one", name, "--frames", str(args.frames)],
-                           capture_output=True, text=True)
+                           capture_output=True, text=True, check=False)
         if p.returncode != 0:
             print(f"{name:<20} failed: {(p.stderr.strip().splitlines() or ['?'])[-1]}")
             continue

@@ -4,8 +4,9 @@ with a plot of the chosen span on a physical scale."""
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Callable
 from itertools import islice
-from typing import Any, Callable
+from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult

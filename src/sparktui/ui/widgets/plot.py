@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from bisect import bisect_right
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
 
 from rich.segment import Segment
 from rich.style import Style
@@ -64,7 +65,7 @@ class Plot(Widget):
     repaint with nothing new costs a lookup."""
 
     LEVELS = " ▁▂▃▄▅▆▇█"
-    COMPONENT_CLASSES = {"plot--bar"}
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"plot--bar"}
     DEFAULT_CSS = """
     Plot { height: 1; }
     Plot > .plot--bar { color: $primary; }
