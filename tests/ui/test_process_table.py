@@ -13,7 +13,7 @@ import psutil
 
 from sparktui.core.verdict import Evidence, Status, Verdict
 from sparktui.flows import signals
-from sparktui.ui.app import SparkApp
+from sparktui.ui.app import SparkApp, SparkCommands
 from sparktui.ui.panels.processes import blamed_pids, children_of, rolled_up
 from sparktui.ui.prefs import prefs_path
 from sparktui.ui.screens import ConfirmScreen
@@ -161,6 +161,8 @@ async def test_readonly_k_is_out_of_the_footer_and_says_read_only():
                 await show_and_select(app, pilot, [real_row(pid)], pid)
                 await until(pilot, partial(footer_line, app))
                 assert ("k signal" in footer_line(app)) is not readonly, footer_line(app)
+                offered = [str(h.display) async for h in SparkCommands(app.screen).discover()]
+                assert ("Signal the selected process (asks first)" in offered) is not readonly
                 await pilot.press("k")
                 await pilot.pause(0.2)
                 assert isinstance(app.screen, ConfirmScreen) is not readonly

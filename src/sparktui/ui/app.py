@@ -98,6 +98,8 @@ class SparkCommands(Provider):
         for text, action, key in self.ACTIONS:
             if action in SparkApp.MAIN_ONLY and len(under) > 1:
                 continue
+            if action == "signal_process" and app.readonly:
+                continue  # --readonly: not offered, as the footer does not show it
             yield text, action, key
 
     async def discover(self) -> Hits:
