@@ -9,13 +9,24 @@ import threading
 import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from typing import Any, Iterable, Iterator
+from typing import Any, Container, Iterable, Iterator
 
 from sparktui import probes
 from sparktui.core.config import Config
 from sparktui.core.readings import Reading, Readings
 from sparktui.core.verdict import Evidence, Status, Verdict
 from sparktui.gotchas import REGISTRY, Gotcha
+
+
+# Probes a check is judged without, then judged again with once they are in: G8 reads the G10 scan
+# only for suggestions (the playbooks its launch scripts point at), so a slow scan must not hold G8.
+ENRICHING: dict[str, frozenset[str]] = {"G8": frozenset({"tpscan"})}
+
+
+def can_judge(g: Gotcha, have: Container[str]) -> bool:
+    """Every probe the check cannot be judged without is in ``have``."""
+    extra = ENRICHING.get(g.id, frozenset())
+    return all(p in have for p in g.probes if p not in extra)
 
 
 def needed_probes(gotchas: Iterable[Gotcha]) -> list[str]:

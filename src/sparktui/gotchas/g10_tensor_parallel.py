@@ -16,7 +16,10 @@ context of its file) and decides per finding:
   unknown too, ok (noted) for serving or single node.
 
 No finding is ``ok`` only when files were actually read: missing paths, nothing readable, or a
-scan cut short is ``unknown`` ("no TP found" must never mean "wrong directory").
+scan cut short is ``unknown`` ("no TP found" must never mean "wrong directory"). Without named
+paths the current folder is scanned within bounds (depth, files seen, seconds), stated in the
+evidence: folders below the depth bound are named in an ``ok``'s summary as not checked; a scan
+stopped by the file or time bound (or a cancel) is cut short, so ``unknown`` unless a finding warns.
 """
 
 from __future__ import annotations
@@ -302,6 +305,9 @@ def judge(r: Readings, cfg: Config) -> Verdict:
     unchecked_tail = (f"; {unchecked} skipped ({', '.join(f'{n} {_short(r)}' for r, n in not_checked.items())}): "
                       "not checked") if unchecked else ""
     ev.append(Evidence("skipped (by reason)", src, skipped))
+    bounds = _bounds(roots, files_read, skipped, data.get("truncated"))
+    if bounds:
+        ev.append(Evidence("scan bounds (no --path named)", src, bounds))
     matches = [m for m in (data.get("matches") or []) if isinstance(m, dict)]
     total = _int(data.get("matches_total")) or len(matches)
     ev.append(Evidence("tensor-parallel settings > 1 or unresolved", src, total))
@@ -400,8 +406,27 @@ def _int(v: Any) -> int:
 
 def _unchecked(reason: str) -> bool:
     """Skipped files that could hold a TP setting: too large or unreadable (not binary, not a
-    virtualenv, not a FIFO or device)."""
-    return reason == "too large" or reason.startswith(("permission denied", "unreadable", "symlink loop"))
+    virtualenv, not a FIFO or device), or folders below the depth bound."""
+    return reason == "too large" or reason.startswith(("permission denied", "unreadable", "symlink loop",
+                                                       "below the depth bound"))
+
+
+def _bounds(roots: list[dict[str, Any]], files_read: int, skipped: dict[str, Any], truncated: Any) -> list[str]:
+    """`scanned 812 files to depth 4 in ., stopped at the 5000-file bound`: one line per bounded root."""
+    deeper = sum(_int(n) for r, n in skipped.items() if r.startswith("below the depth bound"))
+    out = []
+    for p in roots:
+        if "max_depth" not in p and "max_files" not in p:
+            continue
+        line = (f"scanned {files_read} files to depth {p.get('max_depth', '?')} in {p.get('path')} "
+                f"(bounds: depth {p.get('max_depth', '?')}, {p.get('max_files', '?')} files seen, "
+                f"{p.get('max_seconds', '?')} s)")
+        if truncated:
+            line += f", {truncated}"
+        elif deeper:
+            line += f", {deeper} deeper folders not entered"
+        out.append(line + "; name the job's folders with --path to scan them whole")
+    return out
 
 
 def _short(reason: str) -> str:
