@@ -305,3 +305,36 @@ def test_a_reading_without_matches_or_with_a_non_list_is_unknown():
     for bad in ({"configs/a.yaml": 1}, "configs/a.yaml:3", 7):
         v = judge({**scan_data(), "matches": bad})
         assert v.status is Status.UNKNOWN and "not a list" in v.summary
+
+
+# --- the default scan's bounds (no --path named) -------------------------------------------------
+
+BOUNDED = [{"path": ".", "abs": "/home/u", "kind": "folder", "status": "scanned", "files_read": 812,
+            "max_depth": 4, "max_files": 5000, "max_seconds": 10.0}]
+
+
+def test_a_bounded_scan_stopped_at_its_file_bound_is_unknown_and_says_what_it_read():
+    stop = "stopped at the 5000-file bound (in ./data); 37 folders not scanned"
+    v = judge(scan_data(files_read=812, paths=BOUNDED, truncated=stop))
+    assert v.status is Status.UNKNOWN and "cut short" in v.summary and "5000-file bound" in v.summary
+    assert evidence(v)["scan bounds (no --path named)"] == [
+        "scanned 812 files to depth 4 in . (bounds: depth 4, 5000 files seen, 10.0 s), " + stop
+        + "; name the job's folders with --path to scan them whole"]
+    assert "--path" in v.fix
+
+
+def test_folders_below_the_depth_bound_are_named_in_an_ok_never_a_plain_ok():
+    v = judge(scan_data(files_read=40, paths=BOUNDED, skipped={"below the depth bound (4)": 12}))
+    assert v.status is Status.OK
+    assert "12 below the depth bound (4)" in v.summary and "not checked" in v.summary
+    assert "12 deeper folders not entered" in evidence(v)["scan bounds (no --path named)"][0]
+
+
+def test_a_finding_in_a_bounded_scan_still_fails():
+    v = judge(scan_data([match()], {"configs/a.yaml": ctx()}, paths=BOUNDED, truncated="stopped at the 10-s time bound"))
+    assert v.status is Status.FAIL
+
+
+def test_named_paths_carry_no_bounds_line():
+    v = judge(scan_data(files_read=40))
+    assert "scan bounds (no --path named)" not in evidence(v)

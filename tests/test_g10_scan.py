@@ -11,6 +11,8 @@ import json
 import os
 import shutil
 import tempfile
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -479,3 +481,123 @@ def test_an_explicit_file_skipped_as_too_large_is_not_reported_scanned(tmp_path)
     data = scan(tmp_path / "empty.yaml", tmp_path / "big.yaml", max_bytes=64 * 1024)
     assert [p["status"] for p in data["paths"]] == ["scanned", "skipped: too large"]
     assert data["skipped"] == {"too large": 1} and data["bytes_read"] == 0
+
+
+# --- bounded, linear, cancellable (issue 13 item 7, issue 15) --------------------------------------
+
+# Files that took seconds to minutes while the regexes backtracked over runs of blanks: each is
+# built at n and at 4n; a linear scan takes about 4 times as long, a quadratic one 16 times.
+PATHOLOGICAL = {
+    "blank lines after a setting": ("launch.sh", lambda n: "tensor_parallel_size=@2\n" + "\n" * n + "x\n"),
+    "spaces after --nnodes": ("launch.sh", lambda n: "tensor_parallel_size=@2\n--nnodes" + " " * n + "x\n"),
+    "spaces after a key at a line end": ("a.yaml", lambda n: "tensor_parallel_size:" + " " * n + "x\n"),
+    "an open TOML table header": ("a.toml", lambda n: "tp_size = @2\n[" + " " * n + "x\n"),
+    "unclosed ${ after each flag": ("launch.sh", lambda n: "--tp=${" * (n // 8) + "\n"),
+    "one long dashed word": ("launch.sh", lambda n: "tp_size=@2\n" + "-a" * (n // 2) + "\n"),
+    "continued torchrun lines": ("launch.sh", lambda n: "torchrun \\\n" * (n // 10) + "tp_size=@2\n"),
+    "variables assigned after use": ("launch.sh", lambda n: "tp_size=$A\n" * (n // 20) + "A=1\n" * (n // 20)),
+}
+
+
+def _best_of(runs: int, fn) -> float:
+    """CPU seconds of this thread (other work on a shared machine does not count), best run."""
+    best = float("inf")
+    for _ in range(runs):
+        t0 = time.thread_time()
+        fn()
+        best = min(best, time.thread_time() - t0)
+    return best
+
+
+@pytest.mark.parametrize("case", list(PATHOLOGICAL), ids=list(PATHOLOGICAL))
+def test_pathological_files_scan_in_linear_time_well_within_a_second(tmp_path, case):
+    name, build = PATHOLOGICAL[case]
+    times = []
+    for n in (10_000, 40_000):
+        path = put(tmp_path / str(n), name, build(n))
+        times.append(_best_of(3, lambda: scan(path)))
+        assert scan(path)["files_read"] == 1  # read, not skipped
+    assert times[1] < 1.0, f"{case}: {times[1]:.2f} s for 40,000"
+    assert times[1] / max(times[0], 1e-3) < 8, f"{case}: 4x the size took {times[1] / times[0]:.1f}x the time"
+
+
+def test_the_blank_line_launch_script_still_finds_its_setting(tmp_path):
+    path = put(tmp_path, "launch.sh", "TP=@2\n" + "\n" * 40_000 + "torchrun --nnodes 2 train.py --tensor-parallel-size $TP\n")
+    data = scan(path)
+    assert [(m["line"], m["degree"]) for m in data["matches"]] == [(40_002, 2)]
+    assert data["files"][str(path)]["nodes"] == "multi"
+
+
+def _tree(root: Path, folders: int, per_folder: int, depth: int = 1) -> None:
+    for i in range(folders):
+        d = root.joinpath(*[f"l{k}" for k in range(depth - 1)], f"d{i}")
+        d.mkdir(parents=True, exist_ok=True)
+        for j in range(per_folder):
+            (d / f"c{j}.yaml").write_text("model: m\n")
+
+
+def test_the_default_scan_of_the_current_folder_is_bounded_and_says_so(tmp_path, monkeypatch):
+    put(tmp_path, "a/b/c/d/in.yaml", "tensor_parallel_size: @2\n")  # depth 4: read
+    put(tmp_path, "a/b/c/d/e/deep.yaml", "tensor_parallel_size: @4\n")  # depth 5: not entered
+    monkeypatch.chdir(tmp_path)
+    data = tpscan.read(Config()).data
+    root = data["paths"][0]
+    assert (root["max_depth"], root["max_files"], root["max_seconds"]) == (
+        tpscan.DEFAULT_MAX_DEPTH, tpscan.DEFAULT_MAX_FILES, tpscan.DEFAULT_DEADLINE_S)
+    assert found(data) == {("in.yaml", "tensor_parallel_size", "2")}
+    assert data["skipped"] == {"below the depth bound (4)": 1} and data["truncated"] is None
+    named = tpscan.read(Config(scan=ScanConfig(paths=[str(tmp_path)]))).data  # named: read whole
+    assert {n for n, _, _ in found(named)} == {"in.yaml", "deep.yaml"} and "max_depth" not in named["paths"][0]
+
+
+def test_the_file_bound_stops_the_walk_and_says_where(tmp_path):
+    _tree(tmp_path, folders=6, per_folder=10)
+    data = scan(tmp_path, max_files=25)
+    assert data["files_considered"] == 25
+    assert data["truncated"].startswith("stopped at the 25-file bound (in ") and "folders not scanned" in data["truncated"]
+    assert data["paths"][0]["max_files"] == 25
+    assert scan(tmp_path, max_files=60)["truncated"] is None  # exactly at the bound: nothing was left
+
+
+def test_the_time_bound_stops_a_scan_within_a_large_file(tmp_path):
+    put(tmp_path, "big.yaml", "tp_size: @2\n" + "nothing to see on this line at all\n" * 100_000)
+    t0 = time.perf_counter()
+    data = scan(tmp_path, deadline_s=0.2)
+    assert time.perf_counter() - t0 < 1.0
+    assert data["truncated"].startswith("stopped at the 0.2-s time bound") and data["paths"][0]["max_seconds"] == 0.2
+
+
+def test_cancel_stops_a_scan_of_a_big_tree_within_a_second(tmp_path):
+    """Real files: a 10,000-file tree and big configs whose context takes seconds to read."""
+    _tree(tmp_path / "many", folders=100, per_folder=100)
+    for i in range(20):
+        put(tmp_path, f"big/b{i}.yaml", "tp_size: @2\n" + "nothing to see on this line at all\n" * 30_000)
+    for when in (0.3, 1.2):  # in the walk of small files, and within a big file
+        cancel = threading.Event()
+        timer = threading.Timer(when, cancel.set)
+        timer.start()
+        t0 = time.perf_counter()
+        data = tpscan.scan([str(tmp_path / "many"), str(tmp_path / "big")], 4 * MB, cancel=cancel)
+        late = time.perf_counter() - t0 - when
+        timer.cancel()
+        assert cancel.is_set(), "the scan ended before the cancel"
+        assert late < 1.0, f"ran {late:.2f} s after the cancel"
+        assert data["truncated"].startswith("cancelled")
+        assert g10.judge(readings_of(tpscan=data), Config()).status is not Status.OK
+
+
+def test_a_file_swapped_for_a_fifo_after_the_listing_is_not_read(tmp_path, monkeypatch):
+    put(tmp_path, "a.yaml", "tp_size: @2\n")
+    real_sort = tpscan._sort_entries
+
+    def swap_after_listing(st, entries, *rest):
+        out = real_sort(st, entries, *rest)
+        (tmp_path / "a.yaml").unlink()
+        os.mkfifo(tmp_path / "a.yaml")
+        return out
+
+    monkeypatch.setattr(tpscan, "_sort_entries", swap_after_listing)
+    t0 = time.perf_counter()
+    data = scan(tmp_path, deadline_s=5)
+    assert time.perf_counter() - t0 < 1.0
+    assert data["files_read"] == 0 and data["skipped"] == {"not a regular file (FIFO)": 1}
