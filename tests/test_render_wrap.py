@@ -127,3 +127,10 @@ def test_preflight_lines_are_whole_in_a_pipe_and_wrapped_on_a_terminal(monkeypat
     assert all(len(line) <= 80 for line in lines) and len(lines) > 2
     assert lines[1].startswith(" " * 15) and lines[0].startswith("G8   ▲ warn    the GitHub")
     assert " ".join(" ".join(lines).split()) == " ".join(f"G8 ▲ warn {SUMMARY} not checked: G1 (blocks): {VALUE}".split())
+
+
+@pytest.mark.parametrize("room, shown", [(12, "alpha beta…"), (11, "alpha beta…"), (10, "alpha…"), (6, "alpha…"),
+                                         (4, "alp…"), (40, "alpha beta gamma")])
+def test_a_cut_keeps_whole_words_and_marks_the_cut(room, shown):
+    assert render.cut("alpha beta gamma", room) == shown
+    assert len(shown) <= room

@@ -64,8 +64,8 @@ def cut(text: str, room: int) -> str:
     if len(text) <= room:
         return text
     head = text[: max(room - 1, 1)]
-    if " " in head.strip():
-        head = head.rstrip()[: head.rstrip().rfind(" ")]
+    if text[len(head)] != " " and " " in head:  # the cut fell inside a word: drop that word
+        head = head[: head.rfind(" ")]
     return head.rstrip(" ,;:") + ELLIPSIS
 
 
