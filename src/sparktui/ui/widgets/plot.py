@@ -77,6 +77,7 @@ class Plot(Widget):
         self._scale = (0.0, 1.0)
         self._columns: tuple[int, list[float | None]] | None = None
         self._strips: tuple[tuple, list[Strip]] | None = None
+        self._styles: tuple[Style, Style] | None = None  # (the widget's, the bars')
 
     def plot(self, times: Sequence[float | None], values: Sequence[float | None], start: float, end: float,
              scale: tuple[float, float], *, pick: Pick = max, hold_s: float = 0.0) -> None:
@@ -103,21 +104,33 @@ class Plot(Widget):
         extent, top = (hi - lo) or 1.0, height * 8
         return [None if v is None else max(1, min(top, round((v - lo) / extent * top))) for v in cols]
 
-    def render_line(self, y: int) -> Strip:
-        width, height, base = self.size.width, self.size.height, self.rich_style
-        if width <= 0 or height <= 0:
-            return Strip.blank(width, base)
-        bar = base + Style(color=self.get_component_styles("plot--bar").color.rich_color)
-        key = (width, height, base, bar)
-        if self._strips is None or self._strips[0] != key:
-            self._strips = (key, self._render_rows(width, height, base, bar))
-        return self._strips[1][y] if y < height else Strip.blank(width, base)
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._styles = None  # a theme or class change: read the colours again
 
-    def _render_rows(self, width: int, height: int, base: Style, bar: Style) -> list[Strip]:
-        levels = self.eighths(width, height)
-        rows = []
-        for y in range(height):
-            floor = (height - 1 - y) * 8  # eighths below this row
-            text = "".join(" " if e is None else self.LEVELS[max(0, min(8, e - floor))] for e in levels)
-            rows.append(Strip([Segment(text, bar)], width))
-        return rows
+    def render_line(self, y: int) -> Strip:
+        """Called once per row per repaint: the colours are read once per style change (reading
+        rich_style walks the ancestors' backgrounds, most of a repaint's cost), the rows once per
+        data or size change."""
+        if self._styles is None:
+            base = self.rich_style
+            self._styles = (base, base + Style(color=self.get_component_styles("plot--bar").color.rich_color))
+        base, bar = self._styles
+        size = self.size
+        if y >= size.height or size.width <= 0:
+            return Strip.blank(size.width, base)
+        key = (size, base, bar)
+        if self._strips is None or self._strips[0] != key:
+            self._strips = (key, self._render_rows(size.width, size.height, bar))
+        return self._strips[1][y]
+
+    def _render_rows(self, width: int, height: int, bar: Style) -> list[Strip]:
+        """Each column built top to bottom (blank, its partial block, full blocks), then read across."""
+        blank, columns = " " * height, []
+        for e in self.eighths(width, height):
+            if e is None:
+                columns.append(blank)
+            else:
+                full, part = divmod(e, 8)
+                columns.append((" " * (height - full - 1) + self.LEVELS[part] if part else " " * (height - full)) + "█" * full)
+        return [Strip([Segment("".join(row), bar)], width) for row in zip(*columns)]
