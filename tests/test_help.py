@@ -49,7 +49,7 @@ def test_a_command_help_starts_with_what_it_does_and_ends_with_examples_and_exit
     assert 1 <= len(re.findall(r"[.!?](?:\s|$)", about)) <= 3 and len(about) <= 300  # a sentence or two, not a manual
     examples = out.split("Examples:\n", 1)[1].split("\n\n", 1)[0].splitlines()
     assert len(examples) >= 2 and all(line.startswith("  sparktui ") for line in examples)
-    codes = re.findall(r"^  (\d+) +\S", out.split("Exit codes:\n", 1)[1], re.M)
+    codes = re.findall(r"^  (\d+) +\S", out.split("Exit codes:\n", 1)[1], re.MULTILINE)
     assert codes[0] == "0" and "64" in codes and all(int(c) in EXIT_MEANING for c in codes)
     assert out.index("Examples:") < out.index("Exit codes:")
     assert not re.search(r"<[A-Za-z_ ]+>", "\n".join(examples))  # commands to copy, no placeholders
