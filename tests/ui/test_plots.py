@@ -212,3 +212,20 @@ async def test_the_clock_plot_tops_out_at_the_device_max_where_it_is_known():
             await show(app, pilot)
             (line,) = rows(app.telemetry.clock)
             assert line.strip() and set(line.strip()) == {level}, (static, line)
+
+
+async def test_the_plot_follows_a_theme_change():
+    """Colours are read once per style change: a new theme must still reach the bars."""
+    app = app_with(steady(60))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await show(app, pilot)
+        plot = app.telemetry.temp.plot
+
+        def bar_colour():
+            (strip,) = plot.render_lines(Region(0, 0, plot.size.width, 1))
+            return next(seg.style.color for seg in strip if seg.text.strip())
+
+        before = bar_colour()
+        app.theme = "textual-light" if app.theme != "textual-light" else "nord"
+        await pilot.pause(0.2)
+        assert bar_colour() != before
