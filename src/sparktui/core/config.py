@@ -110,7 +110,7 @@ class TelemetryConfig:
     """Sampling for the dashboard, `check`, `record` and `export`."""
 
     interval_s: float = _setting(1.0, "sampling interval for the dashboard and recordings", _positive, used_by="sampling: dashboard, `record`, `export`, `check` (G4)")
-    history: int = _setting(3600, "samples kept per series (ring buffer)", _positive, used_by="dashboard (meters and sparklines)")
+    history: int = _setting(3600, "samples kept per series (ring buffer)", _positive, used_by="dashboard (meters and plots)")
     check_window_s: float = _setting(2.0, "seconds `sparktui check` samples for G4 (`--watch MIN` for longer)", _positive, used_by="G4 (`check`)")
     processes_every_s: float = _setting(10.0, "how often the process view (G6) is rescanned while sampling", _positive, used_by="G6 while sampling: dashboard, `record`, `export`")
 
