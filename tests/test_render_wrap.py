@@ -58,13 +58,24 @@ def test_a_long_summary_wraps_at_word_boundaries_under_the_finding_column(monkey
     assert not any(line.rstrip().endswith("…") for line in lines)
 
 
-def test_without_verbose_a_cut_evidence_line_ends_with_an_ellipsis_after_a_whole_word(monkeypatch):
+def test_without_verbose_long_evidence_takes_two_lines_the_second_cut_after_a_whole_word(monkeypatch):
     monkeypatch.setenv("COLUMNS", "80")
     text = render.table([_verdict()], stream=io.StringIO())
-    line = next(li for li in text.splitlines() if "issues matched" in li)
-    assert len(line) <= 80 and line.endswith("…  [GitHub REST API]")
-    shown = line.split("issues matched: ", 1)[1].rsplit("…", 1)[0].split()
-    assert shown == VALUE.split()[: len(shown)] and len(shown) < 60  # whole words, then the mark
+    lines = text.splitlines()
+    at = next(i for i, li in enumerate(lines) if "issues matched" in li)
+    first, second = lines[at], lines[at + 1]
+    assert first.startswith("       · issues matched: word00") and second.startswith("         word")
+    assert len(first) <= 80 and len(second) <= 80 and second.endswith("…")
+    shown = (first.split("issues matched: ", 1)[1] + " " + second.rstrip("…")).split()
+    assert shown == VALUE.split()[: len(shown)] and len(shown) < 60  # whole words in order, then the mark
+    assert lines[at + 2].startswith("     fix:")
+
+
+def test_aligned_details_that_fit_keep_their_spacing(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    table = ["              total        used        free", "Mem:            121         115           2"]
+    text = render.table([_verdict(details=table)], stream=io.StringIO())
+    assert "       " + table[0] in text.splitlines() and "       " + table[1] in text.splitlines()
 
 
 def test_verbose_prints_every_word_of_evidence_and_fix(monkeypatch):

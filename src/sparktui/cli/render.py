@@ -2,8 +2,9 @@
 
 Text is fitted to the output's width (the terminal, COLUMNS, or 100 columns when stdout is a
 file or pipe): a summary always wraps whole at word boundaries, continuation lines indented under
-the finding; without ``-v`` an evidence or detail line that does not fit is cut at a word and ends
-with "…", so nothing is ever cut mid-word without a mark; ``-v`` prints everything whole.
+the finding; without ``-v`` an evidence or detail item takes at most two lines, the second cut
+after a whole word and ended with "…", so nothing is ever cut mid-word without a mark; ``-v``
+prints everything whole.
 """
 
 from __future__ import annotations
@@ -52,7 +53,10 @@ def output_width(stream=None) -> int:
 def wrap(text: str, width: int, first: str, rest: str) -> list[str]:
     """``text`` wrapped at spaces to ``width``, the first line after ``first``, the others after
     ``rest``. Words are never split (a path longer than a line stays whole on its own line), nor at
-    hyphens: `--gpu-memory-utilization` must stay one word."""
+    hyphens: `--gpu-memory-utilization` must stay one word. A line that fits is kept as it is, so
+    aligned columns (`free -g` in G3's details) stay aligned."""
+    if "\n" not in text and len(first) + len(text) <= width:
+        return [first + text]
     return textwrap.wrap(" ".join(text.split()), width=width, initial_indent=first, subsequent_indent=rest,
                          break_long_words=False, break_on_hyphens=False) or [first.rstrip()]
 
@@ -69,11 +73,14 @@ def cut(text: str, room: int) -> str:
     return head.rstrip(" ,;:") + ELLIPSIS
 
 
-def fitted(text: str, width: int, first: str, rest: str, whole: bool) -> list[str]:
-    """Wrapped whole, or cut to one line with "…"."""
-    if whole:
-        return wrap(text, width, first, rest)
-    return [first + cut(text, width - len(first))]
+def fitted(text: str, width: int, first: str, rest: str, whole: bool, max_lines: int = 2) -> list[str]:
+    """Wrapped whole, or (not ``whole``) in at most ``max_lines`` lines, the last cut with "…"."""
+    lines = wrap(text, width, first, rest)
+    if whole or len(lines) <= max_lines:
+        return lines
+    kept = lines[: max_lines - 1]
+    shown = len(kept[0][len(first):].split()) + sum(len(line[len(rest):].split()) for line in kept[1:])
+    return kept + [rest + cut(" ".join(text.split()[shown:]), width - len(rest))]
 
 
 def reflow(text: str, width: int, indent: str) -> list[str]:
@@ -113,14 +120,9 @@ def status_label(s: Status, colour: bool) -> str:
 
 
 def _evidence(e: Evidence, width: int, whole: bool) -> list[str]:
-    """`· what: value  [source]`; cut to one line, it is the value that gives way, never the
-    source the reader checks it against."""
+    """`· what: value  [source]`, continuation lines under ``what``."""
     value = e.value if isinstance(e.value, str) else json.dumps(e.value, default=str)
-    first, source = f"{EVIDENCE}· {e.what}: ", f"  [{e.source}]"
-    room = width - len(first) - len(source)
-    if whole or room < 12:
-        return fitted(f"{e.what}: {value}{source}", width, EVIDENCE + "· ", EVIDENCE + "  ", whole)
-    return [first + cut(value, room) + source]
+    return fitted(f"{e.what}: {value}  [{e.source}]", width, EVIDENCE + "· ", EVIDENCE + "  ", whole)
 
 
 def table(verdicts: list[Verdict], verbose: bool = False, stream=None) -> str:
