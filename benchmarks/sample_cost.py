@@ -4,7 +4,9 @@ at 10 Hz for minutes grows the process.
     PYTHONPATH=src python3 benchmarks/sample_cost.py [--samples 2000] [--smi-calls 20] [--minutes 10]
     PYTHONPATH=src python3 benchmarks/sample_cost.py --fake --minutes 1     # no GPU: fake NVML, RSS part only
 
-Part 1 (needs a GPU and nvidia-smi; otherwise it says so and goes on / exits 0): the mean wall time
+Exits 1 when a measured target is missed (>= 100x cheaper than nvidia-smi; < 5 MB RSS growth).
+
+Part 1 (needs a GPU and nvidia-smi; otherwise it says so and goes on, not measured, not missed): the mean wall time
 of one full sample (every NVML field of every GPU + /proc/meminfo, through the Sampler the dashboard
 uses, session already open) next to one `nvidia-smi --query-gpu=... --format=csv` call reading the
 same fields, measured alternately in the same run; prints both and the ratio. A bare NVML call
@@ -52,7 +54,8 @@ def smi_query() -> list[str] | None:
     return None
 
 
-def part1(samples: int, smi_calls: int) -> None:
+def part1(samples: int, smi_calls: int) -> bool | None:
+    """True when the full sample is at least 100x cheaper than nvidia-smi; None when not measured."""
     print("== cost of one sample vs one nvidia-smi call ==")
     cmd = smi_query()
     s = Sampler(Config())
@@ -62,11 +65,11 @@ def part1(samples: int, smi_calls: int) -> None:
     if not session.open or not s.readers:
         print(f"no GPU through NVML ({session.error or 'no devices'}): cost comparison skipped")
         s.close()
-        return
+        return None
     if cmd is None:
         print("nvidia-smi not found or failing: cost comparison skipped")
         s.close()
-        return
+        return None
     first = s.take()
     print(f"NVML session open (nvmlInit + handles): {init_ms:.1f} ms, once per session")
     print(f"GPUs: {len(first['gpus'])}; fields unavailable on GPU 0: {sorted(first['gpus'][0]['errors']) or 'none'}")
@@ -106,9 +109,11 @@ def part1(samples: int, smi_calls: int) -> None:
     print(f"violation counters, one read    : {counters * 1e6:.0f} us, every {r0.counters_every_s:g} s "
           f"({'field values' if r0.counter_fields else 'violation status'})")
     print(f"sample at the default {interval:g} s interval, counters amortized: {amortized * 1e6:.0f} us")
+    met = smi / amortized >= 100
     print(f"RATIO nvidia-smi / full sample  : {smi / one:.0f}x; with counters amortized at {interval:g} s: "
-          f"{smi / amortized:.0f}x (target >= 100x)")
+          f"{smi / amortized:.0f}x (target >= 100x): {'PASS' if met else 'FAIL'}")
     s.close()
+    return met
 
 
 def breakdown(calls: int) -> None:
@@ -156,7 +161,8 @@ def rss_mb() -> float:
     return psutil.Process().memory_info().rss / 1e6
 
 
-def part2(minutes: float, hz: float, processes_every: float, history: int | None = None) -> None:
+def part2(minutes: float, hz: float, processes_every: float, history: int | None = None) -> bool:
+    """True when RSS grew less than 5 MB over the run."""
     print(f"== {hz:g} Hz for {minutes:g} min: RSS growth ==")
     cfg = Config()
     count = {"n": 0}
@@ -188,10 +194,13 @@ def part2(minutes: float, hz: float, processes_every: float, history: int | None
     el = time.monotonic() - t0
     end = rss_mb()
     cpu = sum(me.cpu_times()[:2]) - cpu0
-    print(f"RSS start {start:.1f} MB, end {end:.1f} MB, peak {peak:.1f} MB: GROWTH {end - start:+.2f} MB (target < 5 MB)")
+    met = end - start < 5
+    print(f"RSS start {start:.1f} MB, end {end:.1f} MB, peak {peak:.1f} MB: GROWTH {end - start:+.2f} MB "
+          f"(target < 5 MB): {'PASS' if met else 'FAIL'}")
     print(f"samples taken {count['n']} of {int(el * hz)} expected over {el:.0f} s; in history {len(s.history)}; "
           f"process scans every {processes_every:g} s")
     print(f"CPU used {cpu:.1f} s over {el:.0f} s = {100 * cpu / el:.1f}% of one core")
+    return met
 
 
 def scan_cost(extra: int, scans: int = 48) -> None:
@@ -235,6 +244,7 @@ def main() -> int:
     ap.add_argument("--extra-processes", type=int, default=0,
                     help="start this many idle processes for the process-scan figure (a desktop host has hundreds)")
     a = ap.parse_args()
+    met: dict[str, bool | None] = {}
     if not a.skip_cost:
         scan_cost(a.extra_processes)
     if a.fake:
@@ -246,10 +256,13 @@ def main() -> int:
     elif not a.skip_cost:
         if a.breakdown:
             breakdown(a.breakdown)
-        part1(a.samples, a.smi_calls)
+        met["sample >= 100x cheaper than nvidia-smi"] = part1(a.samples, a.smi_calls)
     if a.minutes > 0:
-        part2(a.minutes, a.hz, a.processes_every, a.history)
-    return 0
+        met["RSS growth < 5 MB"] = part2(a.minutes, a.hz, a.processes_every, a.history)
+    missed = [name for name, ok in met.items() if ok is False]  # None: not measured here (no GPU)
+    if missed:
+        print(f"missed: {', '.join(missed)}")
+    return 1 if missed else 0
 
 
 if __name__ == "__main__":
