@@ -334,22 +334,22 @@ def programs(spark_args: list[str]) -> list[Program]:
 
 
 def machine_lines() -> list[str]:
+    from importlib.metadata import PackageNotFoundError, version
+
     gpus = "no nvidia-smi"
     if shutil.which("nvidia-smi"):
         import subprocess
 
-        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True)
+        out = subprocess.run(["nvidia-smi", "-L"], check=False, capture_output=True, text=True)
         gpus = " | ".join(out.stdout.strip().splitlines()) or f"nvidia-smi failed: {out.stderr.strip()[:120]}"
     versions = []
     for mod in ("textual", "nvitop", "psutil"):
         try:
-            from importlib.metadata import version
-
             versions.append(f"{mod} {version(mod)}")
-        except Exception:
+        except PackageNotFoundError:
             versions.append(f"{mod} not installed")
-    return [f"machine: {socket.gethostname()} ({platform.machine()}, {os.cpu_count()} CPUs, "
-            f"{psutil.virtual_memory().total / 2**30:.0f} GiB); GPUs: {gpus}",
+    memory = psutil.virtual_memory().total / 2**30
+    return [f"machine: {socket.gethostname()} ({platform.machine()}, {os.cpu_count()} CPUs, {memory:.0f} GiB); GPUs: {gpus}",
             f"python {platform.python_version()}; " + ", ".join(versions)]
 
 
