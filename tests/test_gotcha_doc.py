@@ -48,6 +48,7 @@ HELPERS = (_facts, _packages, _when, base)  # shared by the judges: no threshold
 NOT_THRESHOLDS = {("G5", "GIB"): "a unit (bytes in a GiB)", ("G4", "NS_PER_S"): "a unit (nanoseconds in a second)",
                   ("G1", "TORCH_INDEXES"): "PyTorch's wheel index names, for the fix block",
                   ("G6", "COMMAND_KEPT"): "the process probe's command-line cut, for the fix block",
+                  ("G8", "ISSUES_TO_OPEN"): "issues the fix opens one by one",
                   ("G10", "MAX_EDITS"): "settings the fix names one by one"}
 
 # The config keys each judge reads (cfg.section.key; G4's `th` is cfg.thermal; GpuFacts reads
