@@ -10,23 +10,37 @@ after a warm-up of both (the page cache cannot be dropped without root):
 and prints the medians and the ratio. Also prints the whole ``sparktui check G10 --path DIR`` as a
 command (interpreter start-up included) for information.
 
-    python benchmarks/g10_scan.py [--files 50000] [--rounds 5] [--keep DIR]
+Then the bounds (issues 13 and 15), each against its limit: the pathological launch scripts (40,000
+blank lines after a setting; `--nnodes` and 6,000 spaces; both also at 4x, where a linear scan
+takes about 4x as long), a 10,000-file tree scanned whole, a cancel during that scan, and the default
+scan (no --path) of a current folder holding it, which must stop at its file bound. Exit status 1
+if any limit is exceeded; ``--save`` writes the output under benchmarks/results/.
+
+    python benchmarks/g10_scan.py [--files 50000] [--rounds 5] [--keep DIR] [--bounds-only] [--save]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
+import os
 import random
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from datetime import date
 from pathlib import Path
 
+from sparktui.core.config import Config
 from sparktui.probes import tpscan
+
+RESULTS = Path(__file__).resolve().parent / "results"
 
 # The keys of FACTS.md "Tensor-parallel keys (G10)", as one extended regex for grep.
 GREP_PATTERN = r"tensor[-_](model[-_])?parallel[-_](size|degree)|TENSOR_PARALLEL_SIZE|tp[-_](size|plan)|-tp\b"
@@ -156,12 +170,122 @@ def time_cli(root: Path) -> str:
     return f"{took * 1000:.0f} ms (G10 {status})"
 
 
+# (name, file name, content at size n, n); each is timed at n and at 4n.
+PATHOLOGICAL = [
+    ("40,000 blank lines after a setting", "launch.sh", lambda n: "tensor_parallel_size=" + "2\n" + "\n" * n + "x\n", 40_000),
+    ("--nnodes and 6,000 spaces", "launch.sh", lambda n: "tensor_parallel_size=" + "2\n--nnodes" + " " * n + "x\n", 6_000),
+]
+PATHOLOGICAL_LIMIT_S = 1.0  # either file, at 4x its size too
+LINEAR_RATIO = 8.0  # 4x the size in at most 8x the time (quadratic: 16x)
+TREE_FILES = 10_000
+TREE_LIMIT_S = 10.0  # the whole 10,000-file tree, named with --path
+CANCEL_LIMIT_S = 1.0  # from the cancel to the scan's return
+
+
+def _cpu(fn) -> tuple[float, object]:
+    """Best of three, in CPU seconds of this thread (other load on the machine does not count)."""
+    best, out = float("inf"), None
+    for _ in range(3):
+        t0 = time.thread_time()
+        out = fn()
+        best = min(best, time.thread_time() - t0)
+    return best, out
+
+
+def check_bounds(base: Path) -> list[str]:
+    """Time each bound against its limit; print a line each; return the lines over their limit."""
+    over: list[str] = []
+
+    def report(line: str, ok: bool) -> None:
+        print(("ok   " if ok else "OVER ") + line)
+        if not ok:
+            over.append(line)
+
+    for name, fname, build, n in PATHOLOGICAL:
+        times = []
+        for size in (n, 4 * n):
+            path = base / f"patho-{size}" / fname
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(build(size))
+            took, data = _cpu(lambda: tpscan.scan([str(path)], 4 * 1024 * 1024))
+            times.append(took)
+            report(f"{name} (x{size // n}): {took * 1000:.1f} ms CPU, {data['matches_total']} finding(s) "
+                   f"(limit {PATHOLOGICAL_LIMIT_S:g} s)", took <= PATHOLOGICAL_LIMIT_S and data["files_read"] == 1)
+        ratio = times[1] / max(times[0], 1e-4)
+        report(f"{name}: 4x the size took {ratio:.1f}x the time (limit {LINEAR_RATIO:g}x)", ratio <= LINEAR_RATIO)
+
+    tree = base / "tree10k"
+    n_tp = generate(tree, TREE_FILES)
+    t0 = time.perf_counter()
+    data = tpscan.scan([str(tree)], 4 * 1024 * 1024)
+    took = time.perf_counter() - t0
+    report(f"{TREE_FILES}-file tree, named: {took:.2f} s, {data['files_read']} files read, {data['matches_total']} "
+           f"findings of {n_tp} (limit {TREE_LIMIT_S:g} s)", took <= TREE_LIMIT_S and not data["truncated"])
+
+    for when in (0.05, took / 2):
+        cancel = threading.Event()
+        timer = threading.Timer(when, cancel.set)
+        timer.start()
+        t0 = time.perf_counter()
+        data = tpscan.scan([str(tree)], 4 * 1024 * 1024, cancel=cancel)
+        late = time.perf_counter() - t0 - when
+        timer.cancel()
+        report(f"cancel {when:.2f} s into the tree's scan: returned {max(late, 0) * 1000:.0f} ms after it "
+               f"({data['truncated']}) (limit {CANCEL_LIMIT_S:g} s)",
+               cancel.is_set() and late <= CANCEL_LIMIT_S and str(data["truncated"]).startswith("cancelled"))
+
+    cwd = os.getcwd()
+    os.chdir(tree)
+    try:
+        t0 = time.perf_counter()
+        data = tpscan.read(Config()).data
+        took = time.perf_counter() - t0
+    finally:
+        os.chdir(cwd)
+    report(f"default scan (no --path) from a folder of {TREE_FILES} files: {took:.2f} s, {data['files_read']} files "
+           f"read, {data['truncated']} (limits: {tpscan.DEFAULT_MAX_FILES} files, {tpscan.DEFAULT_DEADLINE_S:g} s)",
+           took <= tpscan.DEFAULT_DEADLINE_S + 1 and bool(data["truncated"]))
+    return over
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--files", type=int, default=50_000)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--keep", metavar="DIR", help="generate into DIR (reused if already there) and leave it")
+    ap.add_argument("--bounds-only", action="store_true", help="only the bounds, not the comparison with grep")
+    ap.add_argument("--save", action="store_true", help="also write the output to benchmarks/results/")
     args = ap.parse_args()
+    out = io.StringIO()
+    with contextlib.redirect_stdout(_Tee(sys.stdout, out)):
+        rc = _run(args)
+    if args.save:
+        RESULTS.mkdir(exist_ok=True)
+        name = RESULTS / f"g10-scan-{'bounds-' if args.bounds_only else ''}{date.today().isoformat()}.txt"
+        name.write_text(out.getvalue())
+        print(f"saved {name}")
+    return rc
+
+
+class _Tee(io.TextIOBase):
+    def __init__(self, *streams) -> None:
+        self.streams = streams
+
+    def write(self, s: str) -> int:
+        for st in self.streams:
+            st.write(s)
+        return len(s)
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.bounds_only:
+        base = Path(tempfile.mkdtemp(prefix="sparktui-g10-bounds-"))
+        try:
+            over = check_bounds(base)
+        finally:
+            shutil.rmtree(base, ignore_errors=True)
+        print(f"bounds: {len(over)} over their limit")
+        return 1 if over else 0
     if shutil.which("grep") is None:
         print("grep not found", file=sys.stderr)
         return 2
@@ -196,7 +320,9 @@ def main() -> int:
         verdict = "within" if ratio <= 1.5 else "OVER"
         print(f"ratio scan/grep: {ratio:.2f}x of medians ({verdict} the 1.5x target); {best:.2f}x of best runs")
         print(f"sparktui check G10 --path --json (whole command, interpreter start-up included): {time_cli(root)}")
-        return 0 if ratio <= 1.5 else 1
+        over = check_bounds(base)
+        print(f"bounds: {len(over)} over their limit")
+        return 0 if ratio <= 1.5 and not over else 1
     finally:
         if not args.keep:
             shutil.rmtree(base, ignore_errors=True)
