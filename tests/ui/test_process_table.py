@@ -217,6 +217,8 @@ async def test_text_columns_start_a_to_z_and_the_cursor_stays_on_its_process():
         pt = app.process_table
         pt.show(scan(*SORTABLE), 0.0)
         await pilot.pause()
+        pt._table.focus()
+        await pilot.pause()
         pt._table.move_cursor(row=pt._table.get_row_index("33"))
         for _ in range(3):  # GPU mem -> RSS -> cap -> age
             pt.cycle_sort()
@@ -265,7 +267,7 @@ async def test_t_shows_launchers_over_their_workers_with_memory_summed():
         await pilot.pause()
         assert [r["pid"] for r in pt.visible_rows()] == [5120, 5188, 3310, 3325, 3326, 3327, 900, 901]
         text = "\n".join(screen_lines(app))
-        assert "tree (t): memory summed onto each parent" in text
+        assert "tree: a parent's memory sums its own and its children's" in text
         cells = {pid: [c.plain for c in pt._table.get_row(str(pid))] for pid in (5120, 5188, 3310, 3325, 3327)}
         assert cells[5120][3:6] == ["vllm serve", "86.0 G", "6.0 G"]
         assert cells[5188][3:6] == ["└─ VLLM::EngineCore", "86.0 G", "4.0 G"]

@@ -224,12 +224,12 @@ class ProcessTable(Vertical):
         wanted = [str(r.get("pid")) for r, _ in laid]
         present = [rk.value for rk in t.rows]
         note = f"{len(laid)} of {len(self.rows)} processes · sort: {self.sort_label}"
-        if self.tree_view:
-            note += " · tree (t): memory summed onto each parent"
         if self.blamed & {r["pid"] for r, _ in laid}:
             note += " · ! named by G6"
         if self.filter_text:
             note += f" · filter: {self.filter_text!r} (/ edits, esc clears)"
+        if self.tree_view:
+            note += " · tree: a parent's memory sums its own and its children's"
         if self.view_note:
             note = f"{self.view_note} · {note}"
         set_content(self._note, Text(note, style="dim"))
@@ -241,11 +241,13 @@ class ProcessTable(Vertical):
         self._last_signature = signature
         with self.app.batch_update():
             if present != wanted or last is None:
-                selected = self.selected_row
+                # Someone working in the table keeps the cursor on its process (k must not move to
+                # another); otherwise the table starts at its top, where what G6 names is.
+                selected = self.selected_row if t.has_focus else None
                 t.clear()
                 for pid, row in zip(wanted, cells):
                     t.add_row(*row, key=pid)
-                if selected is not None and str(selected["pid"]) in wanted:  # the cursor stays on its process
+                if selected is not None and str(selected["pid"]) in wanted:
                     t.move_cursor(row=wanted.index(str(selected["pid"])), animate=False)
             else:  # same rows in the same order: repaint only the cells that changed
                 for pid, row, new, old in zip(wanted, cells, signature, last):
