@@ -81,6 +81,7 @@ def test_each_checks_first_verdict_is_kept_then_only_its_changes(gb10):
     src = LiveSource(live_cfg(), lambda s: None, lambda p: None)
     src.start()
     try:
+        assert src.session_ready.wait(5)
         warn = Verdict("G4", Status.WARN, "hot")
         src.keep_verdict(warn, 1.0, None)  # unchanged from a restored session's warn: still this file's first
         src.keep_verdict(warn, 2.0, None)

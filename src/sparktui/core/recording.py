@@ -7,7 +7,7 @@ Format (schema 1), one JSON object per line:
     {"type": "sample", "t": ..., "gpus": [...], "mem": {...}}          # see core/telemetry.py
     {"type": "processes", "t": ..., "data": {...processes reading...}}  # at a lower rate
     {"type": "readings", "t": ..., "readings": {name: reading}}  # check results, as they complete
-    {"type": "verdict", "t": ..., "id": "G4", "old": "ok", "status": "warn", "summary": "..."}  # a change
+    {"type": "verdict", "t": ..., "id": "G4", "old": "ok", "status": "warn", "summary": "..."}  # a first verdict or a change
     {"type": "event", "t": ..., "text": "..."}  # something the session did (paused, restored, rotated)
 
 Verdict and event lines were added after schema 1 was first shipped: they need no new schema

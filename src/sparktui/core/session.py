@@ -2,7 +2,7 @@
 
 Each live dashboard run appends a recording (core/recording.py's format, so `--replay` and
 `check --replay` read it) to ``$XDG_STATE_HOME/sparktui/sessions/<start>-<host>.jsonl``, with its
-verdict changes as "verdict" lines. Bounds keep disk flat: a file that reaches
+each check's first verdict and every change as "verdict" lines. Bounds keep disk flat: a file that reaches
 ``session.max_session_mb`` is rotated (closed; the session goes on in a new file whose header
 names the one it continues and carries the latest check readings), and before a file is opened the
 oldest files are deleted until the others plus the new one's cap fit in ``session.max_mb``; files

@@ -55,6 +55,10 @@ class ReplayFinished(Message):
     """The recording has been fed to its end: judge and draw its final state once."""
 
 
+class SessionOpened(Message):
+    """The live source has restored the previous session (or not) and opened this one (or not)."""
+
+
 class ChecksDone(Message):
     def __init__(self, ids: list[str], verdicts: list[Verdict], readings: Readings, cancelled: bool,
                  new: list[str] | None = None) -> None:
@@ -183,7 +187,7 @@ class SparkApp(App):
             from sparktui.ui.sources import LiveSource
 
             self.source = LiveSource(self.cfg, self._on_sample_thread, self._on_processes_thread, record_path=record,
-                                     keep_session=keep_session)
+                                     keep_session=keep_session, on_session=lambda: self.post_message(SessionOpened()))
         self.replay_readings = self._recorded_readings() if replay else None
         self.host_name = "?"
         self.peer_watch = PeerWatch(self, self.cfg, replay=bool(replay))
@@ -234,14 +238,8 @@ class SparkApp(App):
         self._layout_for(self.size.width)
         self.host_name = self._host_label()
         self.source.start()
-        for error, title in (("record_error", "recording"), ("session_error", "session")):
-            if getattr(self.source, error, None):
-                self.notify(getattr(self.source, error), title=title, severity="error", timeout=15)
-        if getattr(self.source, "restored", None) is not None:  # the previous session's events, then the gap
-            from sparktui.core.session import restore_events
-
-            restore_events(self.events, self.source.restored, self.now())
-            self.events_seen = self.events.worse_count  # old news: the header counts only this session's
+        if getattr(self.source, "record_error", None):
+            self.notify(self.source.record_error, title="recording", severity="error", timeout=15)
         self.set_interval(1.0, self.tick)
         self.checklist.focus()
         self.peer_watch.start()  # ssh to the peers in threads; nothing when none or a replay
@@ -292,6 +290,16 @@ class SparkApp(App):
             self.telemetry.show(self.source.history, self.cfg.hardware.rated_power_w, self.source.interval_s, max_sm)
         except NoMatches:
             pass  # a sample that beat the panel's own children to the screen: the next one draws
+
+    def on_session_opened(self, msg: SessionOpened) -> None:
+        """The previous session's events (then a row for the gap), and why a session is not kept."""
+        if self.source.session_error:
+            self.notify(self.source.session_error, title="session", severity="error", timeout=15)
+        if self.source.restored is not None:
+            from sparktui.core.session import restore_events
+
+            restore_events(self.events, self.source.restored, self.now())
+            self.events_seen = self.events.worse_count  # old news: the header counts only this run's
 
     def on_replay_finished(self, msg: ReplayFinished) -> None:
         """Every sample message before this one has been handled: the final judgement and picture."""

@@ -27,7 +27,9 @@ class LiveSource:
     kind = "live"
 
     def __init__(self, cfg: Config, on_sample: Callback, on_processes: Callback, record_path: str | None = None,
-                 keep_session: bool = True) -> None:
+                 keep_session: bool = True, on_session: Callable[[], None] | None = None) -> None:
+        """``on_session`` is called (from the session thread) once the previous session has been
+        restored, or not, and this one opened, or not: ``restored`` and ``session_error`` say which."""
         from sparktui.probes.sampler import Sampler
 
         self.cfg = cfg
@@ -46,16 +48,40 @@ class LiveSource:
         self.restored: Any = None  # core/session.Restored: the previous session, shown again
         self.live_since = time.time()  # samples before this were restored: shown, not judged
         self._verdicts_kept: set[str] = set()
+        self.on_session = on_session
+        self.session_ready = threading.Event()  # set once the session thread is done
+        self._stopping = threading.Event()
+        self._session_thread: threading.Thread | None = None
 
     def start(self) -> None:
+        """Sampling starts at once, or, when a session is kept, once the previous one has been
+        read into the History (in a thread: a restore of an hour of samples costs the first paint
+        nothing; restored samples must come before live ones)."""
         self.static = self.sampler.static()
         self.live_since = time.time()
         if self.record_path or self.keep_session:
-            self._open_writers()
-        self.sampler.start()
+            head, host = self._open_writers()
+        if not self.keep_session:
+            self.session_ready.set()
+            self.sampler.start()
+            return
+        self._session_thread = threading.Thread(target=self._session_then_sample, args=(head, host),
+                                                name="sparktui-session", daemon=True)
+        self._session_thread.start()
 
-    def _open_writers(self) -> None:
-        """The session (restoring the previous one first) and the --record file."""
+    def _session_then_sample(self, head: dict[str, Any], host: str) -> None:
+        try:
+            self._open_session(head, host)
+        finally:
+            self.session_ready.set()
+            if not self._stopping.is_set():
+                self.sampler.start()
+            if self.on_session is not None:
+                self.on_session()
+
+    def _open_writers(self) -> tuple[dict[str, Any], str]:
+        """The --record file, and the samples' way to both writers; returns the header and host
+        name the session is opened with."""
         from sparktui import __version__
         from sparktui.core.recording import RecordingError, RecordingWriter, header
         from sparktui.probes.host import read as read_host  # not the whole probe registry: startup stays quick
@@ -64,8 +90,6 @@ class LiveSource:
         host = dict(read_host(self.cfg).data or {})
         head = header(interval_s=self.interval_s, host=host, static=self.static, version=__version__,
                       processes_every_s=every or None)
-        if self.keep_session:
-            self._open_session(head, str(host.get("hostname") or "host"))
         if self.record_path:
             try:
                 self.writer = RecordingWriter(self.record_path, head)
@@ -86,6 +110,7 @@ class LiveSource:
                 show_processes(p)
 
         self.sampler.on_sample, self.sampler.on_processes = on_sample, on_processes
+        return head, str(host.get("hostname") or "host")
 
     def _open_session(self, head: dict[str, Any], host: str) -> None:
         """Show the previous session again (when recent), then keep this one in a new file."""
@@ -97,10 +122,12 @@ class LiveSource:
             last = session.newest_for_host(host, cfg.restore_within_min * 60)
             if last is not None:
                 self.restored = session.load_restore(last, self.history.maxlen)
-                for s in self.restored.samples:
-                    self.history.append(s)
-                if self.restored.samples:
-                    self.history.append(self.restored.gap_sample(self.interval_s))
+                if self.restored.samples:  # filled aside, then swapped in: the UI never sees it half-built
+                    history = History(self.history.maxlen)
+                    for s in self.restored.samples:
+                        history.append(s)
+                    history.append(self.restored.gap_sample(self.interval_s))
+                    self.history = self.sampler.history = history
         except (RecordingError, OSError) as e:
             self.session_error = f"previous session not restored: {e}"
         try:
@@ -143,6 +170,9 @@ class LiveSource:
         self._write("verdict", t, v.id, old.value if old else None, v.status.value, v.summary)
 
     def stop(self) -> None:
+        self._stopping.set()
+        if self._session_thread is not None:
+            self._session_thread.join(timeout=5)
         self.sampler.stop()
         for w in (self.writer, self.session):
             if w is not None:
