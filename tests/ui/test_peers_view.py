@@ -17,7 +17,7 @@ from sparktui.fleet.peers import PeerState, judge_peer
 from sparktui.gotchas import IDS
 from sparktui.ui.app import ChecksDone, SparkApp, SparkCommands
 from sparktui.ui.peers import PeersScreen
-from sparktui.ui.screens import KEYS_HELP
+from sparktui.ui.screens import HelpScreen
 from sparktui.ui.panels import Checklist
 from tests.test_fleet_peers import _peer_command, sshd  # noqa: F401  (sshd: the loopback sshd fixture)
 from tests.ui.test_dashboard import DEMO, StillSource
@@ -236,9 +236,12 @@ async def test_narrow_terminal_still_shows_the_columns():
 
 
 async def test_help_and_palette_offer_the_machines_view():
-    assert "| m | peers" in KEYS_HELP
     app = live_app(Config())
     async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("question_mark")
+        await pilot.pause(0.2)
+        assert isinstance(app.screen, HelpScreen) and dict(app.screen.keys)["m"].startswith("peers: this machine beside")
+        await pilot.press("escape")
         hits = [h async for h in SparkCommands(app.screen).search("machines")]
         assert hits
         await hits[0].command()

@@ -24,6 +24,7 @@ from sparktui.core.verdict import Status, Verdict
 from sparktui.fleet.compare import Comparison, Machine, checklists, compare
 from sparktui.fleet.peers import PeerFetcher, PeerResult, PeerState, local_machine, specs_from_config
 from sparktui.ui.format import SPINNER, STATUS_STYLE
+from sparktui.ui.screens import BACK
 from sparktui.ui.widgets import BoundedTable
 
 if TYPE_CHECKING:
@@ -216,10 +217,11 @@ class PeersScreen(Screen):
 
     CSS_PATH = "peers.tcss"
     BINDINGS = [
-        Binding("escape", "app.pop_screen", "back"),
-        Binding("m", "app.pop_screen", "back", show=False),  # m again: not a second copy of this screen
-        Binding("r", "refetch", "refetch peers"),
+        *BACK,
+        Binding("m", "app.pop_screen", "back", show=False, tooltip="back to the screen underneath"),  # not a second copy
+        Binding("r", "refetch", "refetch peers", tooltip="fetch every peer again (ssh)"),
     ]
+    HELP_NOTE = "↑ ↓ pgup pgdn scroll; a differing row is highlighted (red: must match for DDP/FSDP)."
 
     def __init__(self, watch: PeerWatch, board: "Board", local_name: str) -> None:
         super().__init__()
@@ -229,7 +231,7 @@ class PeersScreen(Screen):
         self._cmp_width = -1
 
     def compose(self) -> ComposeResult:
-        yield Label(Text("Machines side by side · r refetches the peers · escape returns", style="bold"), id="peers-title")
+        yield Label(Text("Machines side by side · r refetches the peers · q or escape returns", style="bold"), id="peers-title")
         with VerticalScroll(id="peers-body"):
             yield Static("", id="peers-notice")
             yield Static("", id="peers-machines")

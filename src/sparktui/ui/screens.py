@@ -125,17 +125,27 @@ class SlashWrapped:
         return Measurement(min(longest_part, options.max_width), min(len(self.url), options.max_width))
 
 
+# Textual's own screen keys (tab focus, copy a mouse selection): they pass a key on when they do
+# not apply (ctrl+c with nothing selected reaches the app's ask-to-quit), so they hide no key here.
+_TEXTUAL_SCREEN_ACTIONS = frozenset(b.action for b in Screen.BINDINGS if isinstance(b, Binding))
+
+
 def view_keys(screen: Screen) -> list[tuple[str, str]]:
-    """(keys, what they do) for every key that works on ``screen`` now. Read from its active
-    bindings (each node's check_action applied), so help lists exactly what works in that view,
-    keys hidden from the footer included. Keys with the same text share a row ("esc q")."""
+    """(keys, what they do) for every key that works on ``screen`` now: its bindings and the
+    app's, down the chain a key press takes, each node's check_action applied, a key listed once
+    (the first that takes it), so help lists exactly what works in that view, keys hidden from
+    the footer included. A focused widget's keys are the view's note (its enter is the app's:
+    the row it selects opens). Keys with the same text share a row ("esc q")."""
     app = screen.app
     rows: dict[str, list[str]] = {}
-    for ab in screen.active_bindings.values():
-        b = ab.binding
-        if not ab.enabled or b.system or ab.node not in (screen, app):
-            continue  # a focused table's cursor keys are in the note, not one row each
-        rows.setdefault(b.tooltip or b.description, []).append(app.get_key_display(b))
+    taken: set[str] = set()
+    for node, bindings in screen._modal_binding_chain:
+        for key, b in bindings:
+            if node not in (screen, app) or b.system or b.action in _TEXTUAL_SCREEN_ACTIONS or key in taken:
+                continue
+            if app._check_action_state(b.action, node):
+                taken.add(key)
+                rows.setdefault(b.tooltip or b.description, []).append(app.get_key_display(b))
     return [(" ".join(keys), text) for text, keys in rows.items()]
 
 
@@ -165,7 +175,7 @@ def card_markdown(g: Gotcha, v: Verdict | None, age_text: str, running_s: float 
     fix = _number_blocks((v.fix if v is not None and v.fix else g.fix).strip())
     acting = v is not None and v.status in (Status.WARN, Status.FAIL)
     if running_s is not None:
-        lines += [f"**Status: running for {running_s:.0f} s**" + (" · no previous verdict" if v is None else ""), ""]
+        lines += [f"**Status: running for {int(running_s)} s**" + (" · no previous verdict" if v is None else ""), ""]
     elif v is None:
         lines += ["**Status:** not checked yet", ""]
     if v is not None:
@@ -175,9 +185,8 @@ def card_markdown(g: Gotcha, v: Verdict | None, age_text: str, running_s: float 
         if acting:
             lines += ["## Fix", "", fix, ""]
         if v.evidence:
-            lines += ["## Evidence", "", "| what | value | from |", "|---|---|---|"]
-            for e in v.evidence:
-                lines.append(f"| {_md_cell(e.what)} | {_md_cell(e.value)} | {_md_cell(e.source)} |")
+            lines += ["## Evidence", ""]  # a list, not a table: a table's columns cut what does not fit
+            lines += [f"- **{_md_cell(e.what)}:** {_md_cell(e.value)} · *from {_md_cell(e.source)}*" for e in v.evidence]
             lines.append("")
         if v.details:
             lines += ["## Details", ""] + [f"- {d}" for d in v.details[:50]] + [""]
@@ -252,7 +261,7 @@ class CardScreen(Screen):
     def action_rerun(self) -> None:
         running = self.running_s()
         if running is not None:
-            self.notify(f"{self.gotcha.id} is already running ({running:.0f} s); this card updates when it is done")
+            self.notify(f"{self.gotcha.id} is already running ({int(running)} s); this card updates when it is done")
             return
         self.on_rerun(self.gotcha.id)
         self.notify(f"rerunning {self.gotcha.id}; this card updates when it is done")
