@@ -252,10 +252,13 @@ def test_rolled_up_sums_a_subtree_and_says_when_part_is_unknown():
     assert sorted(r["pid"] for r in kids[None]) == [900, 3310, 5120]
 
 
-def test_a_ppid_loop_does_not_hang_the_tree():
-    rows = [row(1, "a", ppid=2), row(2, "b", ppid=1)]
+def test_a_ppid_loop_does_not_hang_the_tree_and_old_rows_without_ppid_are_roots():
+    rows = [row(1, "a", ppid=2), row(2, "b", ppid=1), row(3, "c", ppid=2)]
     kids = children_of(rows)
-    assert sum(len(v) for v in kids.values()) == 2 and kids.get(None)
+    assert sum(len(v) for v in kids.values()) == 3 and len(kids[None]) == 1
+    assert rolled_up(rows, kids)[kids[None][0]["pid"]][2] == 3 * G  # every row counted once
+    old = [{k: v for k, v in r.items() if k not in ("ppid", "group")} for r in TREE]  # a recording before ppid
+    assert [r["pid"] for r in children_of(old)[None]] == [r["pid"] for r in TREE]
 
 
 async def test_t_shows_launchers_over_their_workers_with_memory_summed():

@@ -201,7 +201,7 @@ class ProcessTable(Vertical):
             return [(r, "") for r in self._ordered(rows, {}, set(self.blamed))]
         kids = children_of(rows)
         self._totals = totals = rolled_up(rows, kids)
-        pinned = {r["pid"] for r in rows if self.blamed & _subtree(r["pid"], kids)}
+        pinned = _ancestors(self.blamed, kids)  # a launcher whose worker G6 names goes up with it
         out: list[tuple[dict[str, Any], str]] = []
 
         def walk(row: dict[str, Any], lead: str, glyph: str) -> None:
@@ -297,31 +297,37 @@ def children_of(rows: list[dict[str, Any]]) -> dict[int | None, list[dict[str, A
     return kids
 
 
-def _subtree(pid: int, kids: dict[int | None, list[dict[str, Any]]]) -> set[int]:
-    out, todo = set(), [pid]
-    while todo:
-        p = todo.pop()
-        out.add(p)
-        todo.extend(c["pid"] for c in kids.get(p, []))
+def _ancestors(pids: frozenset[int], kids: dict[int | None, list[dict[str, Any]]]) -> set[int]:
+    """``pids`` and every row above them in the tree."""
+    parent = {c["pid"]: p for p, cs in kids.items() for c in cs}
+    out: set[int] = set()
+    for pid in pids:
+        while pid is not None and pid in parent and pid not in out:
+            out.add(pid)
+            pid = parent[pid]
     return out
 
 
 def rolled_up(rows: list[dict[str, Any]], kids: dict[int | None, list[dict[str, Any]]]) -> dict[int, tuple[Any, ...]]:
-    """Per pid: (GPU bytes, some GPU figure unknown, RSS bytes, some RSS unknown) over its subtree.
-    A figure NVML lists as N/A or an unreadable RSS is unknown, never counted as 0; a process not
-    in NVML's list holds nothing on the GPU."""
-    by_pid = {r["pid"]: r for r in rows}
-    out: dict[int, tuple[Any, ...]] = {}
-    for pid in by_pid:
-        members = [by_pid[p] for p in _subtree(pid, kids)]
-        gpus = [m.get("gpu_mem_bytes") for m in members]
-        rsss = [m.get("rss_bytes") for m in members]
-        gpu_known = [g for g in gpus if g is not None]
-        rss_known = [v for v in rsss if v is not None]
-        gpu_unknown = any(m.get("on_gpu") and m.get("gpu_mem_bytes") is None for m in members)
-        out[pid] = (sum(gpu_known) if gpu_known else None, gpu_unknown and bool(gpu_known),
-                    sum(rss_known) if rss_known else None, len(rss_known) not in (0, len(rsss)))
-    return out
+    """Per pid: (GPU bytes, some GPU figure unknown, RSS bytes, some RSS unknown) over its subtree,
+    children before parents in one pass. A figure NVML lists as N/A or an unreadable RSS is
+    unknown, never counted as 0; a process not in NVML's list holds nothing on the GPU."""
+    order, todo = [], list(kids.get(None, []))
+    while todo:
+        row = todo.pop()
+        order.append(row)
+        todo.extend(kids.get(row["pid"], []))
+    acc: dict[int, tuple[int, bool, bool, int, bool, bool]] = {}
+    for row in reversed(order):
+        gpu, rss = row.get("gpu_mem_bytes"), row.get("rss_bytes")
+        g, g_seen, g_na = gpu or 0, gpu is not None, bool(row.get("on_gpu")) and gpu is None
+        r, r_seen, r_na = rss or 0, rss is not None, rss is None
+        for child in kids.get(row["pid"], []):
+            cg, cg_seen, cg_na, cr, cr_seen, cr_na = acc[child["pid"]]
+            g, g_seen, g_na, r, r_seen, r_na = g + cg, g_seen or cg_seen, g_na or cg_na, r + cr, r_seen or cr_seen, r_na or cr_na
+        acc[row["pid"]] = (g, g_seen, g_na, r, r_seen, r_na)
+    return {pid: (g if g_seen else None, g_na and g_seen, r if r_seen else None, r_na and r_seen)
+            for pid, (g, g_seen, g_na, r, r_seen, r_na) in acc.items()}
 
 
 _PID_NAMED = re.compile(r"\bpid (\d+)")
