@@ -229,3 +229,29 @@ async def test_the_plot_follows_a_theme_change():
         app.theme = "textual-light" if app.theme != "textual-light" else "nord"
         await pilot.pause(0.2)
         assert bar_colour() != before
+
+
+async def test_unsampled_time_is_blank_but_slow_sampling_is_not_dashed():
+    """A pause of 100 s draws as a gap; samples 5 s apart in columns 4.4 s wide draw unbroken."""
+    paused = [sample(T0 + i) for i in (*range(0, 100), *range(200, 300))]
+    slow = [sample(T0 + i) for i in range(0, 300, 5)]
+    for samples, interval, blank in ((paused, 1.0, True), (slow, 5.0, False)):
+        app = app_with(samples)
+        app.source.interval_s = interval
+        async with app.run_test(size=(200, 60)) as pilot:
+            await show(app, pilot)
+            bottom = rows(app.telemetry.temp)[-1]
+            third = len(bottom) // 3
+            assert (set(bottom[third + 2:2 * third - 2]) == {" "}) is blank, bottom
+            assert " " not in bottom[2:third - 2] + bottom[2 * third + 2:], bottom
+
+
+async def test_a_reading_outside_the_band_widens_it_instead_of_clipping():
+    app = app_with([sample(T0 + i, temp=120.0 if i == 299 else 60.0) for i in range(300)])
+    async with app.run_test(size=(200, 60)) as pilot:
+        await show(app, pilot)
+        plot = app.telemetry.temp.plot
+        levels = plot.eighths(plot.size.width, plot.size.height)
+        top = plot.size.height * 8
+        assert levels[-1] == top  # 120 °C: the top of a band now 20-120 °C
+        assert levels[0] == round(40 / 100 * top)  # 60 °C on that band, not on 20-100
