@@ -207,7 +207,7 @@ def check_bounds(base: Path) -> list[str]:
             path = base / f"patho-{size}" / fname
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(build(size))
-            took, data = _cpu(lambda: tpscan.scan([str(path)], 4 * 1024 * 1024))
+            took, data = _cpu(lambda p=path: tpscan.scan([str(p)], 4 * 1024 * 1024))
             times.append(took)
             report(f"{name} (x{size // n}): {took * 1000:.1f} ms CPU, {data['matches_total']} finding(s) "
                    f"(limit {PATHOLOGICAL_LIMIT_S:g} s)", took <= PATHOLOGICAL_LIMIT_S and data["files_read"] == 1)

@@ -51,20 +51,23 @@ async def test_g8_verdict_arrives_while_a_slow_g10_scan_still_runs_and_is_comple
     for size in ((80, 24), (200, 60)):
         started.clear()
         release.clear()
-        app = live_app(tmp_path)
-        async with app.run_test(size=size) as pilot:
-            await pilot.press("R")
-            assert await wait_for(pilot, lambda: app.board["G8"].verdict is not None, 10), "G8 waited for the scan"
-            assert started.is_set() and not release.is_set()
-            assert app.board["G10"].running_since is not None and app.board["G10"].verdict is None
-            g8_first = app.board["G8"].verdict
-            assert g8_first.status is Status.SKIP and "launch scripts suggest" not in g8_first.summary
-            assert app.board["G1"].verdict is not None  # the failed interpreter probe is not held either
-            release.set()
-            assert await wait_for(pilot, lambda: app.board["G10"].verdict is not None, 10)
-            await settle(app, pilot, 0.2)
-            assert app.board["G10"].verdict.status is Status.OK  # serving with TP=2
-            assert "launch scripts suggest: --playbook vllm" in app.board["G8"].verdict.summary
+        await _rerun_all_with_the_scan_held(live_app(tmp_path), size, started, release)
+
+
+async def _rerun_all_with_the_scan_held(app: SparkApp, size: tuple[int, int], started, release) -> None:
+    async with app.run_test(size=size) as pilot:
+        await pilot.press("R")
+        assert await wait_for(pilot, lambda: app.board["G8"].verdict is not None, 10), "G8 waited for the scan"
+        assert started.is_set() and not release.is_set()
+        assert app.board["G10"].running_since is not None and app.board["G10"].verdict is None
+        g8_first = app.board["G8"].verdict
+        assert g8_first.status is Status.SKIP and "launch scripts suggest" not in g8_first.summary
+        assert app.board["G1"].verdict is not None  # the failed interpreter probe is not held either
+        release.set()
+        assert await wait_for(pilot, lambda: app.board["G10"].verdict is not None, 10)
+        await settle(app, pilot, 0.2)
+        assert app.board["G10"].verdict.status is Status.OK  # serving with TP=2
+        assert "launch scripts suggest: --playbook vllm" in app.board["G8"].verdict.summary
 
 
 async def test_c_stops_a_real_g10_scan_within_a_second_and_says_cancelled(tmp_path):
