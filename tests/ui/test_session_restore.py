@@ -143,6 +143,19 @@ async def test_an_unwritable_state_folder_is_a_notification_and_the_dashboard_ke
         assert any(n.title == "session" and "session not kept" in n.message for n in app._notifications)
 
 
+async def test_a_mangled_previous_session_is_named_and_a_new_one_is_kept(gb10):
+    before = previous_session()
+    before.path.write_text("someone's notes, not a recording\n")
+    app = SparkApp(live_cfg(), auto_checks=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_samples(app, pilot, 3)
+        assert app.source.restored is None and app.source.session is not None
+        assert any(n.title == "session" and "previous session not restored" in n.message and before.path.name in n.message
+                   for n in app._notifications)
+    assert before.path.read_text() == "someone's notes, not a recording\n"
+    assert len(read_recording(session_files()[0]).samples) >= 3
+
+
 async def test_no_session_and_keep_false_write_nothing(gb10, monkeypatch):
     for app in (SparkApp(live_cfg(), auto_checks=False, keep_session=False),
                 SparkApp(live_cfg(keep=False), auto_checks=False)):
