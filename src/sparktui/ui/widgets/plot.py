@@ -14,6 +14,14 @@ from textual.widget import Widget
 Pick = Callable[..., Any]
 
 
+def _timed(times: Sequence[float | None], values: Sequence[float | None]) -> tuple[list, list]:
+    """The readings that have a time (a sample without one cannot be placed), as lists."""
+    if None not in times:
+        return list(times), list(values)
+    kept = [(t, v) for t, v in zip(times, values) if t is not None]
+    return [t for t, _ in kept], [v for _, v in kept]
+
+
 def time_columns(times: Sequence[float | None], values: Sequence[float | None], start: float, end: float,
                  width: int, *, pick: Pick = max, hold_s: float = 0.0) -> list[float | None]:
     """One value per column of a time window (``pick`` over the readings in each slot), oldest first.
@@ -24,10 +32,7 @@ def time_columns(times: Sequence[float | None], values: Sequence[float | None], 
     reading is blank, so the first sample fills one column, not the width. Times only grow."""
     if width <= 0:
         return []
-    if None in times:
-        kept = [(t, v) for t, v in zip(times, values) if t is not None]
-        times, values = [t for t, _ in kept], [v for _, v in kept]
-    values = list(values)
+    times, values = _timed(times, values)
     step = (end - start) / width if end > start else 0.0
     at = bisect_right(times, start)
     last_t, last_v = (times[at - 1], values[at - 1]) if at > 0 else (None, None)
@@ -48,10 +53,8 @@ def time_columns(times: Sequence[float | None], values: Sequence[float | None], 
 
 def window_range(times: Sequence[float | None], values: Sequence[float | None], start: float) -> tuple[float, float] | None:
     """(min, max) of the readings after ``start``; None when there are none (all n/a, or no time)."""
-    at = len(times)
-    while at > 0 and (times[at - 1] is None or times[at - 1] > start):
-        at -= 1  # walks back over the window only: at most its length, not the whole history
-    seen = [v for v in values[at:] if v is not None]
+    times, values = _timed(times, values)
+    seen = [v for v in values[bisect_right(times, start):] if v is not None]
     return (min(seen), max(seen)) if seen else None
 
 
