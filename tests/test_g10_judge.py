@@ -338,3 +338,8 @@ def test_a_finding_in_a_bounded_scan_still_fails():
 def test_named_paths_carry_no_bounds_line():
     v = judge(scan_data(files_read=40))
     assert "scan bounds (no --path named)" not in evidence(v)
+
+
+def test_the_card_states_the_default_bounds_the_probe_uses():
+    assert (f"{tpscan.DEFAULT_MAX_DEPTH} folders deep, {tpscan.DEFAULT_MAX_FILES} files, "
+            f"{tpscan.DEFAULT_DEADLINE_S:g} s") in g10.CHECK

@@ -56,8 +56,8 @@ CAUSE = (
 )
 
 CHECK = (
-    "sparktui scans the scan paths (`--path DIR`, repeatable; default the current folder) "
-    "recursively: YAML, JSON, TOML, shell launch scripts (by extension or a sh/bash shebang), .env "
+    "sparktui scans the scan paths (`--path DIR`, repeatable; default the current folder, within "
+    "bounds the evidence states: 4 folders deep, 5000 files, 10 s) recursively: YAML, JSON, TOML, shell launch scripts (by extension or a sh/bash shebang), .env "
     "files, Dockerfiles and Python launchers. It looks for every spelling of a tensor-parallel "
     "setting: vLLM `--tensor-parallel-size`/`-tp`/`tensor_parallel_size`, SGLang `--tp-size`/`--tp`/"
     "`tp_size`, TRT-LLM `--tp_size`, Megatron/NeMo `tensor_model_parallel_size`, NeMo-RL "
@@ -75,7 +75,8 @@ CHECK = (
     "count unknown it warns; serving with TP=2 is ok. It skips .git, node_modules, site-packages, "
     "virtualenvs and conda envs (known by pyvenv.cfg, conda-meta/ or bin/activate, never by a folder "
     "name such as env/ alone), binary and oversized files, survives unreadable folders and symlink loops, and "
-    "reports what it skipped. Finding nothing is ok only if files were read."
+    "reports what it skipped. It never follows a symlink out of the scan paths or into /proc, /sys or "
+    "/dev, and c stops it. Finding nothing is ok only if files were read."
 )
 
 DDP_TEXT = """\
