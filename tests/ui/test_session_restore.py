@@ -81,9 +81,9 @@ def test_each_checks_first_verdict_is_kept_then_only_its_changes(gb10):
     src = LiveSource(live_cfg(), lambda s: None, lambda p: None)
     src.start()
     try:
-        assert src.session_ready.wait(5)
         warn = Verdict("G4", Status.WARN, "hot")
         src.keep_verdict(warn, 1.0, None)  # unchanged from a restored session's warn: still this file's first
+        assert src.session_ready.wait(5)  # a verdict from before the session opened waited for it
         src.keep_verdict(warn, 2.0, None)
         fail = Verdict("G4", Status.FAIL, "power-delivery fault")
         src.keep_verdict(fail, 3.0, Change(3.0, "G4", Status.WARN, Status.FAIL, fail.summary))

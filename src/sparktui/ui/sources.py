@@ -50,6 +50,10 @@ class LiveSource:
         self._verdicts_kept: set[str] = set()
         self.on_session = on_session
         self.session_ready = threading.Event()  # set once the session thread is done
+        self._early: list[tuple[str, tuple]] = []  # lines for the session from before it opened (a quick check)
+        self._early_lock = threading.Lock()
+        if not self.keep_session:
+            self.session_ready.set()
         self._stopping = threading.Event()
         self._session_thread: threading.Thread | None = None
 
@@ -62,7 +66,6 @@ class LiveSource:
         if self.record_path or self.keep_session:
             head, host = self._open_writers()
         if not self.keep_session:
-            self.session_ready.set()
             self.sampler.start()
             return
         self._session_thread = threading.Thread(target=self._session_then_sample, args=(head, host),
@@ -73,7 +76,11 @@ class LiveSource:
         try:
             self._open_session(head, host)
         finally:
-            self.session_ready.set()
+            with self._early_lock:
+                for method, args in self._early:
+                    self._write_one("session", method, args)
+                self._early.clear()
+                self.session_ready.set()
             if not self._stopping.is_set():
                 self.sampler.start()
             if self.on_session is not None:
@@ -118,7 +125,7 @@ class LiveSource:
         from sparktui.core.recording import RecordingError
 
         cfg = self.cfg.session
-        try:
+        try:  # whatever goes wrong costs the restore, never the sampling
             last = session.newest_for_host(host, cfg.restore_within_min * 60)
             if last is not None:
                 self.restored = session.load_restore(last, self.history.maxlen)
@@ -128,7 +135,7 @@ class LiveSource:
                         history.append(s)
                     history.append(self.restored.gap_sample(self.interval_s))
                     self.history = self.sampler.history = history
-        except (RecordingError, OSError) as e:
+        except Exception as e:
             self.session_error = f"previous session not restored: {e}"
         try:
             self.session = session.SessionWriter(cfg, head, host)
@@ -139,20 +146,32 @@ class LiveSource:
             self.session.event(f"continues after session {self.restored.session}")
 
     def _write(self, method: str, *args: Any) -> None:
-        """To each open writer; one that fails (disk full, folder gone) is closed and named."""
-        for attr, error_attr, what in (("writer", "record_error", "recording"), ("session", "session_error", "session")):
-            w = getattr(self, attr)
-            if w is None:
-                continue
+        """To each open writer; the session's lines wait while it is being opened."""
+        self._write_one("writer", method, args)
+        if not self.session_ready.is_set():
+            with self._early_lock:
+                if not self.session_ready.is_set():
+                    self._early.append((method, args))
+                    return
+        self._write_one("session", method, args)
+
+    def _write_one(self, attr: str, method: str, args: tuple) -> None:
+        """One writer; one that fails (disk full, folder gone) is closed and named."""
+        w = getattr(self, attr)
+        if w is None:
+            return
+        try:
+            getattr(w, method)(*args)
+        except (OSError, ValueError) as e:
+            if attr == "writer":
+                self.record_error = f"recording stopped: {e}"
+            else:
+                self.session_error = f"session stopped: {e}"
+            setattr(self, attr, None)
             try:
-                getattr(w, method)(*args)
-            except (OSError, ValueError) as e:
-                setattr(self, error_attr, f"{what} stopped: {e}")
-                setattr(self, attr, None)
-                try:
-                    w.close()
-                except OSError:
-                    pass
+                w.close()
+            except OSError:
+                pass
 
     def record_readings(self, readings: Any) -> None:
         """Check readings as they complete (not the telemetry the samples already carry)."""
