@@ -14,6 +14,7 @@ import os
 import signal
 import time
 from dataclasses import dataclass
+
 import psutil
 
 TERM_GRACE_S = 3.0  # how long a process gets to exit on SIGTERM before SIGKILL is offered
