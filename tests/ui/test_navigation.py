@@ -206,7 +206,7 @@ async def test_help_lists_the_keys_of_the_view_it_was_opened_in():
         assert "quit" in main["q"] and "asking" in main["^c"]
         assert "o" not in main and "y" not in main  # the issues tab is not showing: o / y do nothing
         assert "c" not in main  # nothing is running: nothing to cancel
-        assert "Playbook issues" in app.screen.markdown
+        assert "Playbook issues" in app.screen.note
         await pilot.press("escape", "enter", "question_mark")  # from a card
         await pilot.pause(0.3)
         assert app.screen.title_text == "sparktui keys: card"

@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.measure import Measurement
+from rich.table import Table as RichTable
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -145,8 +146,10 @@ def view_keys(screen: Screen) -> list[tuple[str, str]]:
                 continue
             if app._check_action_state(b.action, node):
                 taken.add(key)
-                rows.setdefault(b.tooltip or b.description, []).append(app.get_key_display(b))
-    return [(" ".join(keys), text) for text, keys in rows.items()]
+                text = b.tooltip or b.description or b.action.replace("_", " ")
+                rows.setdefault(text, []).append(app.get_key_display(b))
+    listed = [(" ".join(keys), text) for text, keys in rows.items()]
+    return sorted(listed, key=lambda row: row[0].startswith("^"))  # the view's own keys first, ctrl+ last
 
 
 def _json(v: Any) -> str:
@@ -326,7 +329,8 @@ class MessageScreen(ModalScreen[None]):
 
 
 class HelpScreen(ModalScreen[None]):
-    """The keys of the view `?` was pressed in (``keys``: see view_keys), with its ``note``."""
+    """The keys of the view `?` was pressed in (``keys``: see view_keys), with its ``note``: one
+    line a key, so an 80x24 pane shows most of them without scrolling."""
 
     BINDINGS = [*BACK, Binding("question_mark", "app.pop_screen", "back", show=False, tooltip="back to the screen underneath")]
 
@@ -334,14 +338,16 @@ class HelpScreen(ModalScreen[None]):
         super().__init__()
         self.title_text, self.keys, self.note = title, keys, note
 
-    @property
-    def markdown(self) -> str:
-        rows = [f"| {_md_cell(k)} | {_md_cell(text)} |" for k, text in self.keys]
-        return "\n".join([f"# {self.title_text}", "", "| key | what it does |", "|---|---|", *rows, "", self.note])
-
     def compose(self) -> ComposeResult:
+        table = RichTable(show_header=False, box=None, padding=(0, 2, 0, 0), expand=True)
+        table.add_column(style="bold", no_wrap=True)
+        table.add_column(ratio=1)
+        for keys, text in self.keys:
+            table.add_row(Text(keys), Text(text))
         with VerticalScroll(id="help"):
-            yield Markdown(self.markdown)
+            yield Label(Text(self.title_text, style="bold"), id="help-title")
+            yield Static(table, id="help-keys")
+            yield Static(Text(self.note, style="dim"), id="help-note")
         yield Footer()
 
 
