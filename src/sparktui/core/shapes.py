@@ -481,8 +481,8 @@ class ScanRoot(TypedDict, total=False):
     status: str  # "scanned" | "missing" | "permission denied" | "already scanned" | "skipped: <why>" ...
     kind: str  # "folder" | "file"
     files_read: int
-    max_depth: int  # bounds of the scan (probes/tpscan.py): folders entered to this depth below it,
-    max_files: int  # files seen before it stops (these two only without named paths),
+    max_depth: int  # bounds of a default scan (no paths named; probes/tpscan.py): folders entered
+    max_files: int  # to this depth below it, files seen before it stops,
     max_seconds: float  # and the time bound
 
 

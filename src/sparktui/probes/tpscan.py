@@ -273,12 +273,13 @@ def scan(paths: list[str], max_file_bytes: int, deadline_s: float = SCAN_DEADLIN
         _lend_launcher_context(st)
     except _Stopped as stop:
         st.truncated = st.truncated or f"{stop} while reading launch scripts for context"
-    for root in roots:
-        if max_depth is not None and root.get("kind") == "folder":
-            root["max_depth"] = max_depth
-        if max_files is not None:
-            root["max_files"] = max_files
-        root["max_seconds"] = deadline_s
+    if max_depth is not None or max_files is not None:  # a default scan: its bounds go with it
+        for root in roots:
+            if max_depth is not None:
+                root["max_depth"] = max_depth
+            if max_files is not None:
+                root["max_files"] = max_files
+            root["max_seconds"] = deadline_s
     matches = sorted(st.matches, key=lambda m: (m["file"], m["line"]))
     return {
         "paths": roots,
