@@ -181,6 +181,7 @@ def start_dashboard(tmux: Tmux, tmp_path: Path) -> None:
     tmux.wait_for("G10")
 
 
+@pytest.mark.slow
 def test_sigkill_of_a_real_dashboard_leaves_whole_lines_and_the_next_one_restores_it(tmp_path):
     assert shutil.which("tmux"), "tmux is needed for this test (apt-get install tmux)"
     conf = Path(os.environ["XDG_CONFIG_HOME"]) / "sparktui" / "config.toml"
