@@ -34,8 +34,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--bell", action="store_true", help="ring the terminal bell when a verdict gets worse")
     p.add_argument("--record", metavar="FILE", help="also append what the dashboard sees to a recording (JSON lines; "
                    "samples, process scans and check readings; replay it with --replay)")
-    p.add_argument("--no-session", action="store_true", help="do not keep this run's session (nothing is written "
-                   "under the state folder, and the previous session is not shown again); see `sparktui history`")
+    p.add_argument("--no-session", action="store_true", help="do not keep this run's session (no session file is "
+                   "written, and the previous session is not shown again); see `sparktui history`")
     p.add_argument("--readonly", action="store_true", help="look only: the dashboard's actions on other processes "
                    "(k, signal a process) are off")
     sub = p.add_subparsers(dest="cmd", parser_class=_Parser, title="commands", metavar="COMMAND")
