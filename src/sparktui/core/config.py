@@ -142,8 +142,8 @@ class SessionConfig:
     """The dashboard's kept session: what it saw, under $XDG_STATE_HOME/sparktui/sessions/ (`sparktui history`)."""
 
     keep: bool = _setting(True, "keep every live dashboard session as a recording (`--no-session` skips one run)", used_by="dashboard; `history`")
-    max_mb: float = _setting(200.0, "all kept sessions together stay under this many MB: the oldest are deleted first", _positive, used_by="dashboard (session files)")
-    max_session_mb: float = _setting(50.0, "a session file that reaches this many MB is rotated: it is closed and the session continues in a new file (capped at max_mb)", _positive, used_by="dashboard (session files)")
+    max_mb: float = _setting(1000.0, "all kept sessions together stay under this many MB (a GB10 writes about 4 MB an hour): the oldest are deleted first", _positive, used_by="dashboard (session files)")
+    max_session_mb: float = _setting(100.0, "a session file that reaches this many MB is rotated: it is closed and the session continues in a new file (capped at max_mb)", _positive, used_by="dashboard (session files)")
     max_days: float = _setting(30.0, "sessions last written more than this many days ago are deleted", _positive, used_by="dashboard (session files)")
     restore_within_min: float = _setting(60.0, "on start, the plots and events show this host's last session if it ended less than this many minutes ago", _positive, used_by="dashboard (restore on start)")
 
