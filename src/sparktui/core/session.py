@@ -152,22 +152,20 @@ def resolve(name: str, folder: Path | None = None) -> str:
     return str(ids[0]) if len(ids) == 1 else name
 
 
-def prune(cfg: SessionConfig, folder: Path, reserve_bytes: int, keep: Path | None = None,
-          now: float | None = None) -> list[Path]:
+def prune(cfg: SessionConfig, folder: Path, reserve_bytes: int, now: float | None = None) -> list[Path]:
     """Delete sessions older than ``max_days``, then the oldest until the rest plus
-    ``reserve_bytes`` (the cap of the file about to grow) fit in ``max_mb``. ``keep`` is never
-    deleted. Returns what was deleted."""
+    ``reserve_bytes`` (the cap of the file about to be opened) fit in ``max_mb``. Returns what
+    was deleted (a file that cannot be deleted is left, and not counted)."""
     now = time.time() if now is None else now
-    files = [p for p in session_files(folder) if p != keep]
-    deleted = []
+    doomed = []
     sizes = {}
-    for p in files:
+    for p in session_files(folder):
         try:
             st = p.stat()
         except OSError:
             continue
         if now - st.st_mtime > cfg.max_days * 86400:
-            deleted.append(p)
+            doomed.append(p)
         else:
             sizes[p] = st.st_size
     budget = cfg.max_mb * MB - reserve_bytes
@@ -176,12 +174,16 @@ def prune(cfg: SessionConfig, folder: Path, reserve_bytes: int, keep: Path | Non
         if kept_total <= budget:
             break
         kept_total -= sizes[p]
-        deleted.append(p)
-    for p in deleted:
+        doomed.append(p)
+    deleted = []
+    for p in doomed:
         try:
             p.unlink()
         except FileNotFoundError:
-            pass
+            pass  # another dashboard's pruning got there first
+        except OSError:
+            continue
+        deleted.append(p)
     return deleted
 
 
