@@ -1,17 +1,18 @@
 """The kept session: everything a live dashboard saw, so `q`, a crash or a reboot loses nothing.
 
 Each live dashboard run appends a recording (core/recording.py's format, so `--replay` and
-`check --replay` read it) to ``$XDG_STATE_HOME/sparktui/sessions/<start>-<host>.jsonl``, with its
-each check's first verdict and every change as "verdict" lines. Bounds keep disk flat: a file that reaches
-``session.max_session_mb`` is rotated (closed; the session goes on in a new file whose header
+`check --replay` read it) to ``$XDG_STATE_HOME/sparktui/sessions/<start>-<host>.jsonl``, with
+each check's first verdict and every change as "verdict" lines. Bounds keep disk flat: a file that
+reaches ``session.max_session_mb`` is rotated (closed; the session goes on in a new file whose header
 names the one it continues and carries the latest check readings), and before a file is opened the
 oldest files are deleted until the others plus the new one's cap fit in ``session.max_mb``; files
 last written more than ``session.max_days`` ago go too. Nothing is held in memory but the latest
 check readings (one per probe).
 
-On start the dashboard restores this host's newest session when it was written to within
-``session.restore_within_min``: its last samples (the tail of the file only) into the History,
-with an empty sample marking the gap, and its verdict changes into the EventLog.
+On start the dashboard (ui/sources.LiveSource, in a thread before sampling starts) restores this
+host's newest session when it was written to within ``session.restore_within_min``: its last
+samples (the tail of the file only) into the History, with an empty sample marking the gap, and
+its verdict lines into the EventLog.
 """
 
 from __future__ import annotations
