@@ -23,6 +23,11 @@ ISSUE_URL = "https://github.com/NVIDIA/dgx-spark-playbooks/issues/88"
 SIZES = [(80, 24), (200, 60)]
 
 
+def still_app() -> SparkApp:
+    """A live-like app that never samples or checks by itself: the test drives what changes."""
+    return SparkApp(Config(), source=StillSource(), auto_checks=False)
+
+
 def screen_text(app) -> list[str]:
     """The terminal's lines as drawn now (a pop-up over the dimmed screen under it)."""
     return [s.text for s in app.screen._compositor.render_strips()]
@@ -32,7 +37,7 @@ async def until(pilot, cond, timeout: float = 5.0) -> None:
     end = time.monotonic() + timeout
     while not cond():
         assert time.monotonic() < end, "timed out waiting"
-        await pilot.pause(0.1)
+        await pilot.pause(0.05)
 
 
 async def footer(app, pilot) -> str:
@@ -47,20 +52,28 @@ def widget_lines(widget) -> list[str]:
     return [s.text.rstrip() for s in widget.render_lines(Region(0, 0, widget.size.width, widget.size.height))]
 
 
+async def opens(app, pilot, key: str, kind: type) -> None:
+    await pilot.press(key)
+    await until(pilot, lambda: isinstance(app.screen, kind) and app.screen.is_mounted)
+
+
 async def open_issue(app, pilot) -> None:
     app.query_one("#tabs").active = "tab-playbooks"
-    await pilot.pause(0.2)
+    await pilot.pause(0.1)
     app.query_one("#pb-table").focus()
-    await pilot.press("enter")
-    await pilot.pause(0.3)
-    assert isinstance(app.screen, MessageScreen) and app.screen.url == ISSUE_URL
+    await opens(app, pilot, "enter", MessageScreen)
+    assert app.screen.url == ISSUE_URL
 
 
 async def open_process(app, pilot) -> None:
     app.query_one("#proc-table").focus()
-    await pilot.press("enter")
-    await pilot.pause(0.3)
-    assert isinstance(app.screen, MessageScreen) and app.screen.url is None
+    await opens(app, pilot, "enter", MessageScreen)
+    assert app.screen.url is None
+
+
+async def back_to_main(app, pilot, key: str = "escape") -> None:
+    await pilot.press(key)
+    await until(pilot, lambda: len(app.screen_stack) == 1)
 
 
 VIEWS = {  # view -> (the key that opens it from the main screen, its type)
@@ -78,10 +91,7 @@ async def open_view(app, pilot, view: str) -> None:
     elif view == "process pop-up":
         await open_process(app, pilot)
     else:
-        key, kind = VIEWS[view]
-        await pilot.press(key)
-        await pilot.pause(0.3)
-        assert isinstance(app.screen, kind), (view, type(app.screen))
+        await opens(app, pilot, *VIEWS[view])
 
 
 ALL_VIEWS = [*VIEWS, "issue pop-up", "process pop-up"]
@@ -96,25 +106,21 @@ async def test_q_and_escape_go_back_from_every_view_and_keep_the_session(key):
         appended = history.appended
         for view in ALL_VIEWS:
             app.checklist.focus()
-            await pilot.pause(0.1)
             await open_view(app, pilot, view)
-            await pilot.press(key)
-            await pilot.pause(0.2)
-            assert len(app.screen_stack) == 1 and app.is_running and app.return_code is None, view
+            await back_to_main(app, pilot, key)
+            assert app.is_running and app.return_code is None, view
             assert app.source.history is history and history.appended == appended and len(app.events) >= events, view
         # a help opened from a card goes back to the card, not further
         app.checklist.focus()
         await open_view(app, pilot, "card")
-        await pilot.press("question_mark")
-        await pilot.pause(0.2)
-        assert isinstance(app.screen, HelpScreen)
+        await opens(app, pilot, "question_mark", HelpScreen)
         await pilot.press(key)
-        await pilot.pause(0.2)
-        assert isinstance(app.screen, CardScreen) and app.is_running
+        await until(pilot, lambda: isinstance(app.screen, CardScreen))
+        assert len(app.screen_stack) == 2 and app.is_running
 
 
 async def test_q_on_the_main_screen_quits():
-    app = SparkApp(Config(), source=StillSource(), auto_checks=False)
+    app = still_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("q")
         await pilot.pause(0.2)
@@ -122,16 +128,14 @@ async def test_q_on_the_main_screen_quits():
 
 
 async def test_ctrl_c_asks_first_n_keeps_running_y_quits():
-    app = SparkApp(Config(), source=StillSource(), auto_checks=False)
+    app = still_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("ctrl+c")
-        await pilot.pause(0.2)
-        assert isinstance(app.screen, ConfirmScreen) and app.screen.title_text == "Quit sparktui?"
+        await opens(app, pilot, "ctrl+c", ConfirmScreen)
+        assert app.screen.title_text == "Quit sparktui?"
         line = await footer(app, pilot)
         assert "y yes" in line and "n no" in line
-        await pilot.press("n")
-        await pilot.pause(0.2)
-        assert len(app.screen_stack) == 1 and app.is_running and app.return_code is None
+        await back_to_main(app, pilot, "n")
+        assert app.is_running and app.return_code is None
         await pilot.press("ctrl+c", "y")
         await pilot.pause(0.2)
         assert not app.is_running
@@ -159,20 +163,17 @@ async def test_each_view_has_a_footer_offering_only_its_keys(size):
             assert shown in main, (shown, main)
         for view, (offered, absent) in FOOTER.items():
             app.checklist.focus()
-            await pilot.pause(0.1)
             await open_view(app, pilot, view)
             line = await footer(app, pilot)
             for shown in offered:
                 assert shown in line, (view, shown, line)
             for word in absent:
                 assert not re.search(rf"\b{re.escape(word)}\b", line), (view, word, line)
-            await pilot.press("escape")
-            await pilot.pause(0.2)
-            assert len(app.screen_stack) == 1
+            await back_to_main(app, pilot)
 
 
 async def test_p_says_pause_or_resume_in_the_footer_and_help():
-    app = SparkApp(Config(), source=StillSource(), auto_checks=False)
+    app = still_app()
     async with app.run_test(size=(80, 24)) as pilot:
         line = await footer(app, pilot)
         assert "p pause" in line and "resume" not in line
@@ -257,7 +258,7 @@ def shown_seconds(app, gid: str, text: str, pattern: str, since_start: float) ->
 
 
 async def test_r_on_a_running_check_says_it_runs_and_for_how_long_on_the_main_screen_and_its_card():
-    app = SparkApp(Config(), source=StillSource(), auto_checks=False)
+    app = still_app()
     async with app.run_test(size=(80, 24)) as pilot:
         app._set_verdict(Verdict("G1", Status.FAIL, "torch 2.9.0+cu128 is built for CUDA 12.8"), time.monotonic())
         app.board.start(["G1"], time.monotonic() - 12)
@@ -286,7 +287,7 @@ async def test_r_on_a_running_check_says_it_runs_and_for_how_long_on_the_main_sc
 
 
 async def test_a_card_of_a_check_running_for_the_first_time_says_so():
-    app = SparkApp(Config(), source=StillSource(), auto_checks=False)
+    app = still_app()
     async with app.run_test(size=(80, 24)) as pilot:
         app.board.start(["G2"], time.monotonic() - 3)
         app.query_one(Checklist).move_cursor(row=1)
@@ -319,7 +320,7 @@ LONG_PATH = "/usr/local/cuda-13.0/targets/sbsa-linux/lib/" + "nested-directory-o
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 async def test_the_card_shows_evidence_values_whole_wrapped_not_cut(size):
-    app = SparkApp(Config(), source=StillSource(), auto_checks=False)
+    app = still_app()
     ev = [Evidence("torch.version.cuda (authoritative signal)", "target interpreter torch.version.cuda", "12.8"),
           Evidence("ctypes load libcudart.so.13", "target interpreter ctypes.CDLL", LONG_PATH),
           Evidence("a huge value", "test", "x" * 2500)]
@@ -349,7 +350,7 @@ def test_a_url_breaks_only_after_a_slash():
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 async def test_the_issue_popup_draws_its_url_broken_only_at_slashes(size):
     url = "https://github.com/NVIDIA/dgx-spark-playbooks/issues/88" + "/comments" * 12 + "#issuecomment-2718281828"
-    app = SparkApp(Config(), source=StillSource(), auto_checks=False)
+    app = still_app()
     async with app.run_test(size=size) as pilot:
         app.push_screen(MessageScreen("#88 vLLM container", "body", url=url))
         await pilot.pause(0.3)
