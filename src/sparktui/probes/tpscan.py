@@ -13,6 +13,11 @@ are worked out only for the few files that pass it. Threads did not help (the GI
 
 It says what it did not read: skipped folders and files are counted by reason with a bounded
 sample, so "no TP found" can be told from "wrong directory" or "could not read".
+
+Bounded and cancellable (issues 13 and 15): the default "." is walked to a depth, a file count and a
+time; named paths to a time. Every regex runs in time linear in its input, and a cancel Event or the
+deadline is looked at between folders and files and within large ones, so `c` ends a scan at once.
+Symlinks are followed only inside the paths named, never into /proc, /sys or /dev.
 """
 
 from __future__ import annotations
