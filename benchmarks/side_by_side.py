@@ -8,16 +8,17 @@ over wall time: from the settled first screen to the end of its window, and from
 process and descendants, peak and end), time to first output (first byte on the pty after fork +
 exec), time to a settled first screen (the last byte of the first burst of output that shows the
 program's own text, a burst ending at 200 ms of silence), a key's effect (`?` until the help text
-is on the pty) and quit (`q` until the process has exited); each also as a ratio to nvitop and to
+is on the pty; three presses, first and median) and quit (`q` until the process has exited); each also as a ratio to nvitop and to
 the minimal app.
 
-The programs start one after another (so their start-up times do not contend) and then run
+All three start in an empty folder (sparktui's G10 scans the folder it starts in; this repository,
+with its virtualenv, is not what a user's run folder holds). The programs start one after another (so their start-up times do not contend) and then run
 together, each for --seconds after its own settled first screen; keys are sent one program at a
 time after every window has ended. On a machine without a GPU nvitop refuses to start: the script
 says so and the targets against nvitop read "not measured".
 
 Targets (sparktui): CPU <= nvitop's, RSS (main + children, end) <= nvitop's, first output <= 0.6 s,
-quit <= 0.3 s, key effect <= 50 ms. Exit status: 0 every target met, 1 a target missed, 2 none
+quit <= 0.3 s, key effect (median) <= 50 ms. Exit status: 0 every target met, 1 a target missed, 2 none
 missed but some not measured (no nvitop here).
 """
 
@@ -35,6 +36,7 @@ import shlex
 import shutil
 import signal
 import socket
+import statistics
 import struct
 import sys
 import tempfile
@@ -115,7 +117,8 @@ class Figures:
     rss_children_end: float | None = None
     rss_peak: float | None = None
     rss_end: float | None = None
-    key_effect: float | None = None
+    key_effect: float | None = None  # median of the presses
+    key_effect_first: float | None = None
     quit: float | None = None
     refused: str | None = None
     notes: list[str] = field(default_factory=list)
@@ -134,12 +137,14 @@ class Pty:
     """One program on a pty of a fixed size; a thread keeps draining its output (a program whose
     terminal is not read blocks) and wakes whoever waits for some text."""
 
-    def __init__(self, argv: list[str], cols: int, rows: int, env: dict[str, str]) -> None:
+    def __init__(self, argv: list[str], cols: int, rows: int, env: dict[str, str], cwd: str | None = None) -> None:
         self.started = time.monotonic()
         pid, fd = pty.fork()
         if pid == 0:  # the child: the pty is its controlling terminal, sized before exec
             fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
             try:
+                if cwd:
+                    os.chdir(cwd)
                 os.execvpe(argv[0], argv, env)
             finally:
                 os._exit(127)
@@ -266,9 +271,9 @@ def rss(pid: int) -> tuple[int, int]:
 class Run:
     """One program's life in the benchmark: start, window, keys, quit."""
 
-    def __init__(self, prog: Program, cols: int, rows: int, env: dict[str, str]) -> None:
+    def __init__(self, prog: Program, cols: int, rows: int, env: dict[str, str], cwd: str) -> None:
         self.prog, self.fig = prog, Figures()
-        self.pty = Pty(prog.argv, cols, rows, env)
+        self.pty = Pty(prog.argv, cols, rows, env, cwd)
         self.cpu0 = self.window_start = self.window_end = None
         self.rss_peak = 0
 
@@ -301,18 +306,23 @@ class Run:
         f.rss_main_end, f.rss_children_end, f.rss_end = main / 2**20, children / 2**20, (main + children) / 2**20
         f.rss_peak = max(self.rss_peak, main + children) / 2**20
 
-    def keys(self) -> None:
-        """`?` until the help text shows, close it, then `q` until the process has exited."""
+    def keys(self, presses: int = 3) -> None:
+        """`?` until the help text shows, then close it, `presses` times (the first press may find
+        cold caches: first and median are both kept); then `q` until the process has exited."""
         p, f = self.pty, self.fig
-        since = p.mark()
-        sent = p.send(b"?")
-        shown = p.wait_for(self.prog.help_text, since, 5.0)
-        if shown is None:
-            f.notes.append(f"'?' did not show '{self.prog.help_text}' in 5 s")
-        else:
-            f.key_effect = shown - sent
-        p.send(self.prog.help_close)
-        time.sleep(1.0)
+        took = []
+        for _ in range(presses):
+            since = p.mark()
+            sent = p.send(b"?")
+            shown = p.wait_for(self.prog.help_text, since, 5.0)
+            if shown is None:
+                f.notes.append(f"'?' did not show '{self.prog.help_text}' in 5 s")
+                break
+            took.append(shown - sent)
+            p.send(self.prog.help_close)
+            time.sleep(1.5)  # closed and settled (curses waits up to 1 s to tell escape from a sequence)
+        if took:
+            f.key_effect_first, f.key_effect = took[0], statistics.median(took)
         sent = p.send(b"q")
         gone = p.wait_exit(10.0)
         if gone is None:
@@ -372,7 +382,8 @@ ROWS = (  # label, Figures attribute, unit
     ("RSS main+children, peak", "rss_peak", "MB"),
     ("first output", "first_output", "s"),
     ("settled first screen", "settled", "s"),
-    ("key effect (? to help)", "key_effect", "ms"),
+    ("key effect, first ?", "key_effect_first", "ms"),
+    ("key effect, median of 3 ?", "key_effect", "ms"),
     ("quit (q to exit)", "quit", "ms"),
 )
 
@@ -403,7 +414,7 @@ def targets(figs: dict[str, Figures]) -> list[tuple[str, bool | None]]:
         (f"RSS main+children <= nvitop's ({fmt(s.rss_end, 'MB')} vs {fmt(n.rss_end, 'MB')})", at_most(s.rss_end, n.rss_end)),
         (f"first output <= 0.6 s ({fmt(s.first_output, 's')})", seen(s.first_output, 0.6)),
         (f"quit <= 0.3 s ({fmt(s.quit, 'ms')})", seen(s.quit, 0.3)),
-        (f"key effect <= 50 ms ({fmt(s.key_effect, 'ms')})", seen(s.key_effect, 0.05)),
+        (f"key effect (median of 3 presses) <= 50 ms ({fmt(s.key_effect, 'ms')})", seen(s.key_effect, 0.05)),
     ]
 
 
@@ -412,9 +423,10 @@ def measure(progs: list[Program], seconds: float, cols: int, rows: int) -> dict[
     env.update(TERM="xterm-256color", COLORTERM="truecolor", PYTHONPATH=os.pathsep.join(
         p for p in (str(ROOT / "src"), os.environ.get("PYTHONPATH", "")) if p))
     runs: list[Run] = []
+    cwd = tempfile.mkdtemp(prefix="side-by-side-cwd-")  # G10 scans "." by default: an empty folder, not this repo
     try:
         for prog in progs:  # one at a time: start-up times measured without the others starting
-            run = Run(prog, cols, rows, env)
+            run = Run(prog, cols, rows, env, cwd)
             print(f"  {prog.name}: started ...", flush=True)
             if not run.start(timeout=30.0):
                 print(f"  {prog.name}: REFUSED: {run.fig.refused}", flush=True)
