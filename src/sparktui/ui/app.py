@@ -554,8 +554,8 @@ class SparkApp(App):
 
     def action_rerun_all(self) -> None:
         self.judge_telemetry()
-        self.run_checks([g.id for g in REGISTRY.values()])
         self.notify("rerunning all non-intrusive checks")
+        self.run_checks([g.id for g in REGISTRY.values()], say_busy=True)  # and which already run, for how long
 
     def action_cancel_checks(self) -> None:
         running = self.board.running()
@@ -782,7 +782,7 @@ class SparkApp(App):
             self.notify("replay: bandwidth is measured on a live machine only", severity="warning")
             return
         if self.bandwidth_worker is not None and self.bandwidth_worker.is_running:
-            self.notify("the bandwidth probe is already running (c cancels)")
+            self.notify(f"the bandwidth probe is already running ({int(self._running_s('G5') or 0)} s; c cancels)")
             return
         self._bandwidth_gate()
 
