@@ -237,6 +237,13 @@ class FakeNvml(types.ModuleType):
             raise NVMLError(INVALID_ARGUMENT)
         return int(self._gpu(h, "nvmlDeviceGetClockInfo", fld).values[fld])
 
+    def nvmlDeviceGetMaxClockInfo(self, h: Any, clock_type: int) -> int:
+        """Answered only when a test gives ``max_sm_mhz`` (GB10's answer is not on record: NOT_SUPPORTED)."""
+        v = self._gpu(h, "nvmlDeviceGetMaxClockInfo", "max_sm_mhz").values.get("max_sm_mhz")
+        if clock_type != pynvml.NVML_CLOCK_SM or v is None:
+            raise NVMLError(NOT_SUPPORTED)
+        return int(v)
+
     def nvmlDeviceGetUtilizationRates(self, h: Any) -> Any:
         v = self._gpu(h, "nvmlDeviceGetUtilizationRates", "util").values
         return _Obj(gpu=int(v["util_gpu"]), memory=int(v["util_mem"]))

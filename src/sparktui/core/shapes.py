@@ -133,6 +133,7 @@ class NvmlDevice(TypedDict, total=False):
     memory: NvmlMemoryField
     power_limit_w: NvmlFloatField
     power_default_limit_w: NvmlFloatField
+    max_sm_mhz: NvmlFloatField  # nvmlDeviceGetMaxClockInfo(SM): the clock plot's scale
 
 
 class NvmlStatic(TypedDict, total=False):

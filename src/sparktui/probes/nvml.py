@@ -130,6 +130,10 @@ def _cuda_version(v: int) -> str:
     return f"{v // 1000}.{(v % 1000) // 10}"
 
 
+def _clock_sm(s: NvmlSession) -> int:
+    return int(getattr(s.nv, "NVML_CLOCK_SM", 1))
+
+
 def static_info(s: NvmlSession) -> dict[str, Any]:
     """Facts that do not change during a run: driver, CUDA, names, capability, limits."""
     data: dict[str, Any] = {
@@ -147,6 +151,8 @@ def static_info(s: NvmlSession) -> dict[str, Any]:
             "memory": s.get("nvmlDeviceGetMemoryInfo", h, convert=_mem).to_dict(),
             "power_limit_w": s.get("nvmlDeviceGetEnforcedPowerLimit", h, convert=lambda v: v / 1000.0).to_dict(),
             "power_default_limit_w": s.get("nvmlDeviceGetPowerManagementDefaultLimit", h, convert=lambda v: v / 1000.0).to_dict(),
+            # the top of the SM clock plot; GB10's answer is not on record, so a refusal is expected
+            "max_sm_mhz": s.get("nvmlDeviceGetMaxClockInfo", h, _clock_sm(s), convert=float).to_dict(),
         }
         data["devices"].append(dev)
     return data
