@@ -60,4 +60,21 @@ async def test_the_dashboard_says_when_it_plots_a_point_a_minute():
                 break
             await pilot.pause(0.1)
         note = str(app.query_one("#telemetry-note").render())
-        assert "history: 0h25m (a point a minute)" in note, note
+        assert "plots: last 5 min, a point a minute (g)" in note, note  # 50 samples at 5 s: 4 min in the ring
+        await pilot.press("g", "g")  # 1 h, then the whole session
+        await pilot.pause(0.1)
+        note = str(app.query_one("#telemetry-note").render())
+        assert "plots: session 0h25m, a point a minute (g)" in note, note
+
+
+def test_each_minute_keeps_its_other_extreme_too():
+    """The plot draws the extreme that matters; the min-max text needs the other one: the coolest
+    reading of a night is not the hottest minute's max."""
+    h = History(10_000)
+    for i in range(120):  # minute 0 swings 40..70 °C, minute 1 steady at 60
+        h.append(sample(600.0 + i, (40.0 if i % 2 else 70.0) if i < 60 else 60.0, 2400.0 - i, 60 - (i == 30)))
+    tr = h.trend
+    assert tr.values("g0.temp_c")[:2] == [70.0, 60.0]
+    assert tr.other_values("g0.temp_c")[:2] == [40.0, 60.0]
+    assert tr.other_values("g0.sm_mhz")[0] == 2400.0  # min kept; the other is the max
+    assert tr.other_values("mem.MemAvailable")[0] == 60

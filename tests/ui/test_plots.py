@@ -204,6 +204,18 @@ async def test_a_long_span_reaches_back_through_the_per_minute_trend():
         assert "a point a minute" not in str(app.telemetry.note.render())
 
 
+async def test_a_long_span_says_its_true_minimum_not_the_lowest_minutes_maximum():
+    """Two hours swinging 40/70 °C every second, a 10-minute ring: the hour's min-max from the
+    trend is 40-70, not 70-70 (each minute's max alone)."""
+    samples = [sample(T0 + i, temp=40.0 if i % 2 else 70.0) for i in range(7200)]
+    app = app_with(samples, maxlen=600)
+    async with app.run_test(size=(200, 60)) as pilot:
+        app.telemetry.span = "1h"
+        await show(app, pilot)
+        assert "a point a minute" in str(app.telemetry.note.render())
+        assert "40–70 °C" in app.telemetry.temp.text
+
+
 async def test_the_clock_plot_tops_out_at_the_device_max_where_it_is_known():
     known = {"devices": [{"index": 0, "max_sm_mhz": {"value": 3000.0}}]}
     for static, level in ((known, "▆"), (None, "█")):

@@ -173,9 +173,13 @@ class Trend:
     def __init__(self, bucket_s: float = 60.0, maxlen: int = 3 * 24 * 60) -> None:
         self.bucket_s = bucket_s
         self.series: dict[str, deque] = {k: deque(maxlen=maxlen) for k in self.KEEP}
+        # the other extreme of each minute, so a span's min and max are both exact (the hottest
+        # minute's max is not the coolest reading of the night)
+        self.other: dict[str, deque] = {k: deque(maxlen=maxlen) for k in self.KEEP}
         self.first_t: float | None = None
         self._bucket: int | None = None
         self._acc: dict[str, Any] = {}
+        self._acc_other: dict[str, Any] = {}
 
     def add(self, t: float | None, flat: dict[str, Any]) -> None:
         if t is None:
@@ -184,20 +188,26 @@ class Trend:
         if self._bucket is None:
             self._bucket, self.first_t = b, t
         elif b > self._bucket:
-            for key, d in self.series.items():
-                d.append(self._acc.get(key))
-                # minutes with no sample (paused, suspended) stay visible as gaps, within the bound
-                d.extend([None] * min(b - self._bucket - 1, d.maxlen or 0))
-            self._acc, self._bucket = {}, b
+            for store, acc in ((self.series, self._acc), (self.other, self._acc_other)):
+                for key, d in store.items():
+                    d.append(acc.get(key))
+                    # minutes with no sample (paused, suspended) stay visible as gaps, within the bound
+                    d.extend([None] * min(b - self._bucket - 1, d.maxlen or 0))
+            self._acc, self._acc_other, self._bucket = {}, {}, b
         for key, pick in self.KEEP.items():
             v = flat.get(key)
             if v is not None:
-                a = self._acc.get(key)
+                a, o = self._acc.get(key), self._acc_other.get(key)
                 self._acc[key] = v if a is None else pick(a, v)
+                self._acc_other[key] = v if o is None else (min if pick is max else max)(o, v)
 
     def values(self, key: str) -> list[Any]:
         """One series, a value per minute, oldest first, the current minute last."""
         return [*self.series.get(key, ()), self._acc.get(key)]
+
+    def other_values(self, key: str) -> list[Any]:
+        """The other extreme of each minute (the minimum of a max-kept series), aligned with values()."""
+        return [*self.other.get(key, ()), self._acc_other.get(key)]
 
 
 class History:

@@ -115,22 +115,28 @@ class _View:
         self._from = 0 if None in times else max(0, bisect_left(times, start) - 1)
         self._times = times[self._from:]
 
-    def series(self, key: str) -> tuple[list, list, float]:
-        """(times, values, how long a value holds) from the ring buffer, or a point a minute."""
+    def series(self, key: str) -> tuple[list, list, float, list | None]:
+        """(times, values, how long a value holds, the other extreme of each point or None) from
+        the ring buffer, or a point a minute (whose other extreme keeps the span's min-max exact)."""
         if not self.trend:
             values = list(islice(self.history.series.get(key, ()), self._from, None))
-            return self._times, values, self.interval_s * HOLD_INTERVALS
+            return self._times, values, self.interval_s * HOLD_INTERVALS, None
         trend = self.history.trend
         values, last = trend.values(key), int(self.end // trend.bucket_s)
         times = [(last - i) * trend.bucket_s for i in range(len(values) - 1, -1, -1)]  # each minute's start
-        return times, values, trend.bucket_s * 1.5
+        return times, values, trend.bucket_s * 1.5, trend.other_values(key)
 
     def draw(self, m: Meter, key: str, scale: tuple[float, float], unit: str, value: str, *extra: str,
              convert: Callable[[float], float] | None = None, pick: Callable[..., Any] | None = None) -> None:
         """Plot one series and say its value, its min–max over the window, the window, ``extra``."""
-        times, values, hold = self.series(key)
+        times, values, hold, other = self.series(key)
         if convert is not None:
             values = [None if v is None else convert(v) for v in values]
+            other = None if other is None else [None if v is None else convert(v) for v in other]
         m.plot.plot(times, values, self.start, self.end, scale, pick=pick or Trend.KEEP.get(key, max), hold_s=hold)
         seen = window_range(times, values, self.start)
+        if other is not None and seen is not None:
+            lo_hi = window_range(times, other, self.start)
+            if lo_hi is not None:
+                seen = (min(seen[0], lo_hi[0]), max(seen[1], lo_hi[1]))
         m.show([value, f"{seen[0]:.0f}–{seen[1]:.0f}{unit}" if seen else "no readings", self.words, *extra])
