@@ -18,7 +18,8 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Button, DataTable, Footer, Label, Markdown, Static
+from textual.widget import Widget
+from textual.widgets import Button, DataTable, Footer, Label, Static
 
 from sparktui.core.events import EventLog
 from sparktui.core.verdict import Status, Verdict
@@ -158,6 +159,19 @@ def _json(v: Any) -> str:
     return v if isinstance(v, str) else json.dumps(v, default=str)
 
 
+def load_markdown() -> type[Widget]:
+    """Textual's Markdown widget, imported on first use: it brings markdown-it and pygments, which
+    the first screen does not need (start-up time and memory); the dashboard calls this in a
+    thread once its first screen is up."""
+    from textual.widgets import Markdown
+
+    return Markdown
+
+
+def markdown_widget(text: str, **kwargs: Any) -> Widget:
+    return load_markdown()(text, **kwargs)
+
+
 def _md_cell(value: Any) -> str:
     """Evidence as table-cell text: lists joined, Markdown syntax taken literally (torch.__version__
     must not turn bold), one line, bounded."""
@@ -226,7 +240,7 @@ class CardScreen(Screen):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="card"):
-            yield Markdown(self._markdown(), id="card-md")
+            yield markdown_widget(self._markdown(), id="card-md")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -236,11 +250,11 @@ class CardScreen(Screen):
         """While the check runs, its seconds count up; redrawn only when the shown number changes."""
         running = self.running_s()
         if (None if running is None else int(running)) != self._shown_running:
-            self.query_one("#card-md", Markdown).update(self._markdown())
+            self.query_one("#card-md").update(self._markdown())
 
     def update_verdict(self, verdict: Verdict | None, age_text: str) -> None:
         self.verdict, self.age_text = verdict, age_text
-        self.query_one("#card-md", Markdown).update(self._markdown())
+        self.query_one("#card-md").update(self._markdown())
 
     def _fix_blocks(self) -> list[str]:
         return fix_blocks(self.verdict.fix if self.verdict and self.verdict.fix else self.gotcha.fix)
@@ -315,7 +329,7 @@ class MessageScreen(ModalScreen[None]):
             yield Label(Text(self.title_text, style="bold"))
             if self.url:
                 yield Static(SlashWrapped(self.url, style="underline"), id="message-url")
-            yield Markdown(self.markdown)
+            yield markdown_widget(self.markdown)
         yield Footer()
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
