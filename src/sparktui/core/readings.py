@@ -120,7 +120,9 @@ def read_regular(path: Path, limit: int, error: type[Exception], what: str) -> b
         raise error(f"{path}: {st.st_size} bytes, more than a {what} can be ({limit} bytes)")
     try:
         with open(path, "rb") as f:
-            raw = f.read(limit + 1)
+            raw = f.read(st.st_size + 1)  # sized by the file: read(n) allocates n bytes first (1 GiB for a recording)
+            if len(raw) > st.st_size:  # it grew since the stat: the rest, still bounded
+                raw += f.read(limit + 1 - len(raw))
     except OSError as e:
         raise error(f"{path}: cannot read: {e.strerror or e}") from None
     if len(raw) > limit:
