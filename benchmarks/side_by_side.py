@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import codecs
+import compileall
 import datetime
 import fcntl
 import os
@@ -458,12 +459,15 @@ def main() -> int:
     ap.add_argument("--machine", default=socket.gethostname(), help="name in the results file (default: host name)")
     ap.add_argument("--save", help="where to write the output (default benchmarks/results/side-by-side-MACHINE-DATE.txt)")
     ap.add_argument("--no-save", action="store_true")
+    ap.add_argument("--note", default="", help="a line for the top of the output (the load, the tree measured)")
     a = ap.parse_args()
     now = datetime.datetime.now(datetime.timezone.utc)
     out = [f"date: {now:%Y-%m-%d %H:%M:%S} UTC", *machine_lines(),
            "command: " + shlex.join([Path(sys.executable).name, *sys.argv]),
-           f"pty {a.cols}x{a.rows}, {a.seconds:g} s each after its settled first screen"]
+           f"pty {a.cols}x{a.rows}, {a.seconds:g} s each after its settled first screen", *([f"note: {a.note}"] if a.note else [])]
     print("\n".join(out), flush=True)
+    # byte-compiled first, as pip leaves an installed package: start-up is not a compile of the source
+    compileall.compile_dir(ROOT / "src", quiet=1)
     figs = measure(programs(shlex.split(a.sparktui_args)), a.seconds, a.cols, a.rows)
     body = [""]
     for name, f in figs.items():
