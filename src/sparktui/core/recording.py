@@ -110,7 +110,8 @@ class RecordingWriter:
         self._write({"type": "readings", "t": t if t is not None else time.time(), "readings": readings})
 
     def verdict(self, t: float, gid: str, old: str | None, status: str, summary: str) -> None:
-        """A verdict change (what the events view lists), so a restored session shows it again."""
+        """A check's first verdict or a change of it (what the events view lists), so a restored
+        session shows it again."""
         self._write({"type": "verdict", "t": t, "id": gid, "old": old, "status": status, "summary": summary})
 
     def event(self, text: str, t: float | None = None) -> None:
