@@ -42,10 +42,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 from urllib.parse import urljoin, urlsplit
 
-import httpx
+if TYPE_CHECKING:  # imported by the first request: ~6 MB that a G8 with nothing to watch (no request) never needs
+    import httpx
 
 DEFAULT_API_URL = "https://api.github.com"
 ENV_API_URL = "SPARKTUI_GITHUB_API"
@@ -480,6 +481,8 @@ def _ssl_context(trust_env: bool) -> Any:
     """Built once per process: loading the CA bundle costs ~50 ms, more than a cached refresh."""
     ctx = _SSL_CONTEXTS.get(trust_env)
     if ctx is None:
+        import httpx
+
         ctx = _SSL_CONTEXTS[trust_env] = httpx.create_ssl_context(trust_env=trust_env)
     return ctx
 
@@ -503,6 +506,8 @@ class GitHubClient:
         return f"GitHubClient({self.api_url!r}, token={'yes' if self._token else 'no'})"
 
     async def __aenter__(self) -> "GitHubClient":
+        import httpx
+
         loopback = is_loopback_host(urlsplit(self.api_url).hostname)
         # trust_env for proxies on real networks; never route loopback test servers via a proxy.
         self._http = httpx.AsyncClient(
@@ -691,6 +696,8 @@ class GitHubClient:
 
     async def _request(self, url: str, etag: str | None) -> tuple[int, httpx.Headers, bytes, str | None]:
         """One GET with bounded retries on 5xx / timeouts / network errors."""
+        import httpx
+
         last = ""
         attempts = self.s.retries + 1
         for attempt in range(attempts):
