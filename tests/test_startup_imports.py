@@ -23,6 +23,15 @@ def test_the_dashboard_path_imports_nothing_the_first_screen_does_not_need():
     assert json.loads(out.stdout) == []
 
 
+def test_g8_with_nothing_to_watch_loads_no_http_client(tmp_path):
+    """No playbook configured: no request, so none of httpx's ~6 MB in the dashboard's process."""
+    code = ("import sys; from sparktui.core.config import Config; from sparktui.probes import playbooks; "
+            "r = playbooks.read(Config()); print(r.data['configured'], 'httpx' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                         env={"PYTHONPATH": str(SRC), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}, check=True)
+    assert out.stdout.split() == ["False", "False"]
+
+
 def test_a_card_still_finds_its_markdown_widget():
     from textual.widgets import Markdown
 
