@@ -33,8 +33,8 @@ from sparktui.ui.board import TELEMETRY_CHECKS, TELEMETRY_REJUDGE_S, Board
 from sparktui.ui.format import age, bandwidth_line, duration, short_reason
 from sparktui.ui.peers import PeersScreen, PeerWatch
 from sparktui.ui.prefs import Prefs, load_prefs, save_prefs
-from sparktui.ui.screens import (CardScreen, ConfirmScreen, EventsScreen, HelpScreen, MessageScreen, copy_url,
-                                 load_markdown, open_url, view_keys)
+from sparktui.ui.screens import (CardScreen, ConfirmScreen, EventsScreen, HelpScreen, MessageScreen, copy_url, open_url,
+                                 view_keys)
 from sparktui.ui.panels import Checklist, HeaderBar, PlaybookPanel, ProcessTable, TelemetryPanel, process_details
 
 
@@ -246,8 +246,6 @@ class SparkApp(App):
         self.checklist.focus()
         self.peer_watch.start()  # ssh to the peers in threads; nothing when none or a replay
         self.tick()
-        # what later screens need is imported after the first paint, aside: the first card opens as fast as the next
-        self.call_after_refresh(self.run_worker, load_markdown, thread=True, exit_on_error=False, name="load markdown")
 
     def on_resize(self, event) -> None:
         self._layout_for(event.size.width)
