@@ -181,9 +181,21 @@ def start_dashboard(tmux: Tmux, tmp_path: Path) -> None:
     tmux.wait_for("G10")
 
 
+ROOT = Path(__file__).resolve().parents[2]
+FAKE_GB10_SITE = """from sparktui.probes import nvml
+from tests.fakes import fake_nvml
+
+nvml.set_backend(fake_nvml.gb10_loaded())
+"""
+
+
 @pytest.mark.slow
-def test_sigkill_of_a_real_dashboard_leaves_whole_lines_and_the_next_one_restores_it(tmp_path):
+def test_sigkill_of_a_real_dashboard_leaves_whole_lines_and_the_next_one_restores_it(tmp_path, monkeypatch):
     assert shutil.which("tmux"), "tmux is needed for this test (apt-get install tmux)"
+    site = tmp_path / "site"  # the real process, with NVML faked as a GB10 at its boundary (sitecustomize)
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(FAKE_GB10_SITE)
+    monkeypatch.setenv("PYTHONPATH", f"{site}{os.pathsep}{ROOT}")
     conf = Path(os.environ["XDG_CONFIG_HOME"]) / "sparktui" / "config.toml"
     conf.parent.mkdir(parents=True)
     conf.write_text("[telemetry]\ninterval_s = 0.05\nprocesses_every_s = 0.5\n")
@@ -212,6 +224,7 @@ def test_sigkill_of_a_real_dashboard_leaves_whole_lines_and_the_next_one_restore
     assert all(isinstance(json.loads(line), dict) for line in lines)
     rec = read_recording(killed)
     assert rec.problems == [] and not rec.torn_tail and len(rec.samples) >= 40
+    assert rec.samples[-1]["gpus"][0]["temp_c"] == 72  # the fake GB10 it watched
 
     second = Tmux(tmp_path)
     try:
