@@ -267,3 +267,16 @@ async def test_a_reading_outside_the_band_widens_it_instead_of_clipping():
         top = plot.size.height * 8
         assert levels[-1] == top  # 120 °C: the top of a band now 20-120 °C
         assert levels[0] == round(40 / 100 * top)  # 60 °C on that band, not on 20-100
+
+
+def test_a_series_shorter_than_its_times_is_n_a_at_its_start_not_a_crash():
+    """A field never read in this session (values []) beside 10 sample times: blank columns.
+    Seen: the restored-session dashboard died with IndexError in time_columns."""
+    from sparktui.ui.widgets.plot import time_columns, window_range
+
+    times = [float(t) for t in range(10)]
+    assert time_columns(times, [], 0.0, 10.0, 14) == [None] * 14
+    assert window_range(times, [], 0.0) is None
+    cols = time_columns(times, [5.0, 6.0], -0.5, 9.5, 10)  # the two newest readings only
+    assert cols[-2:] == [5.0, 6.0] and cols[:8] == [None] * 8
+    assert window_range(times, [1.0] * 12, 0.0) == (1.0, 1.0)  # longer: the newest ones count

@@ -15,7 +15,13 @@ Pick = Callable[..., Any]
 
 
 def _timed(times: Sequence[float | None], values: Sequence[float | None]) -> tuple[list, list]:
-    """The readings that have a time (a sample without one cannot be placed), as lists."""
+    """The readings that have a time (a sample without one cannot be placed), as lists.
+
+    A series shorter than its times (a field first seen after the first samples, or never: the
+    session restored before a GPU appeared) is aligned to the newest end: its missing start is n/a."""
+    short = len(times) - len(values)
+    if short:
+        values = [None] * short + list(values) if short > 0 else list(values)[-short:]
     if None not in times:
         return list(times), list(values)
     kept = [(t, v) for t, v in zip(times, values) if t is not None]
