@@ -343,12 +343,14 @@ class Run:
 
 
 def programs(spark_args: list[str]) -> list[Program]:
+    """Each program with a word of its main screen and of its help (one word where curses may
+    move the cursor over blanks it finds unchanged instead of writing them)."""
     py = sys.executable
     minimal = Path(tempfile.mkdtemp(prefix="side-by-side-")) / "minimal.py"
     minimal.write_text(MINIMAL_APP)
     return [
         Program("sparktui", [py, "-m", "sparktui", *spark_args], "G10", "sparktui keys"),
-        Program("nvitop", [py, "-m", "nvitop", "-m", "full", "--interval", "1"], "NVITOP", "Press any key to return"),
+        Program("nvitop", [py, "-m", "nvitop", "-m", "full", "--interval", "1"], "NVITOP", "Xuehai"),
         Program("minimal", [py, str(minimal)], "minimal baseline", "minimal help"),
     ]
 
