@@ -109,3 +109,47 @@ def test_dashboard_reads_at_80x24(tmux, tmp_path):
     for key in ("⏎ card", "q quit", "? help", "r rerun", "R all", "b G5", "/ filter", "s sort", "p pause",
                 "e events", "m peers"):
         assert key in footer, (key, footer)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 60)])
+def test_a_session_of_keys_in_real_tmux_goes_back_never_quits_by_accident_and_keeps_prefs(tmux, tmp_path, size):
+    """q and escape go back from every view; only the main screen's q quits; ctrl+c asks; the plot
+    span and the process tree chosen are there again in the next run."""
+    width, height = size
+    tmux.start(sparktui_cmd(tmp_path, "--replay", str(DEMO), "--speed", "0", "--no-session"), width=width, height=height)
+    tmux.wait_for("G10")
+    tmux.wait_for("plots: last 5 min")
+
+    def back_to_main(key: str) -> None:
+        tmux.keys(key)
+        tmux.wait_for("plots: last")  # the main screen's telemetry note: back, and alive
+        time.sleep(0.3)  # a key right after Escape would read as Alt+key
+
+    for opener, seen in (("Enter", "Status:"), ("e", "Verdict changes"), ("m", "eers"), ("?", "sparktui keys")):
+        for back in ("q", "Escape"):
+            tmux.keys(opener)
+            tmux.wait_for(seen)
+            back_to_main(back)
+            assert tmux.alive()
+    tmux.keys("C-c")
+    tmux.wait_for("Quit sparktui?")
+    back_to_main("n")
+    tmux.keys("g")
+    tmux.wait_for("plots: last 1 h")
+    tmux.keys("t")
+    tmux.wait_for("tree")
+    time.sleep(0.3)
+    tmux.keys("q")
+    end = time.monotonic() + 10
+    while tmux.alive() and time.monotonic() < end:
+        time.sleep(0.2)
+    assert not tmux.alive(), tmux.screen()
+    assert (tmp_path / "exit.txt").read_text().strip() == "EXITED 0"
+
+    again = Tmux(tmp_path)
+    try:
+        again.start(sparktui_cmd(tmp_path, "--replay", str(DEMO), "--speed", "0", "--no-session"), width=width, height=height)
+        again.wait_for("plots: last 1 h")  # the span chosen last time
+        assert "tree" in again.wait_for("G10")
+    finally:
+        again.kill()
