@@ -20,6 +20,17 @@ def replay_app(**kw) -> SparkApp:
     return SparkApp(Config(), replay=str(DEMO), speed=None, **kw)
 
 
+def replay_app_catching_urls(monkeypatch):
+    """A replay app whose opened and copied URLs land in lists instead of a browser or clipboard."""
+    import webbrowser
+
+    opened, copied = [], []
+    monkeypatch.setattr(webbrowser, "open", lambda url: opened.append(url) or True)
+    app = replay_app()
+    app.copy_to_clipboard = lambda text: copied.append(text)
+    return app, opened, copied
+
+
 async def settle(app, pilot, seconds: float = 0.5) -> None:
     await app.workers.wait_for_complete()
     await pilot.pause(seconds)
@@ -273,12 +284,7 @@ async def test_mouse_click_selects_and_a_second_click_opens_the_card():
 
 
 async def test_playbook_issue_keys_enter_o_and_y(monkeypatch):
-    import webbrowser
-
-    opened, copied = [], []
-    monkeypatch.setattr(webbrowser, "open", lambda url: opened.append(url) or True)
-    app = replay_app()
-    app.copy_to_clipboard = lambda text: copied.append(text)
+    app, opened, copied = replay_app_catching_urls(monkeypatch)
     async with app.run_test(size=(120, 36)) as pilot:
         await loaded(app, pilot)
         app.query_one("#tabs").active = "tab-playbooks"

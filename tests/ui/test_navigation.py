@@ -17,7 +17,7 @@ from sparktui.ui.app import SparkApp
 from sparktui.ui.panels import Checklist
 from sparktui.ui.peers import PeersScreen
 from sparktui.ui.screens import CardScreen, ConfirmScreen, EventsScreen, HelpScreen, MessageScreen, slash_lines
-from tests.ui.test_dashboard import StillSource, loaded, replay_app
+from tests.ui.test_dashboard import StillSource, loaded, replay_app, replay_app_catching_urls
 
 ISSUE_URL = "https://github.com/NVIDIA/dgx-spark-playbooks/issues/88"
 SIZES = [(80, 24), (200, 60)]
@@ -231,12 +231,7 @@ async def test_help_lists_the_keys_of_the_view_it_was_opened_in():
 
 
 async def test_o_and_y_open_and_copy_the_url_inside_the_issue_popup(monkeypatch):
-    import webbrowser
-
-    opened, copied = [], []
-    monkeypatch.setattr(webbrowser, "open", lambda url: opened.append(url) or True)
-    app = replay_app()
-    app.copy_to_clipboard = lambda text: copied.append(text)
+    app, opened, copied = replay_app_catching_urls(monkeypatch)
     async with app.run_test(size=(80, 24)) as pilot:
         await loaded(app, pilot)
         await open_issue(app, pilot)

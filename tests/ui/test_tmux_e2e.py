@@ -50,6 +50,15 @@ class Tmux:
     def alive(self) -> bool:
         return subprocess.run(["tmux", "-S", self.sock, "has-session", "-t", self.name], capture_output=True).returncode == 0
 
+    def quit_with_q(self, tmp_path: Path) -> None:
+        """q on the main screen ends the process (and with it the session) with exit 0."""
+        self.keys("q")
+        end = time.monotonic() + 10
+        while self.alive() and time.monotonic() < end:
+            time.sleep(0.2)
+        assert not self.alive(), self.screen()
+        assert (tmp_path / "exit.txt").read_text().strip() == "EXITED 0"
+
     def kill(self) -> None:
         subprocess.run(["tmux", "-S", self.sock, "kill-server"], capture_output=True)
 
@@ -90,12 +99,7 @@ def test_dashboard_in_tmux_keys_drill_in_and_quit(tmux, tmp_path):
     tmux.wait_for("Processes (G6)")
     time.sleep(0.3)  # a key right after Escape would read as Alt+key
     # quit ends the process (and with it the session)
-    tmux.keys("q")
-    end = time.monotonic() + 10
-    while tmux.alive() and time.monotonic() < end:
-        time.sleep(0.2)
-    assert not tmux.alive(), tmux.screen()
-    assert (tmp_path / "exit.txt").read_text().strip() == "EXITED 0"
+    tmux.quit_with_q(tmp_path)
 
 
 def test_dashboard_reads_at_80x24(tmux, tmp_path):
@@ -139,12 +143,7 @@ def test_a_session_of_keys_in_real_tmux_goes_back_never_quits_by_accident_and_ke
     tmux.keys("t")
     tmux.wait_for("tree")
     time.sleep(0.3)
-    tmux.keys("q")
-    end = time.monotonic() + 10
-    while tmux.alive() and time.monotonic() < end:
-        time.sleep(0.2)
-    assert not tmux.alive(), tmux.screen()
-    assert (tmp_path / "exit.txt").read_text().strip() == "EXITED 0"
+    tmux.quit_with_q(tmp_path)
 
     again = Tmux(tmp_path)
     try:
