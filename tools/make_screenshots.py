@@ -57,8 +57,7 @@ async def failing_card(app, pilot) -> None:
 
 async def process_table(app, pilot) -> None:
     await until_loaded(app, pilot)
-    await pilot.press("s")  # the process tab comes forward, sorted by the next key
-    await pilot.press("s")
+    await pilot.press("t")  # the process tab comes forward as a tree: launchers over their workers
     await pilot.pause(0.3)
 
 
@@ -83,8 +82,26 @@ def size_of(name: str) -> tuple[int, int]:
 
 
 async def render(name: str, size: tuple[int, int] | None = None) -> str:
-    """One screenshot as SVG text."""
+    """One screenshot as SVG text, from the default preferences: each shot gets its own empty
+    state folder (a sort or span chosen in one shot must not show in the next, nor in the
+    user's own ~/.local/state)."""
+    import os
+    import tempfile
+
     size = size or size_of(name)
+    with tempfile.TemporaryDirectory() as state:
+        old = os.environ.get("XDG_STATE_HOME")
+        os.environ["XDG_STATE_HOME"] = state
+        try:
+            return await _render(name, size)
+        finally:
+            if old is None:
+                os.environ.pop("XDG_STATE_HOME", None)
+            else:
+                os.environ["XDG_STATE_HOME"] = old
+
+
+async def _render(name: str, size: tuple[int, int]) -> str:
     app = demo_app()
     title = f"sparktui: {name.replace('-', ' ')}"
     async with app.run_test(size=size) as pilot:

@@ -145,10 +145,10 @@ class SparkApp(App):
         Binding("e", "events", "events", tooltip="the events log: every verdict change and when"),
         Binding("m", "peers", "peers", tooltip="peers: this machine beside the others (ssh), what must match for DDP/FSDP"),
         Binding("k", "signal_process", "signal", tooltip="signal the selected process: SIGTERM, then SIGKILL (asks each time)"),
-        Binding("k", "readonly_note", show=False),  # --readonly: k says why nothing happens
+        Binding("k", "readonly_note", "signal", show=False, tooltip="read-only mode (--readonly): no process is signalled"),  # k says why nothing happens
         Binding("S", "reverse_sort", "reverse", show=False, tooltip="reverse the process table's sort"),
         Binding("t", "toggle_tree", "tree", show=False, tooltip="the process table as a tree (launchers over their workers)"),
-        Binding("L", "cycle_layout", "layout", show=False),
+        Binding("L", "cycle_layout", "layout", show=False, tooltip="layout: auto (stacked under 120 columns), side by side, stacked (kept)"),
         Binding("g", "cycle_span", "span", show=False, tooltip="the plots' span: 5 min, 1 h, the whole session (kept)"),
         Binding("o", "open_issue_url", "open URL", show=False, tooltip="open the selected playbook issue's URL"),
         Binding("y", "copy_issue_url", "copy URL", show=False, tooltip="copy the selected playbook issue's URL"),
