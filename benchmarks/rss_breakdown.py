@@ -1,5 +1,6 @@
 """Where each program's resident memory goes: sparktui, nvitop, the minimal Textual app, and a bare
-Python that has only initialised NVML (what NVML alone costs any monitor that uses it).
+Python that has only initialised NVML (what NVML alone costs any monitor that uses it), and the
+same after glibc's malloc_trim (how much of that is freed memory glibc kept).
 
     python benchmarks/rss_breakdown.py [--seconds 30] [--save FILE | --no-save]
 
@@ -28,6 +29,7 @@ from side_by_side import RESULTS, Program, Pty, machine_lines, programs  # noqa:
 NVML_ONLY = ("import pynvml, time\npynvml.nvmlInit()\n"
              "hs = [pynvml.nvmlDeviceGetHandleByIndex(i) for i in range(pynvml.nvmlDeviceGetCount())]\n"
              "[pynvml.nvmlDeviceGetTemperature(h, 0) for h in hs]\nprint('NVML READY', flush=True)\ntime.sleep(3600)\n")
+NVML_TRIMMED = NVML_ONLY.replace("print('NVML READY'", "import ctypes; ctypes.CDLL(None).malloc_trim(0)\nprint('NVML READY'")
 PYTHON_ONLY = "import time\nprint('PYTHON READY', flush=True)\ntime.sleep(3600)\n"
 
 
@@ -72,7 +74,9 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="rss-breakdown-"))
     (tmp / "nvml.py").write_text(NVML_ONLY)
     (tmp / "bare.py").write_text(PYTHON_ONLY)
+    (tmp / "nvml_trim.py").write_text(NVML_TRIMMED)
     progs = [*programs([]), Program("python+NVML", [py, str(tmp / "nvml.py")], "NVML READY", ""),
+             Program("+malloc_trim", [py, str(tmp / "nvml_trim.py")], "NVML READY", ""),
              Program("python", [py, str(tmp / "bare.py")], "PYTHON READY", "")]
     env = {**os.environ, "TERM": "xterm-256color"}
     env.pop("COLUMNS", None)

@@ -32,6 +32,7 @@ from sparktui.gotchas.base import Gotcha
 from sparktui.ui.board import TELEMETRY_CHECKS, TELEMETRY_REJUDGE_S, Board
 from sparktui.ui.format import age, bandwidth_line, duration, short_reason
 from sparktui.ui.peers import PeersScreen, PeerWatch
+from sparktui.ui import malloc
 from sparktui.ui.prefs import Prefs, load_prefs, save_prefs
 from sparktui.ui.screens import (CardScreen, ConfirmScreen, EventsScreen, HelpScreen, MessageScreen, copy_url, open_url,
                                  view_keys)
@@ -325,6 +326,8 @@ class SparkApp(App):
 
     def tick(self) -> None:
         self.tick_n += 1
+        if self.tick_n % malloc.TRIM_EVERY_TICKS == malloc.FIRST_TRIM_TICK:  # after the first checks, then each minute
+            malloc.give_back_freed()
         mono = time.monotonic()
         if self.auto_checks:
             due = self.board.due(mono)
@@ -854,25 +857,13 @@ class SparkApp(App):
                     self.board.abort(gid, time.monotonic())
 
 
-def fewer_malloc_arenas(arenas: int = 2) -> None:
-    """glibc gives threads that allocate their own malloc arenas (up to eight per core), and each
-    keeps megabytes resident; the dashboard's reader and check threads need no more than two
-    (5 MB less RSS at 2 cores, measured by benchmarks/side_by_side.py). Before any thread starts."""
-    import ctypes
-
-    try:
-        ctypes.CDLL(None).mallopt(-8, arenas)  # M_ARENA_MAX
-    except (OSError, AttributeError):
-        pass  # not glibc (musl, macOS): nothing to tune
-
-
 def run_dashboard(cfg: Config, replay: str | None = None, speed: float | None = 1.0, bell: bool = False,
                   record: str | None = None, recording: Any = None, keep_session: bool = True,
                   readonly: bool = False) -> NoReturn:
     """Run the dashboard, then end the process at once: by the time run() returns the app has
     stopped its threads, closed its files and restored the terminal, and the interpreter's own
     teardown of Textual's objects would add 0.1-0.3 s between the last frame and the shell prompt."""
-    fewer_malloc_arenas()
+    malloc.fewer_arenas()
     app = SparkApp(cfg, replay=replay, speed=speed, bell=bell, record=record, recording=recording,
                    keep_session=keep_session, readonly=readonly)
     app.run()
