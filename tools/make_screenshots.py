@@ -72,9 +72,10 @@ SHOTS: dict[str, Callable[[object, object], Awaitable[None]]] = {
     "card-g1-failing": failing_card,
     "processes": process_table,
     "main-80x24": main_screen,  # a tmux pane: stacked, every key in the footer
+    "main-200x60": main_screen,  # a big terminal: taller plots and tables use the room
     "help": help_screen,
 }
-SIZES = {"main-80x24": (80, 24)}  # the others: SIZE
+SIZES = {"main-80x24": (80, 24), "main-200x60": (200, 60)}  # the others: SIZE
 
 
 def size_of(name: str) -> tuple[int, int]:
