@@ -91,6 +91,19 @@ class MemInfoReading(MemInfo, total=False):
     skipped_implausible: int  # samples not picked: MemAvailable outside 0..MemTotal
     review: bool  # the pick is the worst moment of a whole recording
     low_free: dict[str, Any]  # review: the figures (and "t") of the moment MemFree was lowest, when another sample
+    psi: dict[str, PsiLine]  # /proc/pressure/memory: "some" and/or "full" (one-shot read only; not in samples)
+    psi_error: str  # why PSI was not read (absent: kernel without PSI or psi=0; unreadable; garbage)
+
+
+class PsiLine(TypedDict, total=False):
+    """One line of /proc/pressure/memory (probes/host.py ``parse_psi``): the share of wall time in
+    percent that some (or all, for "full") non-idle tasks were stalled on memory, averaged over 10 s,
+    60 s and 300 s; ``total`` in microseconds since boot. A value the kernel did not print is absent."""
+
+    avg10: float
+    avg60: float
+    avg300: float
+    total: float
 
 
 # --------------------------------------------------------------------------- NVML static facts
@@ -642,6 +655,53 @@ class PlaybookIssuesData(TypedDict, total=False):
     cache_error: str | None
 
 
+# --------------------------------------------------------------------------- G13: driver flavour
+
+
+class KnownBadEntry(TypedDict):
+    """One validated [[entry]] of sparktui/data/known_bad.toml."""
+
+    id: str
+    status: str  # "warn" | "fail"
+    what: str
+    source: str  # URL or issue id
+    added: str  # ISO date
+    confirmed: bool
+    fix: str  # "open-module" | "kernel" | "driver" | "" (which fix text the judge gives)
+    match: dict[str, Any]  # module_flavour, driver_branch (list[int]), driver_min, driver_below, kernel_release, kernel_flavour, architecture, gpu
+
+
+class KnownBadData(TypedDict):
+    """The known-bad table as loaded: ``error`` set (and no entries) when the file is unusable."""
+
+    path: str
+    updated: str | None  # ISO date of the data
+    entries: list[KnownBadEntry]
+    error: str | None
+
+
+class DriverFlavourData(TypedDict):
+    """Probe "driver_flavour" (probes/driver_flavour.py ``read``). A field that could not be read
+    is None and ``errors[field]`` says why; ``sources[field]`` says where a value was read."""
+
+    root: str
+    module_loaded: bool | None  # /sys/module/nvidia or /proc/driver/nvidia/version present
+    flavour: str | None  # "open" | "proprietary"
+    nvrm_line: str | None  # the "NVRM version:" line as read
+    driver_version: str | None  # "580.95.05"
+    driver_branch: int | None  # 580
+    module_taint: str | None  # /sys/module/nvidia/taint ("P" = proprietary licence; "" = taints nothing)
+    gpu_name: str | None  # /proc/driver/nvidia/gpus/*/information Model:
+    kernel_release: str | None  # "6.17.0-1008-nvidia"
+    kernel_flavour: str | None  # "nvidia"
+    architecture: str | None  # "aarch64"
+    bios_version: str | None
+    bios_date: str | None
+    errors: dict[str, str]
+    sources: dict[str, str]
+    known_bad: KnownBadData
+
+
 # --------------------------------------------------------------------------- by probe name
 
 SHAPES: dict[str, type] = {
@@ -658,5 +718,67 @@ SHAPES: dict[str, type] = {
     "bandwidth": BandwidthResult,
     "bandwidth_last": BandwidthResult,
     "playbook_issues": PlaybookIssuesData,
+    "driver_flavour": DriverFlavourData,
 }
 """Probe name -> the TypedDict its data has (tests check the probes against it at run time)."""
+
+
+# --------------------------------------------------------------------------- link (G12)
+
+
+class LinkGid(TypedDict, total=False):
+    index: int
+    gid: str
+    type: str | None  # "RoCE v2" | "IB/RoCE v1"; None when unreadable
+    ndev: str | None
+
+
+class LinkRdmaPort(TypedDict, total=False):
+    """/sys/class/infiniband/<device>/ports/<port>/: the RDMA side of one ConnectX-7 netdev."""
+
+    device: str  # "rocep1s0f1", "mlx5_0"
+    port: int | str | None
+    error: str  # no ports dir
+    state: str | None  # "4: ACTIVE"
+    phys_state: str | None  # "5: LinkUp"
+    rate: str | None  # "200 Gb/sec (4X HDR)"
+    link_layer: str | None  # "Ethernet" (RoCE) | "InfiniBand"
+    gids: list[LinkGid]  # non-empty slots only
+    gids_error: str
+    counters: dict[str, int]  # raw; port_xmit_data / port_rcv_data in 4-byte words
+    port_xmit_data_bytes: int
+    port_rcv_data_bytes: int
+    hw_counters: dict[str, int]
+
+
+class LinkInterface(TypedDict, total=False):
+    name: str  # "enp1s0f1np1"
+    driver: str | None  # "mlx5_core"
+    pci: str | None  # "0000:01:00.1"
+    vendor: str | None  # "0x15b3"
+    device_id: str | None  # "0x1021" (ConnectX-7)
+    mtu: int | None
+    operstate: str | None  # "up" | "down" | ...
+    carrier: int | None
+    speed_mbps: int | None  # None while down (the kernel says -1), never 0
+    rdma: list[LinkRdmaPort]
+
+
+class NcclSetting(TypedDict, total=False):
+    value: str
+    source: str  # "environment" or a file path
+    line: int
+
+
+class LinkData(TypedDict, total=False):
+    """Probe "link" (probes/link.py ``scan``). ``interfaces == []`` with ``reason``: no ConnectX-7
+    here (a reading); a /sys that cannot be read is a failed reading instead."""
+
+    root: str
+    interfaces: list[LinkInterface]
+    reason: str
+    rdma_seen: bool  # /sys/class/infiniband exists
+    unattached_rdma: list[LinkRdmaPort]
+    nccl: dict[str, list[NcclSetting]]  # variable -> where set, the environment first
+    nccl_files: list[str]
+    read_at: float  # time.time(), for rates()

@@ -31,6 +31,20 @@ MAX_MEMTOTAL_BYTES = 2 * 1024 ** 4
 # (the largest one is always named).
 HOLDER_SHARE = 0.10
 
+# Memory pressure (issue 14): stalls and swapping under a job come before the OOM killer. Linux PSI
+# (/proc/pressure/memory, Documentation/accounting/psi.rst) gives the share of wall time tasks were
+# stalled waiting for memory. "full" = every non-idle task stalled at once: the machine did no work.
+# A healthy box reads 0.00; the kernel doc's example trigger is "some 150 ms per 1 s" (15 %), and
+# systemd-oomd kills a cgroup at 60 % for 30 s (oomd.conf DefaultMemoryPressureLimit): both well past
+# where a job is already slowed, so G3 warns earlier.
+PSI_FULL_AVG10_WARN = 5.0  # %: all tasks stalled on memory 0.5 s in each of the last 10 s
+PSI_SOME_AVG60_WARN = 10.0  # %: some task stalled on memory a tenth of the last minute (sustained reclaim)
+# Swap in use while MemAvailable is low: the kernel is pushing process memory out to make room (swap
+# on a Spark has been reported with host freezes: AEON-7/vllm-ultimate-dgx-spark #9). Swap used while
+# plenty is available is old and says nothing.
+SWAP_USED_MIN_GIB = 1.0
+SWAP_LOW_AVAIL_SHARE = 0.25  # MemAvailable under this share of MemTotal counts as low for the swap rule
+
 # Fields that are parts of MemTotal: each must lie within 0..MemTotal.
 POOL_FIELDS = ("MemFree", "MemAvailable", "Buffers", "Cached", "SReclaimable", "KReclaimable", "Shmem",
                "AnonPages", "Unevictable", "Mlocked", "Dirty", "Mapped", "CmaTotal", "CmaFree")
@@ -84,6 +98,19 @@ echo 3 | sudo tee /proc/sys/vm/drop_caches
 Warnings: it needs root; it is system-wide, so every process on the box loses its cached file reads
 (they get slower until the cache refills); it frees only clean cache, not memory a process holds, and
 not shared memory or tmpfs. Run it between runs, not during training. sparktui never runs it for you.
+"""
+
+FIX_PRESSURE = """\
+**Memory pressure (stalls, swapping)**: the kernel is reclaiming or swapping to keep the job going, which
+comes before the OOM killer. Watch it while the job runs, and lower the job's peak (above) before it dies:
+
+```
+cat /proc/pressure/memory    # some/full avg10: % of the last 10 s tasks waited for memory
+free -g; swapon --show       # swap in use
+```
+
+GPU allocations on unified memory are never swapped; swapping only delays the failure and can freeze the
+host. To keep process memory out of swap: `sudo sysctl vm.swappiness=10` (or `sudo swapoff -a` between runs).
 """
 
 # every block, for when what holds the memory was not read (the cache drop first, as the common case)
@@ -309,6 +336,53 @@ def _evidence(r: Readings, mem: Mapping[str, Any], src: str, held: dict[str, flo
     return ev
 
 
+# -- memory pressure (PSI, swap) -------------------------------------------------------------------
+def _psi_text(line: Mapping[str, Any]) -> str:
+    return " / ".join(f"{line[k]:.2f}%" if _num(line.get(k)) else "?" for k in ("avg10", "avg60", "avg300"))
+
+
+def _pct(v: Any) -> float | None:
+    """A PSI share in percent, or None when it is not a number within 0..100."""
+    return float(v) if _num(v) and 0 <= v <= 100 else None
+
+
+def pressure(mem: Mapping[str, Any], src: str, ev: EvidenceList) -> list[str]:
+    """The pressure rules that fire (as words), with their evidence added. PSI absent, unreadable or
+    garbled is no evidence either way, and says so; never an error."""
+    notes: list[str] = []
+    psi = mem.get("psi")
+    psi_src = "/proc/pressure/memory"
+    if isinstance(psi, dict) and psi:
+        for kind in ("some", "full"):
+            line = psi.get(kind)
+            if isinstance(line, dict):
+                ev.add(f"PSI memory {kind} avg10 / avg60 / avg300 (share of time "
+                       f"{'all' if kind == 'full' else 'some'} tasks waited for memory)", psi_src, _psi_text(line))
+        full = (psi.get("full") or {}) if isinstance(psi.get("full"), dict) else {}
+        some = (psi.get("some") or {}) if isinstance(psi.get("some"), dict) else {}
+        f10, s60 = _pct(full.get("avg10")), _pct(some.get("avg60"))
+        if f10 is not None and f10 >= PSI_FULL_AVG10_WARN:
+            notes.append(f"memory stalls: PSI full avg10 {f10:.2f}% (every task waited for memory; "
+                         f"warn at {PSI_FULL_AVG10_WARN:g}%)")
+        if s60 is not None and s60 >= PSI_SOME_AVG60_WARN:
+            notes.append(f"memory stalls: PSI some avg60 {s60:.2f}% (warn at {PSI_SOME_AVG60_WARN:g}%)")
+        bad = [f"{k} {line.get(a)!r}" for k, line in (("some", some), ("full", full)) for a in ("avg10", "avg60")
+               if line.get(a) is not None and _pct(line.get(a)) is None]
+        if bad:
+            ev.add("PSI memory", psi_src, f"figures outside 0..100% ({', '.join(bad)}): not evidence either way")
+    else:
+        why = mem.get("psi_error") if isinstance(mem.get("psi_error"), str) else (
+            "not in this reading (telemetry samples and recordings do not carry it)")
+        ev.add("PSI memory pressure", psi_src, f"{why}: not evidence either way")
+    st, sf, avail, total = mem.get("SwapTotal"), mem.get("SwapFree"), mem["MemAvailable"], mem["MemTotal"]
+    if st is not None and sf is not None and _num(st) and _num(sf) and st > 0:
+        used = st - sf
+        if used >= SWAP_USED_MIN_GIB * GIB and avail < SWAP_LOW_AVAIL_SHARE * total:
+            notes.append(f"swapping: {_b(used)} of swap in use with MemAvailable {_b(avail)} under "
+                         f"{SWAP_LOW_AVAIL_SHARE:.0%} of memory")
+    return notes
+
+
 # -- the judge -------------------------------------------------------------------------------------
 def _unknown(summary: str, ev: EvidenceList | None = None) -> Verdict:
     return Verdict("G3", Status.UNKNOWN, summary, evidence=(ev or EvidenceList()).tuple())
@@ -369,6 +443,11 @@ def _judge_figures(r: Readings, mem: Mapping[str, Any], src: str, cfg: Config) -
             fix = fix_for(held, names, True)  # the page-cache rule fired at another moment
     else:
         status, summary = _live(mem, src, ev, cfg, held, names, cache)
+    notes = pressure(mem, src, ev)
+    if notes:
+        summary = "; ".join(notes) + "; " + summary if status is Status.OK else summary + "; " + "; ".join(notes)
+        status = Status.WARN
+        fix = fix + "\n" + FIX_PRESSURE
     return Verdict("G3", status, summary, ev.tuple(), fix, details)
 
 
@@ -469,7 +548,11 @@ GOTCHA = Gotcha(
            f"hugepages, the kernel and driver; each at {HOLDER_SHARE:.0%} of memory or more, or the largest) and "
            "offers the fix for that: drop_caches only for reclaimable cache. Figures the machine cannot produce "
            "(MemTotal 0 or over 2 TiB, a field below 0 or above MemTotal) are a measurement error: unknown. "
-           "The evidence says what NVML answered for device memory."),
+           "The evidence says what NVML answered for device memory. Memory pressure warns too, before the OOM "
+           f"killer: Linux PSI (/proc/pressure/memory) full avg10 at {PSI_FULL_AVG10_WARN:g}% or more, or some avg60 "
+           f"at {PSI_SOME_AVG60_WARN:g}% or more; or {SWAP_USED_MIN_GIB:g} GiB or more of swap in use while "
+           f"MemAvailable is under {SWAP_LOW_AVAIL_SHARE:.0%} of memory. PSI absent (a kernel without it, psi=0, "
+           "a recording) is no evidence either way, and the evidence says so."),
     fix=FIX,
     intrusive=False,
     cadence_s=5.0,
@@ -478,5 +561,7 @@ GOTCHA = Gotcha(
     references=("NVML memory NOT_SUPPORTED on GB10: nvitop PR #208, leptonai/gpud PR #1170, unsloth PR #10703",
                 "cudaMemGetInfo counts MemFree only: vllm issue #48140; 60 GB written: CUDA-free 103 -> 42 GiB "
                 "with MemAvailable ~116 GiB: unsloth #10704",
-                "Shmem is in Cached and not reclaimable: proc(5), Documentation/filesystems/proc.rst"),
+                "Shmem is in Cached and not reclaimable: proc(5), Documentation/filesystems/proc.rst",
+                "PSI: Documentation/accounting/psi.rst; swap and host freezes on a Spark: "
+                "AEON-7/vllm-ultimate-dgx-spark #9"),
 )

@@ -12,6 +12,7 @@ from sparktui.core.readings import Reading
 from sparktui.core.telemetry import MEM_FIELDS
 
 MEMINFO = "/proc/meminfo"
+PSI_MEMORY = "/proc/pressure/memory"  # Linux PSI (4.20+, CONFIG_PSI; psi=0 on the command line turns it off)
 MEMINFO_KEYS = MEM_FIELDS  # the same fields as every sample, so a live check and a replay judge the same
 
 
@@ -38,13 +39,61 @@ def read_meminfo_bytes(path: str = MEMINFO) -> dict[str, int]:
         return parse_meminfo(f.read().decode("ascii", "replace"))
 
 
-def read_meminfo(cfg: Config, path: str = MEMINFO) -> Reading:
+def parse_psi(text: str) -> dict[str, dict[str, float]]:
+    """/proc/pressure/memory text -> {"some": {"avg10": %, "avg60": %, "avg300": %, "total": us}, "full": {...}}.
+
+    A line that is not ``some|full key=number ...`` is left out; a value that is not a number is left
+    out of its line. Raises ValueError when no line could be read (the judge says "unreadable")."""
+    out: dict[str, dict[str, float]] = {}
+    for line in text.splitlines():
+        kind, *pairs = line.split()
+        if kind not in ("some", "full"):
+            continue
+        vals: dict[str, float] = {}
+        for pair in pairs:
+            key, sep, raw = pair.partition("=")
+            if not sep or key not in ("avg10", "avg60", "avg300", "total"):
+                continue
+            try:
+                v = float(raw)
+            except ValueError:
+                continue
+            if v == v and abs(v) != float("inf"):
+                vals[key] = v
+        if vals:
+            out[kind] = vals
+    if not out:
+        raise ValueError("no 'some' or 'full' line with avg10=/avg60=/avg300= figures")
+    return out
+
+
+def read_psi(path: str = PSI_MEMORY) -> tuple[dict[str, dict[str, float]] | None, str | None]:
+    """(PSI memory figures, None) or (None, why not): never raises."""
+    try:
+        with open(path, "rb") as f:
+            text = f.read(4096).decode("ascii", "replace")
+    except FileNotFoundError:
+        return None, f"{path} absent (kernel without PSI, or booted with psi=0)"
+    except OSError as e:  # EOPNOTSUPP when psi=0, EACCES in some containers
+        return None, f"cannot read {path}: {e.strerror or e}"
+    try:
+        return parse_psi(text), None
+    except ValueError as e:
+        return None, f"{path} unreadable: {e}"
+
+
+def read_meminfo(cfg: Config, path: str = MEMINFO, psi_path: str = PSI_MEMORY) -> Reading:
     started = time.time()
     try:
         mi = read_meminfo_bytes(path)
     except OSError as e:
         return Reading("meminfo", None, error=f"cannot read {path}: {e.strerror or e}", source=path, started_at=started)
-    data = {k: mi[k] for k in MEMINFO_KEYS if k in mi}
+    data: dict = {k: mi[k] for k in MEMINFO_KEYS if k in mi}
+    psi, psi_error = read_psi(psi_path)
+    if psi is not None:
+        data["psi"] = psi
+    else:
+        data["psi_error"] = psi_error
     if "MemAvailable" not in data:
         return Reading("meminfo", data, error="MemAvailable missing (kernel older than 3.14?)", source=path, started_at=started)
     return Reading("meminfo", data, source=path, started_at=started)
