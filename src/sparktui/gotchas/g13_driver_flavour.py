@@ -1,0 +1,259 @@
+"""G13: driver and kernel flavour: the NVIDIA module flavour, driver branch and kernel release
+against a table of known-bad combinations (sparktui/data/known_bad.toml)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping
+
+from sparktui.core.config import Config
+from sparktui.core.readings import Readings
+from sparktui.core.verdict import EvidenceList, Status, Verdict
+from sparktui.gotchas._facts import GpuFacts
+from sparktui.gotchas._fix import block, comment
+from sparktui.gotchas.base import Gotcha
+
+ID = "G13"
+DATA_FILE = "sparktui/data/known_bad.toml"
+GB10_CAPABILITY = (12, 1)
+
+MATCH, NO_MATCH, MAYBE = "match", "no match", "maybe"
+
+_BRANCH_FROM_SYSFS = "$(cut -d. -f1 /sys/module/nvidia/version)"
+
+
+def _vt(v: Any) -> tuple[int, ...] | None:
+    if not isinstance(v, str) or not re.fullmatch(r"\d+(?:\.\d+)*", v):
+        return None
+    return tuple(int(p) for p in v.split("."))
+
+
+def open_module_fix(branch: int | None, version: str | None) -> str:
+    b = str(branch) if branch is not None else _BRANCH_FROM_SYSFS
+    seen = comment(f"the proprietary module {version} is loaded; a GB10 needs the open flavour of the same branch"
+                   if version else "the proprietary module is loaded; a GB10 needs the open flavour")
+    return ("Install the open kernel module of the branch you run (DGX OS / Ubuntu package names), "
+            "reboot, and check that the NVRM line says \"Open Kernel Module\":\n\n"
+            + block([seen,
+                     "sudo apt-get update",
+                     f"sudo apt-get install nvidia-driver-{b}-open     # replaces nvidia-driver-{b} (proprietary)",
+                     "sudo reboot",
+                     "cat /proc/driver/nvidia/version                 # expect: NVIDIA UNIX Open Kernel Module"])
+            + "\nWith Secure Boot, Ubuntu's signed prebuilt modules for the running kernel instead of DKMS:\n\n"
+            + block([f"sudo apt-get install linux-modules-nvidia-{b}-open-$(uname -r)"]))
+
+
+KERNEL_FIX = ("Boot another kernel: update to a newer -nvidia kernel from DGX OS / Ubuntu, or pick a "
+              "previous one in GRUB until the fix lands:\n\n"
+              + block(["sudo apt-get update && sudo apt-get upgrade      # a newer linux-image-*-nvidia",
+                       "dpkg -l 'linux-image-*' | grep '^ii'              # the kernels installed",
+                       "uname -r                                        # after the reboot"]))
+
+
+def driver_fix(branch: int | None, flavour: str | None) -> str:
+    suffix = "-open" if flavour != "proprietary" else ""
+    return ("If you see the symptom, compare with the previous driver branch before changing anything else "
+            "(a report, not a confirmed bug: measure first):\n\n"
+            + block([comment(f"driver branch {branch} is loaded" if branch is not None else "driver branch unread"),
+                     f"sudo apt-get install nvidia-driver-580{suffix}      # the DGX OS release branch",
+                     "sudo reboot"]))
+
+
+FIX = open_module_fix(None, None) + "\n" + KERNEL_FIX
+
+
+def _gb10(f: Mapping[str, Any], gpu: GpuFacts) -> tuple[bool | None, str]:
+    """(is GB10, how known); None when the GPU could not be named."""
+    name = f.get("gpu_name")
+    if gpu.capability == GB10_CAPABILITY:
+        return True, f"compute capability 12.1 ({gpu.cap_source})"
+    if "GB10" in (gpu.name or "").upper():
+        return True, f"{gpu.name} ({gpu.name_source})"
+    if isinstance(name, str) and "GB10" in name.upper():
+        return True, f"{name} (/proc/driver/nvidia/gpus)"
+    if gpu.capability is not None or gpu.name or name:
+        return False, f"{gpu.name or name or ''} capability {gpu.capability}".strip()
+    return None, "GPU not named (NVML and /proc/driver/nvidia/gpus unread)"
+
+
+def match_entry(entry: Mapping[str, Any], f: Mapping[str, Any], gb10: bool | None) -> tuple[str, list[str]]:
+    """Whether a known-bad entry applies to the facts: (MATCH | NO_MATCH | MAYBE, the fields that
+    could not be read, for MAYBE)."""
+    unread: list[str] = []
+    for key, want in (entry.get("match") or {}).items():
+        if key == "module_flavour":
+            have: Any = f.get("flavour")
+            ok = None if have is None else have == want
+        elif key == "driver_branch":
+            have = f.get("driver_branch")
+            ok = None if have is None else have in want
+        elif key in ("driver_min", "driver_below"):
+            v = _vt(f.get("driver_version"))
+            w = _vt(want)
+            ok = None if v is None or w is None else (v >= w if key == "driver_min" else v < w)
+            have = f.get("driver_version")
+        elif key == "kernel_release":
+            have = f.get("kernel_release")
+            ok = None if have is None else re.fullmatch(want, have) is not None
+        elif key == "kernel_flavour":
+            have = f.get("kernel_flavour")
+            # a release that was read but has no flavour suffix is known not to be that flavour
+            ok = (have == want) if have is not None else (False if f.get("kernel_release") else None)
+        elif key == "architecture":
+            have = f.get("architecture")
+            ok = None if have is None else have == want
+        elif key == "gpu":
+            if str(want).upper() == "GB10":
+                ok = gb10
+            else:
+                name = f.get("gpu_name")
+                ok = None if not name else str(want).upper() in str(name).upper()
+            have = None if ok is None else want
+        else:  # the loader refuses unknown fields; a recording from a newer table may carry one
+            ok = None
+        if ok is False:
+            return NO_MATCH, []
+        if ok is None:
+            unread.append(key)
+    return (MAYBE, unread) if unread else (MATCH, [])
+
+
+def _add_facts(ev: EvidenceList, f: Mapping[str, Any], gb10_how: str) -> None:
+    errors = f.get("errors") or {}
+    sources = f.get("sources") or {}
+    for key, what in (("flavour", "NVIDIA kernel module flavour"), ("driver_version", "driver version"),
+                      ("driver_branch", "driver branch"), ("kernel_release", "kernel release"),
+                      ("kernel_flavour", "kernel flavour"), ("architecture", "architecture"),
+                      ("bios_version", "firmware (BIOS) version"), ("bios_date", "firmware (BIOS) date")):
+        v = f.get(key)
+        ev.add(what, sources.get(key, "driver_flavour probe"),
+               v if v is not None else f"unavailable: {errors.get(key, 'not read')}")
+    ev.add("GPU is a GB10", "NVML / /proc/driver/nvidia/gpus", gb10_how)
+
+
+def judge(r: Readings, cfg: Config) -> Verdict:
+    """fail/warn when a known-bad entry matches (the worst one decides); ok when none does and the
+    module flavour and driver version were read; unknown when the table is unusable, no driver is
+    loaded, or a fact an entry needs could not be read. The proprietary-module entry needs a GB10:
+    on an aarch64 host whose GPU could not be named it is a warning, not a failure."""
+    ev = EvidenceList()
+    reading = r.get_reading("driver_flavour")
+    f = reading.data
+    if not f:
+        ev.add("driver flavour", "driver_flavour probe", f"unavailable: {reading.error or 'not read'}")
+        return Verdict(ID, Status.UNKNOWN, f"cannot tell: driver facts unread ({reading.error or 'no reading'})",
+                       evidence=ev.tuple())
+    gpu = GpuFacts(r, cfg)
+    gb10, gb10_how = _gb10(f, gpu)
+    _add_facts(ev, f, gb10_how)
+    kb = f.get("known_bad") or {}
+    if kb.get("error") or not isinstance(kb.get("entries"), list):
+        ev.add("known-bad table", kb.get("path") or DATA_FILE, f"unusable: {kb.get('error') or 'no entries list'}")
+        return Verdict(ID, Status.UNKNOWN, f"cannot check: {kb.get('error') or 'known-bad table missing'}",
+                       evidence=ev.tuple(), fix=f"Restore or fix the table ({kb.get('path') or DATA_FILE}); "
+                       "its header lists the fields each entry may use.")
+    entries = kb["entries"]
+    updated = kb.get("updated") or "unknown date"
+    ev.add("known-bad table", kb.get("path") or DATA_FILE, f"{len(entries)} entries, data of {updated}")
+    errors = f.get("errors") or {}
+
+    matched: list[Mapping[str, Any]] = []
+    maybe: list[tuple[Mapping[str, Any], list[str]]] = []
+    for e in entries:
+        res, unread = match_entry(e, f, gb10)
+        if res == MATCH:
+            matched.append(e)
+        elif res == MAYBE:
+            maybe.append((e, unread))
+    details: list[str] = []
+    fixes: list[str] = []
+    status = Status.OK
+    names: list[str] = []
+    for e in matched:
+        note = "" if e.get("confirmed", True) else ", unconfirmed report"
+        ev.add(f"known issue {e['id']}", e["source"], f"{e['status']}: {e['what']} (added {e['added']}{note})")
+        s = Status.FAIL if e["status"] == "fail" else Status.WARN
+        if s.severity > status.severity:
+            status = s
+        names.append(f"{e['id']} ({e['status']}{note})")
+        fixes.append(_fix_for(e, f))
+    # The GB10 rule on a host whose GPU could not be named: aarch64 with the proprietary module is
+    # exactly what a GB10 looks like when that module failed to initialise it (NVML then fails too).
+    suspect = [e for e, unread in maybe if unread == ["gpu"] and (e.get("match") or {}).get("gpu", "").upper() == "GB10"
+               and f.get("architecture") == "aarch64" and f.get("module_loaded")]
+    for e in suspect:
+        ev.add(f"possible issue {e['id']}", e["source"],
+               f"{e['what']} (applies if this is a GB10; the GPU could not be named)")
+        names.append(f"{e['id']} (if this is a GB10)")
+        fixes.append(_fix_for(e, f))
+        if Status.WARN.severity > status.severity:
+            status = Status.WARN
+    if matched or suspect:
+        what = "; ".join(names)
+        summary = f"known issue for this driver/kernel: {what}"
+        if not f.get("module_loaded"):
+            summary += "; and no NVIDIA kernel module is loaded"
+        for e in matched + suspect:
+            if not e.get("confirmed", True):
+                details.append(f"{e['id']}: a single unconfirmed report ({e['source']}): measure before changing drivers")
+        return Verdict(ID, status, summary, evidence=ev.tuple(), details=tuple(details), fix="\n".join(fixes))
+    if not f.get("module_loaded"):
+        return Verdict(ID, Status.UNKNOWN,
+                       f"no NVIDIA driver loaded: {errors.get('flavour', 'module absent')}; the flavour and version cannot be checked "
+                       f"(kernel {f.get('kernel_release') or 'unread'} matches none of {len(entries)} entries)",
+                       evidence=ev.tuple(),
+                       fix="Load the driver (`sudo modprobe nvidia`) or install it; on a GB10 install the -open flavour:\n\n"
+                           + block(["sudo apt-get install nvidia-driver-580-open", "sudo reboot"]))
+    unread_keys = [k for k in ("flavour", "driver_version") if f.get(k) is None]
+    if unread_keys:
+        why = "; ".join(f"{k}: {errors.get(k, 'not read')}" for k in unread_keys)
+        return Verdict(ID, Status.UNKNOWN, f"cannot tell: the driver's {' and '.join(unread_keys)} could not be read ({why})",
+                       evidence=ev.tuple(),
+                       fix="Read /proc/driver/nvidia/version (world-readable when the driver is loaded):\n\n"
+                           + block(["cat /proc/driver/nvidia/version", "cat /sys/module/nvidia/version"]))
+    other = [(e, unread) for e, unread in maybe if e not in suspect]
+    if other:
+        text = "; ".join(f"{e['id']} needs {', '.join(u)}" for e, u in other)
+        return Verdict(ID, Status.UNKNOWN, f"cannot tell whether known issues apply: {text} (unread)",
+                       evidence=ev.tuple())
+    return Verdict(ID, Status.OK,
+                   f"no known issue for these versions ({f.get('flavour')} module {f.get('driver_version')}, kernel "
+                   f"{f.get('kernel_release') or 'unread'}; {len(entries)} entries checked, data of {updated})",
+                   evidence=ev.tuple())
+
+
+def _fix_for(e: Mapping[str, Any], f: Mapping[str, Any]) -> str:
+    kind = e.get("fix") or ""
+    if kind == "open-module":
+        return open_module_fix(f.get("driver_branch"), f.get("driver_version"))
+    if kind == "kernel":
+        return KERNEL_FIX
+    if kind == "driver":
+        return driver_fix(f.get("driver_branch"), f.get("flavour"))
+    return f"See {e.get('source')}."
+
+
+GOTCHA = Gotcha(
+    id=ID,
+    slug="driver-flavour",
+    title="Driver and kernel flavour",
+    symptom="The GPU is missing after boot (nvidia-smi: no devices, Xid 169 / RmInitAdapter failed in "
+            "the kernel log), the machine panics, or CUDA graphs misbehave after a driver or kernel update.",
+    cause="On GB10 the proprietary NVIDIA kernel module cannot initialise the GPU; the -open flavour is "
+          "required. Some kernel builds and driver branches have reported problems of their own.",
+    check="Reads the module flavour from /proc/driver/nvidia/version (\"Open Kernel Module\") or the "
+          "module's taint (P = proprietary), the driver version from there or /sys/module/nvidia/version, "
+          "the kernel release, architecture and firmware, and matches them against the shipped "
+          "known-bad table (sparktui/data/known_bad.toml: each entry has its source and the date it "
+          "was added). The open-vs-proprietary rule applies to a GB10 only (capability 12.1 or a GB10 "
+          "name; an aarch64 host whose GPU cannot be named gets a warning).",
+    fix=FIX,
+    intrusive=False,
+    cadence_s=3600.0,
+    probes=("driver_flavour", "nvml"),
+    judge=judge,
+    references=("proprietary module on GB10: Xid 169 / RmInitAdapter failed (Start9Labs issues #3465, #3693)",
+                "kernel 6.17.0-1008-nvidia DOE mailbox panics (NVIDIA developer forum thread 366026)",
+                "590.x CUDA-graph regression (unconfirmed report)",
+                "docs/gotchas.md, G13"),
+)

@@ -1,0 +1,357 @@
+"""G13's reading: the NVIDIA kernel module flavour (open or proprietary), the driver version and
+branch, the kernel release and flavour, firmware and architecture, and the known-bad table.
+
+Everything is read from files under a root folder (default ``/``) so tests build fake trees; no
+``modinfo``, no subprocess, no root needed. A field that cannot be read is None and
+``errors[field]`` says why; ``sources[field]`` says where a value came from.
+
+The flavour comes from ``/proc/driver/nvidia/version`` ("NVIDIA UNIX Open Kernel Module for
+aarch64 580.95.05 ..." for the open one, "NVIDIA UNIX aarch64 Kernel Module 580.95.05 ..." for
+the proprietary one); when that file is missing, from ``/sys/module/nvidia/taint``: the
+proprietary module taints the kernel with ``P``, the open one (Dual MIT/GPL) does not.
+
+The known-bad table is ``sparktui/data/known_bad.toml`` (see the file's header for the fields);
+``load_known_bad`` validates it: a malformed file is an error with the reason, never a crash.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from sparktui.core.config import Config
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+from sparktui.core.readings import Reading
+from sparktui.core.shapes import DriverFlavourData, KnownBadData, KnownBadEntry
+
+SHIPPED_KNOWN_BAD = Path(__file__).resolve().parent.parent / "data" / "known_bad.toml"
+MAX_FILE_BYTES = 64 * 1024  # every file read here is a few lines; more is not what we expect
+MAX_KNOWN_BAD_BYTES = 1024 * 1024
+
+# "NVRM version: NVIDIA UNIX Open Kernel Module for aarch64  580.95.05  Release Build ..."
+# "NVRM version: NVIDIA UNIX aarch64 Kernel Module  580.95.05  Tue Sep 23 ..."
+_NVRM_OPEN = re.compile(r"NVRM version:.*\bOpen Kernel Module\b.*?\s(\d+\.\d+(?:\.\d+)?)\s")
+_NVRM_PROP = re.compile(r"NVRM version:.*\bKernel Module\s+(\d+\.\d+(?:\.\d+)?)\s")
+_VERSION = re.compile(r"^\d+\.\d+(?:\.\d+)?$")
+# Ubuntu kernel releases: 6.17.0-1008-nvidia, 6.8.0-87-generic, 6.11.0-1016-nvidia-64k
+_UBUNTU_RELEASE = re.compile(r"^\d+\.\d+(?:\.\d+)?-\d+-(?P<flavour>[a-z][a-z0-9-]*)$")
+
+MATCH_FIELDS = ("module_flavour", "driver_branch", "driver_min", "driver_below", "kernel_release",
+                "kernel_flavour", "architecture", "gpu")
+STATUSES = ("warn", "fail")
+FLAVOURS = ("open", "proprietary")
+
+
+def _read_small(path: Path) -> tuple[str | None, str | None]:
+    """(text, None) or (None, why)."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(MAX_FILE_BYTES + 1)
+    except FileNotFoundError:
+        return None, f"{path}: absent"
+    except PermissionError:
+        return None, f"{path}: permission denied (readable by root)"
+    except IsADirectoryError:
+        return None, f"{path}: is a folder"
+    except OSError as e:
+        return None, f"{path}: cannot read: {e.strerror or e}"
+    if len(raw) > MAX_FILE_BYTES:
+        return None, f"{path}: larger than {MAX_FILE_BYTES} bytes, not the expected few lines"
+    text = raw.decode("utf-8", errors="replace").strip()
+    if "\x00" in text:
+        return None, f"{path}: binary content, not text"
+    return text, None
+
+
+def version_tuple(v: str) -> tuple[int, ...] | None:
+    """(580, 95, 5) from "580.95.05"; None when it is not dotted numbers."""
+    if not isinstance(v, str) or not re.fullmatch(r"\d+(?:\.\d+)*", v.strip()):
+        return None
+    return tuple(int(p) for p in v.strip().split("."))
+
+
+def parse_nvrm(text: str) -> tuple[str | None, str | None]:
+    """(flavour, version) from /proc/driver/nvidia/version's NVRM line, each None when absent."""
+    line = next((ln for ln in text.splitlines() if ln.startswith("NVRM version:")), "")
+    if not line:
+        return None, None
+    line += " "
+    m = _NVRM_OPEN.search(line)
+    if m:
+        return "open", m.group(1)
+    m = _NVRM_PROP.search(line)
+    if m:
+        return "proprietary", m.group(1)
+    return None, None
+
+
+def kernel_flavour_of(release: str) -> str | None:
+    m = _UBUNTU_RELEASE.match(release)
+    return m.group("flavour") if m else None
+
+
+def _date_str(v: Any) -> str | None:
+    if isinstance(v, _dt.date) and not isinstance(v, _dt.datetime):
+        return v.isoformat()
+    if isinstance(v, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", v):
+        try:
+            return _dt.date.fromisoformat(v).isoformat()
+        except ValueError:
+            return None
+    return None
+
+
+def _check_match(where: str, m: Any) -> tuple[dict[str, Any], list[str]]:
+    errs: list[str] = []
+    if not isinstance(m, dict) or not m:
+        return {}, [f"{where}: [entry.match] is missing or empty (an entry must say what it matches)"]
+    out: dict[str, Any] = {}
+    for k, v in m.items():
+        w = f"{where}: match.{k}"
+        if k not in MATCH_FIELDS:
+            errs.append(f"{w}: unknown match field (known: {', '.join(MATCH_FIELDS)})")
+        elif k == "module_flavour":
+            if v not in FLAVOURS:
+                errs.append(f"{w}: must be \"open\" or \"proprietary\", not {v!r}")
+            else:
+                out[k] = v
+        elif k == "driver_branch":
+            vals = v if isinstance(v, list) else [v]
+            if not vals or not all(isinstance(x, int) and not isinstance(x, bool) and 0 < x < 10000 for x in vals):
+                errs.append(f"{w}: must be a branch number or a list of them (e.g. 590), not {v!r}")
+            else:
+                out[k] = [int(x) for x in vals]
+        elif k in ("driver_min", "driver_below"):
+            if not isinstance(v, str) or version_tuple(v) is None:
+                errs.append(f"{w}: must be a quoted dotted version like \"590.44\", not {v!r}")
+            else:
+                out[k] = v
+        elif k == "kernel_release":
+            if not isinstance(v, str) or not v:
+                errs.append(f"{w}: must be a regular expression string, not {v!r}")
+            else:
+                try:
+                    re.compile(v)
+                except re.error as e:
+                    errs.append(f"{w}: bad regular expression {v!r}: {e}")
+                else:
+                    out[k] = v
+        elif not isinstance(v, str) or not v:  # kernel_flavour, architecture, gpu
+            errs.append(f"{w}: must be a non-empty string, not {v!r}")
+        else:
+            out[k] = v
+    lo, hi = out.get("driver_min"), out.get("driver_below")
+    if lo and hi and (version_tuple(lo) or ()) >= (version_tuple(hi) or ()):
+        errs.append(f"{where}: driver_min {lo} is not below driver_below {hi}: the range is empty")
+    return out, errs
+
+
+def parse_known_bad(text: str, where: str) -> tuple[KnownBadData | None, list[str]]:
+    """Validate the table; (data, []) or (None, [reasons, each naming ``where`` and the entry])."""
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        return None, [f"{where}: not valid TOML: {exc}"]
+    errs: list[str] = []
+    if doc.get("schema") != 1:
+        errs.append(f"{where}: schema = {doc.get('schema')!r}; this sparktui reads schema = 1")
+    updated = _date_str(doc.get("updated"))
+    if updated is None:
+        errs.append(f"{where}: updated must be a date (updated = 2026-12-04), not {doc.get('updated')!r}")
+    for k in doc:
+        if k not in ("schema", "updated", "entry"):
+            errs.append(f"{where}: unknown top-level key {k!r} (known: schema, updated, entry)")
+    raw_entries = doc.get("entry", [])
+    if not isinstance(raw_entries, list):
+        return None, errs + [f"{where}: entry must be an array of tables ([[entry]])"]
+    entries: list[KnownBadEntry] = []
+    seen: set[str] = set()
+    for i, item in enumerate(raw_entries, 1):
+        w = f"{where}: entry {i}"
+        if not isinstance(item, dict):
+            errs.append(f"{w}: not a table")
+            continue
+        e = item
+        eid = e.get("id")
+        if isinstance(eid, str) and eid:
+            w = f"{where}: entry {i} ({eid})"
+            if eid in seen:
+                errs.append(f"{w}: duplicate id")
+            seen.add(eid)
+        else:
+            errs.append(f"{w}: id must be a non-empty string")
+        status = e.get("status")
+        if status not in STATUSES:
+            errs.append(f"{w}: status must be \"warn\" or \"fail\", not {status!r}")
+        for key in ("what", "source"):
+            if not isinstance(e.get(key), str) or not e.get(key, "").strip():
+                errs.append(f"{w}: {key} must be a non-empty string")
+        added = _date_str(e.get("added"))
+        if added is None:
+            errs.append(f"{w}: added must be a date (added = 2026-12-04), not {e.get('added')!r}")
+        confirmed = e.get("confirmed", True)
+        if not isinstance(confirmed, bool):
+            errs.append(f"{w}: confirmed must be true or false, not {confirmed!r}")
+        fix = e.get("fix", "")
+        if not isinstance(fix, str):
+            errs.append(f"{w}: fix must be a string, not {fix!r}")
+        for k in e:
+            if k not in ("id", "status", "what", "source", "added", "confirmed", "fix", "match"):
+                errs.append(f"{w}: unknown key {k!r}")
+        match, merrs = _check_match(w, e.get("match"))
+        errs.extend(merrs)
+        if not merrs and status in STATUSES and added is not None and isinstance(eid, str):
+            entries.append({"id": eid, "status": status, "what": str(e["what"]), "source": str(e["source"]),
+                            "added": added, "confirmed": bool(confirmed), "fix": fix if isinstance(fix, str) else "",
+                            "match": match})
+    if errs:
+        return None, errs
+    return {"path": where, "updated": updated, "entries": entries, "error": None}, []
+
+
+def load_known_bad(path: Path | None = None) -> KnownBadData:
+    """The table at ``path`` (default: the shipped one); a problem is ``error`` with no entries."""
+    p = path or SHIPPED_KNOWN_BAD
+    try:
+        size = p.stat().st_size
+        if size > MAX_KNOWN_BAD_BYTES:
+            raise ValueError(f"{size} bytes, larger than a known-bad table can be ({MAX_KNOWN_BAD_BYTES} bytes)")
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {"path": str(p), "updated": None, "entries": [], "error": f"{p}: no such file"}
+    except UnicodeDecodeError:
+        return {"path": str(p), "updated": None, "entries": [], "error": f"{p}: not UTF-8 text"}
+    except (OSError, ValueError) as e:
+        why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        return {"path": str(p), "updated": None, "entries": [], "error": f"{p}: cannot read: {why}"}
+    data, errs = parse_known_bad(text, str(p))
+    if data is None:
+        shown = errs[:5]
+        more = f" (+{len(errs) - 5} more)" if len(errs) > 5 else ""
+        return {"path": str(p), "updated": None, "entries": [], "error": "known-bad table unusable: " + "; ".join(shown) + more}
+    return data
+
+
+def read_tree(root: str | os.PathLike[str] = "/", known_bad: Path | None = None) -> DriverFlavourData:
+    """Everything G13 needs, from the files under ``root``."""
+    base = Path(root)
+    live = str(Path(root).resolve()) == "/"
+    errors: dict[str, str] = {}
+    sources: dict[str, str] = {}
+    d: DriverFlavourData = {
+        "root": str(base), "module_loaded": None, "flavour": None, "nvrm_line": None,
+        "driver_version": None, "driver_branch": None, "module_taint": None, "gpu_name": None,
+        "kernel_release": None, "kernel_flavour": None, "architecture": None,
+        "bios_version": None, "bios_date": None, "errors": errors, "sources": sources,
+        "known_bad": load_known_bad(known_bad),
+    }
+    proc_version = base / "proc/driver/nvidia/version"
+    sys_module = base / "sys/module/nvidia"
+    text, why_proc = _read_small(proc_version)
+    try:
+        module_dir = sys_module.is_dir()
+    except OSError:
+        module_dir = False
+    d["module_loaded"] = bool(module_dir or text is not None)
+    if not d["module_loaded"]:
+        no_drv = f"no NVIDIA kernel module loaded ({proc_version} and {sys_module} absent)"
+        for k in ("flavour", "driver_version", "driver_branch", "module_taint", "gpu_name"):
+            errors[k] = no_drv
+    else:
+        sources["module_loaded"] = str(sys_module) if module_dir else str(proc_version)
+        flavour = version = None
+        if text is not None:
+            d["nvrm_line"] = next((ln for ln in text.splitlines() if ln.startswith("NVRM version:")), None)
+            flavour, version = parse_nvrm(text)
+            if flavour is None:
+                why_proc = f"{proc_version}: no recognisable 'NVRM version:' line"
+        taint, why_taint = _read_small(sys_module / "taint")
+        if taint is not None:
+            d["module_taint"] = taint
+            sources["module_taint"] = str(sys_module / "taint")
+        elif module_dir and why_taint and why_taint.endswith("absent"):
+            d["module_taint"] = ""  # sysfs has no taint file for a module that taints nothing
+            sources["module_taint"] = f"{sys_module}/taint absent (the module taints nothing)"
+        else:
+            errors["module_taint"] = why_taint or "unread"
+        if flavour is not None:
+            d["flavour"], sources["flavour"] = flavour, str(proc_version)
+        elif d["module_taint"] is not None:
+            d["flavour"] = "proprietary" if "P" in d["module_taint"] else "open"
+            sources["flavour"] = f"{sys_module}/taint ({'P: proprietary licence' if d['flavour'] == 'proprietary' else 'no P taint: open licence'})"
+        else:
+            errors["flavour"] = f"{why_proc}; {errors.get('module_taint')}"
+        if version is not None:
+            d["driver_version"], sources["driver_version"] = version, str(proc_version)
+        else:
+            sv, why_sv = _read_small(sys_module / "version")
+            if sv is not None and _VERSION.match(sv):
+                d["driver_version"], sources["driver_version"] = sv, str(sys_module / "version")
+            else:
+                errors["driver_version"] = f"{why_proc}; {why_sv or f'{sys_module}/version: not a version: {sv!r}'}"
+        if d["driver_version"] is not None:
+            d["driver_branch"] = int(d["driver_version"].split(".")[0])
+        else:
+            errors["driver_branch"] = "driver version unread"
+        gpus = base / "proc/driver/nvidia/gpus"
+        try:
+            infos = sorted(gpus.glob("*/information"))
+        except OSError:
+            infos = []
+        for info in infos:
+            itext, _ = _read_small(info)
+            m = re.search(r"^Model:\s*(.+)$", itext or "", re.M)
+            if m:
+                d["gpu_name"], sources["gpu_name"] = m.group(1).strip(), str(info)
+                break
+        else:
+            errors["gpu_name"] = f"{gpus}/*/information: no 'Model:' line read"
+    # kernel release and flavour
+    rel, why_rel = _read_small(base / "proc/sys/kernel/osrelease")
+    if rel:
+        d["kernel_release"], sources["kernel_release"] = rel.splitlines()[0].strip(), str(base / "proc/sys/kernel/osrelease")
+    elif live:
+        d["kernel_release"], sources["kernel_release"] = os.uname().release, "os.uname()"
+    else:
+        errors["kernel_release"] = why_rel or "empty"
+    if d["kernel_release"]:
+        kf = kernel_flavour_of(d["kernel_release"])
+        if kf:
+            d["kernel_flavour"] = kf
+        else:
+            errors["kernel_flavour"] = f"release {d['kernel_release']!r} has no Ubuntu-style flavour suffix (e.g. -nvidia)"
+    else:
+        errors["kernel_flavour"] = "kernel release unread"
+    arch, why_arch = _read_small(base / "proc/sys/kernel/arch")
+    if arch:
+        d["architecture"], sources["architecture"] = arch.strip(), str(base / "proc/sys/kernel/arch")
+    elif live:
+        d["architecture"], sources["architecture"] = os.uname().machine, "os.uname()"
+    else:
+        errors["architecture"] = why_arch or "empty"
+    for key in ("bios_version", "bios_date"):
+        p = base / "sys/class/dmi/id" / key
+        v, why = _read_small(p)
+        if v:
+            d[key], sources[key] = v, str(p)
+        else:
+            errors[key] = why or f"{p}: empty"
+    return d
+
+
+def read(cfg: Config, root: str = "/", known_bad: Path | None = None) -> Reading[DriverFlavourData]:
+    """Never raises; what could not be read is None in the data with ``errors[field]``."""
+    started = time.time()
+    data = read_tree(root, known_bad)
+    base = Path(root)
+    return Reading("driver_flavour", data, source=f"{base / 'proc/driver/nvidia'}, {base / 'sys/module/nvidia'}",
+                   started_at=started)
