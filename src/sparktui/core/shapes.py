@@ -445,10 +445,7 @@ class ContainerCheck(TypedDict):
     matched: bool
 
 
-class ContainerData(TypedDict):
-    """Probe "container" (probes/container.py ``inspect``). ``in_container`` is True or None
-    (cannot tell), never False: every trace can be hidden."""
-
+class _ContainerSeen(TypedDict):
     in_container: bool | None
     runtime: str | None
     name: str | None
@@ -456,6 +453,48 @@ class ContainerData(TypedDict):
     ngc: NgcInfo | None
     hints: list[str]
     checks: list[ContainerCheck]
+
+
+class ContainerEngine(TypedDict):
+    """docker or podman (probes/container.py ``host_runtime``)."""
+
+    name: str  # "docker" | "podman"
+    path: str | None  # where on PATH; None: not on PATH
+    version: str | None  # first line of `<name> --version` ("Docker version 28.3.3, build 980b856")
+    error: str | None  # why the version was not read
+
+
+class DaemonJson(TypedDict):
+    """/etc/docker/daemon.json as it bears on the NVIDIA runtime."""
+
+    path: str
+    state: str  # "absent" | "read" | "unreadable" | "malformed"
+    error: str | None
+    nvidia_runtime: bool | None  # "runtimes" has "nvidia"; None when not read (absent, unreadable, malformed)
+    default_runtime: str | None  # "default-runtime"
+
+
+class CdiSpecs(TypedDict):
+    specs: list[str]  # NVIDIA CDI specs found (/etc/cdi/nvidia*.yaml|json, /var/run/cdi/nvidia*)
+    errors: list[str]  # folders that exist but could not be listed (absent is not an error)
+
+
+class HostRuntime(TypedDict):
+    """Can a container with the GPU run here (probes/container.py ``host_runtime``)."""
+
+    root: str
+    engines: list[ContainerEngine]
+    tools: dict[str, str | None]  # nvidia-ctk, nvidia-container-runtime(-hook) -> path on PATH or None
+    daemon_json: DaemonJson
+    cdi: CdiSpecs
+
+
+class ContainerData(_ContainerSeen, total=False):
+    """Probe "container" (probes/container.py ``inspect``). ``in_container`` is True or None
+    (cannot tell), never False: every trace can be hidden. ``host_runtime`` (issue 14, from ``read``):
+    whether docker/podman and the NVIDIA container runtime are set up here."""
+
+    host_runtime: HostRuntime
 
 
 class Pin(TypedDict):
@@ -782,3 +821,40 @@ class LinkData(TypedDict, total=False):
     nccl: dict[str, list[NcclSetting]]  # variable -> where set, the environment first
     nccl_files: list[str]
     read_at: float  # time.time(), for rates()
+
+
+# --------------------------------------------------------------------------- G11: the kernel log
+
+
+class KernelLogEvent(TypedDict, total=False):
+    """One incident in the kernel log (probes/kernel_log.py ``Parser``). ``kind`` is one of "xid",
+    "nv_no_memory", "oom_kill", "aer", "soft_lockup"; the other fields belong to some kinds only."""
+
+    kind: str
+    t: float | None  # unix time; None where the line carried no usable time (a saved file)
+    text: str  # the line, at most 500 characters
+    xid: int  # xid
+    pci: str  # xid: "0000:01:00"; aer: the device the error was reported for, "0000:01:00.0"
+    pid: int | None  # xid, oom_kill (the victim), soft_lockup (the task on the stuck CPU)
+    name: str | None  # process name, same kinds as pid
+    rss_kb: int | None  # oom_kill: anon+file+shmem RSS of the victim (None: only the summary line seen)
+    anon_rss_kb: int | None  # oom_kill
+    severity: str  # aer: "fatal" | "non-fatal" | "corrected" | "unknown"
+    device: str  # "GPU (nvidia)" | "ConnectX-7 (mlx5)" | "PCIe port" | another driver's name | "unknown"
+    cpu: int  # soft_lockup
+    stuck_s: int  # soft_lockup
+
+
+class KernelLogData(TypedDict, total=False):
+    """The kernel log since boot (probes/kernel_log.py ``read``)."""
+
+    source: str  # "kmsg" | "journalctl" | "dmesg" | "file"
+    boot_id: str | None  # /proc/sys/kernel/random/boot_id (dashes removed) or the journal's _BOOT_ID
+    lines_read: int
+    events: list[KernelLogEvent]  # at most 500, in log order
+    truncated: bool  # more events happened than are kept (see counts)
+    counts: dict[str, int]  # kind -> events seen, kept or not
+    note: str | None  # sources tried before this one and why they failed; records overwritten while reading
+
+
+SHAPES["kernel_log"] = KernelLogData

@@ -40,7 +40,9 @@ def _registry() -> dict[str, Probe]:
         "telemetry": __import__("sparktui.probes.sampler", fromlist=["read_telemetry"]).read_telemetry,
         "processes": __import__("sparktui.probes.processes", fromlist=["read"]).read,
         "playbook_issues": __import__("sparktui.probes.playbooks", fromlist=["read"]).read,
+        "kernel_log": __import__("sparktui.probes.kernel_log", fromlist=["read"]).read,
         "driver_flavour": __import__("sparktui.probes.driver_flavour", fromlist=["read"]).read,
+        "link": __import__("sparktui.probes.link", fromlist=["read"]).read,
     }
 
 
