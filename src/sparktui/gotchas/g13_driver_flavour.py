@@ -72,7 +72,11 @@ def _gb10(f: Mapping[str, Any], gpu: GpuFacts) -> tuple[bool | None, str]:
     if isinstance(name, str) and "GB10" in name.upper():
         return True, f"{name} (/proc/driver/nvidia/gpus)"
     if gpu.capability is not None or gpu.name or name:
-        return False, f"{gpu.name or name or ''} capability {gpu.capability}".strip()
+        cap = f"capability {gpu.capability[0]}.{gpu.capability[1]}" if gpu.capability else "capability unread"
+        return False, f"no: {gpu.name or name or 'unnamed'}, {cap}"
+    arch = f.get("architecture")
+    if arch and arch != "aarch64":
+        return False, f"no: the host is {arch} and a GB10 is an aarch64 system (GPU not named)"
     return None, "GPU not named (NVML and /proc/driver/nvidia/gpus unread)"
 
 

@@ -177,6 +177,7 @@ def parse_known_bad(text: str, where: str) -> tuple[KnownBadData | None, list[st
     seen: set[str] = set()
     for i, item in enumerate(raw_entries, 1):
         w = f"{where}: entry {i}"
+        before = len(errs)
         if not isinstance(item, dict):
             errs.append(f"{w}: not a table")
             continue
@@ -209,7 +210,7 @@ def parse_known_bad(text: str, where: str) -> tuple[KnownBadData | None, list[st
                 errs.append(f"{w}: unknown key {k!r}")
         match, merrs = _check_match(w, e.get("match"))
         errs.extend(merrs)
-        if not merrs and status in STATUSES and added is not None and isinstance(eid, str):
+        if len(errs) == before and isinstance(eid, str) and isinstance(status, str) and added is not None:
             entries.append({"id": eid, "status": status, "what": str(e["what"]), "source": str(e["source"]),
                             "added": added, "confirmed": bool(confirmed), "fix": fix if isinstance(fix, str) else "",
                             "match": match})
