@@ -819,3 +819,5 @@ class KernelLogData(TypedDict, total=False):
 
 
 SHAPES["kernel_log"] = KernelLogData
+
+SHAPES["link"] = LinkData

@@ -42,6 +42,7 @@ def _registry() -> dict[str, Probe]:
         "playbook_issues": __import__("sparktui.probes.playbooks", fromlist=["read"]).read,
         "kernel_log": __import__("sparktui.probes.kernel_log", fromlist=["read"]).read,
         "driver_flavour": __import__("sparktui.probes.driver_flavour", fromlist=["read"]).read,
+        "link": __import__("sparktui.probes.link", fromlist=["read"]).read,
     }
 
 

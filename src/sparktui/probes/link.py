@@ -1,0 +1,279 @@
+"""Probe "link": the two-Spark ConnectX-7 link (G12), read from sysfs and the NCCL settings in effect.
+
+Reads, under a root folder (default "/", so tests build fake /sys trees):
+
+* /sys/class/net/*: the interfaces whose ``device/driver`` is mlx5_core (ConnectX-7 on a Spark; also
+  any netdev listed in /sys/class/infiniband/*/device/net/*): MTU, operstate, carrier, speed (Mb/s);
+* /sys/class/infiniband/<dev>/ports/<n>/: state, rate, link_layer, the GID table (gids/N with
+  gid_attrs/types/N, to find the RoCE v2 index), counters (port_xmit_data / port_rcv_data are in
+  4-byte words: kept raw and as bytes) and hw_counters;
+* the NCCL settings (NCCL_IB_HCA, NCCL_IB_MERGE_NICS, NCCL_SOCKET_IFNAME, NCCL_IB_GID_INDEX,
+  NCCL_NET_GDR_LEVEL) from the environment given and from (path, text) pairs of launch configs and
+  env files (the integrator passes what G10's scan found).
+
+RDMA traffic never shows in /proc/net/dev (5.6 MB there against 325 GB in the RDMA counters, FIELD-FACTS),
+so live link telemetry comes from the port counters: ``rates(before, after)``.
+
+No ConnectX-7 at all is a reading (``interfaces == []`` with ``reason``); a /sys that cannot be
+read is a failed reading (``data is None`` with ``error``). Never raises.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from sparktui.core.config import Config
+from sparktui.core.readings import Reading
+
+NCCL_VARS = ("NCCL_IB_HCA", "NCCL_IB_MERGE_NICS", "NCCL_SOCKET_IFNAME", "NCCL_IB_GID_INDEX", "NCCL_NET_GDR_LEVEL")
+MLX5_DRIVER = "mlx5_core"
+# port_xmit_data / port_rcv_data count 4-byte words (IB spec "PortXmitData ... divided by 4").
+COUNTER_WORD_BYTES = 4
+WORD_COUNTERS = ("port_xmit_data", "port_rcv_data")
+MAX_GIDS = 256  # a ConnectX-7 port's GID table has 255 entries; never walk more
+MAX_HW_COUNTERS = 200
+ZERO_GID = "0000:0000:0000:0000:0000:0000:0000:0000"
+MAX_FILE_BYTES = 4 * 1024 * 1024  # a launch config or env file larger than this is not read
+
+# `export NCCL_IB_HCA=a,b`, `NCCL_IB_HCA="a"`, `-e NCCL_IB_HCA=a`, `--env NCCL_IB_HCA=a`,
+# YAML `NCCL_IB_HCA: a`, JSON `"NCCL_IB_HCA": "a"`, Dockerfile `ENV NCCL_IB_HCA a` / `ENV NCCL_IB_HCA=a`.
+_NAMES = "|".join(NCCL_VARS)
+_ASSIGN = re.compile(r"""(?<![\w$])["']?(?P<k>""" + _NAMES + r""")["']?\s*(?:=|:(?!=))\s*(?P<v>"[^"\n]*"|'[^'\n]*'|[^\s"',}#;\]]*)""")
+_DOCKER_ENV = re.compile(r"""^\s*ENV\s+(?P<k>""" + _NAMES + r""")\s+(?P<v>"[^"\n]*"|'[^'\n]*'|\S+)""")
+
+
+def _text(p: Path) -> str | None:
+    try:
+        return p.read_text(errors="replace").strip()
+    except (OSError, ValueError):
+        return None
+
+
+def _int(p: Path) -> int | None:
+    t = _text(p)
+    if t is None:
+        return None
+    try:
+        return int(t.split()[0], 0) if t else None
+    except ValueError:
+        return None
+
+
+def _link_name(p: Path) -> str | None:
+    try:
+        return os.path.basename(os.readlink(p))
+    except OSError:
+        return None
+
+
+def _rdma_ports(ib: Path) -> dict[str, list[dict[str, Any]]]:
+    """netdev name -> the RDMA ports whose device lists it (device/net/<if>); also '' for none."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    try:
+        devs = sorted(ib.iterdir())
+    except OSError:
+        return out
+    for dev in devs:
+        try:
+            nets = sorted(x.name for x in (dev / "device" / "net").iterdir())
+        except OSError:
+            nets = []
+        ports: list[dict[str, Any]] = []
+        try:
+            port_dirs = sorted((dev / "ports").iterdir(), key=lambda d: (len(d.name), d.name))
+        except OSError:
+            port_dirs = []
+        for pd in port_dirs:
+            ports.append(_port(dev.name, pd))
+        for n in nets or [""]:
+            out.setdefault(n, []).extend(ports if ports else [{"device": dev.name, "port": None,
+                                                               "error": f"no ports under {dev / 'ports'}"}])
+    return out
+
+
+def _port(dev: str, pd: Path) -> dict[str, Any]:
+    port: dict[str, Any] = {"device": dev, "port": int(pd.name) if pd.name.isdigit() else pd.name,
+                            "state": _text(pd / "state"), "phys_state": _text(pd / "phys_state"),
+                            "rate": _text(pd / "rate"), "link_layer": _text(pd / "link_layer")}
+    gids: list[dict[str, Any]] = []
+    try:
+        idx = sorted((int(g.name) for g in (pd / "gids").iterdir() if g.name.isdigit()))[:MAX_GIDS]
+    except OSError:
+        idx = []
+        port["gids_error"] = f"{pd / 'gids'} unreadable"
+    for i in idx:
+        gid = _text(pd / "gids" / str(i))
+        if not gid or gid == ZERO_GID:
+            continue  # an empty slot (its type file answers EINVAL)
+        gids.append({"index": i, "gid": gid, "type": _text(pd / "gid_attrs" / "types" / str(i)),
+                     "ndev": _text(pd / "gid_attrs" / "ndevs" / str(i))})
+    port["gids"] = gids
+    counters: dict[str, int] = {}
+    for sub, dest in (("counters", counters),):
+        try:
+            names = sorted(c.name for c in (pd / sub).iterdir())
+        except OSError:
+            names = []
+        for name in names:
+            v = _int(pd / sub / name)
+            if v is not None:
+                dest[name] = v
+    port["counters"] = counters
+    for name in WORD_COUNTERS:
+        if name in counters:
+            port[name + "_bytes"] = counters[name] * COUNTER_WORD_BYTES
+    hw: dict[str, int] = {}
+    try:
+        hw_names = sorted(c.name for c in (pd / "hw_counters").iterdir())[:MAX_HW_COUNTERS]
+    except OSError:
+        hw_names = []
+    for name in hw_names:
+        v = _int(pd / "hw_counters" / name)
+        if v is not None:
+            hw[name] = v
+    port["hw_counters"] = hw
+    return port
+
+
+def _unquote(v: str) -> str:
+    v = v.strip()
+    if len(v) >= 2 and v[0] == v[-1] and v[0] in "\"'":
+        return v[1:-1]
+    return v
+
+
+def nccl_settings(env: Mapping[str, str] | None, files: Iterable[tuple[str, str]] = ()) -> dict[str, list[dict[str, Any]]]:
+    """NCCL variable -> where it is set: [{"value", "source", "line"?}], the environment first."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for k in NCCL_VARS:
+        if env is not None and k in env:
+            out.setdefault(k, []).append({"value": str(env[k]), "source": "environment"})
+    for path, text in files:
+        if not isinstance(text, str):
+            continue
+        for n, line in enumerate(text.splitlines(), 1):
+            if "NCCL_" not in line:
+                continue
+            s = line.lstrip()
+            if s.startswith("#") or s.startswith("//"):
+                continue
+            hits = [m for m in _ASSIGN.finditer(line)] or [m for m in [_DOCKER_ENV.match(line)] if m]
+            for m in hits:
+                out.setdefault(m.group("k"), []).append({"value": _unquote(m.group("v")), "source": str(path), "line": n})
+    return out
+
+
+def read_files(paths: Iterable[str]) -> list[tuple[str, str]]:
+    """(path, text) for launch configs named by path; unreadable or oversized ones are left out."""
+    out = []
+    for p in paths:
+        try:
+            if os.path.getsize(p) > MAX_FILE_BYTES:
+                continue
+            with open(p, errors="replace") as fh:
+                out.append((p, fh.read()))
+        except OSError:
+            continue
+    return out
+
+
+def scan(root: str = "/", env: Mapping[str, str] | None = None,
+         files: Iterable[tuple[str, str]] = ()) -> tuple[dict[str, Any] | None, str | None]:
+    """(data, None) or (None, error). ``data`` follows core/shapes.py ``LinkData``."""
+    base = Path(root)
+    net = base / "sys" / "class" / "net"
+    ib = base / "sys" / "class" / "infiniband"
+    try:
+        names = sorted(x.name for x in net.iterdir())
+    except FileNotFoundError:
+        return None, f"{net} does not exist (not Linux, or /sys is not mounted)"
+    except OSError as e:
+        return None, f"{net} unreadable: {e.strerror or e}; run where /sys is readable"
+    rdma = _rdma_ports(ib)
+    ib_seen = ib.is_dir()
+    interfaces: list[dict[str, Any]] = []
+    for name in names:
+        d = net / name
+        driver = _link_name(d / "device" / "driver")
+        if driver != MLX5_DRIVER and name not in rdma:
+            continue
+        speed = _int(d / "speed")  # -1 (or EINVAL) while down: not a speed
+        interfaces.append({
+            "name": name,
+            "driver": driver,
+            "pci": _link_name(d / "device"),
+            "vendor": _text(d / "device" / "vendor"),
+            "device_id": _text(d / "device" / "device"),
+            "mtu": _int(d / "mtu"),
+            "operstate": _text(d / "operstate"),
+            "carrier": _int(d / "carrier"),
+            "speed_mbps": speed if speed is not None and speed > 0 else None,
+            "rdma": rdma.get(name, []),
+        })
+    data: dict[str, Any] = {
+        "root": str(base),
+        "interfaces": interfaces,
+        "rdma_seen": ib_seen,
+        "unattached_rdma": rdma.get("", []),
+        "nccl": nccl_settings(env, files),
+        "nccl_files": [str(p) for p, _ in files],
+        "read_at": time.time(),
+    }
+    if not interfaces:
+        data["reason"] = (f"no ConnectX-7 (mlx5_core) network interface in {net}"
+                          + ("" if ib_seen else f", and no {ib}"))
+    elif not ib_seen:
+        data["reason"] = f"{ib} is missing: the RDMA driver (mlx5_ib / rdma-core) is not loaded"
+    return data, None
+
+
+def read(cfg: Config, root: str = "/", env: Mapping[str, str] | None = None,
+         files: Iterable[tuple[str, str]] = ()) -> Reading[Any]:
+    env = os.environ if env is None else env
+    files = list(files)
+    t0 = time.perf_counter()
+    try:
+        data, err = scan(root, env, files)
+    except Exception as e:  # sysfs surprises must cost this reading only
+        data, err = None, f"link probe failed: {type(e).__name__}: {e}"
+    return Reading("link", data, error=err, source=f"{os.path.join(root, 'sys/class/net')}, "
+                   f"{os.path.join(root, 'sys/class/infiniband')}, environment" + (", launch files" if files else ""),
+                   took_s=time.perf_counter() - t0)
+
+
+def rates(before: Mapping[str, Any] | None, after: Mapping[str, Any] | None,
+          dt_s: float | None = None) -> dict[str, dict[str, float | None]]:
+    """Bytes/s in and out per RDMA port ("rocep1s0f1/1") between two link readings' data.
+
+    ``dt_s`` defaults to the difference of their ``read_at``. A counter that went backwards (reset,
+    driver reload) or a port missing from either reading gives None, never 0."""
+    if not before or not after:
+        return {}
+    if dt_s is None:
+        a, b = before.get("read_at"), after.get("read_at")
+        dt_s = (b - a) if isinstance(a, (int, float)) and isinstance(b, (int, float)) else None
+    out: dict[str, dict[str, float | None]] = {}
+
+    def ports(d: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+        res = {}
+        for i in d.get("interfaces") or []:
+            for p in i.get("rdma") or []:
+                res[f"{p.get('device')}/{p.get('port')}"] = p
+        return res
+
+    pb, pa = ports(before), ports(after)
+    for key, p in pa.items():
+        q = pb.get(key)
+        row: dict[str, float | None] = {"rx_Bps": None, "tx_Bps": None}
+        for name, col in (("port_rcv_data_bytes", "rx_Bps"), ("port_xmit_data_bytes", "tx_Bps")):
+            if q is None or not dt_s or dt_s <= 0:
+                continue
+            x0, x1 = q.get(name), p.get(name)
+            if isinstance(x0, int) and isinstance(x1, int) and x1 >= x0:
+                row[col] = (x1 - x0) / dt_s
+        out[key] = row
+    return out
