@@ -379,3 +379,25 @@ def test_gotcha_object():
     assert (G.id, G.title) == ("G13", "Driver and kernel flavour")
     assert G.probes == ("driver_flavour", "nvml") and G.intrusive is False
     assert G.judge is g13.judge
+
+
+@pytest.mark.parametrize("kw", [{}, {"nvrm": PROP_NVRM, "taint": "PO"}, {"nvrm": None, "module_dir": False, "gpu_info": None},
+                                {"release": None, "arch": None, "bios": False}])
+def test_reading_holds_its_declared_shape(tmp_path, kw):
+    from tests.test_types import assert_shape
+
+    assert_shape(probe.read(CFG, root=str(tree(tmp_path, **kw))))
+
+
+def test_reading_with_a_broken_table_holds_its_shape(tmp_path):
+    from tests.test_types import assert_shape
+
+    p = tmp_path / "kb.toml"
+    p.write_text("nonsense = ")
+    assert_shape(probe.read(CFG, root=str(tree(tmp_path / "root")), known_bad=p))
+
+
+def test_live_machine_reading_holds_its_shape():
+    from tests.test_types import assert_shape
+
+    assert_shape(probe.read(CFG))  # whatever this machine has: never a traceback
