@@ -1,0 +1,269 @@
+"""G12: the two-Spark link (ConnectX-7, NCCL): MTU, both NIC halves in NCCL_IB_HCA, link speed, RoCE v2 GID."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from sparktui.core.config import Config
+from sparktui.core.readings import Readings
+from sparktui.core.verdict import EvidenceList, Status, Verdict
+from sparktui.gotchas._fix import block, comment, sh
+from sparktui.gotchas.base import Gotcha
+
+ID = "G12"
+
+# FIELD-FACTS "Two Sparks over ConnectX-7": MTU 9000 + both NIC halves in NCCL_IB_HCA reached 23.74 GB/s
+# busbw (dgx-spark-playbooks #102, #103); MTU 1500 gave 19-21 GB/s (#25); default settings ~3 GB/s.
+JUMBO_MTU = 9000
+MIN_SPEED_MBPS = 200_000  # the Spark's ConnectX-7 ports are 200 GbE; below that the cable or port negotiated down
+REACHABLE_BUSBW_GBS = 23.7
+DEFAULT_BUSBW_GBS = 3.0
+ROCE_V2 = "RoCE v2"
+
+FIX = """\
+Use jumbo frames on the cabled ConnectX-7 interface (both Sparks), name both NIC halves in
+NCCL_IB_HCA, and pin the RoCE v2 GID index:
+
+""" + block([
+    "sudo ip link set dev enp1s0f1np1 mtu 9000        # and the other half, on both Sparks",
+    "export NCCL_SOCKET_IFNAME=enp1s0f1np1",
+    "export NCCL_IB_HCA=rocep1s0f1,roceP2p1s0f1      # both halves of the cabled port",
+    "export NCCL_IB_GID_INDEX=3                       # the index whose gid_attrs/types entry is RoCE v2",
+]) + """
+Measure with nccl-tests' all_reduce_perf across the two hosts (sparktui's opt-in NCCL test builds the
+command): ~23.7 GB/s bus bandwidth is reachable; ~3 GB/s means NCCL is on default settings.
+"""
+
+
+def _multi_node(r: Readings) -> list[str]:
+    """Files of G10's scan that launch on more than one node (tolerant of any shape)."""
+    data: Any = r.data("tpscan")
+    out: list[str] = []
+    if not isinstance(data, Mapping):
+        return out
+    files = data.get("files")
+    if not isinstance(files, Mapping):
+        return out
+    for path, ctx in files.items():
+        if not isinstance(ctx, Mapping):
+            continue
+        n = ctx.get("node_count")
+        if (isinstance(n, int) and not isinstance(n, bool) and n > 1) or ctx.get("nodes") == "multi":
+            out.append(f"{path} ({n} nodes)" if isinstance(n, int) else str(path))
+    return out
+
+
+def _effective(nccl: Mapping[str, Any], name: str) -> tuple[str | None, str]:
+    """The value in effect (the environment first, else the first launch file) and where it came from."""
+    rows = nccl.get(name) or []
+    for row in rows:
+        if isinstance(row, Mapping) and isinstance(row.get("value"), str):
+            src = str(row.get("source", "?")) + (f":{row['line']}" if row.get("line") else "")
+            return row["value"], src
+    return None, ""
+
+
+def _hca_names(value: str) -> tuple[set[str], bool]:
+    """NCCL_IB_HCA -> (device names, excluded?). `^a,b` excludes; `=a` is exact; `a:1` names a port."""
+    v = value.strip()
+    exclude = v.startswith("^")
+    v = v.lstrip("^=")
+    names = {p.split(":")[0].strip() for p in v.split(",") if p.strip()}
+    return names, exclude
+
+
+def _up(i: Mapping[str, Any]) -> bool:
+    return str(i.get("operstate") or "").lower() == "up" and i.get("carrier") != 0
+
+
+def _port_active(p: Mapping[str, Any]) -> bool:
+    return "ACTIVE" in str(p.get("state") or "").upper()
+
+
+def _roce_v2_index(ports: list[Mapping[str, Any]]) -> int | None:
+    """The lowest GID index that is RoCE v2 on an IPv4-mapped address (::ffff:a.b.c.d) on every port, else any v2."""
+    best: int | None = None
+    for p in ports:
+        for g in p.get("gids") or []:
+            if g.get("type") == ROCE_V2:
+                ipv4 = str(g.get("gid", "")).startswith("0000:0000:0000:0000:0000:ffff:")
+                idx = g.get("index")
+                if isinstance(idx, int) and ipv4 and (best is None or idx < best):
+                    best = idx
+    if best is None:
+        for p in ports:
+            for g in p.get("gids") or []:
+                if g.get("type") == ROCE_V2 and isinstance(g.get("index"), int):
+                    return int(g["index"])
+    return best
+
+
+def judge(r: Readings, cfg: Config) -> Verdict:
+    """skip when there is no peer, no multi-node launch and no cabled CX-7 link up; unknown when the
+    link cannot be read or there is no ConnectX-7 to judge while a peer or multi-node launch needs one;
+    warn for MTU < 9000 on the link in use, NCCL_IB_HCA unset or naming one half while both are up,
+    link down or below 200 Gb/s, an NCCL_IB_GID_INDEX that is not RoCE v2; ok with the evidence."""
+    ev = EvidenceList()
+    peers = [str(p) for p in (getattr(getattr(cfg, "fleet", None), "peers", None) or [])]
+    multi = _multi_node(r)
+    ev.add("peers", "config [fleet] peers", peers or "none")
+    ev.add("multi-node launches", "G10 scan (tpscan)", multi or "none seen")
+    applies = bool(peers or multi)
+    reading = r.get_reading("link")
+    data: Any = reading.data
+    if not isinstance(data, Mapping):
+        why = reading.error or "link probe returned nothing"
+        ev.add("ConnectX-7 interfaces", "/sys/class/net", f"unavailable: {why}")
+        if not applies:
+            return Verdict(ID, Status.SKIP, f"no peer or multi-node launch, and the link could not be read ({why})",
+                           evidence=ev.tuple())
+        return Verdict(ID, Status.UNKNOWN, f"cannot tell: the ConnectX-7 link could not be read ({why}); "
+                       "run sparktui where /sys/class/net and /sys/class/infiniband are readable", evidence=ev.tuple())
+    ifaces = [i for i in data.get("interfaces") or [] if isinstance(i, Mapping)]
+    if not ifaces:
+        why = data.get("reason") or "no ConnectX-7 interface found"
+        ev.add("ConnectX-7 interfaces", "/sys/class/net", f"none: {why}")
+        if not applies:
+            return Verdict(ID, Status.SKIP, f"no peer, no multi-node launch and no ConnectX-7 interface ({why})",
+                           evidence=ev.tuple())
+        return Verdict(ID, Status.UNKNOWN, f"a peer or multi-node launch is configured, but there is no ConnectX-7 "
+                       f"interface to judge: {why}", evidence=ev.tuple())
+    up = [i for i in ifaces if _up(i)]
+    ev.add("ConnectX-7 interfaces", "/sys/class/net",
+           [f"{i.get('name')}: {i.get('operstate')}, MTU {i.get('mtu')}, "
+            f"{str(i['speed_mbps'] // 1000) + ' Gb/s' if isinstance(i.get('speed_mbps'), int) else 'speed n/a'}"
+            for i in ifaces])
+    if not applies and not up:
+        return Verdict(ID, Status.SKIP, "no peer, no multi-node launch, and no cabled ConnectX-7 link is up",
+                       evidence=ev.tuple())
+    nccl: Mapping[str, Any] = data.get("nccl") or {}
+    settings = {k: _effective(nccl, k) for k in ("NCCL_IB_HCA", "NCCL_SOCKET_IFNAME", "NCCL_IB_GID_INDEX",
+                                                   "NCCL_IB_MERGE_NICS", "NCCL_NET_GDR_LEVEL")}
+    for k, (v, src) in settings.items():
+        ev.add(k, src or "environment and launch files", v if v is not None else "not set")
+
+    problems: list[str] = []
+    fix_lines: list[str] = []
+    if not up:
+        problems.append("no ConnectX-7 link is up: check the cable between the two Sparks and `ip link`")
+        fix_lines += [comment("every ConnectX-7 interface is down: check the QSFP cable, then bring the cabled one up"),
+                      *[sh("sudo", "ip", "link", "set", "dev", str(i.get("name")), "up") for i in ifaces[:2]]]
+        return Verdict(ID, Status.WARN, "link down: " + problems[0], evidence=ev.tuple(),
+                       details=tuple(problems), fix=block(fix_lines))
+
+    # The link in use: what NCCL_SOCKET_IFNAME names, else every link that is up.
+    sock, _ = settings["NCCL_SOCKET_IFNAME"]
+    sock_names = {s.strip().lstrip("^=") for s in (sock or "").split(",") if s.strip()}
+    in_use = [i for i in up if sock and not sock.startswith("^") and any(str(i.get("name", "")).startswith(n) for n in sock_names)] or up
+    for i in in_use:
+        mtu = i.get("mtu")
+        if isinstance(mtu, int) and mtu < JUMBO_MTU:
+            problems.append(f"{i.get('name')}: MTU {mtu} < {JUMBO_MTU} (MTU 1500 gives 19-21 GB/s busbw vs 23.7 with jumbo frames)")
+            fix_lines.append(sh("sudo", "ip", "link", "set", "dev", str(i.get("name")), "mtu", str(JUMBO_MTU)))
+        sp = i.get("speed_mbps")
+        if isinstance(sp, int) and sp < MIN_SPEED_MBPS:
+            problems.append(f"{i.get('name')}: link speed {sp // 1000} Gb/s < {MIN_SPEED_MBPS // 1000} Gb/s (cable or port negotiated down)")
+    if fix_lines:
+        fix_lines.append(comment("the same on the other Spark; persist it in the netplan file (mtu: 9000)"))
+
+    up_ports = [p for i in up for p in (i.get("rdma") or []) if isinstance(p, Mapping) and p.get("device")]
+    active = [p for p in up_ports if _port_active(p)] or up_ports
+    up_devs = sorted({str(p["device"]) for p in active})
+    ev.add("RDMA devices on links that are up", "/sys/class/infiniband",
+           [f"{p.get('device')}/{p.get('port')}: {p.get('state')}, {p.get('rate')}, {p.get('link_layer')}" for p in active] or "none")
+    hca, hca_src = settings["NCCL_IB_HCA"]
+    export_lines: list[str] = []
+    if up_devs:
+        if hca is None:
+            problems.append(f"NCCL_IB_HCA is not set: NCCL's default settings gave ~{DEFAULT_BUSBW_GBS:g} GB/s between two Sparks "
+                            f"(vs {REACHABLE_BUSBW_GBS} GB/s naming both halves)")
+            export_lines.append(f"export NCCL_IB_HCA={','.join(up_devs)}")
+        else:
+            names, exclude = _hca_names(hca)
+            used = [d for d in up_devs if (d not in names) == exclude]
+            if len(up_devs) >= 2 and len(used) < 2:
+                problems.append(f"NCCL_IB_HCA={hca} ({hca_src}) uses {', '.join(used) or 'none'} of the up RDMA devices "
+                                f"{', '.join(up_devs)}: one NIC half (98 Gb/s) instead of both (161 Gb/s merged)")
+                export_lines.append(f"export NCCL_IB_HCA={','.join(up_devs)}")
+            elif not used:
+                problems.append(f"NCCL_IB_HCA={hca} ({hca_src}) names none of the up RDMA devices {', '.join(up_devs)}")
+                export_lines.append(f"export NCCL_IB_HCA={','.join(up_devs)}")
+    elif not data.get("rdma_seen"):
+        problems.append(f"no RDMA device: {data.get('reason') or '/sys/class/infiniband missing'}; NCCL falls back to sockets (~{DEFAULT_BUSBW_GBS:g} GB/s)")
+    if sock is None and in_use:
+        export_lines.append(f"export NCCL_SOCKET_IFNAME={in_use[0].get('name')}")
+    gid, gid_src = settings["NCCL_IB_GID_INDEX"]
+    v2 = _roce_v2_index(active)
+    if gid is not None:
+        try:
+            gidx: int | None = int(gid)
+        except ValueError:
+            gidx = None
+        if gidx is None:
+            problems.append(f"NCCL_IB_GID_INDEX={gid!r} ({gid_src}) is not a number")
+        else:
+            types = {str(p.get("device")): next((g.get("type") for g in p.get("gids") or [] if g.get("index") == gidx), None)
+                     for p in active}
+            ev.add(f"GID {gidx} type", "gid_attrs/types", types or "no RDMA port read")
+            bad = [f"{d}: {t or 'empty slot'}" for d, t in types.items() if t != ROCE_V2]
+            if bad:
+                problems.append(f"NCCL_IB_GID_INDEX={gidx} ({gid_src}) is not RoCE v2 on {', '.join(bad)}"
+                                + (f"; RoCE v2 is index {v2}" if v2 is not None else ""))
+                if v2 is not None:
+                    export_lines.append(f"export NCCL_IB_GID_INDEX={v2}")
+    elif v2 is not None:
+        ev.add("RoCE v2 GID index", "gid_attrs/types", v2)
+    if export_lines:
+        fix_lines += [comment("in the launch environment of both ranks (or -x NAME with mpirun)"), *export_lines]
+    summary_ok = (f"{', '.join(str(i.get('name')) for i in in_use)} up at MTU "
+                  f"{'/'.join(str(i.get('mtu')) for i in in_use)}, NCCL_IB_HCA={hca}")
+    if problems:
+        return Verdict(ID, Status.WARN, problems[0] + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""),
+                       evidence=ev.tuple(), details=tuple(problems), fix=block(fix_lines) if fix_lines else FIX)
+    return Verdict(ID, Status.OK, summary_ok, evidence=ev.tuple())
+
+
+GOTCHA = Gotcha(
+    id=ID,
+    slug="two-spark-link",
+    title="Two-Spark link (ConnectX-7, NCCL)",
+    symptom="Two Sparks cabled back to back train or serve far slower than expected: NCCL all-reduce "
+            "bus bandwidth ~3 GB/s instead of ~23.7 GB/s, or 19-21 GB/s.",
+    cause="NCCL's defaults use one half of the ConnectX-7 (the GB10 sees each port as two PCIe halves) "
+          "or falls back to sockets; MTU 1500 on the link costs ~15%; a GID index that is not RoCE v2, "
+          "a link that negotiated below 200 Gb/s or is down do the rest. GPUDirect RDMA is absent on GB10.",
+    check="Reads the mlx5_core interfaces under /sys/class/net (MTU, operstate, speed) and their RDMA "
+          "ports under /sys/class/infiniband (state, rate, GID table with its RoCE types, counters), and "
+          "the NCCL_* settings from the environment and the launch files G10 found. Applies when a peer "
+          "is configured, a launch names more than one node, or a ConnectX-7 link is up.",
+    fix=FIX,
+    intrusive=False,
+    cadence_s=300.0,
+    probes=("link",),
+    judge=judge,
+    references=("Default NCCL settings ~3 GB/s; both halves in NCCL_IB_HCA + MTU 9000: 23.74 GB/s "
+                "(dgx-spark-playbooks #102, #103); MTU 1500: 19-21 GB/s (#25)",
+                "One NIC half 98 Gb/s; both with NCCL_IB_MERGE_NICS=1: 161 Gb/s (tonyd2wild #35)"),
+)
+
+
+# Opt-in measurement (flows/nccl_test.py): judging all_reduce_perf's "# Avg bus bandwidth".
+OK_BUSBW_GBS = 22.0  # ~93% of the 23.7 reached; MTU 1500's 19-21 GB/s falls below it
+DEFAULT_LIKE_BUSBW_GBS = 6.0  # at most twice the ~3 GB/s default: NCCL is on default settings or sockets
+MAX_BUSBW_GBS = 50.0  # two 200 Gb/s ports carry at most 50 GB/s: more is a measurement error
+
+
+def judge_busbw(busbw_gbs: float | None) -> tuple[Status, str]:
+    """(status, words) for a two-Spark all_reduce_perf bus bandwidth against public reports."""
+    if busbw_gbs is None or busbw_gbs != busbw_gbs:
+        return Status.UNKNOWN, "no bus bandwidth in the all_reduce_perf output"
+    if busbw_gbs <= 0 or busbw_gbs > MAX_BUSBW_GBS:
+        return Status.UNKNOWN, (f"measurement error: {busbw_gbs:g} GB/s is outside what two Sparks' link can carry "
+                                f"(0..{MAX_BUSBW_GBS:g} GB/s); was it one host only?")
+    if busbw_gbs >= OK_BUSBW_GBS:
+        return Status.OK, f"{busbw_gbs:.2f} GB/s bus bandwidth: at the ~{REACHABLE_BUSBW_GBS} GB/s reported reachable"
+    if busbw_gbs <= DEFAULT_LIKE_BUSBW_GBS:
+        return Status.WARN, (f"{busbw_gbs:.2f} GB/s bus bandwidth: NCCL's default settings (~{DEFAULT_BUSBW_GBS:g} GB/s); "
+                             f"name both NIC halves in NCCL_IB_HCA and use MTU 9000 ({REACHABLE_BUSBW_GBS} GB/s reachable)")
+    return Status.WARN, (f"{busbw_gbs:.2f} GB/s bus bandwidth: below the ~{REACHABLE_BUSBW_GBS} GB/s reachable "
+                         f"(MTU 1500 gives 19-21 GB/s; one NIC half ~12 GB/s)")
