@@ -445,10 +445,7 @@ class ContainerCheck(TypedDict):
     matched: bool
 
 
-class ContainerData(TypedDict):
-    """Probe "container" (probes/container.py ``inspect``). ``in_container`` is True or None
-    (cannot tell), never False: every trace can be hidden."""
-
+class _ContainerSeen(TypedDict):
     in_container: bool | None
     runtime: str | None
     name: str | None
@@ -456,6 +453,48 @@ class ContainerData(TypedDict):
     ngc: NgcInfo | None
     hints: list[str]
     checks: list[ContainerCheck]
+
+
+class ContainerEngine(TypedDict):
+    """docker or podman (probes/container.py ``host_runtime``)."""
+
+    name: str  # "docker" | "podman"
+    path: str | None  # where on PATH; None: not on PATH
+    version: str | None  # first line of `<name> --version` ("Docker version 28.3.3, build 980b856")
+    error: str | None  # why the version was not read
+
+
+class DaemonJson(TypedDict):
+    """/etc/docker/daemon.json as it bears on the NVIDIA runtime."""
+
+    path: str
+    state: str  # "absent" | "read" | "unreadable" | "malformed"
+    error: str | None
+    nvidia_runtime: bool | None  # "runtimes" has "nvidia" (False when the file is absent); None: unreadable, malformed
+    default_runtime: str | None  # "default-runtime"
+
+
+class CdiSpecs(TypedDict):
+    specs: list[str]  # NVIDIA CDI specs found (/etc/cdi/nvidia*.yaml|json, /var/run/cdi/nvidia*)
+    errors: list[str]  # folders that exist but could not be listed (absent is not an error)
+
+
+class HostRuntime(TypedDict):
+    """Can a container with the GPU run here (probes/container.py ``host_runtime``)."""
+
+    root: str
+    engines: list[ContainerEngine]
+    tools: dict[str, str | None]  # nvidia-ctk, nvidia-container-runtime(-hook) -> path on PATH or None
+    daemon_json: DaemonJson
+    cdi: CdiSpecs
+
+
+class ContainerData(_ContainerSeen, total=False):
+    """Probe "container" (probes/container.py ``inspect``). ``in_container`` is True or None
+    (cannot tell), never False: every trace can be hidden. ``host_runtime`` (issue 14, from ``read``):
+    whether docker/podman and the NVIDIA container runtime are set up here."""
+
+    host_runtime: HostRuntime
 
 
 class Pin(TypedDict):

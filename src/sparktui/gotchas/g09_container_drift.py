@@ -4,6 +4,7 @@ a tested pin set (an NGC image's, or the user's own)."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
 from sparktui.core.config import Config
@@ -291,7 +292,141 @@ def _gpu_seen(r: Readings, t: Mapping[str, Any]) -> str | None:
     return None
 
 
+# -- can a container with the GPU run here (issue 14) -----------------------------------------------
+TOOLKIT_DOC = "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html"
+INSTALL_TOOLKIT = [
+    "# NVIDIA Container Toolkit (DGX OS ships NVIDIA's apt repository; elsewhere add it first, see",
+    f"# {TOOLKIT_DOC})",
+    "sudo apt-get update",
+    "sudo apt-get install -y nvidia-container-toolkit",
+]
+CONFIGURE_DOCKER = [
+    "sudo nvidia-ctk runtime configure --runtime=docker    # adds \"runtimes\": {\"nvidia\": ...} to /etc/docker/daemon.json",
+    "sudo systemctl restart docker",
+    "docker run --rm --gpus all ubuntu nvidia-smi    # check: the GPU shows",
+]
+CONFIGURE_PODMAN = [
+    "sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml",
+    "podman run --rm --device nvidia.com/gpu=all ubuntu nvidia-smi    # check: the GPU shows",
+]
+INSTALL_DOCKER = ["sudo apt-get update", "sudo apt-get install -y docker.io",
+                  "sudo usermod -aG docker \"$USER\"    # then log in again"]
+
+
+@dataclass(frozen=True)
+class Readiness:
+    """Whether a container with the GPU can run here: ready None = cannot tell (a part unreadable)."""
+
+    ready: bool | None
+    words: str
+    fix: tuple[str, ...]  # lines of the block that sets it up; empty when ready
+    evidence: tuple[Evidence, ...]
+
+
+def _engine_text(e: Mapping[str, Any]) -> str:
+    if not e.get("path"):
+        return "not on PATH"
+    return f"{e['path']} ({e.get('version') or 'version unknown: ' + str(e.get('error') or 'not read')})"
+
+
+def _map(v: Any) -> Mapping[str, Any]:
+    return v if isinstance(v, dict) else {}
+
+
+def readiness(hr: Mapping[str, Any]) -> Readiness:
+    """Pure: from the container probe's ``host_runtime``. docker counts as GPU-ready with the NVIDIA
+    runtime in daemon.json (or as default-runtime), the nvidia-container-runtime-hook that
+    `--gpus` uses, or an NVIDIA CDI spec; podman with a CDI spec."""
+    engines = [e for e in (hr.get("engines") or []) if isinstance(e, dict)]
+    tools, dj, cdi = _map(hr.get("tools")), _map(hr.get("daemon_json")), _map(hr.get("cdi"))
+    specs = [str(x) for x in cdi.get("specs") or []]
+    cdi_errors = [str(x) for x in cdi.get("errors") or []]
+    ev = [Evidence(f"{e.get('name')} (container engine)", "PATH", _engine_text(e)) for e in engines]
+    ev.append(Evidence("NVIDIA container tools", "PATH",
+                       ", ".join(f"{t} {p}" for t, p in tools.items() if p) or
+                       "none of " + ", ".join(tools or ("nvidia-ctk",)) + " on PATH"))
+    dj_path = str(dj.get("path") or "/etc/docker/daemon.json")
+    state = dj.get("state")
+    if state == "read":
+        dj_text = ("has the nvidia runtime" if dj.get("nvidia_runtime") else "no nvidia runtime") + (
+            f"; default-runtime {dj['default_runtime']}" if dj.get("default_runtime") else "")
+    elif state == "absent":
+        dj_text = "absent (docker has only its built-in runtimes)"
+    else:
+        dj_text = f"{state or 'not reported'}: {dj.get('error') or 'no reason given'} (cannot tell what it configures)"
+    ev.append(Evidence("docker daemon.json runtimes", dj_path, dj_text))
+    ev.append(Evidence("NVIDIA CDI specs", "/etc/cdi, /var/run/cdi",
+                       (", ".join(specs) or "none") + (f"; cannot list {', '.join(cdi_errors)}" if cdi_errors else "")))
+    found = {e.get("name"): e for e in engines if e.get("path")}
+    has_ctk = bool(tools.get("nvidia-ctk"))
+    toolkit = [] if has_ctk else INSTALL_TOOLKIT
+    evt = tuple(ev)
+    if not found:
+        return Readiness(False, "no docker or podman on PATH: a container cannot run here yet",
+                         (*INSTALL_DOCKER, *INSTALL_TOOLKIT, *CONFIGURE_DOCKER), evt)
+    if "docker" in found:
+        d = found["docker"]
+        name = f"docker {d.get('version') or ''}".strip()
+        if dj.get("nvidia_runtime") or dj.get("default_runtime") == "nvidia":
+            return Readiness(True, f"{name} with the NVIDIA runtime ({dj_path}): the container can run here", (), evt)
+        if tools.get("nvidia-container-runtime-hook"):
+            return Readiness(True, f"{name} with the NVIDIA Container Toolkit (nvidia-container-runtime-hook, "
+                                   "used by --gpus): the container can run here", (), evt)
+        if specs:
+            return Readiness(True, f"{name} with an NVIDIA CDI spec ({specs[0]}): run it with "
+                                   "--device nvidia.com/gpu=all (CDI needs Docker 25 or later)", (), evt)
+        if state in ("unreadable", "malformed") or (state is None and not dj):
+            return Readiness(None, f"cannot tell whether {name} has the NVIDIA runtime: {dj_path} "
+                                   f"{state or 'not reported'} ({dj.get('error') or 'no reason given'})",
+                             (f"sudo cat {dj_path}    # fix or remove what is not JSON", *toolkit, *CONFIGURE_DOCKER), evt)
+        words = f"{name} but no NVIDIA container runtime"
+        if cdi_errors:
+            return Readiness(None, f"cannot tell whether {name} reaches the GPU: {words} configured, and "
+                                   f"{', '.join(cdi_errors)} could not be listed", (*toolkit, *CONFIGURE_DOCKER), evt)
+        return Readiness(False, words + (": nvidia-ctk is installed, docker is not configured for it" if has_ctk else
+                                         ": the NVIDIA Container Toolkit is not installed"),
+                         (*toolkit, *CONFIGURE_DOCKER), evt)
+    p = found["podman"]
+    name = f"podman {p.get('version') or ''}".strip()
+    if specs:
+        return Readiness(True, f"{name} with an NVIDIA CDI spec ({specs[0]}): run it with --device nvidia.com/gpu=all "
+                               "instead of --gpus all", (), evt)
+    if cdi_errors:
+        return Readiness(None, f"cannot tell whether {name} reaches the GPU: {', '.join(cdi_errors)} could not be listed",
+                         (*toolkit, *CONFIGURE_PODMAN), evt)
+    return Readiness(False, f"{name} but no NVIDIA CDI spec (/etc/cdi/nvidia.yaml)", (*toolkit, *CONFIGURE_PODMAN), evt)
+
+
+def _with_runtime(v: Verdict, c: Mapping[str, Any] | None, inside: bool | None) -> Verdict:
+    """Say whether the container G9 advises can run here: evidence always, and where the verdict
+    gives a fix, a summary note and the set-up block first. Nothing when the probe did not look."""
+    hr = (c or {}).get("host_runtime") if isinstance(c, dict) else None
+    if not isinstance(hr, dict):
+        return v
+    if inside:
+        return replace(v, evidence=v.evidence + (Evidence("container runtime here", "container probe",
+                                                          "not judged: already inside a container"),))
+    rd = readiness(hr)
+    ev = v.evidence + rd.evidence + (Evidence("can a GPU container run here", "container probe", rd.words),)
+    if not v.fix:
+        return replace(v, evidence=ev)
+    fix = v.fix
+    if rd.fix:
+        head = ("Set up the container runtime first (" + rd.words + "):\n" if rd.ready is False else
+                "Check the container runtime first (" + rd.words + "):\n")
+        fix = head + "\n" + block(rd.fix) + "\n" + fix
+    return replace(v, summary=f"{v.summary}; container here: {rd.words}", evidence=ev, fix=fix)
+
+
 def judge(r: Readings, cfg: Config) -> Verdict:
+    """G9's verdict (rules in ``_judge``), then whether the advised container can run here."""
+    v = _judge(r, cfg)
+    c = r.data("container")
+    inside = _where(c, ((r.data("target") or {}) if isinstance(r.data("target"), dict) else {}))[0]
+    return _with_runtime(v, c, inside)
+
+
+def _judge(r: Readings, cfg: Config) -> Verdict:
     """Rules, in order:
 
     - target or pins reading missing (a malformed pins file included): ``unknown`` with the reason.
@@ -428,7 +563,11 @@ GOTCHA = Gotcha(
            "or the target's torch) and warns where none is; other drift warns, listed package by package. "
            "An interpreter without torch is not judged: it is probably not the training one. A package "
            "list that could not be read is unknown, and a package whose metadata could not be read is "
-           "'not compared', never 'missing'."),
+           "'not compared', never 'missing'. Where it advises the container, it says whether one can run "
+           "here: docker or podman on PATH (and their versions), the NVIDIA Container Toolkit (nvidia-ctk, "
+           "nvidia-container-runtime-hook), /etc/docker/daemon.json's nvidia runtime or default-runtime, and "
+           "NVIDIA CDI specs in /etc/cdi or /var/run/cdi; if not, the apt and nvidia-ctk commands that set it "
+           "up. A daemon.json that cannot be read or parsed makes that part 'cannot tell', never a crash."),
     fix=FIX,
     intrusive=False,
     cadence_s=None,

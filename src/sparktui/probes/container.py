@@ -12,15 +12,26 @@ every one of these traces. ``in_container`` is therefore ``True`` or ``None``, n
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shutil
+import subprocess
 import time
 from pathlib import Path
-from typing import Mapping
+from typing import Callable, Mapping
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Reading
-from sparktui.core.shapes import ContainerCheck, ContainerData, NgcInfo
+from sparktui.core.shapes import (
+    CdiSpecs,
+    ContainerCheck,
+    ContainerData,
+    ContainerEngine,
+    DaemonJson,
+    HostRuntime,
+    NgcInfo,
+)
 
 # (substring of a /proc/1/cgroup line, runtime); kubepods first: its lines also name the engine.
 CGROUP_HINTS = (
@@ -188,8 +199,91 @@ def inspect(root: Path | str = "/", environ: Mapping[str, str] | None = None) ->
     }
 
 
+# -- can a container with the GPU run here (issue 14) ----------------------------------------------
+ENGINES = ("docker", "podman")
+NVIDIA_TOOLS = ("nvidia-ctk", "nvidia-container-runtime", "nvidia-container-runtime-hook")
+DAEMON_JSON = "etc/docker/daemon.json"
+CDI_DIRS = ("etc/cdi", "var/run/cdi")
+VERSION_TIMEOUT_S = 3.0
+
+
+def engine_version(path: str, timeout_s: float = VERSION_TIMEOUT_S) -> tuple[str | None, str | None]:
+    """(first line of `<engine> --version`, None) or (None, why not). Never raises."""
+    try:
+        p = subprocess.run([path, "--version"], capture_output=True, timeout=timeout_s, check=False)
+    except subprocess.TimeoutExpired:
+        return None, f"`{path} --version` did not answer within {timeout_s:g} s"
+    except OSError as e:
+        return None, f"cannot run {path}: {e.strerror or e}"
+    out = p.stdout.decode("utf-8", "replace").strip().splitlines()
+    if p.returncode != 0 or not out:
+        err = p.stderr.decode("utf-8", "replace").strip().splitlines()
+        return None, f"`{path} --version` exited {p.returncode}" + (f": {err[-1][:200]}" if err else "")
+    return out[0][:200], None
+
+
+def read_daemon_json(root: Path) -> DaemonJson:
+    path = root / DAEMON_JSON
+    shown = "/" + DAEMON_JSON
+    text, seen = _read_text(path)
+    if text is None:
+        if seen == "absent":  # docker then runs with its built-in runtimes only: no nvidia runtime configured
+            return {"path": shown, "state": "absent", "error": None, "nvidia_runtime": False, "default_runtime": None}
+        return {"path": shown, "state": "unreadable", "error": seen, "nvidia_runtime": None, "default_runtime": None}
+    try:
+        doc = json.loads(text) if text.strip() else {}
+    except ValueError as e:
+        return {"path": shown, "state": "malformed", "error": f"not JSON: {e}", "nvidia_runtime": None,
+                "default_runtime": None}
+    if not isinstance(doc, dict):
+        return {"path": shown, "state": "malformed", "error": f"a JSON {type(doc).__name__}, not an object",
+                "nvidia_runtime": None, "default_runtime": None}
+    runtimes = doc.get("runtimes")
+    if runtimes is not None and not isinstance(runtimes, dict):
+        return {"path": shown, "state": "malformed", "error": '"runtimes" is not an object', "nvidia_runtime": None,
+                "default_runtime": None}
+    default = doc.get("default-runtime")
+    return {"path": shown, "state": "read", "error": None, "nvidia_runtime": "nvidia" in (runtimes or {}),
+            "default_runtime": default if isinstance(default, str) else None}
+
+
+def find_cdi_specs(root: Path) -> CdiSpecs:
+    specs: list[str] = []
+    errors: list[str] = []
+    for rel in CDI_DIRS:
+        d = root / rel
+        try:
+            names = sorted(os.listdir(d))
+        except FileNotFoundError:
+            continue
+        except OSError as e:
+            errors.append(f"/{rel}: {e.strerror or e}")
+            continue
+        specs += [f"/{rel}/{n}" for n in names
+                  if n.startswith("nvidia") and n.endswith((".yaml", ".yml", ".json")) and (d / n).is_file()]
+    return {"specs": specs, "errors": errors}
+
+
+def host_runtime(root: Path | str = "/", path_env: str | None = None,
+                 version: Callable[[str], tuple[str | None, str | None]] | None = engine_version) -> HostRuntime:
+    """docker/podman on ``path_env`` (with their versions unless ``version`` is None), the NVIDIA
+    container tools, /etc/docker/daemon.json and the CDI specs under ``root``."""
+    root = Path(root)
+    path_env = os.environ.get("PATH", "") if path_env is None else path_env
+    engines: list[ContainerEngine] = []
+    for name in ENGINES:
+        where = shutil.which(name, path=path_env)
+        ver, err = (version(where) if version is not None else (None, "version not asked")) if where else (None, None)
+        engines.append({"name": name, "path": where, "version": ver, "error": err})
+    tools = {t: shutil.which(t, path=path_env) for t in NVIDIA_TOOLS}
+    return {"root": str(root), "engines": engines, "tools": tools, "daemon_json": read_daemon_json(root),
+            "cdi": find_cdi_specs(root)}
+
+
 def read(cfg: Config) -> Reading[ContainerData]:
     started = time.time()
     data = inspect("/")
+    data["host_runtime"] = host_runtime("/")
     return Reading("container", data, source="/.dockerenv, /run/.containerenv, /proc/1/cgroup, "
-                   "/proc/self/mountinfo, environment", started_at=started)
+                   "/proc/self/mountinfo, environment; docker/podman/nvidia-ctk on PATH, /etc/docker/daemon.json, "
+                   "/etc/cdi, /var/run/cdi", started_at=started)
