@@ -494,3 +494,26 @@ def test_run_stand_in_default_settings_warns(tmp_path):
 def test_run_stand_in_failure_is_unknown(tmp_path):
     res = nccl_test.run(_stand_in(tmp_path, "", rc=3))
     assert res["status"] == "unknown" and "exited 3" in res["summary"] and "NCCL WARN x" in res["summary"]
+
+
+def test_mtu_of_the_second_half_named_in_hca_counts(tmp_path):
+    """NCCL_SOCKET_IFNAME names one half, NCCL_IB_HCA both: the other half's MTU 1500 still slows RoCE."""
+    spark(tmp_path)
+    (tmp_path / "sys" / "class" / "net" / "enP2p1s0f1np1" / "mtu").write_text("1500\n")
+    v = judged(tmp_path, env=BOTH)
+    assert v.status is Status.WARN and v.summary.startswith("enP2p1s0f1np1: MTU 1500")
+    assert "sudo ip link set dev enP2p1s0f1np1 mtu 9000" in v.fix
+    assert "enp1s0f1np1 mtu" not in v.fix
+
+
+def test_mtu_of_a_half_nccl_does_not_use_is_not_judged(tmp_path):
+    spark(tmp_path)
+    (tmp_path / "sys" / "class" / "net" / "enP2p1s0f1np1" / "mtu").write_text("1500\n")
+    v = judged(tmp_path, env={**BOTH, "NCCL_IB_HCA": "=rocep1s0f1", "NCCL_SOCKET_IFNAME": "enp1s0f1np1"})
+    assert v.status is Status.WARN and "one NIC half" in v.summary  # warned for the HCA, not the MTU
+    assert not any("MTU" in d for d in v.details)
+
+
+def test_slow_link_fix_names_ethtool(tmp_path):
+    v = judged(spark(tmp_path, speed=100_000), env=BOTH)
+    assert "ethtool enp1s0f1np1" in v.fix and "100 Gb/s" in v.summary

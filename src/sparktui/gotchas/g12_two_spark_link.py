@@ -151,20 +151,36 @@ def judge(r: Readings, cfg: Config) -> Verdict:
         return Verdict(ID, Status.WARN, "link down: " + problems[0], evidence=ev.tuple(),
                        details=tuple(problems), fix=block(fix_lines))
 
-    # The link in use: what NCCL_SOCKET_IFNAME names, else every link that is up.
+    # The link in use: the netdevs of the RDMA devices NCCL_IB_HCA selects (RoCE takes its MTU from
+    # them) plus what NCCL_SOCKET_IFNAME names; every link that is up when neither narrows it down.
     sock, _ = settings["NCCL_SOCKET_IFNAME"]
+    hca_now, _ = settings["NCCL_IB_HCA"]
     sock_names = {s.strip().lstrip("^=") for s in (sock or "").split(",") if s.strip()}
-    in_use = [i for i in up if sock and not sock.startswith("^") and any(str(i.get("name", "")).startswith(n) for n in sock_names)] or up
+    hca_sel: set[str] = set()
+    if hca_now is not None:
+        names, exclude = _hca_names(hca_now)
+        hca_sel = {str(p.get("device")) for i in up for p in (i.get("rdma") or [])
+                   if isinstance(p, Mapping) and (str(p.get("device")) not in names) == exclude}
+
+    def _selected(i: Mapping[str, Any]) -> bool:
+        by_sock = bool(sock) and not str(sock).startswith("^") and any(str(i.get("name", "")).startswith(n) for n in sock_names)
+        by_hca = any(isinstance(p, Mapping) and str(p.get("device")) in hca_sel for p in (i.get("rdma") or []))
+        return by_sock or by_hca
+
+    in_use = [i for i in up if _selected(i)] or up
     for i in in_use:
         mtu = i.get("mtu")
         if isinstance(mtu, int) and mtu < JUMBO_MTU:
             problems.append(f"{i.get('name')}: MTU {mtu} < {JUMBO_MTU} (MTU 1500 gives 19-21 GB/s busbw vs 23.7 with jumbo frames)")
             fix_lines.append(sh("sudo", "ip", "link", "set", "dev", str(i.get("name")), "mtu", str(JUMBO_MTU)))
+    if fix_lines:
+        fix_lines.append(comment("the same on the other Spark; persist it in the netplan file (mtu: 9000)"))
+    for i in in_use:
         sp = i.get("speed_mbps")
         if isinstance(sp, int) and sp < MIN_SPEED_MBPS:
             problems.append(f"{i.get('name')}: link speed {sp // 1000} Gb/s < {MIN_SPEED_MBPS // 1000} Gb/s (cable or port negotiated down)")
-    if fix_lines:
-        fix_lines.append(comment("the same on the other Spark; persist it in the netplan file (mtu: 9000)"))
+            fix_lines += [comment(f"{i.get('name')} negotiated {sp // 1000} Gb/s: reseat or replace the QSFP cable, then check"),
+                          sh("ethtool", str(i.get("name")))]
 
     up_ports = [p for i in up for p in (i.get("rdma") or []) if isinstance(p, Mapping) and p.get("device")]
     active = [p for p in up_ports if _port_active(p)] or up_ports
