@@ -517,3 +517,18 @@ def test_mtu_of_a_half_nccl_does_not_use_is_not_judged(tmp_path):
 def test_slow_link_fix_names_ethtool(tmp_path):
     v = judged(spark(tmp_path, speed=100_000), env=BOTH)
     assert "ethtool enp1s0f1np1" in v.fix and "100 Gb/s" in v.summary
+
+
+def test_doc_section_has_every_part_and_every_threshold_with_its_value():
+    """The checks tests/test_gotcha_doc.py makes for registered gotchas, for G12 before it is registered."""
+    from tests.test_gotcha_doc import DOC, literal, numeric_constants, rows, sections
+
+    text = sections(DOC.read_text(encoding="utf-8"))["G12"]
+    assert text.startswith(f"## G12: {g12.GOTCHA.title}\n")
+    for part in ("**What it judges.**", "**Readings used**", "**Verdicts", "**Unknown when**", "**Thresholds", "**Review mode.**"):
+        assert part in text
+    assert "| `link`" in text
+    documented = rows(text)
+    for name, value in numeric_constants(g12).items():
+        assert name in documented and literal("G12", name, documented[name]) == value, name
+    assert literal("G12", "fleet.peers", documented["fleet.peers"]) == Config().fleet.peers

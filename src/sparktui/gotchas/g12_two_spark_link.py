@@ -104,7 +104,7 @@ def judge(r: Readings, cfg: Config) -> Verdict:
     warn for MTU < 9000 on the link in use, NCCL_IB_HCA unset or naming one half while both are up,
     link down or below 200 Gb/s, an NCCL_IB_GID_INDEX that is not RoCE v2; ok with the evidence."""
     ev = EvidenceList()
-    peers = [str(p) for p in (getattr(getattr(cfg, "fleet", None), "peers", None) or [])]
+    peers = [str(p) for p in (cfg.fleet.peers or [])]
     multi = _multi_node(r)
     ev.add("peers", "config [fleet] peers", peers or "none")
     ev.add("multi-node launches", "G10 scan (tpscan)", multi or "none seen")
