@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import readings_of
 from sparktui.core.config import Config
 from sparktui.core.readings import Reading
 from sparktui.core.verdict import Status
 from sparktui.gotchas import g13_driver_flavour as g13
 from sparktui.probes import driver_flavour as probe
+from tests.conftest import readings_of
 
 OPEN_NVRM = ("NVRM version: NVIDIA UNIX Open Kernel Module for aarch64  {v}  Release Build  "
              "(dvs-builder@U22-I3-AE18-23-3)  Tue Sep 23 09:55:41 UTC 2025\n"
@@ -160,8 +160,8 @@ def test_read_never_raises_and_names_the_probe(tmp_path):
 
 
 def test_probe_is_registered():
-    from sparktui.probes import names
     from sparktui.core.shapes import SHAPES
+    from sparktui.probes import names
 
     assert "driver_flavour" in names() and SHAPES["driver_flavour"].__name__ == "DriverFlavourData"
 
@@ -401,3 +401,24 @@ def test_live_machine_reading_holds_its_shape():
     from tests.test_types import assert_shape
 
     assert_shape(probe.read(CFG))  # whatever this machine has: never a traceback
+
+
+# Measured on an NVIDIA H200 host (driver 580.159.04, open module), 2026-12-04: the files verbatim.
+H200_NVRM = ("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build  (nixbld@)  \n"
+             "GCC version:  gcc version 15.3.0 (GCC) \n")
+H200_INFO = "Model: \t\t NVIDIA H200\nIRQ:   \t\t 41\nGPU UUID: \t GPU-71d77b8c-ab90-b9b3-2603-3a12a187b7aa\n"
+
+
+def test_measured_h200_tree(tmp_path):
+    root = tree(tmp_path, nvrm=H200_NVRM, sys_version="580.159.04", taint="O", gpu_info=H200_INFO,
+                release="6.18.44-fc-v1252-gpu", arch="x86_64", bios=False)
+    d = probe.read_tree(root)
+    assert (d["flavour"], d["driver_version"], d["driver_branch"]) == ("open", "580.159.04", 580)
+    assert d["gpu_name"] == "NVIDIA H200" and d["module_taint"] == "O"
+    assert d["kernel_flavour"] is None  # not an Ubuntu release
+    # the same host as the taint file alone would show it
+    (root / "proc/driver/nvidia/version").unlink()
+    assert probe.read_tree(root)["flavour"] == "open"
+    v = verdict(probe.read_tree(root), nvml=None)
+    assert v.status is Status.OK, v.summary
+    assert ev(v, "GPU is a GB10").value.startswith("no: NVIDIA H200")

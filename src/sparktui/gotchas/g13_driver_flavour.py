@@ -4,7 +4,8 @@ against a table of known-bad combinations (sparktui/data/known_bad.toml)."""
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings

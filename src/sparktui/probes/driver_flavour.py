@@ -310,7 +310,7 @@ def read_tree(root: str | os.PathLike[str] = "/", known_bad: Path | None = None)
             infos = []
         for info in infos:
             itext, _ = _read_small(info)
-            m = re.search(r"^Model:\s*(.+)$", itext or "", re.M)
+            m = re.search(r"^Model:\s*(.+)$", itext or "", re.MULTILINE)
             if m:
                 d["gpu_name"], sources["gpu_name"] = m.group(1).strip(), str(info)
                 break
