@@ -422,3 +422,20 @@ def test_measured_h200_tree(tmp_path):
     v = verdict(probe.read_tree(root), nvml=None)
     assert v.status is Status.OK, v.summary
     assert ev(v, "GPU is a GB10").value.startswith("no: NVIDIA H200")
+
+
+@pytest.mark.parametrize("entries", [["not a table"], [{"id": "x", "status": "maybe", "what": "w", "source": "s",
+                                                          "added": "2026-12-04", "match": {"driver_branch": [590]}}],
+                                     [{"id": "x", "status": "warn", "what": "w", "source": "s", "added": "2026-12-04", "match": {}}]])
+def test_garbage_entries_in_a_recording_are_unknown_not_a_crash(tmp_path, entries):
+    d = probe.read_tree(tree(tmp_path))
+    d["known_bad"]["entries"] = entries
+    v = verdict(d)
+    assert v.status is Status.UNKNOWN and "malformed" in v.summary
+
+
+def test_garbage_fact_types_in_a_recording_do_not_crash(tmp_path):
+    d = probe.read_tree(tree(tmp_path))
+    d["kernel_release"], d["driver_branch"] = 6, "590"
+    v = verdict(d)
+    assert v.status is Status.UNKNOWN and "needs" in v.summary

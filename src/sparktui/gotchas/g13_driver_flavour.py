@@ -81,6 +81,12 @@ def _gb10(f: Mapping[str, Any], gpu: GpuFacts) -> tuple[bool | None, str]:
     return None, "GPU not named (NVML and /proc/driver/nvidia/gpus unread)"
 
 
+def _entry_ok(e: Any) -> bool:
+    """An entry as the loader builds it (a recording can hold anything)."""
+    return (isinstance(e, dict) and all(isinstance(e.get(k), str) for k in ("id", "status", "what", "source", "added"))
+            and e["status"] in ("warn", "fail") and isinstance(e.get("match"), dict) and bool(e["match"]))
+
+
 def match_entry(entry: Mapping[str, Any], f: Mapping[str, Any], gb10: bool | None) -> tuple[str, list[str]]:
     """Whether a known-bad entry applies to the facts: (MATCH | NO_MATCH | MAYBE, the fields that
     could not be read, for MAYBE)."""
@@ -91,7 +97,7 @@ def match_entry(entry: Mapping[str, Any], f: Mapping[str, Any], gb10: bool | Non
             ok = None if have is None else have == want
         elif key == "driver_branch":
             have = f.get("driver_branch")
-            ok = None if have is None else have in want
+            ok = None if not isinstance(have, int) else have in (want if isinstance(want, list) else [want])
         elif key in ("driver_min", "driver_below"):
             v = _vt(f.get("driver_version"))
             w = _vt(want)
@@ -99,7 +105,7 @@ def match_entry(entry: Mapping[str, Any], f: Mapping[str, Any], gb10: bool | Non
             have = f.get("driver_version")
         elif key == "kernel_release":
             have = f.get("kernel_release")
-            ok = None if have is None else re.fullmatch(want, have) is not None
+            ok = None if not isinstance(have, str) else re.fullmatch(str(want), have) is not None
         elif key == "kernel_flavour":
             have = f.get("kernel_flavour")
             # a release that was read but has no flavour suffix is known not to be that flavour
@@ -158,6 +164,11 @@ def judge(r: Readings, cfg: Config) -> Verdict:
                        evidence=ev.tuple(), fix=f"Restore or fix the table ({kb.get('path') or DATA_FILE}); "
                        "its header lists the fields each entry may use.")
     entries = kb["entries"]
+    bad = [i for i, e in enumerate(entries, 1) if not _entry_ok(e)]
+    if bad:
+        ev.add("known-bad table", kb.get("path") or DATA_FILE, f"malformed entries {bad} in the reading")
+        return Verdict(ID, Status.UNKNOWN, f"cannot check: the reading's known-bad entries {bad} are malformed "
+                       "(a hand-edited recording?)", evidence=ev.tuple())
     updated = kb.get("updated") or "unknown date"
     ev.add("known-bad table", kb.get("path") or DATA_FILE, f"{len(entries)} entries, data of {updated}")
     errors = f.get("errors") or {}
