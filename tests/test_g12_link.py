@@ -390,7 +390,9 @@ def test_garbage_link_data_does_not_crash(tmp_path):
     v = g12.judge(readings_of(link=data), PEER)
     # "big"/"fast" are not numbers: no MTU or speed claim; a non-text NCCL_IB_HCA counts as unset
     assert v.status is Status.WARN and v.summary.startswith("NCCL_IB_HCA is not set")
-    assert "MTU" not in " ".join(v.details)
+    assert "not checked: x: MTU unreadable ('big')" in v.details
+    assert "not checked: x: link speed unreadable ('fast')" in v.details
+    assert "not checked: state of the RDMA ports unreadable: mlx5_0" in v.details
 
 
 def test_gotcha_object():
@@ -532,3 +534,54 @@ def test_doc_section_has_every_part_and_every_threshold_with_its_value():
     for name, value in numeric_constants(g12).items():
         assert name in documented and literal("G12", name, documented[name]) == value, name
     assert literal("G12", "fleet.peers", documented["fleet.peers"]) == Config().fleet.peers
+
+
+@pytest.mark.parametrize("mtu", ["garbage", "0", "-1"])
+def test_unreadable_mtu_on_the_link_in_use_is_unknown_never_ok(tmp_path, mtu):
+    spark(tmp_path)
+    (tmp_path / "sys" / "class" / "net" / "enp1s0f1np1" / "mtu").write_text(mtu + "\n")
+    v = judged(tmp_path, env=BOTH)
+    assert v.status is Status.UNKNOWN and "enp1s0f1np1: MTU unreadable" in v.summary
+
+
+def test_unreadable_mtu_is_listed_as_not_checked_beside_a_problem(tmp_path):
+    spark(tmp_path)
+    (tmp_path / "sys" / "class" / "net" / "enp1s0f1np1" / "mtu").unlink()
+    v = judged(tmp_path, env={"NCCL_SOCKET_IFNAME": "enp1s0f1np1"})
+    assert v.status is Status.WARN and "not checked: enp1s0f1np1: MTU unreadable (None)" in v.details
+
+
+def test_unreadable_gid_type_is_unknown(tmp_path):
+    spark(tmp_path)
+    for _, _, dev in HALVES:
+        (tmp_path / "sys" / "class" / "infiniband" / dev / "ports" / "1" / "gid_attrs" / "types" / "3").unlink()
+    v = judged(tmp_path, env=BOTH)
+    assert v.status is Status.UNKNOWN and "type of GID 3 unreadable" in v.summary
+
+
+def test_rdma_port_down_while_netdev_up_warns(tmp_path):
+    v = judged(spark(tmp_path, port_state="1: DOWN"), env=BOTH)
+    assert v.status is Status.WARN and "not ACTIVE" in v.summary
+
+
+def _spoilt_verdicts(data, env_cfg=PEER):
+    from tests.test_verdicts_never_lie import _variants
+
+    base = Reading("link", data, source="test", started_at=1.0)
+    for kind, what, variant in _variants(base):
+        yield kind, what, g12.judge(readings_of(link=variant), env_cfg)
+
+
+@pytest.mark.parametrize("mtu, env", [(9000, BOTH), (1500, BOTH), (9000, {"NCCL_IB_HCA": "rocep1s0f1"})])
+def test_spoilt_evidence_never_improves_a_verdict_to_ok_nor_crashes(tmp_path, mtu, env):
+    """The never-lie walk of tests/test_verdicts_never_lie.py on link readings (no recording holds one yet):
+    every field removed, every number N/A, 0, 1e15, -1 or a string, and the reading failed both ways."""
+    data = scan(spark(tmp_path, mtu=mtu), env=env)
+    base = g12.judge(readings_of(link=data), PEER)
+    assert base.status is (Status.OK if (mtu, env) == (9000, BOTH) else Status.WARN)
+    lies, n = [], 0
+    for kind, what, v in _spoilt_verdicts(data):
+        n += 1
+        if v.status is Status.OK and (base.status is not Status.OK or kind == "failed"):
+            lies.append(f"{what}: {v.summary}")
+    assert n > 100 and not lies, lies[:20]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, TypeGuard
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
@@ -16,6 +16,7 @@ ID = "G12"
 # busbw (dgx-spark-playbooks #102, #103); MTU 1500 gave 19-21 GB/s (#25); default settings ~3 GB/s.
 JUMBO_MTU = 9000
 MIN_SPEED_MBPS = 200_000  # the Spark's ConnectX-7 ports are 200 GbE; below that the cable or port negotiated down
+MIN_MTU = 68  # the smallest MTU IPv4 allows (RFC 791): a lower one is a misread, not a setting
 REACHABLE_BUSBW_GBS = 23.7
 DEFAULT_BUSBW_GBS = 3.0
 ROCE_V2 = "RoCE v2"
@@ -73,18 +74,34 @@ def _hca_names(value: str) -> tuple[set[str], bool]:
 
 
 def _up(i: Mapping[str, Any]) -> bool:
-    return str(i.get("operstate") or "").lower() == "up" and i.get("carrier") != 0
+    """The kernel's operstate (RFC 2863) already folds in the carrier: "up" means a carrier and the
+    interface enabled. A carrier file that disagrees is a torn read, not a second opinion."""
+    return str(i.get("operstate") or "").lower() == "up"
 
 
 def _port_active(p: Mapping[str, Any]) -> bool:
     return "ACTIVE" in str(p.get("state") or "").upper()
 
 
+def _count(v: Any) -> TypeGuard[int]:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _rdma(i: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    ports = i.get("rdma")
+    return [p for p in ports if isinstance(p, Mapping)] if isinstance(ports, list) else []
+
+
+def _gids(p: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    gids = p.get("gids")
+    return [g for g in gids if isinstance(g, Mapping)] if isinstance(gids, list) else []
+
+
 def _roce_v2_index(ports: list[Mapping[str, Any]]) -> int | None:
     """The lowest GID index that is RoCE v2 on an IPv4-mapped address (::ffff:a.b.c.d) on every port, else any v2."""
     best: int | None = None
     for p in ports:
-        for g in p.get("gids") or []:
+        for g in _gids(p):
             if g.get("type") == ROCE_V2:
                 ipv4 = str(g.get("gid", "")).startswith("0000:0000:0000:0000:0000:ffff:")
                 idx = g.get("index")
@@ -92,7 +109,7 @@ def _roce_v2_index(ports: list[Mapping[str, Any]]) -> int | None:
                     best = idx
     if best is None:
         for p in ports:
-            for g in p.get("gids") or []:
+            for g in _gids(p):
                 if g.get("type") == ROCE_V2 and isinstance(g.get("index"), int):
                     return int(g["index"])
     return best
@@ -143,6 +160,7 @@ def judge(r: Readings, cfg: Config) -> Verdict:
         ev.add(k, src or "environment and launch files", v if v is not None else "not set")
 
     problems: list[str] = []
+    unread: list[str] = []  # parts that could not be checked: unknown when nothing else is wrong
     fix_lines: list[str] = []
     if not up:
         problems.append("no ConnectX-7 link is up: check the cable between the two Sparks and `ip link`")
@@ -159,31 +177,43 @@ def judge(r: Readings, cfg: Config) -> Verdict:
     hca_sel: set[str] = set()
     if hca_now is not None:
         names, exclude = _hca_names(hca_now)
-        hca_sel = {str(p.get("device")) for i in up for p in (i.get("rdma") or [])
+        hca_sel = {str(p.get("device")) for i in up for p in _rdma(i)
                    if isinstance(p, Mapping) and (str(p.get("device")) not in names) == exclude}
 
     def _selected(i: Mapping[str, Any]) -> bool:
         by_sock = bool(sock) and not str(sock).startswith("^") and any(str(i.get("name", "")).startswith(n) for n in sock_names)
-        by_hca = any(isinstance(p, Mapping) and str(p.get("device")) in hca_sel for p in (i.get("rdma") or []))
+        by_hca = any(isinstance(p, Mapping) and str(p.get("device")) in hca_sel for p in _rdma(i))
         return by_sock or by_hca
 
     in_use = [i for i in up if _selected(i)] or up
     for i in in_use:
         mtu = i.get("mtu")
-        if isinstance(mtu, int) and mtu < JUMBO_MTU:
+        if not _count(mtu) or mtu < MIN_MTU:
+            unread.append(f"{i.get('name')}: MTU unreadable ({mtu!r})")
+        elif mtu < JUMBO_MTU:
             problems.append(f"{i.get('name')}: MTU {mtu} < {JUMBO_MTU} (MTU 1500 gives 19-21 GB/s busbw vs 23.7 with jumbo frames)")
             fix_lines.append(sh("sudo", "ip", "link", "set", "dev", str(i.get("name")), "mtu", str(JUMBO_MTU)))
     if fix_lines:
         fix_lines.append(comment("the same on the other Spark; persist it in the netplan file (mtu: 9000)"))
     for i in in_use:
         sp = i.get("speed_mbps")
-        if isinstance(sp, int) and sp < MIN_SPEED_MBPS:
+        if not _count(sp) or sp <= 0:
+            unread.append(f"{i.get('name')}: link speed unreadable ({sp!r})")
+        elif sp < MIN_SPEED_MBPS:
             problems.append(f"{i.get('name')}: link speed {sp // 1000} Gb/s < {MIN_SPEED_MBPS // 1000} Gb/s (cable or port negotiated down)")
             fix_lines += [comment(f"{i.get('name')} negotiated {sp // 1000} Gb/s: reseat or replace the QSFP cable, then check"),
                           sh("ethtool", str(i.get("name")))]
 
-    up_ports = [p for i in up for p in (i.get("rdma") or []) if isinstance(p, Mapping) and p.get("device")]
-    active = [p for p in up_ports if _port_active(p)] or up_ports
+    up_ports = [p for i in up for p in _rdma(i) if isinstance(p, Mapping) and p.get("device")]
+    active = [p for p in up_ports if _port_active(p)]
+    if up_ports and not active:
+        down = [p for p in up_ports if isinstance(p.get("state"), str) and p.get("state")]
+        if down:
+            problems.append("RDMA ports of the links that are up are not ACTIVE: "
+                            + ", ".join(f"{p.get('device')}/{p.get('port')}: {p.get('state')}" for p in down))
+        else:
+            unread.append("state of the RDMA ports unreadable: " + ", ".join(str(p.get("device")) for p in up_ports))
+        active = up_ports
     up_devs = sorted({str(p["device"]) for p in active})
     ev.add("RDMA devices on links that are up", "/sys/class/infiniband",
            [f"{p.get('device')}/{p.get('port')}: {p.get('state')}, {p.get('rate')}, {p.get('link_layer')}" for p in active] or "none")
@@ -204,8 +234,9 @@ def judge(r: Readings, cfg: Config) -> Verdict:
             elif not used:
                 problems.append(f"NCCL_IB_HCA={hca} ({hca_src}) names none of the up RDMA devices {', '.join(up_devs)}")
                 export_lines.append(f"export NCCL_IB_HCA={','.join(up_devs)}")
-    elif not data.get("rdma_seen"):
-        problems.append(f"no RDMA device: {data.get('reason') or '/sys/class/infiniband missing'}; NCCL falls back to sockets (~{DEFAULT_BUSBW_GBS:g} GB/s)")
+    else:
+        why = data.get("reason") or "no /sys/class/infiniband device lists these interfaces"
+        problems.append(f"no RDMA device on the links that are up: {why}; NCCL falls back to sockets (~{DEFAULT_BUSBW_GBS:g} GB/s)")
     if sock is None and in_use:
         export_lines.append(f"export NCCL_SOCKET_IFNAME={in_use[0].get('name')}")
     gid, gid_src = settings["NCCL_IB_GID_INDEX"]
@@ -218,10 +249,18 @@ def judge(r: Readings, cfg: Config) -> Verdict:
         if gidx is None:
             problems.append(f"NCCL_IB_GID_INDEX={gid!r} ({gid_src}) is not a number")
         else:
-            types = {str(p.get("device")): next((g.get("type") for g in p.get("gids") or [] if g.get("index") == gidx), None)
-                     for p in active}
+            types: dict[str, str | None] = {}
+            for p in active:
+                slot = next((g for g in _gids(p) if g.get("index") == gidx), None)
+                if slot is None:
+                    types[str(p.get("device"))] = "empty slot"
+                elif isinstance(slot.get("type"), str):
+                    types[str(p.get("device"))] = slot["type"]
+                else:
+                    types[str(p.get("device"))] = None
+                    unread.append(f"{p.get('device')}: type of GID {gidx} unreadable")
             ev.add(f"GID {gidx} type", "gid_attrs/types", types or "no RDMA port read")
-            bad = [f"{d}: {t or 'empty slot'}" for d, t in types.items() if t != ROCE_V2]
+            bad = [f"{d}: {t}" for d, t in types.items() if t is not None and t != ROCE_V2]
             if bad:
                 problems.append(f"NCCL_IB_GID_INDEX={gidx} ({gid_src}) is not RoCE v2 on {', '.join(bad)}"
                                 + (f"; RoCE v2 is index {v2}" if v2 is not None else ""))
@@ -235,7 +274,11 @@ def judge(r: Readings, cfg: Config) -> Verdict:
                   f"{'/'.join(str(i.get('mtu')) for i in in_use)}, NCCL_IB_HCA={hca}")
     if problems:
         return Verdict(ID, Status.WARN, problems[0] + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""),
-                       evidence=ev.tuple(), details=tuple(problems), fix=block(fix_lines) if fix_lines else FIX)
+                       evidence=ev.tuple(), details=tuple(problems + [f"not checked: {u}" for u in unread]),
+                       fix=block(fix_lines) if fix_lines else FIX)
+    if unread:
+        return Verdict(ID, Status.UNKNOWN, "cannot confirm the link: " + "; ".join(unread), evidence=ev.tuple(),
+                       details=tuple(unread), fix=block([*fix_lines, *(sh("ip", "link", "show", str(i.get("name"))) for i in in_use)]))
     return Verdict(ID, Status.OK, summary_ok, evidence=ev.tuple())
 
 
