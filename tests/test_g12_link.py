@@ -585,3 +585,12 @@ def test_spoilt_evidence_never_improves_a_verdict_to_ok_nor_crashes(tmp_path, mt
         if v.status is Status.OK and (base.status is not Status.OK or kind == "failed"):
             lies.append(f"{what}: {v.summary}")
     assert n > 100 and not lies, lies[:20]
+
+
+def test_suggested_settings_from_a_link_reading(tmp_path):
+    d = scan(spark(tmp_path), env={"NCCL_IB_MERGE_NICS": "1"})
+    assert nccl_test.suggested_settings(d) == {"NCCL_IB_MERGE_NICS": "1", "NCCL_IB_HCA": "roceP2p1s0f1,rocep1s0f1",
+                                               "NCCL_SOCKET_IFNAME": "enP2p1s0f1np1", "NCCL_IB_GID_INDEX": "3"}
+    d2 = scan(tmp_path, env=BOTH)
+    assert nccl_test.suggested_settings(d2) == {k: v for k, v in BOTH.items()}
+    assert nccl_test.suggested_settings(None) == {} and nccl_test.suggested_settings({"interfaces": "x"}) == {}

@@ -17,7 +17,7 @@ import subprocess
 import threading
 from typing import Any, Mapping, Sequence
 
-from sparktui.gotchas.g12_two_spark_link import judge_busbw
+from sparktui.gotchas.g12_two_spark_link import judge_busbw, roce_v2_index
 
 DEFAULT_BINARY = "all_reduce_perf"
 DEFAULT_BYTES = "16G"  # one large message: the busbw reports quote (dgx-spark-playbooks #102)
@@ -137,3 +137,27 @@ def run(argv: Sequence[str], *, binary: str | None = None, timeout_s: float = TI
     status, words = judge_busbw(busbw)
     result.update(status=status.value, summary=words, busbw_gbs=busbw)
     return result
+
+
+def suggested_settings(link_data: Mapping[str, Any] | None) -> dict[str, str]:
+    """The NCCL settings to pass to ``plan``: what the link reading says is in effect, else what G12's
+    fix would set (the up RDMA devices, the first up interface, the RoCE v2 GID index)."""
+    out: dict[str, str] = {}
+    if not isinstance(link_data, Mapping):
+        return out
+    nccl = link_data.get("nccl") if isinstance(link_data.get("nccl"), Mapping) else {}
+    for k in NCCL_EXPORTS:
+        rows = nccl.get(k) if isinstance(nccl, Mapping) else None
+        if isinstance(rows, list) and rows and isinstance(rows[0], Mapping) and isinstance(rows[0].get("value"), str):
+            out[k] = rows[0]["value"]
+    ifaces = [i for i in link_data.get("interfaces") or [] if isinstance(i, Mapping) and i.get("operstate") == "up"]
+    ports = [p for i in ifaces for p in (i.get("rdma") or []) if isinstance(p, Mapping) and p.get("device")]
+    if "NCCL_IB_HCA" not in out and ports:
+        out["NCCL_IB_HCA"] = ",".join(sorted({str(p["device"]) for p in ports}))
+    if "NCCL_SOCKET_IFNAME" not in out and ifaces:
+        out["NCCL_SOCKET_IFNAME"] = str(ifaces[0].get("name"))
+    if "NCCL_IB_GID_INDEX" not in out:
+        v2 = roce_v2_index(ports)
+        if v2 is not None:
+            out["NCCL_IB_GID_INDEX"] = str(v2)
+    return out

@@ -97,7 +97,7 @@ def _gids(p: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return [g for g in gids if isinstance(g, Mapping)] if isinstance(gids, list) else []
 
 
-def _roce_v2_index(ports: list[Mapping[str, Any]]) -> int | None:
+def roce_v2_index(ports: list[Mapping[str, Any]]) -> int | None:
     """The lowest GID index that is RoCE v2 on an IPv4-mapped address (::ffff:a.b.c.d) on every port, else any v2."""
     best: int | None = None
     for p in ports:
@@ -240,7 +240,7 @@ def judge(r: Readings, cfg: Config) -> Verdict:
     if sock is None and in_use:
         export_lines.append(f"export NCCL_SOCKET_IFNAME={in_use[0].get('name')}")
     gid, gid_src = settings["NCCL_IB_GID_INDEX"]
-    v2 = _roce_v2_index(active)
+    v2 = roce_v2_index(active)
     if gid is not None:
         try:
             gidx: int | None = int(gid)
