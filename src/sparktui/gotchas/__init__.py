@@ -1,4 +1,5 @@
-"""The ten gotchas, G1-G10, in a fixed order. Ids never change: scripts refer to checks by number."""
+"""The gotchas in a fixed order: the ten, G1-G10, then the field reports' G11 onward. Ids never
+change: scripts refer to checks by number."""
 
 from __future__ import annotations
 
@@ -16,6 +17,9 @@ from sparktui.gotchas import (
     g08_stale_playbooks,
     g09_container_drift,
     g10_tensor_parallel,
+    g11_kernel_log,
+    g12_two_spark_link,
+    g13_driver_flavour,
 )
 
 REGISTRY: dict[str, Gotcha] = {
@@ -31,6 +35,9 @@ REGISTRY: dict[str, Gotcha] = {
         g08_stale_playbooks,
         g09_container_drift,
         g10_tensor_parallel,
+        g11_kernel_log,
+        g12_two_spark_link,
+        g13_driver_flavour,
     )
 }
 IDS: tuple[str, ...] = tuple(REGISTRY)
@@ -48,7 +55,7 @@ def normalize_id(text: str) -> str:
     # ASCII digits only: str.isdigit() accepts '²' and other digits that int() rejects
     if re.fullmatch(r"[0-9]{1,4}", t) and f"G{int(t)}" in REGISTRY:
         return f"G{int(t)}"
-    raise UnknownGotcha(f"unknown gotcha {text!r}: ids are G1 to G10")
+    raise UnknownGotcha(f"unknown gotcha {text!r}: ids are G1 to {IDS[-1]}")
 
 
 def get(text: str) -> Gotcha:
