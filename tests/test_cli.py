@@ -21,12 +21,12 @@ def run_cli(*args, cwd=None, timeout=120):
                           cwd=cwd, timeout=timeout, env={**ENV_KEEP, "NO_COLOR": "1"})
 
 
-def test_check_json_on_a_machine_without_a_gpu_has_all_ten_ids_and_no_traceback(tmp_path):
+def test_check_json_on_a_machine_without_a_gpu_has_every_id_and_no_traceback(tmp_path):
     p = run_cli("check", "--json", "--python", sys.executable, "--path", str(tmp_path), cwd=tmp_path)
     assert "Traceback" not in p.stderr, p.stderr
     doc = json.loads(p.stdout)
     assert doc["schema"] == 1 and doc["kind"] == "sparktui-check"
-    assert [c["id"] for c in doc["checks"]] == [f"G{i}" for i in range(1, 11)]
+    assert [c["id"] for c in doc["checks"]] == [f"G{i}" for i in range(1, 14)]
     for c in doc["checks"]:
         assert {"id", "title", "status", "summary", "evidence", "fix"} <= set(c)
         assert c["status"] in ("ok", "warn", "fail", "unknown", "skip")
@@ -76,7 +76,7 @@ def test_explain_prints_the_card():
 
 
 def test_usage_errors_exit_64(capsys):
-    assert main(["explain", "G11"]) == EXIT_USAGE
+    assert main(["explain", "G14"]) == EXIT_USAGE
     assert "unknown gotcha" in capsys.readouterr().err
     assert main(["check", "G0"]) == EXIT_USAGE
     assert main(["--no-such-flag"]) == EXIT_USAGE
@@ -91,10 +91,10 @@ def test_bad_config_exits_78_with_the_key(tmp_path, capsys):
     assert "[thermal] hot_c: expected a number" in err and "Traceback" not in err
 
 
-def test_list_names_all_ten(capsys):
+def test_list_names_every_check(capsys):
     assert main(["list"]) == EXIT_OK
     out = capsys.readouterr().out.splitlines()
-    assert [l.split()[0] for l in out] == [f"G{i}" for i in range(1, 11)]
+    assert [l.split()[0] for l in out] == [f"G{i}" for i in range(1, 14)]
 
 
 def sparktui_interrupted(tmp_path, args: list[str], ready) -> tuple[str, str, float, int]:

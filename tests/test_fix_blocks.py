@@ -102,6 +102,36 @@ def tpscan_reading(matches: list[dict], files: dict) -> dict:
             "at_one": 0}
 
 
+def _g11_from_lines(*lines: str) -> Verdict:
+    """G11 judged on a saved kernel log holding ``lines`` (the file reader the CLI's replay uses)."""
+    import tempfile
+
+    from sparktui.gotchas import g11_kernel_log as g11
+    from sparktui.probes import kernel_log
+
+    with tempfile.NamedTemporaryFile("w", suffix=".log", delete=False) as f:
+        f.write("\n".join(lines) + "\n")
+    return g11.judge(readings_of(kernel_log=kernel_log.read_file(f.name)), Config())
+
+
+def _g12_single_half_mtu_1500() -> Verdict:
+    """G12 on a Spark whose cabled halves run MTU 1500, NCCL_IB_HCA unset, with a peer configured."""
+    import tempfile
+
+    from tests import test_g12_link as t12
+
+    return t12.judged(t12.spark(Path(tempfile.mkdtemp()), mtu=1500))
+
+
+def _g13_proprietary_on_gb10() -> Verdict:
+    import tempfile
+
+    from tests import test_g13_driver_flavour as t13
+    from sparktui.probes import driver_flavour
+
+    return t13.verdict(driver_flavour.read_tree(t13.tree(Path(tempfile.mkdtemp()), nvrm=t13.PROP_NVRM, taint="PO")))
+
+
 CASES: dict[str, tuple[Callable[[], Verdict], tuple[str, ...]]] = {
     "G1 cu128 wheel on a GB10 beside a leftover .so.12": (
         lambda: t1.g1_of(t1.target(cuda="12.8", version="2.9.0+cu128"), libs={"libcudart": [t1.CUDA13, t1.CUDA12]}),
@@ -174,6 +204,13 @@ CASES: dict[str, tuple[Callable[[], Verdict], tuple[str, ...]]] = {
         lambda: g10.judge(readings_of(tpscan={**tpscan_reading([], {}), "files_read": 0,
                                               "paths": [{"path": "./jobs", "status": "missing"}]}), Config()),
         ("grep -rlE --include='*.sh'",)),
+    "G11 Xid 169 and an OOM kill this boot": (
+        lambda: _g11_from_lines("NVRM: Xid (PCI:000f:01:00): 169, pid='<unknown>', name=<unknown>, RmInitAdapter failed!",
+                                "Out of memory: Killed process 4242 (python3) total-vm:131234567kB, anon-rss:104857600kB, "
+                                "file-rss:0kB, shmem-rss:0kB, UID:1000 pgtables:210000kB oom_score_adj:0"),
+        ("open",)),
+    "G12 MTU 1500 on the cabled halves": (_g12_single_half_mtu_1500, ("mtu 9000",)),
+    "G13 proprietary module on a GB10": (_g13_proprietary_on_gb10, ("580-open",)),
 }
 
 

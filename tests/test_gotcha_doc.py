@@ -18,7 +18,8 @@ from sparktui.core.config import Config
 from sparktui.gotchas import REGISTRY
 from sparktui.gotchas import (_facts, _packages, _when, base, g01_cuda_abi, g02_flash_attn, g03_unified_memory,
                               g04_throttling, g05_bandwidth, g06_contention, g07_nvfp4_arch, g08_stale_playbooks,
-                              g09_container_drift, g10_tensor_parallel)
+                              g09_container_drift, g10_tensor_parallel, g11_kernel_log, g12_two_spark_link,
+                              g13_driver_flavour)
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "gotchas.md"
@@ -40,10 +41,15 @@ THRESHOLDS: dict[str, tuple[str, ...]] = {
     "G8": ("UNTOUCHED_DAYS", "DETAIL_LINES"),
     "G9": (),
     "G10": ("MAX_DETAILS",),
+    "G11": ("MAX_DETAILS", "MAX_SUMMARY_PARTS"),
+    "G12": ("JUMBO_MTU", "MIN_SPEED_MBPS", "MIN_MTU", "REACHABLE_BUSBW_GBS", "DEFAULT_BUSBW_GBS", "OK_BUSBW_GBS",
+            "DEFAULT_LIKE_BUSBW_GBS", "MAX_BUSBW_GBS"),
+    "G13": ("GB10_CAPABILITY",),
 }
 MODULES = {"G1": g01_cuda_abi, "G2": g02_flash_attn, "G3": g03_unified_memory, "G4": g04_throttling,
            "G5": g05_bandwidth, "G6": g06_contention, "G7": g07_nvfp4_arch, "G8": g08_stale_playbooks,
-           "G9": g09_container_drift, "G10": g10_tensor_parallel}
+           "G9": g09_container_drift, "G10": g10_tensor_parallel, "G11": g11_kernel_log, "G12": g12_two_spark_link,
+           "G13": g13_driver_flavour}
 HELPERS = (_facts, _packages, _when, base)  # shared by the judges: no threshold of their own
 # Module-level numbers that are not thresholds (units): left out of the doc on purpose.
 NOT_THRESHOLDS = {("G5", "GIB"): "a unit (bytes in a GiB)", ("G4", "NS_PER_S"): "a unit (nanoseconds in a second)",
@@ -66,11 +72,16 @@ CONFIG_KEYS: dict[str, tuple[str, ...]] = {
     "G8": ("playbooks.repo",),
     "G9": (),
     "G10": (),
+    "G11": (),
+    "G12": ("fleet.peers",),
+    "G13": ("hardware.gpu_name_hint",),
 }
 
 # Constants outside the judges that a section cites as "module.NAME".
 QUALIFIED = {"recording": "sparktui.core.recording", "sampler": "sparktui.probes.sampler",
-             "processes": "sparktui.probes.processes", "tpscan": "sparktui.probes.tpscan"}
+             "processes": "sparktui.probes.processes", "tpscan": "sparktui.probes.tpscan",
+             "driver_flavour": "sparktui.probes.driver_flavour", "kernel_log": "sparktui.probes.kernel_log",
+             "link": "sparktui.probes.link"}
 
 ROW = re.compile(r"^\| `([A-Za-z_][\w.]*)` \| `([^`]*)` \|", re.M)
 

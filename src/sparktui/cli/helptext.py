@@ -48,8 +48,8 @@ TRAIN_PY = "~/venvs/train/bin/python"
 
 HELP: dict[str | None, Help] = {
     None: Help(
-        "A terminal dashboard that checks an NVIDIA DGX Spark (GB10) for ten failure modes, G1-G10,\n"
-        "during long training runs: the evidence behind each verdict, and the fix. Without a command it\n"
+        "A terminal dashboard that checks an NVIDIA DGX Spark (GB10) for its recurring failure modes\n"
+        "(G1-G10, and G11 on from field reports) during long training runs: the evidence behind each verdict, and the fix. Without a command it\n"
         "opens the dashboard (on a terminal); the commands below run the same checks headless.",
         ("sparktui", f"sparktui --python {TRAIN_PY}", "sparktui --replay src/sparktui/data/gb10-demo.jsonl --speed 0",
          "sparktui check --json", "sparktui preflight && torchrun --nproc-per-node 1 train.py", "sparktui explain G4",
@@ -81,7 +81,7 @@ HELP: dict[str | None, Help] = {
          "sparktui bandwidth --yes --json > bandwidth.json"),
         VERDICT_EXITS + (EXIT_REFUSED,)),
     "list": Help(
-        "List the ten gotchas, G1-G10, with their titles; the intrusive one is marked.",
+        "List the gotchas, G1-G10 and G11 on, with their titles; the intrusive one is marked.",
         ("sparktui list", "sparktui list | grep -v intrusive"),
         (EXIT_OK,), {EXIT_OK: "the list was printed"}, OFFLINE_EXITS),
     "record": Help(

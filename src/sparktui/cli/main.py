@@ -66,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--json", action="store_true", help="print the result as JSON")
     add_sub_common_options(b)
 
-    sub.add_parser("list", help="list the ten gotchas")
+    sub.add_parser("list", help="list the gotchas (G1-G10 and the field reports' G11 on)")
     from sparktui.cli import record as _record
 
     _record.add_parser(sub, add_sub_common_options)

@@ -1,7 +1,7 @@
 """G11: killed without a traceback. The kernel log says why: Xid, NV_ERR_NO_MEMORY, OOM kill, AER, lock-up.
 
-A pure function of the ``kernel_log`` reading (probes/kernel_log.py). Sources: FIELD-FACTS.md
-"Kernel log" (Xid format and Xid 169 on GB10, OOM killer lines, ConnectX-7 fatal AER before soft
+A pure function of the ``kernel_log`` reading (probes/kernel_log.py). Sources: public field reports
+(Xid format and Xid 169 on GB10, OOM killer lines, ConnectX-7 fatal AER before soft
 lock-ups, access via adm/systemd-journal or kernel.dmesg_restrict=0) and "Unified memory"
 (NV_ERR_NO_MEMORY can end in a hard reset); NVIDIA's Xid table (the meanings, ``XIDS``).
 """
@@ -23,7 +23,7 @@ MAX_DETAILS = 40  # events listed in the details ("... and N more"); display lim
 MAX_SUMMARY_PARTS = 3  # incidents named in the one-line summary
 
 # Xid -> (meaning, action): NVIDIA "Xid Errors" documentation, abridged; 169 from GB10 field reports
-# (FIELD-FACTS.md: the proprietary module fails on GB10, the -open flavour is required). Kept here
+# (Start9Labs #3465, #3693: the proprietary module fails on GB10, the -open flavour is required). Kept here
 # (not imported from the probe: gotchas never import probes).
 XIDS: dict[int, tuple[str, str]] = {
     13: ("graphics engine exception", "usually the application: rerun it under compute-sanitizer or with CUDA_LAUNCH_BLOCKING=1"),
@@ -214,7 +214,7 @@ GOTCHA = Gotcha(
     cadence_s=60.0,
     probes=("kernel_log",),
     judge=judge,
-    references=("FIELD-FACTS.md, Kernel log: Xid format, Xid 169 on GB10 (Start9Labs #3465, #3693), OOM killer, "
+    references=("Kernel log field reports: Xid format, Xid 169 on GB10 (Start9Labs #3465, #3693), OOM killer, "
                 "ConnectX-7 fatal AER (DeepSeek recipe #146; NVIDIA forum 368536), access needs adm/systemd-journal",
                 "NVIDIA Xid Errors documentation (the meanings table)",
                 "Linux Documentation/ABI/testing/dev-kmsg (record format)"),

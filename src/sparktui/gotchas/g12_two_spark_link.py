@@ -12,7 +12,7 @@ from sparktui.gotchas.base import Gotcha
 
 ID = "G12"
 
-# FIELD-FACTS "Two Sparks over ConnectX-7": MTU 9000 + both NIC halves in NCCL_IB_HCA reached 23.74 GB/s
+# Public two-Spark reports (dgx-spark-playbooks #102, #103, #25; tonyd2wild #35): MTU 9000 + both NIC halves in NCCL_IB_HCA reached 23.74 GB/s
 # busbw (dgx-spark-playbooks #102, #103); MTU 1500 gave 19-21 GB/s (#25); default settings ~3 GB/s.
 JUMBO_MTU = 9000
 MIN_SPEED_MBPS = 200_000  # the Spark's ConnectX-7 ports are 200 GbE; below that the cable or port negotiated down

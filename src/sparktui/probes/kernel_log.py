@@ -9,7 +9,7 @@ says why and how to grant access (no root for the whole app). ``KernelLogFollowe
 log live for the dashboard: a blocking wait in its own thread (``select`` on the log and a
 self-pipe: no polling), stopped promptly by ``stop()``.
 
-Sources: FIELD-FACTS.md "Kernel log" (Xid format, Xid 169 on GB10 with the proprietary module,
+Sources: public field reports on the kernel log (Xid format, Xid 169 on GB10 with the proprietary module,
 OOM killer lines, ConnectX-7 fatal AER before soft lock-ups, access needs adm/systemd-journal or
 kernel.dmesg_restrict=0); Linux Documentation/ABI/testing/dev-kmsg (record format, EPIPE on
 overwritten records, SEEK_END); NVIDIA "Xid Errors" table (meanings below, abridged).

@@ -11,7 +11,7 @@ Reads, under a root folder (default "/", so tests build fake /sys trees):
   NCCL_NET_GDR_LEVEL) from the environment given and from (path, text) pairs of launch configs and
   env files (the integrator passes what G10's scan found).
 
-RDMA traffic never shows in /proc/net/dev (5.6 MB there against 325 GB in the RDMA counters, FIELD-FACTS),
+RDMA traffic never shows in /proc/net/dev (5.6 MB there against 325 GB in the RDMA counters, as sparktop reported),
 so live link telemetry comes from the port counters: ``rates(before, after)``.
 
 No ConnectX-7 at all is a reading (``interfaces == []`` with ``reason``); a /sys that cannot be

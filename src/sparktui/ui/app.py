@@ -256,6 +256,9 @@ class SparkApp(App):
         narrow = width < NARROW_BELOW if layout == "auto" else layout == "narrow"
         if self.has_class("narrow") != narrow:
             self.set_class(narrow, "narrow")
+        checklist = getattr(self, "checklist", None)
+        if checklist is not None and checklist.show_header == narrow:
+            checklist.show_header = not narrow  # stacked: the row a column header took holds a check
         footer = getattr(self, "footer", None)
         if footer is not None and footer.show_command_palette == narrow:
             footer.show_command_palette = not narrow  # ctrl+p still works; ? says so
