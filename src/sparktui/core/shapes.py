@@ -820,7 +820,14 @@ class LinkData(TypedDict, total=False):
     unattached_rdma: list[LinkRdmaPort]
     nccl: dict[str, list[NcclSetting]]  # variable -> where set, the environment first
     nccl_files: list[str]
+    nccl_scan: "LinkNcclScan"  # present when the probe walked G10's scan paths itself
     read_at: float  # time.time(), for rates()
+
+
+class LinkNcclScan(TypedDict, total=False):
+    paths: list[str]  # [scan] paths walked for launch files
+    files: int  # launch files that mention NCCL_
+    stopped: str | None  # why the walk ended early (time or entry bound); None: it saw everything
 
 
 # --------------------------------------------------------------------------- G11: the kernel log

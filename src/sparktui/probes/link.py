@@ -42,7 +42,10 @@ MAX_FILE_BYTES = 4 * 1024 * 1024  # a launch config or env file larger than this
 # `export NCCL_IB_HCA=a,b`, `NCCL_IB_HCA="a"`, `-e NCCL_IB_HCA=a`, `--env NCCL_IB_HCA=a`,
 # YAML `NCCL_IB_HCA: a`, JSON `"NCCL_IB_HCA": "a"`, Dockerfile `ENV NCCL_IB_HCA a` / `ENV NCCL_IB_HCA=a`.
 _NAMES = "|".join(NCCL_VARS)
-_ASSIGN = re.compile(r"""(?<![\w$])["']?(?P<k>""" + _NAMES + r""")["']?\s*(?:=|:(?!=))\s*(?P<v>"[^"\n]*"|'[^'\n]*'|[^\s"',}#;\]]*)""")
+# An unquoted value after "=" (shell, env file, -e/-x) keeps its commas (`NCCL_IB_HCA=a,b` names two
+# devices); after ":" (YAML/JSON flow maps) a comma ends it.
+_ASSIGN = re.compile(r"""(?<![\w$])["']?(?P<k>""" + _NAMES + r""")["']?\s*(?:=\s*(?P<v>"[^"\n]*"|'[^'\n]*'|[^\s"'}#;\]]*)"""
+                     r"""|:(?!=)\s*(?P<v2>"[^"\n]*"|'[^'\n]*'|[^\s"',}#;\]]*))""")
 _DOCKER_ENV = re.compile(r"""^\s*ENV\s+(?P<k>""" + _NAMES + r""")\s+(?P<v>"[^"\n]*"|'[^'\n]*'|\S+)""")
 
 
@@ -163,7 +166,10 @@ def nccl_settings(env: Mapping[str, str] | None, files: Iterable[tuple[str, str]
                 continue
             hits = [m for m in _ASSIGN.finditer(line)] or [m for m in [_DOCKER_ENV.match(line)] if m]
             for m in hits:
-                out.setdefault(m.group("k"), []).append({"value": _unquote(m.group("v")), "source": str(path), "line": n})
+                v = m.group("v")
+                if v is None:
+                    v = m.groupdict().get("v2") or ""
+                out.setdefault(m.group("k"), []).append({"value": _unquote(v), "source": str(path), "line": n})
     return out
 
 
@@ -179,6 +185,76 @@ def read_files(paths: Iterable[str]) -> list[tuple[str, str]]:
         except OSError:
             continue
     return out
+
+
+# The NCCL settings of launch scripts: the same paths and file kinds as G10's scan (probes/tpscan.py),
+# walked again here but cheaply (names and sizes, then only files holding b"NCCL_" are decoded), within
+# the bounds of G10's default scan, so the link probe never waits on the scan or stalls on a big tree.
+LAUNCH_DEADLINE_S = 3.0
+LAUNCH_MAX_DEPTH = 6
+LAUNCH_MAX_FILES = 5000  # entries looked at, files and folders alike
+_LAUNCH_KINDS = frozenset({"yaml", "json", "toml", "shell", "env", "dockerfile"})  # no Python: os.environ[...] = is not read
+
+
+def launch_files(paths: Iterable[str], max_file_bytes: int = MAX_FILE_BYTES, *,
+                 deadline_s: float = LAUNCH_DEADLINE_S, max_depth: int = LAUNCH_MAX_DEPTH,
+                 max_files: int = LAUNCH_MAX_FILES) -> tuple[list[tuple[str, str]], str | None]:
+    """(path, text) of the launch configs under ``paths`` that mention NCCL_, and why the walk stopped
+    early (None: it saw everything). Unreadable folders and files are passed over; never raises."""
+    from sparktui.probes import tpscan  # its file kinds and skipped folders, so both scans see the same files
+
+    out: list[tuple[str, str]] = []
+    end = time.monotonic() + deadline_s
+    seen = 0
+    stack: list[tuple[str, int]] = [(str(p), 0) for p in reversed(list(paths))]
+    visited: set[tuple[int, int]] = set()
+    while stack:
+        if time.monotonic() > end:
+            return out, f"launch-file walk stopped after {deadline_s:g} s ({len(stack)} folders not read)"
+        path, depth = stack.pop()
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        if not os.path.isdir(path):
+            entries: list[tuple[str, str, bool]] = [(os.path.dirname(path), os.path.basename(path), False)]
+        else:
+            if (st.st_dev, st.st_ino) in visited or depth > max_depth:
+                continue
+            visited.add((st.st_dev, st.st_ino))
+            try:
+                with os.scandir(path) as it:
+                    entries = [(path, e.name, e.is_dir(follow_symlinks=False)) for e in it]
+            except OSError:
+                continue
+            entries.sort(key=lambda e: e[1])
+            names = {e[1] for e in entries}
+            if depth > 0 and (names & tpscan._ENV_ENTRIES):
+                continue  # a virtual environment or conda prefix
+        for folder, name, is_dir in entries:
+            seen += 1
+            if seen > max_files:
+                return out, f"launch-file walk stopped at {max_files} entries"
+            full = os.path.join(folder, name)
+            if is_dir:
+                if name in tpscan._SKIP_DIRS or (depth == 0 and name in tpscan._SYSTEM_DIRS and folder == "/"):
+                    continue
+                stack.append((full, depth + 1))
+                continue
+            kind = tpscan._kind_of(name)
+            if kind is None or (kind and kind not in _LAUNCH_KINDS):
+                continue
+            try:
+                if not os.path.isfile(full) or os.path.getsize(full) > max_file_bytes:
+                    continue
+                with open(full, "rb") as fh:
+                    data = fh.read(max_file_bytes + 1)
+            except OSError:
+                continue
+            if b"NCCL_" not in data or (kind == "" and not tpscan._SHEBANG.match(data)):
+                continue
+            out.append((full, data.decode("utf-8", errors="replace")))
+    return out, None
 
 
 def scan(root: str = "/", env: Mapping[str, str] | None = None,
@@ -232,14 +308,22 @@ def scan(root: str = "/", env: Mapping[str, str] | None = None,
 
 
 def read(cfg: Config, root: str = "/", env: Mapping[str, str] | None = None,
-         files: Iterable[tuple[str, str]] = ()) -> Reading[Any]:
+         files: Iterable[tuple[str, str]] | None = None) -> Reading[Any]:
+    """``files`` None: the launch configs under G10's scan paths (``[scan] paths``) that mention NCCL_."""
     env = os.environ if env is None else env
-    files = list(files)
     t0 = time.perf_counter()
+    walk_note: str | None = None
+    walked: list[str] = []
     try:
+        if files is None:
+            walked = [str(p) for p in (cfg.scan.paths or ["."])]
+            files, walk_note = launch_files(walked, min(cfg.scan.max_file_bytes, MAX_FILE_BYTES))
+        files = list(files)
         data, err = scan(root, env, files)
+        if data is not None and walked:
+            data["nccl_scan"] = {"paths": walked, "files": len(files), "stopped": walk_note}
     except Exception as e:  # sysfs surprises must cost this reading only
-        data, err = None, f"link probe failed: {type(e).__name__}: {e}"
+        files, data, err = [], None, f"link probe failed: {type(e).__name__}: {e}"
     return Reading("link", data, error=err, source=f"{os.path.join(root, 'sys/class/net')}, "
                    f"{os.path.join(root, 'sys/class/infiniband')}, environment" + (", launch files" if files else ""),
                    took_s=time.perf_counter() - t0)
