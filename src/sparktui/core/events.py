@@ -34,6 +34,7 @@ class Change:
     baseline: Status | None = None  # the last known (ok/warn/fail) status before this change
     repeats: int = 1  # the same transition seen this many times (a flapping check)
     last_t: float | None = None  # when it was last seen, if repeated
+    kind: str = "verdict"  # "verdict": a check's status changed; "kernel": a kernel log event (G11 live)
 
     @property
     def worse(self) -> bool:
@@ -74,9 +75,19 @@ class EventLog:
         self.worse_count += ch.worse
         return ch
 
+    def kernel_event(self, t: float, status: Status, summary: str, id: str = "G11") -> Change:
+        """A kernel log event seen live (an Xid, an OOM kill...): one row of its own whose summary is
+        the event, never merged with a verdict change nor counted as one (the G11 re-judge that
+        follows it is)."""
+        ch = Change(t=t, id=id, old=None, new=status, summary=summary, kind="kernel")
+        self.changes.append(ch)
+        return ch
+
     def _append(self, ch: Change) -> None:
         for i in range(len(self.changes) - 1, -1, -1):
             e = self.changes[i]
+            if e.kind != "verdict":
+                continue
             if ch.t - (e.last_t or e.t) > self.flap_window_s:
                 break
             if e.id == ch.id and e.old is ch.old and e.new is ch.new:

@@ -31,6 +31,8 @@ from sparktui.gotchas import REGISTRY
 from sparktui.gotchas.base import Gotcha
 from sparktui.ui.board import TELEMETRY_CHECKS, TELEMETRY_REJUDGE_S, Board
 from sparktui.ui.format import age, bandwidth_line, duration, short_reason
+from sparktui.ui.kernel_events import KernelEventArrived, KernelFollowFailed, KernelWatch
+from sparktui.ui.kernel_events import status_of as kernel_status_of
 from sparktui.ui.peers import PeersScreen, PeerWatch
 from sparktui.ui import malloc
 from sparktui.ui.prefs import Prefs, load_prefs, save_prefs
@@ -158,7 +160,8 @@ class SparkApp(App):
 
     def __init__(self, cfg: Config | None = None, *, replay: str | None = None, speed: float | None = 1.0,
                  bell: bool = False, auto_checks: bool = True, source: Any = None, record: str | None = None,
-                 recording: Any = None, keep_session: bool = True, readonly: bool = False) -> None:
+                 recording: Any = None, keep_session: bool = True, readonly: bool = False,
+                 kernel_log_path: str | None = None) -> None:
         super().__init__()
         self.cfg = cfg or Config()
         self.bell_on_worse = bell
@@ -194,6 +197,9 @@ class SparkApp(App):
         self.replay_readings = self._recorded_readings() if replay else None
         self.host_name = "?"
         self.peer_watch = PeerWatch(self, self.cfg, replay=bool(replay))
+        # G11 live: the kernel log followed on a live run (a test's own source follows only the file it names)
+        self.kernel_watch = KernelWatch(self, kernel_log_path,
+                                        enabled=not replay and (source is None or kernel_log_path is not None))
         self.prefs: Prefs = load_prefs()  # the one copy: every panel changes it through update_prefs
 
     # -- preferences -----------------------------------------------------------------------------
@@ -246,6 +252,7 @@ class SparkApp(App):
         self.set_interval(1.0, self.tick)
         self.checklist.focus()
         self.peer_watch.start()  # ssh to the peers in threads; nothing when none or a replay
+        self.kernel_watch.start()  # the kernel log followed live (G11); nothing in a replay
         self.tick()
 
     def on_resize(self, event) -> None:
@@ -272,6 +279,7 @@ class SparkApp(App):
             self._bandwidth_cancel.set()  # quitting during G5 kills its probe, not waits out its timeout
         self.source.stop()
         self.peer_watch.stop()
+        self.kernel_watch.stop()
 
     # -- sources (called from their threads) --------------------------------------------------
     def _on_sample_thread(self, sample: dict[str, Any]) -> None:
@@ -296,6 +304,34 @@ class SparkApp(App):
             self.telemetry.show(self.source.history, self.cfg.hardware.rated_power_w, self.source.interval_s, max_sm)
         except NoMatches:
             pass  # a sample that beat the panel's own children to the screen: the next one draws
+
+    def on_kernel_event_arrived(self, msg: KernelEventArrived) -> None:
+        """A kernel log event seen live: a row in the events view, a notification at once (and the
+        bell with --bell) for what G11 warns or fails on, and G11 re-judged with it."""
+        kw, ev = self.kernel_watch, msg.event
+        kw.add(ev)
+        st = kernel_status_of(ev)
+        self.events.kernel_event(self.now(), st, f"{kw.text(ev)} | {str(ev.get('text', ''))[:200]}")
+        if st in (Status.FAIL, Status.WARN):
+            self.notify(f"{kw.text(ev)}\n{str(ev.get('text', ''))[:200]}", title="G11 kernel log",
+                        severity="error" if st is Status.FAIL else "warning", timeout=15)
+            if self.bell_on_worse:
+                self.bell()
+        self._judge_kernel_log()
+
+    def on_kernel_follow_failed(self, msg: KernelFollowFailed) -> None:
+        if self.kernel_watch.error is None:  # said once; G11 stays as judged from the boot-time reading
+            self.kernel_watch.error = msg.why
+            self.notify(f"the kernel log is not followed live: {msg.why}", title="G11 kernel log",
+                        severity="warning", timeout=15)
+
+    def _judge_kernel_log(self) -> None:
+        from sparktui.runner import judge
+
+        if "G11" in REGISTRY:
+            self._set_verdict(judge(REGISTRY["G11"], Readings({"kernel_log": self.kernel_watch.reading()}), self.cfg),
+                              time.monotonic())
+            self.refresh_checklist()
 
     def on_session_opened(self, msg: SessionOpened) -> None:
         """The previous session's events (then a row for the gap), and why a session is not kept."""
@@ -454,6 +490,9 @@ class SparkApp(App):
         if pb is not None or "G8" in msg.ids:
             self.playbook_data = pb
             self.playbook_panel.show(self.board["G8"].verdict, pb, self.now())
+        if "kernel_log" in msg.new and not msg.cancelled and self.replay_readings is None \
+                and self.kernel_watch.saw_boot_reading(msg.readings.get_reading("kernel_log")):
+            self._judge_kernel_log()  # events seen live after this reading was taken still count
         self.refresh_checklist()
         self.peer_watch.saw(msg.readings)  # this machine's column in the peers view
 

@@ -1,0 +1,119 @@
+"""G11 live: the kernel log followed while the dashboard runs (never in a replay).
+
+``KernelWatch`` starts ``probes.kernel_log.follow`` (its own thread, a blocking wait: no polling)
+and posts each event to the app, which logs it in the events view, notifies at once (error for what
+G11 fails on), rings with --bell, and re-judges G11 from the boot-time reading merged with the
+events seen live (``merged_reading``). A follower that cannot start or read says so once; G11 then
+stays as judged from the boot-time reading.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Mapping
+
+from textual.message import Message
+
+from sparktui.core.readings import Reading
+from sparktui.core.verdict import Status
+from sparktui.gotchas.g11_kernel_log import KINDS, _is_fail, _is_warn, describe
+
+MAX_LIVE = 500  # live events kept for the re-judge (the events view has its own bound)
+
+
+class KernelEventArrived(Message):
+    def __init__(self, event: dict[str, Any]) -> None:
+        self.event = event
+        super().__init__()
+
+
+class KernelFollowFailed(Message):
+    def __init__(self, why: str) -> None:
+        self.why = why
+        super().__init__()
+
+
+def status_of(ev: Mapping[str, Any]) -> Status:
+    """What the event alone makes G11: fail (Xid, NV_ERR_NO_MEMORY, OOM kill, fatal AER, lockup),
+    warn (non-fatal AER), ok (corrected AER: shown, not judged)."""
+    return Status.FAIL if _is_fail(ev) else Status.WARN if _is_warn(ev) else Status.OK
+
+
+def merged_reading(boot: Reading[Any] | None, live: list[dict[str, Any]], live_lines: int) -> Reading[Any]:
+    """The kernel_log reading G11 is re-judged on: the boot-time reading's events plus those seen
+    live. Without a readable boot-time reading, the live events alone (a follower that read lines
+    read the log), with the boot-time failure kept as a note."""
+    counts = {k: 0 for k in KINDS}
+    for ev in live:
+        if ev.get("kind") in counts:
+            counts[ev["kind"]] += 1
+    bd = boot.data if boot is not None and isinstance(boot.data, Mapping) else None
+    if bd is not None:
+        events = list(bd.get("events") or []) + live
+        old = bd.get("counts") if isinstance(bd.get("counts"), Mapping) else {}
+        for k in KINDS:
+            n = old.get(k) if isinstance(old, Mapping) else None
+            counts[k] += n if isinstance(n, int) and not isinstance(n, bool) else 0
+        lines = bd.get("lines_read")
+        lines = (lines if isinstance(lines, int) and not isinstance(lines, bool) else 0) + live_lines
+        data = {**bd, "events": events, "counts": counts, "lines_read": lines,
+                "note": "; ".join(x for x in (bd.get("note"), f"{len(live)} event(s) seen live since") if x)}
+        return Reading("kernel_log", data, source=f"{boot.source if boot else ''} + live follower".strip(" +"))
+    why = (boot.error if boot is not None else None) or "no boot-time reading yet"
+    data = {"source": "live follower", "boot_id": None, "lines_read": max(live_lines, len(live)), "events": list(live),
+            "truncated": False, "counts": counts, "note": f"events seen live only; the boot-time log: {why}"}
+    return Reading("kernel_log", data, source="live follower")
+
+
+class KernelWatch:
+    """Owns the follower for the app. ``path`` is /dev/kmsg unless a test points it elsewhere."""
+
+    def __init__(self, app: Any, path: str | None = None, enabled: bool = True) -> None:
+        self.app, self.path, self.enabled = app, path, enabled
+        self.follower: Any = None
+        self.live: list[dict[str, Any]] = []
+        self.boot: Reading[Any] | None = None
+        self.error: str | None = None
+
+    def start(self) -> None:
+        if not self.enabled:
+            return
+        from sparktui.probes import kernel_log
+
+        try:
+            self.follower = kernel_log.follow(self._on_event, self._on_error,
+                                              **({"path": self.path} if self.path else {}))
+        except OSError as e:
+            self._on_error(str(e))
+
+    def stop(self) -> None:
+        if self.follower is not None:
+            self.follower.stop()
+
+    # called from the follower's thread
+    def _on_event(self, ev: dict[str, Any]) -> None:
+        self.app.post_message(KernelEventArrived(dict(ev)))
+
+    def _on_error(self, why: str) -> None:
+        self.app.post_message(KernelFollowFailed(why))
+
+    # on the app's thread
+    def saw_boot_reading(self, r: Reading[Any]) -> bool:
+        """A fresh boot-time reading (it holds what was logged before it was taken): live events
+        from before it are dropped, not counted twice. True when live events remain to merge."""
+        self.boot = r
+        self.live = [e for e in self.live if (e.get("t") or 0) > r.started_at]
+        return bool(self.live)
+
+    def add(self, ev: dict[str, Any]) -> None:
+        if not isinstance(ev.get("t"), (int, float)):
+            ev["t"] = time.time()
+        self.live.append(ev)
+        del self.live[:-MAX_LIVE]
+
+    def reading(self) -> Reading[Any]:
+        lines = getattr(self.follower, "lines", 0) if self.follower is not None else 0
+        return merged_reading(self.boot, self.live, lines if isinstance(lines, int) else 0)
+
+    def text(self, ev: Mapping[str, Any]) -> str:
+        return f"kernel log: {describe(ev)}"
