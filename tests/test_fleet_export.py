@@ -206,3 +206,59 @@ def test_shipped_dashboard_and_alerts_query_only_what_the_exporter_serves(runnin
 def test_an_extra_colon_is_not_mistaken_for_a_non_loopback_address():
     with pytest.raises(ex.ListenError, match="IPv6 address goes in brackets"):
         ex.parse_listen("127.0.0.1:0:0")
+
+
+def _kernel_log_collect(data, error=None):
+    def collect(names, cfg):
+        return Readings({n: Reading(n, data if n == "kernel_log" else None, error=error or "not in this test")
+                         for n in names})
+    return collect
+
+
+def test_kernel_events_are_counted_per_kind_from_g11s_reading(fake_gb10):
+    """An Xid and two OOM kills this boot (counts as probes/kernel_log.read gives them)."""
+    counts = {"xid": 1, "nv_no_memory": 0, "oom_kill": 2, "aer": 0, "soft_lockup": 0}
+    events = [{"kind": "xid", "t": 1.0, "text": "NVRM: Xid (PCI:000f:01:00): 13, pid=7781, name=python3, x", "xid": 13,
+               "pci": "000f:01:00", "pid": 7781, "name": "python3", "device": "GPU (nvidia)"}] + [
+              {"kind": "oom_kill", "t": 2.0, "text": "Out of memory: Killed process 9123 (python3)", "pid": 9123,
+               "name": "python3", "rss_kb": 118000000, "anon_rss_kb": 118000000}] * 2
+    data = {"source": "kmsg", "boot_id": "b", "lines_read": 900, "events": events, "truncated": False,
+            "counts": counts, "note": None}
+    cfg = Config()
+    exp = ex.Exporter(cfg, ids=["G11"], host_label="h", sampler=Sampler(cfg, interval_s=0.05),
+                      collect=_kernel_log_collect(data))
+    exp.start(tick_s=0.05)
+    host, port = exp.serve("127.0.0.1", 0)
+    try:
+        fams = _wait_for(f"http://{host}:{port}/metrics", lambda f: f["sparktui_kernel_events"].samples)
+        fam = fams["sparktui_kernel_events"]
+        assert fam.type == "counter" and {s.name for s in fam.samples} == {"sparktui_kernel_events_total"}
+        assert {s.labels["kind"]: s.value for s in fam.samples} == {k: float(v) for k, v in counts.items()}
+        assert all(s.labels["host"] == "h" for s in fam.samples)
+        assert fams["sparktui_check_status"].samples[0].value == 2  # G11 fail
+    finally:
+        exp.stop()
+
+
+def test_an_unreadable_kernel_log_has_no_kernel_event_series(fake_gb10):
+    cfg = Config()
+    exp = ex.Exporter(cfg, ids=["G11"], host_label="h", sampler=Sampler(cfg, interval_s=0.05),
+                      collect=_kernel_log_collect(None, error="/dev/kmsg: Operation not permitted"))
+    exp.start(tick_s=0.05)
+    host, port = exp.serve("127.0.0.1", 0)
+    try:
+        fams = _wait_for(f"http://{host}:{port}/metrics", lambda f: f["sparktui_check_status"].samples)
+        assert fams["sparktui_check_status"].samples[0].value == 3  # unknown
+        assert fams["sparktui_kernel_events"].samples == []  # unread is not zero events
+    finally:
+        exp.stop()
+
+
+@pytest.mark.parametrize("data", [None, {}, {"counts": None}, {"counts": {"xid": -1}}, {"counts": {"xid": True}},
+                                  {"counts": {"xid": "3"}}, {"counts": []}])
+def test_kernel_counts_of_a_malformed_reading_is_none(data):
+    assert ex.kernel_counts(data) is None
+
+
+def test_kernel_counts_keeps_well_formed_counts():
+    assert ex.kernel_counts({"counts": {"xid": 0, "aer": 4}}) == {"xid": 0, "aer": 4}

@@ -114,6 +114,7 @@ class CheckScheduler:
         self.clock = clock
         self.slow_rerun_s = slow_rerun_s
         self.state: dict[str, CheckState] = {}
+        self.kernel_counts: dict[str, int] | None = None  # G11's kernel_log counts per kind this boot; None: unread
         self.last_error: str | None = None
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -140,6 +141,10 @@ class CheckScheduler:
             if need:
                 for r in self.collect(sorted(need), self.cfg).values():
                     readings.add(r)
+            if "kernel_log" in readings:
+                counts = kernel_counts(readings.data("kernel_log"))
+                with self._lock:
+                    self.kernel_counts = counts
             for g in ids:
                 t0 = time.perf_counter()
                 v = judge(REGISTRY[g], readings, self.cfg)
@@ -149,6 +154,10 @@ class CheckScheduler:
                                                (prev.runs if prev else 0) + 1)
         except Exception as e:  # a bug here must not stop the exporter; it shows as a stale check
             self.last_error = repr(e)
+
+    def kernel_snapshot(self) -> dict[str, int] | None:
+        with self._lock:
+            return dict(self.kernel_counts) if self.kernel_counts is not None else None
 
     def snapshot(self) -> dict[str, CheckState]:
         with self._lock:
@@ -246,6 +255,15 @@ class Exporter:
         yield info
         yield from self._telemetry(h, self.sampler.history.latest)
         yield from self._check_metrics(h, self.checks.snapshot())
+        yield from self._kernel_metrics(h, self.checks.kernel_snapshot())
+
+    def _kernel_metrics(self, h: str, counts: dict[str, int] | None) -> Iterator[Any]:
+        """G11's kernel log events this boot per kind; no series while the log is unread (never a zero)."""
+        fam = CounterMetricFamily("sparktui_kernel_events", "Kernel log events since boot (G11), by kind",
+                                  labels=["host", "kind"])
+        for kind, n in sorted((counts or {}).items()):
+            fam.add_metric([h, kind], n)
+        yield fam
 
     def _telemetry(self, h: str, sample: dict[str, Any] | None) -> Iterator[Any]:
         up = GaugeMetricFamily("sparktui_nvml_up", "1 when the last sample read NVML, 0 when NVML was unavailable", labels=["host"])
@@ -312,6 +330,16 @@ class Exporter:
 _COUNTER_REASONS = tuple(zip((k for k, _, _ in CLOCK_EVENT_COUNTERS),
                              ("sw_power_cap", "sync_boost", "sw_thermal_slowdown", "hw_thermal_slowdown",
                               "hw_power_brake_slowdown"))) + ((THERMAL_POLICY_COUNTER[0], "thermal_policy"),)
+
+
+def kernel_counts(data: Any) -> dict[str, int] | None:
+    """The per-kind counts of a kernel_log reading's data (probes/kernel_log.py), or None when the
+    log was not read or the counts are malformed (then no series: an unread log is not zero events)."""
+    counts = data.get("counts") if isinstance(data, dict) else None
+    if not isinstance(counts, dict) or not counts:
+        return None
+    out = {k: v for k, v in counts.items() if isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) and v >= 0}
+    return out if len(out) == len(counts) else None
 
 
 def _put(family: Any, labels: list[str], value: Any, scale: float = 1.0) -> None:
