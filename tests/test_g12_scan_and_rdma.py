@@ -138,3 +138,117 @@ def test_unquoted_comma_lists_after_equals_keep_both_devices_and_yaml_flow_maps_
                                 ("c.yaml", "env: {NCCL_IB_HCA: rocep1s0f1, NCCL_IB_GID_INDEX: 3}\n")])
     assert [r["value"] for r in s["NCCL_IB_HCA"]] == ["rocep1s0f1,roceP2p1s0f1", "rocep1s0f1,roceP2p1s0f1", "rocep1s0f1"]
     assert s["NCCL_IB_GID_INDEX"][0]["value"] == "3"
+
+
+# ------------------------------------------------------------------ 2. RDMA traffic as telemetry
+
+
+def _set_words(root: Path, rdma: str, xmit: int, rcv: int) -> None:
+    c = root / "sys" / "class" / "infiniband" / rdma / "ports" / "1" / "counters"
+    (c / "port_xmit_data").write_text(f"{xmit}\n")
+    (c / "port_rcv_data").write_text(f"{rcv}\n")
+
+
+def test_rdma_reader_two_readings_give_bytes_per_second_summed_over_ports(tmp_path):
+    root = spark(tmp_path, words=(1_000, 2_000))  # 4 RDMA ports, 1000 words out and 2000 in each
+    r = link.RdmaReader(str(root))
+    first, err = r.read(now=100.0)
+    assert err is None and first["ports"] == 4
+    assert first["rx_Bps"] is None and first["tx_Bps"] is None  # one reading is no rate, never 0
+    assert first["tx_bytes"] == 4 * 1_000 * 4
+    # 2 s later, the cabled half moved 5 GB out and 2.5 GB in (words are 4 bytes)
+    _set_words(root, HALVES[0][2], 1_000 + 1_250_000_000, 2_000 + 625_000_000)
+    second, err = r.read(now=102.0)
+    assert err is None
+    assert second["tx_Bps"] == 2.5e9 and second["rx_Bps"] == 1.25e9
+
+
+def test_rdma_reader_counter_reset_is_none_then_recovers(tmp_path):
+    root = spark(tmp_path, words=(10_000, 10_000))
+    r = link.RdmaReader(str(root))
+    r.read(now=0.0)
+    _set_words(root, HALVES[0][2], 0, 0)
+    d, _ = r.read(now=1.0)
+    assert d["rx_Bps"] is None and d["tx_Bps"] is None
+    _set_words(root, HALVES[0][2], 250, 0)
+    d, _ = r.read(now=2.0)
+    assert d["tx_Bps"] == 1000.0 and d["rx_Bps"] == 0.0
+
+
+def test_rdma_reader_no_device_is_hidden_and_looked_for_again_later(tmp_path):
+    (tmp_path / "sys" / "class" / "net").mkdir(parents=True)
+    r = link.RdmaReader(str(tmp_path))
+    assert r.read(now=0.0) == (None, None)
+    spark(tmp_path / "later")  # a driver loaded later: found after REDISCOVER_S, not before
+    (tmp_path / "sys" / "class" / "infiniband").symlink_to(tmp_path / "later" / "sys" / "class" / "infiniband")
+    assert r.read(now=1.0) == (None, None)
+    d, err = r.read(now=link.RdmaReader.REDISCOVER_S + 1)
+    assert err is None and d["ports"] == 4
+
+
+def test_rdma_reader_garbage_and_vanished_counters_give_a_reason(tmp_path):
+    root = spark(tmp_path)
+    r = link.RdmaReader(str(root))
+    r.read(now=0.0)
+    c = root / "sys" / "class" / "infiniband" / HALVES[0][2] / "ports" / "1" / "counters"
+    (c / "port_rcv_data").write_text("garbage\n")
+    d, err = r.read(now=1.0)
+    assert d is None and "unreadable" in err
+    (c / "port_rcv_data").unlink()
+    d, err = r.read(now=2.0)
+    assert d is None and "vanished" in err
+
+
+def test_sampler_sample_carries_rdma_only_where_there_is_a_device(tmp_path):
+    from sparktui.probes.sampler import Sampler
+
+    meminfo = _w(tmp_path / "meminfo", "MemTotal: 1000 kB\nMemAvailable: 500 kB\n")
+    root = spark(tmp_path / "spark", words=(0, 0))
+    s = Sampler(meminfo_path=str(meminfo), sys_root=str(root))
+    first = s.take()
+    assert first["rdma"]["ports"] == 4 and first["rdma"]["rx_Bps"] is None
+    assert "rdma" not in (first.get("errors") or {})
+    none = Sampler(meminfo_path=str(meminfo), sys_root=str(tmp_path / "nothing")).take()
+    assert "rdma" not in none and "rdma" not in (none.get("errors") or {})
+
+
+def test_rdma_line_in_the_telemetry_panel():
+    from sparktui.ui.panels.telemetry import rdma_line
+
+    assert rdma_line({"t": 1.0}) is None  # no RDMA device: hidden
+    assert rdma_line({"rdma": {"rx_Bps": 1.25e9, "tx_Bps": 23.7e9, "ports": 4}}) == "RDMA in/out 1.25 / 23.70 GB/s"
+    assert rdma_line({"rdma": {"rx_Bps": None, "tx_Bps": None}}) == "RDMA in/out: n/a (rates from the next sample)"
+    assert rdma_line({"rdma": {"rx_Bps": None, "tx_Bps": 0.0}}) == "RDMA in/out n/a / 0.00 GB/s"
+    line = rdma_line({"errors": {"rdma": "RDMA port counters under /sys/class/infiniband unreadable: Permission denied"}})
+    assert line is not None and line.startswith("RDMA in/out: n/a (RDMA port counters under")
+
+
+async def test_telemetry_panel_shows_rdma_only_with_a_device():
+    from textual.app import App
+
+    from sparktui.core.telemetry import History
+    from sparktui.ui.panels.telemetry import TelemetryPanel
+
+    class One(App):
+        def compose(self):
+            yield TelemetryPanel(id="tp")
+
+    def hist(**extra) -> History:
+        h = History(10)
+        h.append({"t": 1.0, "gpus": [{"index": 0, "temp_c": 50, "power_w": 30.0, "sm_mhz": 2400}],
+                  "mem": {"MemTotal": 100, "MemAvailable": 60}, **extra})
+        return h
+
+    app = One()
+    async with app.run_test(size=(100, 30)) as pilot:
+        panel = app.query_one(TelemetryPanel)
+        panel.show(hist(), 140.0, 1.0, 3000.0)
+        await pilot.pause()
+        assert panel.rdma.display is False
+        panel.show(hist(rdma={"rx_Bps": 2.0e9, "tx_Bps": 2.37e10, "ports": 4}), 140.0, 1.0, 3000.0)
+        await pilot.pause()
+        assert panel.rdma.display is True
+        assert "RDMA in/out 2.00 / 23.70 GB/s" in str(panel.rdma.render())
+        panel.show(hist(errors={"rdma": "RDMA counters vanished under /sys/class/infiniband"}), 140.0, 1.0, 3000.0)
+        await pilot.pause()
+        assert panel.rdma.display is True and "n/a (RDMA counters vanished" in str(panel.rdma.render())

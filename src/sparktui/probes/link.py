@@ -361,3 +361,74 @@ def rates(before: Mapping[str, Any] | None, after: Mapping[str, Any] | None,
                 row[col] = (x1 - x0) / dt_s
         out[key] = row
     return out
+
+
+class RdmaReader:
+    """RDMA traffic for the telemetry sampler: the summed port_rcv_data / port_xmit_data of every RDMA
+    port under ``root``/sys/class/infiniband, as bytes/s between two reads. Cheap: the counter files are
+    found once (again every REDISCOVER_S while there are none, or after a port vanished) and then only
+    2 small sysfs files a port are read per sample.
+
+    ``read(now)`` -> (None, None): no RDMA device (the panel hides the line); (None, reason): the
+    counters could not be read; ({"rx_Bps", "tx_Bps", "ports"}, None) with rates None on the first read
+    or after a counter went backwards (a reset), never 0 for "not known"."""
+
+    REDISCOVER_S = 60.0
+
+    def __init__(self, root: str = "/") -> None:
+        self.ib = Path(root) / "sys" / "class" / "infiniband"
+        self.files: list[tuple[str, str]] | None = None  # (rcv, xmit) paths per port; None: not looked yet
+        self._looked_at: float | None = None
+        self._last: tuple[float, int, int] | None = None  # (time, rx bytes, tx bytes)
+
+    def _discover(self, now: float) -> None:
+        self._looked_at = now
+        self.files = []
+        try:
+            devs = sorted(self.ib.iterdir())
+        except OSError:
+            return
+        for dev in devs:
+            try:
+                ports = sorted((dev / "ports").iterdir())
+            except OSError:
+                continue
+            for p in ports:
+                c = p / "counters"
+                if (c / "port_rcv_data").exists() or (c / "port_xmit_data").exists():
+                    self.files.append((str(c / "port_rcv_data"), str(c / "port_xmit_data")))
+
+    @staticmethod
+    def _word(path: str) -> int:
+        with open(path, "rb") as f:
+            return int(f.read(64).split()[0])
+
+    def read(self, now: float | None = None) -> tuple[dict[str, Any] | None, str | None]:
+        now = time.monotonic() if now is None else now
+        if self.files is None or (not self.files and (self._looked_at is None or now - self._looked_at >= self.REDISCOVER_S)):
+            self._discover(now)
+        if not self.files:
+            self._last = None
+            return None, None
+        rx = tx = 0
+        try:
+            for rcv, xmit in self.files:
+                rx += self._word(rcv) * COUNTER_WORD_BYTES
+                tx += self._word(xmit) * COUNTER_WORD_BYTES
+        except FileNotFoundError:  # a port went away (driver unloaded): look again next time
+            self.files, self._last = None, None
+            return None, f"RDMA counters vanished under {self.ib}"
+        except (OSError, ValueError, IndexError) as e:
+            self._last = None
+            why = e.strerror if isinstance(e, OSError) and e.strerror else "not a number"
+            return None, f"RDMA port counters under {self.ib} unreadable: {why}"
+        out: dict[str, Any] = {"rx_Bps": None, "tx_Bps": None, "ports": len(self.files),
+                               "rx_bytes": rx, "tx_bytes": tx}
+        if self._last is not None:
+            t0, rx0, tx0 = self._last
+            dt = now - t0
+            if dt > 0:
+                out["rx_Bps"] = (rx - rx0) / dt if rx >= rx0 else None
+                out["tx_Bps"] = (tx - tx0) / dt if tx >= tx0 else None
+        self._last = (now, rx, tx)
+        return out, None

@@ -23,6 +23,7 @@ from sparktui.core.config import Config
 from sparktui.core.readings import Reading
 from sparktui.core.telemetry import MEM_FIELDS, History, decode_reasons
 from sparktui.probes.host import MEMINFO
+from sparktui.probes.link import RdmaReader
 from sparktui.probes.nvml import Field, NvmlSession, describe_error, static_info
 
 SampleCallback = Callable[[dict[str, Any]], None]
@@ -269,7 +270,7 @@ class Sampler:
     def __init__(self, cfg: Config | None = None, *, interval_s: float | None = None, history: int | None = None,
                  on_sample: SampleCallback | None = None, out_queue: "queue.Queue | None" = None,
                  on_processes: SampleCallback | None = None, processes_every_s: float | None = None,
-                 meminfo_path: str = MEMINFO, clock: Callable[[], float] = time.time) -> None:
+                 meminfo_path: str = MEMINFO, clock: Callable[[], float] = time.time, sys_root: str = "/") -> None:
         self.cfg = cfg or Config()
         self.interval_s = float(interval_s or self.cfg.telemetry.interval_s)
         self.history = History(history or self.cfg.telemetry.history)
@@ -277,6 +278,9 @@ class Sampler:
         self.processes_every_s = processes_every_s
         self.meminfo_path = meminfo_path
         self.mem_reader = MemReader(meminfo_path)
+        # RDMA (ConnectX-7) traffic never shows in /proc/net/dev: its port counters, 2 sysfs files a port
+        # a sample; "rdma" is in a sample only where there is an RDMA device.
+        self.rdma_reader = RdmaReader(sys_root)
         self.clock = clock
         self.session: NvmlSession | None = None
         self.readers: list[GpuReader] = []
@@ -331,6 +335,14 @@ class Sampler:
         sample["mem"] = mem
         if mem_err:
             errors["meminfo"] = mem_err
+        try:
+            rdma, rdma_err = self.rdma_reader.read()
+        except Exception as e:  # a bug here costs the RDMA line, not the sample
+            rdma, rdma_err = None, f"RDMA read failed: {e!r}"
+        if rdma is not None:
+            sample["rdma"] = rdma
+        if rdma_err:
+            errors["rdma"] = sys.intern(rdma_err)
         if errors:
             sample["errors"] = errors
         return sample

@@ -38,8 +38,10 @@ class TelemetryPanel(Vertical):
         self.temp, self.power = Meter("temp", "m-temp"), Meter("power", "m-power")
         self.clock, self.mem, self.avail = Meter("SM clk", "m-clock"), Meter("memory", "m-mem"), Meter("avail", "m-avail")
         self.bandwidth = Label("bandwidth: not measured (b)", id="bandwidth")
+        self.rdma = Label("", id="rdma")  # RDMA in/out; hidden where there is no RDMA device
+        self.rdma.display = False
         self.note = Label("", id="telemetry-note")  # styled (dim): a Label draws that as the theme wants
-        yield from (self.temp, self.power, self.clock, self.mem, self.avail, self.bandwidth, self.note)
+        yield from (self.temp, self.power, self.clock, self.mem, self.avail, self.bandwidth, self.rdma, self.note)
 
     def cycle_span(self) -> str:
         """The next span (5 min, 1 h, the whole session); the caller keeps it and redraws."""
@@ -79,6 +81,10 @@ class TelemetryPanel(Vertical):
                       f"{f['buff_cache'] or 0:.0f}G cache", convert=lambda v: (total - v) / GIB, pick=max)
             view.draw(self.avail, "mem.MemAvailable", scale, " GiB", f"{f['available']:.1f} GiB",
                       convert=lambda v: v / GIB, pick=min)
+        line = rdma_line(s)
+        self.rdma.display = line is not None
+        if line is not None:
+            set_content(self.rdma, line)
         reasons = [r for r in (g0.get("reasons") or []) if r != "gpu_idle"] if g0 else []
         note = f"plots: {words}{', a point a minute' if trend else ''} (g)"
         if reasons:
@@ -101,6 +107,23 @@ class TelemetryPanel(Vertical):
     def show_bandwidth(self, text: str) -> None:
         if self.is_attached:
             set_content(self.bandwidth, text)
+
+
+def rdma_line(sample: dict[str, Any]) -> str | None:
+    """"RDMA in/out X / Y GB/s" from a sample's "rdma" (probes/link.py RdmaReader); n/a with the reason
+    when the counters could not be read; None (the line hidden) when there is no RDMA device."""
+    r = sample.get("rdma")
+    why = (sample.get("errors") or {}).get("rdma")
+    if not isinstance(r, dict):
+        return f"RDMA in/out: n/a ({short_reason(why, 48)})" if why else None
+
+    def gbs(v: Any) -> str:
+        return f"{v / 1e9:.2f}" if isinstance(v, (int, float)) and not isinstance(v, bool) else "n/a"
+
+    rx, tx = r.get("rx_Bps"), r.get("tx_Bps")
+    if rx is None and tx is None:
+        return "RDMA in/out: n/a (rates from the next sample)"
+    return f"RDMA in/out {gbs(rx)} / {gbs(tx)} GB/s"
 
 
 class _View:
