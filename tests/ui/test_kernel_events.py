@@ -11,9 +11,9 @@ import pytest
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Reading, Readings
+from sparktui.core.verdict import Status
 from sparktui.gotchas import REGISTRY
 from sparktui.runner import judge
-from sparktui.core.verdict import Status
 from sparktui.ui.app import ChecksDone, SparkApp
 from sparktui.ui.kernel_events import KernelFollowFailed, merged_reading, status_of
 from sparktui.ui.screens import EventsScreen
