@@ -183,3 +183,27 @@ def test_status_of_each_kind():
     assert status_of(parse_line(AER_NONFATAL)) is Status.WARN
     corrected = parse_line("[ 1.0] pcieport 0000:00:01.0: PCIe Bus Error: severity=Corrected, type=Physical Layer\n")
     assert status_of(corrected) is Status.OK
+
+
+async def test_a_boot_check_landing_after_a_live_event_keeps_it_and_does_not_flap(tmp_path):
+    """The boot-time reading was taken before the Xid: G11 stays fail, no fail -> ok row in between."""
+    log = tmp_path / "kmsg.txt"
+    log.write_text("")
+    app = live_app(log)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.kernel_watch.follower is not None)
+        taken = time.time() - 1
+        # its printk time (seconds since boot) is now, as a new record's is
+        append(log, XID_LINE.replace("4242.123456", f"{time.clock_gettime(time.CLOCK_MONOTONIC):.6f}"))
+        await wait_for(pilot, lambda: app.board["G11"].verdict is not None)
+        readings = Readings({"kernel_log": boot_reading(t=taken)})
+        app.post_message(ChecksDone(["G11"], [judge(REGISTRY["G11"], readings, app.cfg)], readings, False))
+        await pilot.pause(0.2)
+        assert app.board["G11"].verdict.status is Status.FAIL and "Xid 13" in app.board["G11"].verdict.summary
+        assert [c.new for c in app.events if c.id == "G11" and c.kind == "verdict"] == [Status.FAIL]
+        # a later boot reading that holds the Xid itself: counted once, not twice
+        again = Readings({"kernel_log": boot_reading([dict(app.kernel_watch.live[0])], t=time.time() + 1)})
+        app.post_message(ChecksDone(["G11"], [judge(REGISTRY["G11"], again, app.cfg)], again, False))
+        await pilot.pause(0.2)
+        assert app.kernel_watch.live == []
+        assert any(e.value == 1 for e in app.board["G11"].verdict.evidence if e.what == "xid events")

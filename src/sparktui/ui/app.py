@@ -325,12 +325,14 @@ class SparkApp(App):
             self.notify(f"the kernel log is not followed live: {msg.why}", title="G11 kernel log",
                         severity="warning", timeout=15)
 
-    def _judge_kernel_log(self) -> None:
+    def _kernel_log_verdict(self) -> Verdict:
         from sparktui.runner import judge
 
+        return judge(REGISTRY["G11"], Readings({"kernel_log": self.kernel_watch.reading()}), self.cfg)
+
+    def _judge_kernel_log(self) -> None:
         if "G11" in REGISTRY:
-            self._set_verdict(judge(REGISTRY["G11"], Readings({"kernel_log": self.kernel_watch.reading()}), self.cfg),
-                              time.monotonic())
+            self._set_verdict(self._kernel_log_verdict(), time.monotonic())
             self.refresh_checklist()
 
     def on_session_opened(self, msg: SessionOpened) -> None:
@@ -482,7 +484,12 @@ class SparkApp(App):
         line = bandwidth_line(msg.readings.data("bandwidth_last") if "bandwidth_last" in msg.readings else None, self.now())
         if line:
             self.telemetry.show_bandwidth(line)
+        # a fresh boot-time kernel log: G11 judged on it plus the events seen live after it was taken
+        merge = "kernel_log" in msg.new and not msg.cancelled and self.replay_readings is None \
+            and self.kernel_watch.saw_boot_reading(msg.readings.get_reading("kernel_log"))
         for v in msg.verdicts:
+            if merge and v.id == "G11":
+                v = self._kernel_log_verdict()
             if msg.cancelled:
                 v = Verdict(v.id, Status.UNKNOWN, "cancelled by the user; press r to run it again", evidence=v.evidence)
             self._set_verdict(v, mono)
@@ -490,9 +497,6 @@ class SparkApp(App):
         if pb is not None or "G8" in msg.ids:
             self.playbook_data = pb
             self.playbook_panel.show(self.board["G8"].verdict, pb, self.now())
-        if "kernel_log" in msg.new and not msg.cancelled and self.replay_readings is None \
-                and self.kernel_watch.saw_boot_reading(msg.readings.get_reading("kernel_log")):
-            self._judge_kernel_log()  # events seen live after this reading was taken still count
         self.refresh_checklist()
         self.peer_watch.saw(msg.readings)  # this machine's column in the peers view
 
