@@ -10,7 +10,8 @@ stays as judged from the boot-time reading.
 from __future__ import annotations
 
 import time
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from textual.message import Message
 
