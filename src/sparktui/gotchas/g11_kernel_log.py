@@ -96,13 +96,13 @@ def describe(ev: Mapping[str, Any]) -> str:
     return f"unrecognised event kind {kind!r}"
 
 
-def _is_fail(ev: Mapping[str, Any]) -> bool:
+def is_fail(ev: Mapping[str, Any]) -> bool:
     if ev.get("kind") == "aer":
         return ev.get("severity") == "fatal"
     return ev.get("kind") in ("xid", "nv_no_memory", "oom_kill", "soft_lockup")
 
 
-def _is_warn(ev: Mapping[str, Any]) -> bool:
+def is_warn(ev: Mapping[str, Any]) -> bool:
     return ev.get("kind") == "aer" and ev.get("severity") in ("non-fatal", "unknown")
 
 
@@ -173,8 +173,8 @@ def judge(r: Readings, cfg: Config) -> Verdict:
     if lines == 0:
         return Verdict(ID, Status.UNKNOWN, f"cannot tell: the kernel log ({source}) returned 0 lines for this boot",
                        evidence=ev.tuple(), fix=FIX)
-    fails = [e for e in events if _is_fail(e)]
-    warns = [e for e in events if _is_warn(e)]
+    fails = [e for e in events if is_fail(e)]
+    warns = [e for e in events if is_warn(e)]
     corrected = [e for e in events if e.get("kind") == "aer" and e.get("severity") == "corrected"]
     more = f" (first {len(events)} kept, more happened)" if d.get("truncated") else ""
     details = tuple(f"{_when(e.get('t'))}  {describe(e)}  | {str(e.get('text', ''))[:200]}" for e in events[:MAX_DETAILS])

@@ -17,7 +17,7 @@ from textual.message import Message
 
 from sparktui.core.readings import Reading
 from sparktui.core.verdict import Status
-from sparktui.gotchas.g11_kernel_log import KINDS, _is_fail, _is_warn, describe
+from sparktui.gotchas.g11_kernel_log import KINDS, is_fail, is_warn, describe
 
 MAX_LIVE = 500  # live events kept for the re-judge (the events view has its own bound)
 
@@ -37,7 +37,7 @@ class KernelFollowFailed(Message):
 def status_of(ev: Mapping[str, Any]) -> Status:
     """What the event alone makes G11: fail (Xid, NV_ERR_NO_MEMORY, OOM kill, fatal AER, lockup),
     warn (non-fatal AER), ok (corrected AER: shown, not judged)."""
-    return Status.FAIL if _is_fail(ev) else Status.WARN if _is_warn(ev) else Status.OK
+    return Status.FAIL if is_fail(ev) else Status.WARN if is_warn(ev) else Status.OK
 
 
 def merged_reading(boot: Reading[Any] | None, live: list[dict[str, Any]], live_lines: int) -> Reading[Any]:
