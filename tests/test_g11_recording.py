@@ -83,3 +83,41 @@ def test_record_then_replay_end_to_end(tmp_path, capsys, monkeypatch):
     assert main(["check", "--replay", str(out), "--json"]) == EXIT_FAIL
     g11 = next(v for v in json.loads(capsys.readouterr().out)["checks"] if v["id"] == "G11")
     assert g11["status"] == "fail" and "pid 9123" in g11["summary"]
+
+
+def test_an_oom_kill_during_the_recording_is_in_its_replay(tmp_path, capsys, monkeypatch):
+    """The kernel log is read at the start of `record` and again as it ends: a kill that happens
+    while it records (here: written into the log after the first read) fails G11 in the replay."""
+    import threading
+
+    log = tmp_path / "dmesg.txt"
+    log.write_text(QUIET_LINES)
+    first_read = threading.Event()
+
+    def read(cfg=None, **kw):
+        r = kernel_log.read_file(str(log))
+        first_read.set()
+        return r
+
+    monkeypatch.setattr(kernel_log, "read", read)
+
+    def oom_later():
+        first_read.wait(10)
+        with log.open("a") as f:
+            f.write(OOM_LINES)
+
+    killer = threading.Thread(target=oom_later, daemon=True)
+    killer.start()
+    nvml.set_backend(fake_nvml.gb10_loaded())
+    try:
+        out = tmp_path / "run.jsonl"
+        assert main(["record", "-o", str(out), "--interval", "0.05", "--duration", "0.5",
+                     "--processes-every", "0.1"]) == 0
+    finally:
+        nvml.set_backend(None)
+    killer.join(5)
+    capsys.readouterr()
+    assert out.read_text().count('"kernel_log"') >= 2  # at the start, and again at the end
+    assert main(["check", "--replay", str(out), "--json"]) == EXIT_FAIL
+    g11 = next(v for v in json.loads(capsys.readouterr().out)["checks"] if v["id"] == "G11")
+    assert g11["status"] == "fail" and "pid 9123" in g11["summary"]

@@ -75,9 +75,23 @@ class ReadingsRecorder:
             except KeyboardInterrupt:
                 pass
         self.cancel.set()
-        with self._lock:
-            self._closed = True
         self.thread.join(2.0)
+        with self._lock:
+            self._read_again_at_end()
+            self._closed = True
+
+    READ_AGAIN_AT_END = ("kernel_log",)  # what happened during the run: an OOM kill at hour 3 is in it
+
+    def _read_again_at_end(self) -> None:
+        """Readings that grow during the run are taken again as it ends (a later "readings" line
+        replaces the earlier one in a replay): the kernel log then holds every event of the run."""
+        from sparktui import probes
+
+        for name in (n for n in self.READ_AGAIN_AT_END if n in self.names):
+            try:
+                self.writer.readings({name: probes.safe_read(name, self.cfg).to_dict()})
+            except Exception as e:  # a write that fails costs this reading, never the samples
+                self.error = repr(e)
 
     @property
     def missing(self) -> list[str]:
