@@ -439,3 +439,114 @@ def test_garbage_fact_types_in_a_recording_do_not_crash(tmp_path):
     d["kernel_release"], d["driver_branch"] = 6, "590"
     v = verdict(d)
     assert v.status is Status.UNKNOWN and "needs" in v.summary
+
+
+# ----------------------------------------------------------------------------- [driver] known_bad
+
+
+USER_ONE = """schema = 1
+updated = 2026-12-03
+[[entry]]
+id = "site-580-95-05"
+status = "warn"
+what = "580.95.05 hangs our NCCL all-reduce on the two-Spark link"
+source = "https://wiki.example.invalid/spark/incident-42"
+added = 2026-12-03
+[entry.match]
+module_flavour = "open"
+driver_min = "580.95.05"
+driver_below = "580.95.6"
+"""
+
+
+def _cfg_file(tmp_path: Path, table: str) -> Config:
+    from sparktui.core.config import load_config
+    c = tmp_path / "config.toml"
+    c.write_text(f'[driver]\nknown_bad = "{table}"\n')
+    return load_config(c)
+
+
+def test_config_setting_is_declared_and_defaults_to_unset(tmp_path):
+    assert Config().driver.known_bad is None
+    assert _cfg_file(tmp_path, "/x/kb.toml").driver.known_bad == "/x/kb.toml"
+    from sparktui.core.config import ConfigError, load_config
+    c = tmp_path / "bad.toml"
+    c.write_text("[driver]\nknown_bad = 3\n")
+    with pytest.raises(ConfigError, match=r"\[driver\] known_bad: expected a string"):
+        load_config(c)
+
+
+def test_user_table_with_one_matching_entry_warns_with_its_source(tmp_path):
+    kb = tmp_path / "my_known_bad.toml"
+    kb.write_text(USER_ONE)
+    cfg = _cfg_file(tmp_path, str(kb))
+    r = probe.read(cfg, root=str(tree(tmp_path / "root", version="580.95.05")))
+    d = r.data
+    assert d["known_bad"]["path"] == str(kb) and d["known_bad"]["error"] is None
+    assert [e["id"] for e in d["known_bad"]["entries"]] == ["site-580-95-05"]  # used instead, not merged
+    v = verdict(d)
+    assert v.status is Status.WARN, v.summary
+    assert "site-580-95-05" in v.summary
+    e = ev(v, "known issue site-580-95-05")
+    assert e.source == "https://wiki.example.invalid/spark/incident-42" and "NCCL all-reduce" in e.value
+    assert ev(v, "known-bad table").source == str(kb)
+    # just past the entry's range: the same user table, nothing matches
+    v2 = verdict(probe.read(cfg, root=str(tree(tmp_path / "root2", version="580.95.6"))).data)
+    assert v2.status is Status.OK and "1 entries checked, data of 2026-12-03" in v2.summary
+
+
+def test_user_table_replaces_the_shipped_one(tmp_path):
+    # a proprietary module on a GB10 fails with the shipped table; the user table has no such entry
+    kb = tmp_path / "kb.toml"
+    kb.write_text(USER_ONE)
+    root = str(tree(tmp_path / "root", nvrm=PROP_NVRM, version="580.95.05"))
+    assert verdict(probe.read(CFG, root=root).data).status is Status.FAIL
+    v = verdict(probe.read(_cfg_file(tmp_path, str(kb)), root=root).data)
+    assert v.status is Status.OK, v.summary
+
+
+def test_tilde_in_the_setting_is_expanded(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "kb.toml").write_text(USER_ONE)
+    d = probe.read(_cfg_file(tmp_path, "~/kb.toml"), root=str(tree(tmp_path / "root"))).data
+    assert d["known_bad"]["path"] == str(tmp_path / "kb.toml") and d["known_bad"]["error"] is None
+
+
+@pytest.mark.parametrize("content,needle", [
+    (USER_ONE.replace('status = "warn"', 'status = "maybe"'), "status must be"),
+    ("schema = 1\nupdated = [", "not valid TOML"),
+    (None, "no such file"),
+    ("dir", "is a folder"),
+])
+def test_unusable_user_table_is_unknown_naming_it(tmp_path, content, needle):
+    kb = tmp_path / "my_known_bad.toml"
+    if content == "dir":
+        kb.mkdir()
+    elif content is not None:
+        kb.write_text(content)
+    cfg = _cfg_file(tmp_path, str(kb))
+    # a proprietary module on a GB10: the shipped table would say fail; the broken user table must not
+    r = probe.read(cfg, root=str(tree(tmp_path / "root", nvrm=PROP_NVRM)))
+    d = r.data
+    assert d["known_bad"]["entries"] == [] and d["known_bad"]["path"] == str(kb)
+    err = d["known_bad"]["error"]
+    assert needle in err and str(kb) in err and "[driver] known_bad" in err and str(tmp_path / "config.toml") in err
+    v = verdict(d)
+    assert v.status is Status.UNKNOWN, v.summary
+    assert str(kb) in v.summary and needle in v.summary
+    assert str(kb) in v.fix and "known-bad table" in [e.what for e in v.evidence]
+
+
+def test_unset_setting_reads_the_shipped_table(tmp_path):
+    d = probe.read(Config(), root=str(tree(tmp_path))).data
+    assert d["known_bad"]["path"] == str(probe.SHIPPED_KNOWN_BAD) and d["known_bad"]["error"] is None
+    assert {e["id"] for e in d["known_bad"]["entries"]} >= {"gb10-proprietary-module", "kernel-6.17.0-1008-nvidia-doe-panic"}
+    assert probe.known_bad_path(Config()) is None
+
+
+def test_explicit_argument_wins_over_the_setting(tmp_path):
+    good = tmp_path / "good.toml"
+    good.write_text(USER_ONE)
+    cfg = _cfg_file(tmp_path, str(tmp_path / "absent.toml"))
+    d = probe.read(cfg, root=str(tree(tmp_path / "root")), known_bad=good).data
+    assert d["known_bad"]["path"] == str(good) and d["known_bad"]["error"] is None

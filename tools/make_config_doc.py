@@ -52,6 +52,7 @@ EXAMPLE: dict[str, Any] = {
 # What a commented-out key with no default (an omitted string) shows instead.
 UNSET_HINTS: dict[str, str] = {
     "pins.file": "~/train/constraints.txt",
+    "driver.known_bad": "~/.config/sparktui/known_bad.toml",
     "hardware.gpu_name_hint": "NVIDIA GB10",
     "fleet.ssh_config": "~/.ssh/spark_config",
 }

@@ -77,6 +77,13 @@ class PinsConfig:
 
 
 @dataclass(frozen=True)
+class DriverConfig:
+    """The known-bad driver/kernel table G13 matches this machine against."""
+
+    known_bad: Optional[str] = _setting(None, "your own known-bad table (the TOML format of the shipped sparktui/data/known_bad.toml); used instead of the shipped one", used_by="G13")
+
+
+@dataclass(frozen=True)
 class HardwareConfig:
     """Facts about the machine that NVML cannot report on GB10."""
 
@@ -153,6 +160,7 @@ class Config:
     target: TargetConfig = field(default_factory=TargetConfig)
     scan: ScanConfig = field(default_factory=ScanConfig)
     pins: PinsConfig = field(default_factory=PinsConfig)
+    driver: DriverConfig = field(default_factory=DriverConfig)
     hardware: HardwareConfig = field(default_factory=HardwareConfig)
     memory: MemoryConfig = field(default_factory=MemoryConfig)
     thermal: ThermalConfig = field(default_factory=ThermalConfig)

@@ -260,8 +260,8 @@ GOTCHA = Gotcha(
     check="Reads the module flavour from /proc/driver/nvidia/version (\"Open Kernel Module\") or the "
           "module's taint (P = proprietary), the driver version from there or /sys/module/nvidia/version, "
           "the kernel release, architecture and firmware, and matches them against the shipped "
-          "known-bad table (sparktui/data/known_bad.toml: each entry has its source and the date it "
-          "was added). The open-vs-proprietary rule applies to a GB10 only (capability 12.1 or a GB10 "
+          "known-bad table (sparktui/data/known_bad.toml, or your own named by [driver] known_bad: each "
+          "entry has its source and the date it was added). The open-vs-proprietary rule applies to a GB10 only (capability 12.1 or a GB10 "
           "name; an aarch64 host whose GPU cannot be named gets a warning).",
     fix=FIX,
     intrusive=False,

@@ -10,8 +10,10 @@ aarch64 580.95.05 ..." for the open one, "NVIDIA UNIX aarch64 Kernel Module 580.
 the proprietary one); when that file is missing, from ``/sys/module/nvidia/taint``: the
 proprietary module taints the kernel with ``P``, the open one (Dual MIT/GPL) does not.
 
-The known-bad table is ``sparktui/data/known_bad.toml`` (see the file's header for the fields);
-``load_known_bad`` validates it: a malformed file is an error with the reason, never a crash.
+The known-bad table is ``sparktui/data/known_bad.toml`` (see the file's header for the fields), or
+the user's own file named by ``[driver] known_bad`` (used instead of the shipped one, never merged
+and never silently replaced by it); ``load_known_bad`` validates it: a missing or malformed file is
+an error naming the file with the reason, never a crash.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import re
+import stat
 import sys
 import time
 from pathlib import Path
@@ -223,7 +226,11 @@ def load_known_bad(path: Path | None = None) -> KnownBadData:
     """The table at ``path`` (default: the shipped one); a problem is ``error`` with no entries."""
     p = path or SHIPPED_KNOWN_BAD
     try:
-        size = p.stat().st_size
+        st = p.stat()
+        size = st.st_size
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError("is a folder, not a TOML file" if stat.S_ISDIR(st.st_mode)
+                             else "not a regular file (a pipe or a device?)")
         if size > MAX_KNOWN_BAD_BYTES:
             raise ValueError(f"{size} bytes, larger than a known-bad table can be ({MAX_KNOWN_BAD_BYTES} bytes)")
         text = p.read_text(encoding="utf-8")
@@ -349,10 +356,24 @@ def read_tree(root: str | os.PathLike[str] = "/", known_bad: Path | None = None)
     return d
 
 
+def known_bad_path(cfg: Config) -> Path | None:
+    """The user's table from ``[driver] known_bad`` (``~`` expanded), or None for the shipped one."""
+    driver = getattr(cfg, "driver", None)
+    name = getattr(driver, "known_bad", None)
+    return Path(os.path.expanduser(name)) if name else None
+
+
 def read(cfg: Config, root: str = "/", known_bad: Path | None = None) -> Reading[DriverFlavourData]:
-    """Never raises; what could not be read is None in the data with ``errors[field]``."""
+    """Never raises; what could not be read is None in the data with ``errors[field]``.
+
+    The table: ``known_bad`` if given, else ``[driver] known_bad``, else the shipped one. A user
+    file that cannot be used is an error naming it (the judge's unknown), not the shipped table."""
     started = time.time()
-    data = read_tree(root, known_bad)
+    user = known_bad_path(cfg) if known_bad is None else None
+    data = read_tree(root, known_bad if known_bad is not None else user)
+    kb = data["known_bad"]
+    if user is not None and kb.get("error"):
+        kb["error"] = f"{kb['error']} (the file named by [driver] known_bad{' in ' + cfg.source if cfg.source else ''})"
     base = Path(root)
     return Reading("driver_flavour", data, source=f"{base / 'proc/driver/nvidia'}, {base / 'sys/module/nvidia'}",
                    started_at=started)
