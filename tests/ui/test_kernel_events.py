@@ -207,3 +207,34 @@ async def test_a_boot_check_landing_after_a_live_event_keeps_it_and_does_not_fla
         await pilot.pause(0.2)
         assert app.kernel_watch.live == []
         assert any(e.value == 1 for e in app.board["G11"].verdict.evidence if e.what == "xid events")
+
+
+async def test_a_live_kernel_event_is_kept_in_the_session(tmp_path):
+    """The source keeps each live kernel event (the kept session and --record): a crash of the
+    dashboard after an OOM kill still leaves the kill on disk."""
+    log = tmp_path / "kmsg.txt"
+    log.write_text("")
+    kept: list[tuple[str, float]] = []
+    source = StillSource()
+    source.keep_event = lambda text, t: kept.append((text, t))
+    app = SparkApp(Config(), source=source, auto_checks=False, kernel_log_path=str(log))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: app.kernel_watch.follower is not None)
+        append(log, OOM_LINE)
+        await wait_for(pilot, lambda: bool(kept))
+    assert kept[0][0].startswith("kernel log: ") and "9123" in kept[0][0]
+
+
+def test_live_source_writes_a_kept_event_as_an_event_line(tmp_path):
+    """A LiveSource recording to a file (--record, no kept session) writes the event as a line."""
+    from sparktui.core.recording import read_recording
+    from sparktui.ui.sources import LiveSource
+
+    path = tmp_path / "s.jsonl"
+    src = LiveSource(Config(), lambda s: None, lambda d: None, record_path=str(path), keep_session=False)
+    src.start()
+    try:
+        src.keep_event("kernel log: OOM killer killed python3 (pid 9123)", 12.0)
+    finally:
+        src.stop()
+    assert "pid 9123" in path.read_text() and read_recording(path).problems == []

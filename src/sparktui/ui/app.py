@@ -311,7 +311,11 @@ class SparkApp(App):
         kw, ev = self.kernel_watch, msg.event
         kw.add(ev)
         st = kernel_status_of(ev)
-        self.events.kernel_event(self.now(), st, f"{kw.text(ev)} | {str(ev.get('text', ''))[:200]}")
+        summary = f"{kw.text(ev)} | {str(ev.get('text', ''))[:200]}"
+        self.events.kernel_event(self.now(), st, summary)
+        keep = getattr(self.source, "keep_event", None)
+        if keep is not None:  # into the kept session (and --record): a crash of sparktui loses no kernel event
+            keep(f"kernel log: {summary}", self.now())
         if st in (Status.FAIL, Status.WARN):
             self.notify(f"{kw.text(ev)}\n{str(ev.get('text', ''))[:200]}", title="G11 kernel log",
                         severity="error" if st is Status.FAIL else "warning", timeout=15)

@@ -179,6 +179,10 @@ class LiveSource:
         if keep:
             self._write("readings", keep, time.time())
 
+    def keep_event(self, text: str, t: float) -> None:
+        """A kernel-log event seen live (G11), kept as an "event" line: the session outlives the run."""
+        self._write("event", text, t)
+
     def keep_verdict(self, v: Any, t: float, change: Any) -> None:
         """Each check's first verdict of this run and every change (core/events.Change, or None
         when the status stayed): what a restored session's events view and `history` show."""
