@@ -63,7 +63,7 @@ def add_common_options(p: argparse.ArgumentParser, sub: bool = False) -> None:
     g.add_argument("--playbook", metavar="SLUG", action="append", help="G8: playbook slug being followed (repeatable)", **d)
     g.add_argument("--command", dest="commands", metavar="CMD", action="append", help="G8: a command from your launch script (repeatable)", **d)
     g.add_argument("--api-url", metavar="URL", help="G8: GitHub REST API base URL", **d)
-    g.add_argument("--peer", metavar="HOST", action="append", help="another machine to compare with, over ssh (repeatable; used by the dashboard, peers, preflight, report)", **d)
+    g.add_argument("--peer", metavar="HOST", action="append", help="another machine to compare with, over ssh (repeatable; used by the dashboard, peers, preflight, report, link-test)", **d)
     g.add_argument("--peer-command", metavar="CMD", help="how to run sparktui on the peers (default 'sparktui'), e.g. '~/.venv/bin/sparktui'", **d)
     g.add_argument("--ssh-config", metavar="FILE", help="ssh client config for the peers (passed to ssh as -F FILE)", **d)
 

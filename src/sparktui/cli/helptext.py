@@ -123,6 +123,18 @@ HELP: dict[str | None, Help] = {
          EXIT_FAIL: "a failure, a required mismatch with a peer, or a peer that cannot be reached",
          EXIT_UNKNOWN: "an unknown that blocks: a broken input (--python, --path, --pins), nothing checked "
                        "at all, or any unknown with --strict"}),
+    "link-test": Help(
+        "G12: measure the two-Spark link with nccl-tests' all_reduce_perf over mpirun (one rank per Spark)\n"
+        "and judge its bus bandwidth. Intrusive: it shows the command and asks first; without the tools it prints it.",
+        ("sparktui link-test --peer spark-2", "sparktui link-test --peer spark-2 --yes --json > link.json",
+         "sparktui link-test --peer spark-2 --binary ~/nccl-tests/build/all_reduce_perf"),
+        (EXIT_OK, EXIT_WARN, EXIT_UNKNOWN, EXIT_REFUSED),
+        {EXIT_OK: "the bus bandwidth is at the ~23.7 GB/s reported reachable",
+         EXIT_WARN: "the bus bandwidth is below it (e.g. ~3 GB/s on NCCL's default settings)",
+         EXIT_UNKNOWN: "the run failed, or its output gave no usable figure",
+         EXIT_REFUSED: "not run: all_reduce_perf or mpirun missing (the command is printed), not confirmed, "
+                       "or no --yes without a terminal",
+         EXIT_USAGE: "usage error: no --peer, a bad host name, a bad option"}),
     "history": Help(
         "List the dashboard sessions kept on this machine, newest first: start, duration, size, host,\n"
         "samples and the worst verdict seen. Each is a recording: replay or judge it by its ID.",

@@ -76,6 +76,9 @@ def build_parser() -> argparse.ArgumentParser:
     from sparktui.cli import history as _history
 
     _history.add_parser(sub)
+    from sparktui.cli import linktest as _linktest
+
+    _linktest.add_parser(sub, add_sub_common_options)
     document(p, None)
     for name, command in sub.choices.items():
         document(command, name)
@@ -232,6 +235,12 @@ def _cmd_history(args: argparse.Namespace) -> int:
     return cmd_history(args)
 
 
+def _cmd_link_test(args: argparse.Namespace) -> int:
+    from sparktui.cli.linktest import cmd_link_test
+
+    return cmd_link_test(args)
+
+
 def _cmd_fleet(args: argparse.Namespace) -> int:
     from sparktui.cli import fleet
 
@@ -268,6 +277,7 @@ def main(argv: list[str] | None = None) -> int:
             raise UsageError(f"sparktui: {empty[0]} needs a value; leave the option out for the default")
         handler = {"check": cmd_check, "snapshot": cmd_snapshot, "explain": cmd_explain, "list": cmd_list,
                    "bandwidth": cmd_bandwidth, "record": _cmd_record, "history": _cmd_history,
+                   "link-test": _cmd_link_test,
                    **dict.fromkeys(("peers", "export", "report", "preflight"), _cmd_fleet)}.get(args.cmd)
         if handler is None:
             handler = cmd_dashboard
