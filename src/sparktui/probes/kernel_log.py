@@ -31,6 +31,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Reading
+from sparktui.core.xids import XIDS  # noqa: F401  (re-exported: the meanings, shared with G11's judge)
 
 KMSG = "/dev/kmsg"
 BOOT_ID = "/proc/sys/kernel/random/boot_id"
@@ -46,32 +47,6 @@ GRANT_HINT = ("grant read access to the kernel log without running sparktui as r
               "`sudo usermod -aG adm,systemd-journal $USER` (then log in again), "
               "or `sudo sysctl kernel.dmesg_restrict=0` (until reboot; persist it in /etc/sysctl.d/)")
 
-# Xid -> (meaning, action). NVIDIA "Xid Errors" documentation, abridged; 169 from GB10 field reports.
-XIDS: dict[int, tuple[str, str]] = {
-    13: ("Graphics engine exception (often an illegal memory access in a kernel)",
-         "usually the application: rerun with compute-sanitizer / CUDA_LAUNCH_BLOCKING=1"),
-    31: ("GPU memory page fault (MMU fault)", "usually the application (bad pointer); if it repeats across apps, check the driver"),
-    43: ("GPU stopped processing (a channel was reset after a fault)", "the process hit a fault: check the job's own errors; the GPU stays usable"),
-    45: ("Preemptive cleanup of a channel (a process was killed or crashed)", "follows another error or a kill: look at the events before it"),
-    48: ("Double-bit ECC error (uncorrectable)", "drain the GPU and reset it (reboot on a Spark); repeated: hardware service"),
-    61: ("Internal micro-controller breakpoint/warning", "update the driver; if it repeats, reboot"),
-    62: ("Internal micro-controller halt", "reboot; update the driver; repeated: report to NVIDIA"),
-    63: ("ECC page retirement / row-remapping recorded", "informational unless frequent; check nvidia-smi -q -d ROW_REMAPPER"),
-    64: ("ECC page retirement / row-remapping failed", "drain and reboot; repeated: hardware service"),
-    68: ("Video processor exception", "update the driver; reboot if the GPU stays unusable"),
-    69: ("Graphics engine class error", "usually a driver or application bug: update the driver"),
-    74: ("NVLink / chip-to-chip link error", "reboot; if it repeats, hardware service"),
-    79: ("GPU has fallen off the bus", "reboot; check power, temperature and the kernel log around it (AER)"),
-    92: ("High single-bit ECC error rate", "watch it; if it grows, schedule service"),
-    94: ("Contained ECC error (one application affected)", "restart the affected application"),
-    95: ("Uncontained ECC error (all applications affected)", "drain the GPU and reboot"),
-    109: ("Context switch timeout", "often an application hang; update the driver if it repeats"),
-    119: ("GSP RPC timeout", "reboot; update the driver; if it repeats, report with nvidia-bug-report.sh"),
-    120: ("GSP error", "reboot; update the driver; if it repeats, report with nvidia-bug-report.sh"),
-    154: ("GPU recovery action required (reset or reboot)", "do what the message says: reset the GPU or reboot"),
-    169: ("GB10: the proprietary kernel module failed to initialise the GPU (RmInitAdapter failed)",
-          "install the -open kernel module flavour of the same driver branch and reboot"),
-}
 # Xids that point at memory exhaustion (G3/G6) rather than the driver or hardware.
 OPEN_MODULE_XIDS = frozenset({169})
 
