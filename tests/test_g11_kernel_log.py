@@ -344,3 +344,13 @@ def test_gotcha_object():
 def test_judge_never_imports_probes():
     src = open(g11.__file__).read()
     assert "sparktui.probes" not in src  # import-linter enforces it too
+
+
+def test_an_oom_victim_the_dashboard_recognised_is_named_in_the_finding():
+    from sparktui.gotchas import g11_kernel_log as g11m
+
+    base = {"kind": "oom_kill", "pid": 5120, "name": "python3", "rss_kb": 80 * 1024 * 1024}
+    assert g11m.describe({**base, "seen_as": {"kind": "server", "server": "vllm", "command": "vllm serve m"}}) \
+        .endswith(": the vllm server G6 saw (vllm serve m)")
+    assert g11m.describe({**base, "seen_as": {"kind": "other"}}) == g11m.describe(base)  # only what G6 judges
+    assert g11m.describe({**base, "seen_as": "garbage"}) == g11m.describe(base)

@@ -238,3 +238,27 @@ def test_live_source_writes_a_kept_event_as_an_event_line(tmp_path):
     finally:
         src.stop()
     assert "pid 9123" in path.read_text() and read_recording(path).problems == []
+
+
+async def test_an_oom_kill_names_the_training_job_g6_saw_before_the_kill(tmp_path):
+    """The victim is gone from any scan after the kill: the last scan before it says it was the
+    training job, and G11's finding says so."""
+    log = tmp_path / "kmsg.txt"
+    log.write_text("")
+    app = live_app(log)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.latest_processes = {"rows": [{"pid": 9123, "kind": "training", "name": "python3",
+                                          "command": "torchrun --nproc-per-node 1 train_lora.py"}]}
+        await wait_for(pilot, lambda: app.kernel_watch.follower is not None)
+        append(log, OOM_LINE)
+        await wait_for(pilot, lambda: app.board["G11"].verdict is not None and app.board["G11"].verdict.status is Status.FAIL)
+        assert "the training job G6 saw (torchrun --nproc-per-node 1 train_lora.py)" in app.board["G11"].verdict.summary
+
+
+def test_victim_seen_only_from_a_scan_that_holds_the_pid():
+    from sparktui.ui.kernel_events import victim_seen
+
+    scan = {"rows": [{"pid": 5120, "kind": "server", "server": "vllm", "command": "vllm serve m"}]}
+    assert victim_seen(scan, 5120) == {"kind": "server", "server": "vllm", "command": "vllm serve m"}
+    assert victim_seen(scan, 9999) is None and victim_seen(None, 5120) is None
+    assert victim_seen({"rows": None, "scan_error": "denied"}, 5120) is None

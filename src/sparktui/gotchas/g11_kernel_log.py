@@ -61,13 +61,23 @@ def describe(ev: Mapping[str, Any]) -> str:
     if kind == "nv_no_memory":
         return "NVIDIA driver out of memory (NV_ERR_NO_MEMORY)"
     if kind == "oom_kill":
-        return f"OOM killer killed {ev.get('name') or '?'} (pid {ev.get('pid', '?')}, {_gib(ev.get('rss_kb'))})"
+        return f"OOM killer killed {ev.get('name') or '?'} (pid {ev.get('pid', '?')}, {_gib(ev.get('rss_kb'))}){_seen_as(ev)}"
     if kind == "aer":
         return f"PCIe AER {ev.get('severity', 'unknown')} error on {ev.get('device') or 'unknown'} ({ev.get('pci') or '?'})"
     if kind == "soft_lockup":
         who = f", task {ev.get('name')} pid {ev.get('pid')}" if ev.get("pid") is not None else ""
         return f"soft lockup: CPU#{ev.get('cpu', '?')} stuck for {ev.get('stuck_s', '?')} s{who}"
     return f"unrecognised event kind {kind!r}"
+
+
+def _seen_as(ev: Mapping[str, Any]) -> str:
+    """What the victim was in the last process scan before the kill (the dashboard adds it: the
+    live scan after the kill no longer has the process): the training job, or a server G6 saw."""
+    seen = ev.get("seen_as")
+    if not isinstance(seen, Mapping) or seen.get("kind") not in ("training", "server"):
+        return ""
+    what = "the training job" if seen["kind"] == "training" else f"the {seen.get('server') or 'inference'} server"
+    return f": {what} G6 saw" + (f" ({str(seen['command'])[:80]})" if seen.get("command") else "")
 
 
 def is_fail(ev: Mapping[str, Any]) -> bool:

@@ -31,7 +31,7 @@ from sparktui.gotchas import REGISTRY
 from sparktui.gotchas.base import Gotcha
 from sparktui.ui.board import TELEMETRY_CHECKS, TELEMETRY_REJUDGE_S, Board
 from sparktui.ui.format import age, bandwidth_line, duration, short_reason
-from sparktui.ui.kernel_events import KernelEventArrived, KernelFollowFailed, KernelWatch
+from sparktui.ui.kernel_events import KernelEventArrived, KernelFollowFailed, KernelWatch, victim_seen
 from sparktui.ui.kernel_events import status_of as kernel_status_of
 from sparktui.ui.peers import PeersScreen, PeerWatch
 from sparktui.ui import malloc
@@ -309,6 +309,10 @@ class SparkApp(App):
         """A kernel log event seen live: a row in the events view, a notification at once (and the
         bell with --bell) for what G11 warns or fails on, and G11 re-judged with it."""
         kw, ev = self.kernel_watch, msg.event
+        if ev.get("kind") == "oom_kill":  # who it was, from the last scan before the kill
+            seen = victim_seen(self.latest_processes, ev.get("pid"))
+            if seen is not None:
+                ev["seen_as"] = seen
         kw.add(ev)
         st = kernel_status_of(ev)
         summary = f"{kw.text(ev)} | {str(ev.get('text', ''))[:200]}"

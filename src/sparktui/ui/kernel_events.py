@@ -118,3 +118,15 @@ class KernelWatch:
 
     def text(self, ev: Mapping[str, Any]) -> str:
         return f"kernel log: {describe(ev)}"
+
+
+def victim_seen(processes: Mapping[str, Any] | None, pid: Any) -> dict[str, Any] | None:
+    """The OOM victim as the last process scan saw it (kind, server, command), or None when that
+    scan did not hold it: the one G6 knew as the training job or a server."""
+    rows = (processes or {}).get("rows") if isinstance(processes, Mapping) else None
+    if not isinstance(rows, list) or pid is None:
+        return None
+    for row in rows:
+        if isinstance(row, Mapping) and row.get("pid") == pid:
+            return {"kind": row.get("kind"), "server": row.get("server"), "command": row.get("command")}
+    return None
