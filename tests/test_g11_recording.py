@@ -31,6 +31,18 @@ def _recording(tmp_path, readings: dict) -> str:
     return str(path)
 
 
+def _record(tmp_path, seconds: float):
+    """`sparktui record` for ``seconds`` on a fake loaded GB10; the recording's path."""
+    nvml.set_backend(fake_nvml.gb10_loaded())
+    try:
+        out = tmp_path / "run.jsonl"
+        assert main(["record", "-o", str(out), "--interval", "0.05", "--duration", str(seconds),
+                     "--processes-every", "0.1"]) == 0
+    finally:
+        nvml.set_backend(None)
+    return out
+
+
 def _g11(capsys, path: str) -> dict | None:
     main(["check", "--replay", path, "--json"])
     checks = json.loads(capsys.readouterr().out)["checks"]
@@ -70,13 +82,7 @@ def test_record_then_replay_end_to_end(tmp_path, capsys, monkeypatch):
     log = tmp_path / "dmesg.txt"
     log.write_text(QUIET_LINES + OOM_LINES)
     monkeypatch.setattr(kernel_log, "read", lambda cfg=None, **kw: kernel_log.read_file(str(log)))
-    nvml.set_backend(fake_nvml.gb10_loaded())
-    try:
-        out = tmp_path / "run.jsonl"
-        assert main(["record", "-o", str(out), "--interval", "0.05", "--duration", "0.3",
-                     "--processes-every", "0.1"]) == 0
-    finally:
-        nvml.set_backend(None)
+    out = _record(tmp_path, 0.3)
     capsys.readouterr()
     assert '"kernel_log"' in out.read_text()  # written as a readings line
     assert read_recording(out).problems == []
@@ -108,13 +114,7 @@ def test_an_oom_kill_during_the_recording_is_in_its_replay(tmp_path, capsys, mon
 
     killer = threading.Thread(target=oom_later, daemon=True)
     killer.start()
-    nvml.set_backend(fake_nvml.gb10_loaded())
-    try:
-        out = tmp_path / "run.jsonl"
-        assert main(["record", "-o", str(out), "--interval", "0.05", "--duration", "0.5",
-                     "--processes-every", "0.1"]) == 0
-    finally:
-        nvml.set_backend(None)
+    out = _record(tmp_path, 0.5)
     killer.join(5)
     capsys.readouterr()
     assert out.read_text().count('"kernel_log"') >= 2  # at the start, and again at the end
