@@ -9,6 +9,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Property tests are derandomized: the same examples every run, so a failure reproduces and CI
+# cannot flake on a lucky draw. No example database (CI starts clean; nothing to replay).
+settings.register_profile("sparktui", derandomize=True, database=None, deadline=None, max_examples=150,
+                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "sparktui"))
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Reading, Readings
