@@ -80,3 +80,6 @@ def kids(tmp_path):
     c = Children(bindir)
     yield c
     c.close()
+
+
+pytest_plugins = ["tests.ci_guard"]  # under CI a skip is a failure (see tests/ci_guard.py)
