@@ -13,7 +13,6 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
-import types
 import typing
 from collections import Counter
 from pathlib import Path
@@ -24,6 +23,7 @@ import pytest
 from sparktui.core import shapes
 from sparktui.core.config import Config
 from sparktui.core.readings import Reading, Readings
+from sparktui.core.validate import shape_problems as problems
 from sparktui.core.recording import read_recording, readings_from_recording
 from sparktui.probes import bandwidth, cudalibs, container, host, nvml, pins, processes, sampler, state, target, tpscan
 from sparktui.probes import playbooks as playbooks_probe
@@ -63,50 +63,6 @@ def _is_typeddict(tp: Any) -> bool:
     return isinstance(tp, type) and typing.is_typeddict(tp)
 
 
-def _type_name(tp: Any) -> str:
-    return getattr(tp, "__name__", None) or str(tp)
-
-
-def problems(value: Any, tp: Any, where: str = "data") -> list[str]:
-    """Where ``value`` leaves the declared type ``tp`` (TypedDicts, lists, dicts, unions, scalars)."""
-    if tp is Any:
-        return []
-    if _is_typeddict(tp):
-        if not isinstance(value, dict):
-            return [f"{where}: {type(value).__name__}, expected a {tp.__name__} object"]
-        hints = typing.get_type_hints(tp)
-        out = [f"{where}.{k}: not declared in {tp.__name__}" for k in value if k not in hints]
-        out += [f"{where}: {tp.__name__} requires {k!r}" for k in tp.__required_keys__ if k not in value]
-        for k, v in value.items():
-            if k in hints:
-                out += problems(v, hints[k], f"{where}.{k}")
-        return out
-    origin, args = typing.get_origin(tp), typing.get_args(tp)
-    if origin in (typing.Union, types.UnionType):
-        arms = [a for a in args if a is not type(None)] if value is not None else list(args)
-        tried = [problems(value, arm, where) for arm in arms]
-        if any(not p for p in tried):
-            return []
-        return tried[0] if len(tried) == 1 else [f"{where}: {value!r:.80} is none of {_type_name(tp)}"]
-    if origin is list:
-        if not isinstance(value, list):
-            return [f"{where}: {type(value).__name__}, expected a list"]
-        return [p for i, v in enumerate(value) for p in problems(v, args[0], f"{where}[{i}]")]
-    if origin is dict:
-        if not isinstance(value, dict):
-            return [f"{where}: {type(value).__name__}, expected an object"]
-        return [p for k, v in value.items() for p in problems(k, args[0], f"{where} key") + problems(v, args[1], f"{where}[{k!r}]")]
-    if tp is type(None):
-        return [] if value is None else [f"{where}: {value!r:.80}, expected None"]
-    if tp is float:
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool)  # JSON writes 2.0 as 2
-    elif tp is int:
-        ok = isinstance(value, int) and not isinstance(value, bool)
-    else:
-        ok = isinstance(value, tp)
-    return [] if ok else [f"{where}: {value!r:.80} is not {_type_name(tp)}"]
-
-
 def assert_shape(reading: Reading[Any], name: str | None = None) -> None:
     """A reading that read something holds its probe's declared shape."""
     name = name or reading.probe
@@ -126,7 +82,7 @@ def test_the_checker_catches_an_undeclared_key_a_missing_required_key_and_a_wron
     assert problems(row, shapes.GpuRow) == []
     assert problems({**row, "temp": 72}, shapes.GpuRow) == ["data.temp: not declared in GpuRow"]
     assert problems({"temp_c": 72}, shapes.GpuRow) == ["data: GpuRow requires 'index'"]
-    assert problems({**row, "temp_c": "72"}, shapes.GpuRow) == ["data.temp_c: '72' is not int"]
+    assert problems({**row, "temp_c": "72"}, shapes.GpuRow) == ["data.temp_c: expected int, got str '72'"]
     assert problems({**row, "util_gpu": True}, shapes.GpuRow)  # a bool is not a count
     assert problems({**row, "power_w": 80}, shapes.GpuRow) == []  # JSON writes 80.0 as 80
 

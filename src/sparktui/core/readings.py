@@ -20,6 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Iterator, Literal, Mapping, TypeVar, overload
 
+from sparktui.core.atomic import write_text_atomic
+from sparktui.core.shapes import SHAPES
+from sparktui.core.validate import shape_problems
+
 if TYPE_CHECKING:
     from sparktui.core.shapes import (
         BandwidthResult,
@@ -74,14 +78,29 @@ class Reading(Generic[D]):
             raise ValueError(f"\"data\" must be an object or null, not {type(data).__name__}")
         if error is not None and not isinstance(error, str):
             raise ValueError(f"\"error\" must be a string or null, not {type(error).__name__}")
+        probe = str(d["probe"])
+        misfit = _misfit(probe, data)
+        if misfit:  # a judge would crash on it or build a verdict on it: the reading failed, saying where
+            data, error = None, misfit + (f"; {error}" if error else "")
         return Reading(
-            probe=str(d["probe"]),
+            probe=probe,
             data=data,
             error=error,
             source=str(d.get("source", "")),
             started_at=_finite(d.get("started_at"), "started_at"),
             took_s=_finite(d.get("took_s"), "took_s"),
         )
+
+
+def _misfit(probe: str, data: Mapping[str, Any] | None) -> str | None:
+    """Why stored ``data`` does not hold ``probe``'s declared shape (core/shapes.py), or None."""
+    if data is None or probe not in SHAPES:
+        return None
+    found = shape_problems(data, SHAPES[probe], probe, strict=False)
+    if not found:
+        return None
+    more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+    return f"stored reading unusable: field {found[0]}{more}"
 
 
 def _finite(v: Any, what: str) -> float:
@@ -224,7 +243,8 @@ class SnapshotError(ValueError):
     """A snapshot file that cannot be used; the message says why."""
 
 
-def write_snapshot(path: Path | str, readings: Readings, host: dict[str, Any], version: str) -> None:
+def snapshot_text(readings: Readings, host: dict[str, Any], version: str) -> str:
+    """The snapshot document as written to a file or stdout."""
     doc = {
         "schema": SNAPSHOT_SCHEMA,
         "kind": "sparktui-snapshot",
@@ -233,8 +253,12 @@ def write_snapshot(path: Path | str, readings: Readings, host: dict[str, Any], v
         "host": host,
         "readings": readings.to_dict(),
     }
-    text = json.dumps(doc, indent=2, sort_keys=True, default=str)
-    Path(path).write_text(text + "\n", encoding="utf-8")
+    return json.dumps(doc, indent=2, sort_keys=True, default=str) + "\n"
+
+
+def write_snapshot(path: Path | str, readings: Readings, host: dict[str, Any], version: str) -> None:
+    """Atomically (core/atomic.py): a failed write leaves the earlier snapshot whole."""
+    write_text_atomic(path, snapshot_text(readings, host, version))
 
 
 def read_snapshot(path: Path | str) -> tuple[Readings, dict[str, Any], dict[str, Any]]:

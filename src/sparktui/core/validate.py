@@ -3,7 +3,11 @@ the probe that receives it and the judge that reads it use them, so neither impo
 
 from __future__ import annotations
 
+import functools
 import math
+import types
+import typing
+from typing import Any
 
 
 def _is_number(v: object) -> bool:
@@ -49,3 +53,164 @@ def bandwidth_result_problem(res: object) -> str | None:
     return None
 
 
+
+
+# --- what hardware can report at all: one table for the judges (G3, G4, G6) and the read boundary ---
+# A value outside these is a measurement error (a corrupt file, an edited snapshot, a driver bug),
+# never evidence: judges name it and say unknown; a snapshot or peer reading holding one is refused.
+MEMTOTAL_MAX_BYTES = 2 * 1024 ** 4  # GB10: ~121.7 GiB usable; no DGX Spark-class machine has 2 TiB
+TEMP_RANGE_C = (-40.0, 130.0)  # NVML's GPU temperature; a GPU shuts down well below 130 °C
+POWER_MAX_W = 1000.0  # GB10's TDP is ~140 W; the largest data-centre parts are rated ~1000 W
+SM_MAX_MHZ = 4000.0  # GB10 runs ~2400 MHz; no GPU clocks its SMs near 4 GHz
+UTIL_MAX_PCT = 100.0
+
+# (shape name, field) -> (lowest, highest, lowest is exclusive): the fields the table bounds.
+PHYSICAL_BOUNDS: dict[tuple[str, str], tuple[float, float, bool]] = {
+    ("MemInfo", "MemTotal"): (0.0, MEMTOTAL_MAX_BYTES, True),
+    **{("MemInfo", k): (0.0, MEMTOTAL_MAX_BYTES, False)
+       for k in ("MemFree", "MemAvailable", "Buffers", "Cached", "SReclaimable", "KReclaimable", "Shmem",
+                 "AnonPages", "Unevictable", "Mlocked", "Dirty", "Mapped", "CmaTotal", "CmaFree", "SwapTotal",
+                 "SwapFree", "SwapCached", "HugePages_Total", "HugePages_Free", "Hugepagesize")},
+    ("GpuRow", "temp_c"): (*TEMP_RANGE_C, False),
+    ("GpuRow", "power_w"): (0.0, POWER_MAX_W, False),
+    ("GpuRow", "power_limit_w"): (0.0, POWER_MAX_W, False),
+    ("GpuRow", "sm_mhz"): (0.0, SM_MAX_MHZ, False),
+    ("GpuRow", "util_gpu"): (0.0, UTIL_MAX_PCT, False),
+    ("GpuRow", "util_mem"): (0.0, UTIL_MAX_PCT, False),
+    ("ProcessRow", "gpu_mem_bytes"): (0.0, MEMTOTAL_MAX_BYTES, False),
+    ("ProcessRow", "rss_bytes"): (0.0, MEMTOTAL_MAX_BYTES, False),
+}
+
+
+def out_of_bounds(shape: str, name: str, v: float) -> str | None:
+    """Why a number read for ``shape``'s field ``name`` cannot come from the machine, or None."""
+    bound = PHYSICAL_BOUNDS.get((shape, name))
+    if bound is None:
+        return None
+    low, high, exclusive = bound
+    if low <= v <= high and not (exclusive and v == low):
+        return None
+    return f"{_show(v)} is outside what the machine can report ({'over' if exclusive else 'from'} {low:g} to {high:g})"
+
+
+# --- the declared shapes (core/shapes.py), checked at run time -----------------------------------
+
+MAX_SHAPE_PROBLEMS = 20  # past this a value is garbage: the first ones say enough
+
+
+@functools.cache
+def _hints(tp: type) -> dict[str, Any]:
+    return typing.get_type_hints(tp)
+
+
+def _is_typeddict(tp: Any) -> bool:
+    return isinstance(tp, type) and typing.is_typeddict(tp)
+
+
+def _type_name(tp: Any) -> str:
+    return getattr(tp, "__name__", None) or str(tp).replace("typing.", "")
+
+
+def _shapes_of(tp: type) -> list[str]:
+    """A TypedDict's name and its bases' names: PHYSICAL_BOUNDS keyed by MemInfo binds MemInfoReading."""
+    return [b.__name__ for b in getattr(tp, "__orig_bases__", ()) if _is_typeddict(b)] + [tp.__name__]
+
+
+def shape_problems(value: Any, tp: Any, where: str = "data", strict: bool = True) -> list[str]:
+    """Where ``value`` leaves the declared type ``tp`` (TypedDicts, lists, dicts, unions, scalars),
+    as "field X: expected int, got str", at most MAX_SHAPE_PROBLEMS of them.
+
+    ``strict`` (a probe's own output, tests/test_types.py) also names undeclared keys and missing
+    required keys. Data read from outside (a snapshot, a peer) is checked without it: a newer
+    sparktui may add a key, and a judge handles an absent one; but a value of the wrong type, a
+    number that is not finite, or one no hardware produces (PHYSICAL_BOUNDS) is refused, since a
+    judge would crash on it or build a verdict on it."""
+    out: list[str] = []
+    _check(value, tp, where, strict, out)
+    return out[:MAX_SHAPE_PROBLEMS]
+
+
+def _check(value: Any, tp: Any, where: str, strict: bool, out: list[str]) -> None:
+    if len(out) >= MAX_SHAPE_PROBLEMS or tp is Any:
+        return
+    if _is_typeddict(tp):
+        _check_object(value, tp, where, strict, out)
+        return
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        arms = [a for a in args if a is not type(None)] if value is not None else list(args)
+        tried = []
+        for arm in arms:
+            found: list[str] = []
+            _check(value, arm, where, strict, found)
+            if not found:
+                return
+            tried.append(found)
+        out.extend(tried[0] if len(tried) == 1 else [f"{where}: expected {_type_name(tp)}, got {_got(value)}"])
+    elif origin is list:
+        if not isinstance(value, list):
+            out.append(f"{where}: expected a list, got {_got(value)}")
+            return
+        for i, v in enumerate(value):
+            _check(v, args[0], f"{where}[{i}]", strict, out)
+    elif origin is dict:
+        if not isinstance(value, dict):
+            out.append(f"{where}: expected an object, got {_got(value)}")
+            return
+        for k, v in value.items():
+            _check(k, args[0], f"{where} key", strict, out)
+            _check(v, args[1], f"{where}[{k!r}]", strict, out)
+    elif origin is typing.Literal:
+        if value not in args:
+            out.append(f"{where}: expected one of {', '.join(map(repr, args))}, got {_got(value)}")
+    else:
+        problem = _scalar_problem(value, tp)
+        if problem:
+            out.append(f"{where}: {problem}")
+
+
+def _check_object(value: Any, tp: type, where: str, strict: bool, out: list[str]) -> None:
+    if not isinstance(value, dict):
+        out.append(f"{where}: expected a {tp.__name__} object, got {_got(value)}")
+        return
+    hints = _hints(tp)
+    if strict:
+        out.extend(f"{where}.{k}: not declared in {tp.__name__}" for k in value if k not in hints)
+        out.extend(f"{where}: {tp.__name__} requires {k!r}" for k in tp.__required_keys__ if k not in value)
+    for k, v in value.items():
+        if k not in hints:
+            continue
+        before = len(out)
+        _check(v, hints[k], f"{where}.{k}", strict, out)
+        if len(out) == before and _is_number(v):
+            bad = next((p for s in _shapes_of(tp) if (p := out_of_bounds(s, k, v))), None)
+            if bad:
+                out.append(f"{where}.{k}: {bad}")
+
+
+def _scalar_problem(value: Any, tp: Any) -> str | None:
+    if tp is type(None):
+        return None if value is None else f"expected null, got {_got(value)}"
+    if tp is float:  # JSON writes 2.0 as 2
+        if _is_number(value) and not _finite(value):
+            return f"expected a finite number, got {_got(value)}"
+        ok = _is_number(value)
+    elif tp is int:
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    else:
+        ok = isinstance(value, tp)
+    return None if ok else f"expected {_type_name(tp)}, got {_got(value)}"
+
+
+def _finite(v: float) -> bool:
+    try:
+        return math.isfinite(v)
+    except OverflowError:  # an integer past any float
+        return False
+
+
+def _got(value: Any) -> str:
+    """What a wrong value is, in a few words: "str '12.1'", "float nan", "list"."""
+    if isinstance(value, (dict, list)):
+        return f"{type(value).__name__} of {len(value)}"
+    return f"{type(value).__name__} {_show(value)}"
