@@ -14,6 +14,7 @@ from typing import Any, Mapping
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
 from sparktui.core.telemetry import GIB, free_gib, render_free_g
+from sparktui.core import validate
 from sparktui.core.verdict import EvidenceList, Status, Verdict
 from sparktui.gotchas._when import when_text
 from sparktui.gotchas.base import Gotcha, unknown_from
@@ -25,8 +26,9 @@ from sparktui.gotchas.base import Gotcha, unknown_from
 RECOVER_MARGIN_GIB = 2.0
 RECOVER_HOLD_S = 30.0
 # Measurement errors (class 3): a MemTotal outside this range is not a DGX Spark-class machine
-# (GB10: ~121.7 GiB usable), and no pool field can be negative or exceed MemTotal.
-MAX_MEMTOTAL_BYTES = 2 * 1024 ** 4
+# (GB10: ~121.7 GiB usable), and no pool field can be negative or exceed MemTotal. One table of what
+# hardware can report (core/validate.py) serves G3, G4, G6 and the snapshot reader.
+MAX_MEMTOTAL_BYTES = validate.MEMTOTAL_MAX_BYTES
 # A holder of memory is named in the summary when it holds at least this share of MemTotal
 # (the largest one is always named).
 HOLDER_SHARE = 0.10

@@ -23,6 +23,7 @@ from sparktui.core.config import Config
 from sparktui.core.readings import Readings
 from sparktui.core.telemetry import (CLOCK_EVENT_COUNTERS, HW_REASONS, LEGACY_COUNTERS, POWER_REASONS,
                                      THERMAL_POLICY_COUNTER, THERMAL_REASONS, counter_ns)
+from sparktui.core import validate
 from sparktui.core.verdict import Evidence, Status, Verdict
 from sparktui.gotchas._when import offset_text, when_text
 from sparktui.gotchas.base import Gotcha, unknown_from
@@ -42,10 +43,11 @@ FAULT_MIN_SAMPLES = 3  # power-delivery fault: at least this many loaded samples
 FAULT_SHARE = 0.8  # ... making up at least this share of the loaded samples
 LOAD_POWER_SHARE = 0.3  # without utilization, a sample draws this share of the rated power to count as loaded
 # What a GPU can report at all (class 3): outside these a reading is a measurement error, not evidence.
-TEMP_RANGE_C = (-40.0, 130.0)
-POWER_MAX_W = 1000.0  # GB10's TDP is ~140 W; the largest data-centre parts are rated ~1000 W
-SM_MAX_MHZ = 4000.0  # GB10 runs ~2400 MHz; no GPU clocks its SMs near 4 GHz
-UTIL_MAX_PCT = 100.0
+# One table of them (core/validate.py) serves G3, G4, G6 and the snapshot reader.
+TEMP_RANGE_C = validate.TEMP_RANGE_C
+POWER_MAX_W = validate.POWER_MAX_W
+SM_MAX_MHZ = validate.SM_MAX_MHZ
+UTIL_MAX_PCT = validate.UTIL_MAX_PCT
 # A counter can grow by at most the time since its previous reading (sample timestamps and reads are
 # apart by up to this much); one that shrinks is a reset (driver reload) only if what it shows fits
 # into that time, otherwise a measurement error.

@@ -22,6 +22,7 @@ from sparktui.core.config import Config
 from sparktui.core.readings import Readings
 from sparktui.core.secrets import REDACTED
 from sparktui.core.telemetry import GIB
+from sparktui.core.validate import MEMTOTAL_MAX_BYTES
 from sparktui.core.verdict import EvidenceList, Status, Verdict
 from sparktui.gotchas._fix import block, comment, sh, stop_lines
 from sparktui.gotchas._when import when_text
@@ -236,7 +237,7 @@ def read_pool(r: Readings) -> Pool:
     total, avail = mem.get("MemTotal"), mem.get("MemAvailable")
     if total is None:
         pool.unread = "MemTotal unread: /proc/meminfo has no MemTotal"
-    elif not _number(total) or total <= 0:
+    elif not _number(total) or not 0 < total <= MEMTOTAL_MAX_BYTES:
         pool.errors.append(f"measurement error: MemTotal {total!r} is outside what a machine can report")
         pool.unread = "MemTotal unusable (measurement error)"
     else:
