@@ -3,8 +3,8 @@ Prometheus and Grafana.
 
 One Sampler (one NVML session, fixed interval) feeds the telemetry gauges and the judges that
 work on telemetry (G3, G4, G6); the other checks rerun on their own cadence (``Gotcha.cadence_s``;
-checks without one hourly) in a background thread. A scrape only reads the last values: it never
-waits for a probe. A field NVML cannot read (GB10: memory clock, power limit) has no series at
+checks without one hourly) in a background thread. A scrape only sends the last rendered text: it
+never waits for a probe (fleet/metrics_server.py). A field NVML cannot read (GB10: memory clock, power limit) has no series at
 all, rather than a made-up zero.
 
 Check status codes (``sparktui_check_status``), the same as the CLI's exit codes where they exist:
@@ -36,6 +36,7 @@ from sparktui.core.readings import Readings
 from sparktui.core.recording import readings_from_samples
 from sparktui.core.telemetry import CLOCK_EVENT_COUNTERS, MEM_BYTE_FIELDS, REASON_BITS, THERMAL_POLICY_COUNTER, counter_ns
 from sparktui.core.verdict import Status, Verdict
+from sparktui.fleet.metrics_server import MetricsServer
 from sparktui.gotchas import IDS, REGISTRY
 
 STATUS_CODE = {Status.OK: 0, Status.WARN: 1, Status.FAIL: 2, Status.UNKNOWN: 3, Status.SKIP: 4}
@@ -43,6 +44,7 @@ STATES = tuple(s.value for s in STATUS_CODE)
 SAMPLER_PROBES = frozenset({"telemetry", "meminfo", "nvml", "processes"})  # read from the Sampler
 SLOW_RERUN_S = 3600.0  # checks without a cadence (G2, G5's stored figure, G9) rerun hourly
 DEFAULT_LISTEN = "127.0.0.1:9400"
+RENDER_EVERY_S = 1.0
 
 
 class ListenError(ValueError):
@@ -213,8 +215,12 @@ class Exporter:
         self.checks = CheckScheduler(cfg, ids if ids is not None else IDS, self._sampler_readings, collect=collect)
         self.registry = CollectorRegistry(auto_describe=False)
         self.registry.register(self)
-        self._server = None
-        self._server_thread: threading.Thread | None = None
+        # rendered as often as the sampler samples (at most 1 s apart): a scrape gets the last sample
+        self.render_every_s = min(self.sampler.interval_s, RENDER_EVERY_S)
+        self.render_error: str | None = None
+        self._server: MetricsServer | None = None
+        self._render_thread: threading.Thread | None = None
+        self._stop_render = threading.Event()
 
     # -- lifecycle -----------------------------------------------------------------------------
     def start(self, tick_s: float = 1.0) -> "Exporter":
@@ -225,17 +231,43 @@ class Exporter:
         return self
 
     def serve(self, host: str, port: int) -> tuple[str, int]:
-        """Start the HTTP server in a daemon thread; returns the bound (host, port)."""
-        from prometheus_client import start_http_server
+        """Render once, start the HTTP server and the render thread; returns the bound (host, port).
 
-        self._server, self._server_thread = start_http_server(port, addr=host, registry=self.registry)
-        bound = self._server.server_address
-        return str(bound[0]), int(bound[1])
+        A scrape sends the last rendered text (metrics_server.py): it never waits for the
+        sampler, a check or the render itself, however slow they are."""
+        from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+        self._server = MetricsServer(CONTENT_TYPE_LATEST)
+        self.render()
+        bound = self._server.start(host, port)
+        self._render_thread = threading.Thread(target=self._render_loop, name="sparktui-export-render", daemon=True)
+        self._render_thread.start()
+        return bound
+
+    def render(self) -> None:
+        """Render the metrics now and hand them to the server. A bug here keeps the last text
+        (its sample timestamp then shows how stale it is) and is kept in ``render_error``."""
+        from prometheus_client.exposition import generate_latest
+
+        try:
+            text = generate_latest(self.registry)
+        except Exception as e:
+            self.render_error = repr(e)
+            return
+        if self._server is not None:
+            self._server.publish(text)
+
+    def _render_loop(self) -> None:
+        while not self._stop_render.wait(self.render_every_s):
+            self.render()
 
     def stop(self) -> None:
+        self._stop_render.set()
+        if self._render_thread is not None:
+            self._render_thread.join(5)
+            self._render_thread = None
         if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+            self._server.stop()
             self._server = None
         self.checks.stop()
         self.sampler.stop()
@@ -248,7 +280,7 @@ class Exporter:
                                      source="live samples", meminfo_at="latest", interval_s=self.sampler.interval_s)
 
     def collect(self) -> Iterator[Any]:
-        """Called by prometheus_client on each scrape: reads the latest values only."""
+        """Called by prometheus_client on each render: reads the latest values only."""
         h = self.host
         info = GaugeMetricFamily("sparktui_info", "sparktui exporter running (value 1)", labels=["host", "version"])
         info.add_metric([h, self.version], 1)
