@@ -11,6 +11,8 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Optional, get_args, get_origin, Union
 
+from sparktui.core.readings import read_regular
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on 3.10 only
@@ -19,6 +21,15 @@ else:  # pragma: no cover - exercised on 3.10 only
 
 class ConfigError(ValueError):
     """A config file or value that cannot be used; the message is shown to the user as is."""
+
+
+MAX_CONFIG_BYTES = 1024 * 1024  # a real config is a few KiB; more is not read (a /dev/zero link, a log)
+
+
+def _show(v: Any) -> str:
+    """A value from the file as one short line (a quoted key may hold newlines, a list megabytes)."""
+    r = repr(v)
+    return r if len(r) <= 80 else r[:77] + "..."
 
 
 MAX_SETTING = 1e9  # seconds (about 31 years), counts, watts: beyond this a value is a typo, and waits overflow
@@ -219,7 +230,7 @@ def _coerce(tp, value, where: str):
         or (tp is list and isinstance(value, list) and all(isinstance(x, str) for x in value))
     )
     if not ok:
-        raise ConfigError(f"{where}: expected {_type_name(tp)}, got {value!r}")
+        raise ConfigError(f"{where}: expected {_type_name(tp)}, got {_show(value)}")
     return float(value) if tp is float else value
 
 
@@ -227,7 +238,8 @@ def _build_section(cls, values: dict, section: str, path: Optional[str]):
     known = {f.name: f for f in fields(cls)}
     kwargs = {}
     for key, value in values.items():
-        where = f"{path}: [{section}] {key}" if path else f"{section} {key}"
+        name = key if key.isidentifier() else _show(key)
+        where = f"{path}: [{section}] {name}" if path else f"{section} {name}"
         if key not in known:
             hint = ", ".join(sorted(known))
             raise ConfigError(f"{where}: unknown setting (known in [{section}]: {hint})")
@@ -237,30 +249,40 @@ def _build_section(cls, values: dict, section: str, path: Optional[str]):
         if check is not None and v is not None:
             problem = check(v)
             if problem:
-                raise ConfigError(f"{where}: {problem}, got {value!r}")
+                raise ConfigError(f"{where}: {problem}, got {_show(value)}")
         kwargs[key] = v
     return cls(**kwargs)
 
 
 def load_config(path: Optional[os.PathLike | str] = None) -> Config:
-    """Load ``path`` (must exist) or the default file (may be absent)."""
+    """Load ``path`` (must exist) or the default file (may be absent). Whatever is at either
+    place (a FIFO, a device, a folder, a huge or deeply nested file, invalid UTF-8, a folder that
+    cannot be read) is a ConfigError with one line saying why, never another exception."""
     explicit = path is not None
     p = Path(path) if path is not None else default_config_path()
-    if not p.exists():
-        if explicit:
-            raise ConfigError(f"{p}: config file not found")
-        return Config()
     try:
-        doc = tomllib.loads(p.read_text(encoding="utf-8"))
+        os.stat(p)
+    except FileNotFoundError:
+        if explicit:
+            raise ConfigError(f"{p}: config file not found") from None
+        return Config()
+    except OSError as e:  # a folder that cannot be searched, a symlink loop, a file where a folder should be
+        raise ConfigError(f"{p}: cannot read: {e.strerror or e}") from None
+    raw = read_regular(p, MAX_CONFIG_BYTES, ConfigError, "TOML config")
+    try:
+        doc = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{p}: not UTF-8 text (byte {e.start}); a config is a TOML text file") from None
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{p}: not valid TOML: {e}") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(f"{p}: cannot read: {e}") from None
+    except RecursionError:
+        raise ConfigError(f"{p}: not valid TOML: nested too deeply") from None
     sections = {f.name: f for f in fields(Config) if f.name != "source"}
     kwargs: dict = {}
     for name, table in doc.items():
         if name not in sections:
-            raise ConfigError(f"{p}: unknown section [{name}] (known: {', '.join(sorted(sections))})")
+            shown = name if name.isidentifier() else _show(name)
+            raise ConfigError(f"{p}: unknown section [{shown}] (known: {', '.join(sorted(sections))})")
         if not isinstance(table, dict):
             raise ConfigError(f"{p}: [{name}] must be a table")
         kwargs[name] = _build_section(sections[name].default_factory, table, name, str(p))
