@@ -36,7 +36,6 @@ import os
 import re
 import shutil
 import subprocess
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -44,6 +43,8 @@ from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 from urllib.parse import urljoin, urlsplit
+
+from sparktui.core.atomic import write_text_atomic
 
 if TYPE_CHECKING:  # imported by the first request: ~6 MB that a G8 with nothing to watch (no request) never needs
     import httpx
@@ -327,9 +328,7 @@ class _DiskCache:
     def _write(self, path: Path, doc: dict[str, Any]) -> None:
         try:
             self.root.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-            tmp.write_text(json.dumps(doc, separators=(",", ":")), encoding="utf-8")
-            os.replace(tmp, path)
+            write_text_atomic(path, json.dumps(doc, separators=(",", ":")))
         except OSError as e:  # a read-only cache costs requests, not correctness; but say so
             if self.write_error is None:
                 why = "not a directory" if self.root.exists() and not self.root.is_dir() else (e.strerror or str(e))

@@ -7,12 +7,12 @@ is a subprocess: a cancel or timeout kills its process group, and the buffer is 
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
 from pathlib import Path
 from typing import cast
 
+from sparktui.core.atomic import write_text_atomic
 from sparktui.core.config import Config
 from sparktui.core.readings import Reading
 from sparktui.core.shapes import BandwidthResult
@@ -63,10 +63,7 @@ def save_last(result: BandwidthResult) -> Path:
         raise ValueError(f"not keeping an unusable bandwidth result: {problem}")
     p = state.bandwidth_path()
     p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_suffix(".tmp")
-    tmp.write_text(json.dumps(result, indent=2, default=str), encoding="utf-8")
-    os.replace(tmp, p)
-    return p
+    return write_text_atomic(p, json.dumps(result, indent=2, default=str))
 
 
 def as_reading(result: BandwidthResult) -> Reading[BandwidthResult]:

@@ -12,11 +12,11 @@ from __future__ import annotations
 import json
 import os
 import stat
-import tempfile
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from sparktui.core.atomic import write_text_atomic
 from sparktui.core.config import default_state_dir
 
 MAX_BYTES = 64 * 1024  # a prefs file is a few hundred bytes; anything larger is not ours
@@ -76,17 +76,5 @@ def save_prefs(prefs: Prefs, path: Path | None = None) -> Path:
     """Write atomically; raises OSError (the caller says so and carries on)."""
     p = path or prefs_path()
     p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".prefs.", suffix=".tmp", dir=p.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(asdict(prefs), fh, indent=1, sort_keys=True)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, p)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    write_text_atomic(p, json.dumps(asdict(prefs), indent=1, sort_keys=True))
     return p

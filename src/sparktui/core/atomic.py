@@ -1,0 +1,86 @@
+"""Whole-file writes that never leave a fragment: the old file or the whole new one, nothing between.
+
+``Path.write_text`` truncates first and writes after, so a full disk, a kill -9 or a power cut in
+between leaves a few KB where a good snapshot or report was. Here the text goes to a temporary file
+in the same folder (so the rename stays on one file system), is flushed and fsynced, and only then
+renamed over the target (``os.replace`` is atomic on POSIX); on any failure the temporary file is
+removed and the target is untouched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+
+def write_text_atomic(path: Path | str, text: str, encoding: str = "utf-8") -> Path:
+    """Replace ``path`` with ``text`` atomically and durably. Raises OSError with ``filename`` set to
+    ``path`` (the temporary file's name means nothing to the user); the target is untouched then.
+
+    A symlink is followed (the file it names is replaced, the link stays). A target that is not a
+    regular file (``-o /dev/stdout``, a FIFO, ``/dev/null``) is written in place: renaming over it
+    would replace the device, and there is no old content to keep."""
+    target = Path(os.path.realpath(path))
+    try:
+        st = os.stat(target)
+    except FileNotFoundError:
+        st = None
+    except OSError as e:
+        raise OSError(e.errno, e.strerror, str(path)) from e
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        with _naming(path), open(target, "w", encoding=encoding) as fh:
+            fh.write(text)
+        return target
+    with _naming(path):
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        try:
+            os.fchmod(fd, stat.S_IMODE(st.st_mode) if st is not None else _default_mode())
+            with os.fdopen(fd, "w", encoding=encoding) as fh:
+                fh.write(text)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, target)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+    _fsync_folder(target.parent)
+    return target
+
+
+@contextlib.contextmanager
+def _naming(path: Path | str):
+    """An OSError inside names ``path``, as the user gave it."""
+    try:
+        yield
+    except OSError as e:
+        if e.filename == str(path):
+            raise
+        raise OSError(e.errno, e.strerror or str(e), str(path)) from e
+
+
+def _default_mode() -> int:
+    """What open() would give a new file: 0o666 less the umask (mkstemp's 0o600 would hide a report)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def _fsync_folder(folder: Path) -> None:
+    """Make the rename itself durable; a folder that cannot be opened (some file systems) is not an error:
+    the data is already on disk and the rename is atomic either way."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
