@@ -4,7 +4,9 @@ import this, never cli.main (which imports them).
 
 Exit codes (docs/cli.md): 0 all ok/skip, 1 a warning, 2 a failure, 3 unknowns but nothing
 worse, 4 an intrusive action refused, 64 usage error, 78 config error, 70 internal error,
-130 interrupted.
+74 output error (stdout or an -o file cannot be written: closed, disk full, I/O error), 130
+interrupted, 141 the reader of stdout went away (`| head`: 128 + SIGPIPE, what a shell reports for
+any filter stopped that way; quietly, as `yes | head` does).
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ from sparktui.gotchas import IDS, UnknownGotcha, normalize_id
 EXIT_OK, EXIT_WARN, EXIT_FAIL, EXIT_UNKNOWN = 0, 1, 2, 3
 EXIT_REFUSED = 4  # `bandwidth` refused by a gate or not confirmed
 EXIT_USAGE, EXIT_UNAVAILABLE, EXIT_INTERNAL, EXIT_CONFIG = 64, 69, 70, 78  # 69: `export` cannot bind its address
+EXIT_IOERR = 74  # EX_IOERR: output could not be written; the message names where and why
 EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: stdout's reader closed it; the verdict was not all delivered
 EXIT_FOR = {Status.OK: EXIT_OK, Status.SKIP: EXIT_OK, Status.WARN: EXIT_WARN, Status.FAIL: EXIT_FAIL,
             Status.UNKNOWN: EXIT_UNKNOWN}
 # What each code means for the commands that judge; a command's --help lists the codes it uses,
@@ -34,7 +38,10 @@ EXIT_MEANING = {
     EXIT_UNAVAILABLE: "export: the listen address cannot be bound",
     EXIT_INTERNAL: "internal error: a sparktui bug (SPARKTUI_DEBUG=1 shows the traceback)",
     EXIT_CONFIG: "config error: the message names the file, the key and what was expected",
+    EXIT_IOERR: "output error: stdout or the output file cannot be written (closed, disk full); "
+                "a file written whole is left as it was",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
+    EXIT_BROKEN_PIPE: "stdout's reader went away (`| head`): stopped quietly, as any filter does",
 }
 SHARED_OPTIONS = "options shared by all commands"
 
@@ -58,7 +65,7 @@ def add_common_options(p: argparse.ArgumentParser, sub: bool = False) -> None:
     g.add_argument("--python", metavar="PATH", help="interpreter of the training environment (torch-side probes run there)", **d)
     g.add_argument("--path", metavar="DIR", action="append", help="where G10 scans for launch configs (repeatable; default .)", **d)
     g.add_argument("--pins", metavar="FILE", help="pinned versions for G9 (requirements/constraints format)", **d)
-    g.add_argument("--timeout", type=float, metavar="S", help="how long the torch-side probe may take (default 90)", **d)
+    g.add_argument("--timeout", type=bounded(0.1, 86400, "seconds"), metavar="S", help="how long the torch-side probe may take (default 90)", **d)
     g.add_argument("--no-cuda-smoke", action="store_true", help="do not allocate on the GPU in the target interpreter", **d)
     g.add_argument("--playbook", metavar="SLUG", action="append", help="G8: playbook slug being followed (repeatable)", **d)
     g.add_argument("--command", dest="commands", metavar="CMD", action="append", help="G8: a command from your launch script (repeatable)", **d)
@@ -68,19 +75,34 @@ def add_common_options(p: argparse.ArgumentParser, sub: bool = False) -> None:
     g.add_argument("--ssh-config", metavar="FILE", help="ssh client config for the peers (passed to ssh as -F FILE)", **d)
 
 
-def positive_minutes(text: str) -> float:
-    """--watch MIN: a finite number of minutes above 0 (0 used to fall back to the default quietly)."""
+def bounded(lo: float, hi: float, unit: str, zero: str | None = None):
+    """An argparse type for a numeric option: a finite number from ``lo`` to ``hi`` ``unit``, or
+    exactly 0 where ``zero`` says what 0 means. nan, inf, negatives and 1e-300 used to be taken at
+    face value (`record --interval 1e-300` sampled in a busy loop); argparse puts the option's name
+    before the message, and a usage error (64) follows."""
     import math
 
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of minutes: {text!r}") from None
-    if not math.isfinite(v) or v <= 0:
-        raise argparse.ArgumentTypeError(f"must be more than 0 minutes, got {text}")
-    if v > 1e6:  # about two years; more is a typo (and overflows the sampler's wait)
-        raise argparse.ArgumentTypeError(f"must be at most 1e6 minutes, got {text}")
-    return v
+    def shown(x: float) -> str:
+        return f"{x:g}".replace("e+0", "e").replace("e+", "e")
+
+    allowed = f"{'0 (' + zero + ') or ' if zero else ''}a number from {shown(lo)} to {shown(hi)} {unit}"
+
+    def number(text: str) -> float:
+        try:
+            v = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}; give {allowed}") from None
+        if zero is not None and v == 0:
+            return 0.0
+        if not (math.isfinite(v) and lo <= v <= hi):
+            raise argparse.ArgumentTypeError(f"must be {allowed}, got {text}")
+        return v
+
+    return number
+
+
+# --watch MIN: 0 used to fall back to the default quietly; 1e6 minutes (about two years) is a typo
+positive_minutes = bounded(0.01, 1e6, "minutes")
 
 
 def add_sub_common_options(p: argparse.ArgumentParser) -> None:

@@ -166,7 +166,8 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from sparktui import __version__
-    from sparktui.cli.common import EXIT_OK, EXIT_USAGE, parse_ids, config_from_args
+    from sparktui.cli.common import EXIT_IOERR, EXIT_OK, parse_ids, config_from_args
+    from sparktui.core.atomic import write_text_atomic
     from sparktui.fleet.compare import checklists
     from sparktui.fleet.report import Redaction, ReportInput, render_report
     from sparktui.runner import run_checks
@@ -214,10 +215,10 @@ def cmd_report(args: argparse.Namespace) -> int:
         sys.stdout.write(text)
     else:
         try:
-            Path(args.output).write_text(text, encoding="utf-8")
-        except OSError as e:
+            write_text_atomic(args.output, text)
+        except OSError as e:  # atomic: an earlier report at that path is still whole
             print(f"sparktui: cannot write {args.output}: {e.strerror or e}", file=sys.stderr)
-            return EXIT_USAGE
+            return EXIT_IOERR
         print(f"wrote {args.output}: {len(verdicts)} checks" + (" (redacted)" if args.redact else ""), file=sys.stderr)
     return EXIT_OK
 

@@ -9,14 +9,16 @@ import shutil
 import textwrap
 from dataclasses import dataclass, field
 
-from sparktui.cli.common import (EXIT_CONFIG, EXIT_FAIL, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_MEANING, EXIT_OK,
-                                 EXIT_REFUSED, EXIT_UNAVAILABLE, EXIT_UNKNOWN, EXIT_USAGE, EXIT_WARN)
+from sparktui.cli.common import (EXIT_BROKEN_PIPE, EXIT_CONFIG, EXIT_FAIL, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_IOERR,
+                                 EXIT_MEANING, EXIT_OK, EXIT_REFUSED, EXIT_UNAVAILABLE, EXIT_UNKNOWN, EXIT_USAGE,
+                                 EXIT_WARN)
 
 MAX_WIDTH = 100  # description and exit codes are laid out as given (RawDescriptionHelpFormatter), so
 # they are wrapped here, to the terminal as argparse measures it, and never wider than this
 VERDICT_EXITS = (EXIT_OK, EXIT_WARN, EXIT_FAIL, EXIT_UNKNOWN)
-ERROR_EXITS = (EXIT_USAGE, EXIT_CONFIG, EXIT_INTERNAL, EXIT_INTERRUPTED)  # a command that reads the config
-OFFLINE_EXITS = (EXIT_USAGE, EXIT_INTERNAL)  # one that reads no config and probes nothing
+OUTPUT_EXITS = (EXIT_IOERR, EXIT_BROKEN_PIPE)  # every command writes stdout (or a file)
+ERROR_EXITS = (EXIT_USAGE, EXIT_CONFIG, EXIT_INTERNAL, EXIT_INTERRUPTED) + OUTPUT_EXITS  # a command that reads the config
+OFFLINE_EXITS = (EXIT_USAGE, EXIT_INTERNAL) + OUTPUT_EXITS  # one that reads no config and probes nothing
 
 
 @dataclass(frozen=True)
@@ -67,7 +69,8 @@ HELP: dict[str | None, Help] = {
         "machine with `sparktui check --snapshot FILE` (docs/snapshot.md). Nothing is judged here.",
         ("sparktui snapshot -o spark-1.json", f"sparktui snapshot -o spark-1.json --python {TRAIN_PY}",
          "sparktui snapshot --json | gzip > spark-1.json.gz", "sparktui check --snapshot spark-1.json"),
-        (EXIT_OK,), {EXIT_OK: "the snapshot was written"}),
+        (EXIT_OK,), {EXIT_OK: "the snapshot was written", EXIT_IOERR: "the snapshot cannot be written (a full disk, "
+                                                                   "no permission); an earlier one at -o FILE is left whole"}),
     "explain": Help(
         "Print a gotcha's card: its symptom, cause, how sparktui checks it, the fix, and where it was\n"
         "seen. Reads nothing from this machine.",
@@ -111,7 +114,8 @@ HELP: dict[str | None, Help] = {
         "recent telemetry. Tokens are always scrubbed; --redact also hides home paths, user and hosts.",
         ("sparktui report -o report.md", "sparktui report --redact --replay run.jsonl -o report.md",
          "sparktui report --peer spark-2 --watch 10 -o report.md"),
-        (EXIT_OK,), {EXIT_OK: "the report was written", EXIT_USAGE: "usage error, or the report cannot be written"}),
+        (EXIT_OK,), {EXIT_OK: "the report was written", EXIT_IOERR: "the report cannot be written (a folder that is not there, "
+                                                       "a full disk); an earlier report at that path is left whole"}),
     "preflight": Help(
         "Go/no-go for launch scripts: run every non-intrusive check and exit non-zero when the job\n"
         "should not start. It lists what could not be checked and why, and never passes on nothing.",

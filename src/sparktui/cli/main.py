@@ -1,23 +1,31 @@
 """``sparktui`` entry point: argument parsing and exit codes.
 
 Exit codes (docs/cli.md): 0 all ok/skip, 1 a warning, 2 a failure, 3 unknowns but nothing
-worse, 4 an intrusive action refused, 64 usage error, 78 config error, 70 internal error.
+worse, 4 an intrusive action refused, 64 usage error, 78 config error, 70 internal error (a bug,
+and only that), 74 stdout or an -o file cannot be written (one line says where and why), 141
+stdout's reader went away (`| head`; quiet, 128 + SIGPIPE as for any filter), 130 interrupted.
+
+Writing output is not a bug: stdout is guarded (``_Stdout``) so that a closed stdout, a full disk,
+an I/O error or a reader that quit surface as ``StdoutError`` and end in 74 or 141, never in 70.
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import json
+import os
 import sys
 from pathlib import Path
 
 from sparktui import __version__
-from sparktui.cli.common import (EXIT_CONFIG, EXIT_FAIL, EXIT_FOR, EXIT_INTERNAL, EXIT_OK, EXIT_REFUSED,  # noqa: F401
-                                 EXIT_UNKNOWN, EXIT_USAGE, EXIT_WARN, UsageError, _Parser, add_common_options,
-                                 add_sub_common_options, config_from_args, interpreter_problem, interruptibly,
-                                 parse_ids, positive_minutes)
+from sparktui.cli.common import (EXIT_BROKEN_PIPE, EXIT_CONFIG, EXIT_FAIL, EXIT_FOR,  # noqa: F401
+                                 EXIT_INTERNAL, EXIT_IOERR, EXIT_OK, EXIT_REFUSED, EXIT_UNKNOWN, EXIT_USAGE,
+                                 EXIT_WARN, UsageError, _Parser, add_common_options, add_sub_common_options,
+                                 bounded, config_from_args, interpreter_problem, interruptibly, parse_ids,
+                                 positive_minutes)
 from sparktui.core.config import Config, ConfigError
-from sparktui.core.readings import SnapshotError, read_snapshot, write_snapshot
+from sparktui.core.readings import SnapshotError, read_snapshot, snapshot_text, write_snapshot
 from sparktui.core.verdict import worst
 from sparktui.gotchas import REGISTRY, UnknownGotcha, normalize_id
 
@@ -30,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"sparktui {__version__}")
     p.add_argument("--replay", metavar="FILE|ID", help="show a recording, or a kept session by its ID from "
                    "`sparktui history`, instead of this machine")
-    p.add_argument("--speed", type=float, default=1.0, metavar="N", help="replay speed (default 1; 0 = as fast as possible)")
+    p.add_argument("--speed", type=bounded(0.01, 1e6, "times real time", zero="as fast as possible"), default=1.0, metavar="N", help="replay speed (default 1; 0 = as fast as possible)")
     p.add_argument("--bell", action="store_true", help="ring the terminal bell when a verdict gets worse")
     p.add_argument("--record", metavar="FILE", help="also append what the dashboard sees to a recording (JSON lines; "
                    "samples, process scans and check readings; replay it with --replay)")
@@ -152,18 +160,13 @@ def cmd_snapshot(args: argparse.Namespace) -> int:
     readings = interruptibly(lambda cancel: collect(probes.names(), cfg, cancel=cancel), first=None)
     host = dict(readings.get_reading("host").data or {})
     if out == "-":
-        import tempfile
-
-        with tempfile.TemporaryDirectory() as d:
-            tmp = Path(d) / "snap.json"
-            write_snapshot(tmp, readings, host, __version__)
-            sys.stdout.write(tmp.read_text())
+        sys.stdout.write(snapshot_text(readings, host, __version__))
     else:
         try:
             write_snapshot(out, readings, host, __version__)
-        except OSError as e:
+        except OSError as e:  # atomic: an earlier snapshot at `out` is still whole
             print(f"sparktui: cannot write {out}: {e.strerror or e}", file=sys.stderr)
-            return EXIT_USAGE
+            return EXIT_IOERR
         failed = [r.probe for r in readings.values() if not r.ok]
         print(f"wrote {out}: {len(readings)} readings" + (f" ({len(failed)} unavailable: {', '.join(failed)})" if failed else ""),
               file=sys.stderr)
@@ -196,8 +199,6 @@ def cmd_bandwidth(args: argparse.Namespace) -> int:
 
 def cmd_dashboard(args: argparse.Namespace) -> int:
     cfg = config_from_args(args)
-    if args.speed is not None and args.speed < 0:
-        raise UsageError("sparktui: --speed must be 0 or more")
     if args.replay and args.record:
         raise UsageError("sparktui: --record records this machine; it cannot be combined with --replay")
     recording = None
@@ -263,7 +264,92 @@ def _refuse_misplaced(args: argparse.Namespace) -> None:
                          + (f" (--replay works with: sparktui, {', '.join(c for c in REPLAYABLE if c)})" if "--replay" in given else ""))
 
 
+class StdoutError(OSError):
+    """Writing to stdout failed (closed, disk full, I/O error, the reader quit): not a bug."""
+
+
+class _Stdout:
+    """``sys.stdout`` while a command runs: a failed write or flush raises StdoutError, so ``main``
+    can tell stdout's failures from a bug's OSError; all else is the real stream's. A stdout that
+    was closed before sparktui started (``>&-``: Python gives None) fails on its first write."""
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+
+    def _guarded(self, name: str, *args):
+        if self._stream is None:
+            if name == "flush":  # nothing was written: `snapshot -o FILE >&-` needs no stdout
+                return None
+            raise StdoutError(errno.EBADF, os.strerror(errno.EBADF))
+        try:
+            return getattr(self._stream, name)(*args)
+        except OSError as e:
+            raise StdoutError(e.errno, e.strerror or str(e)) from e
+
+    def write(self, text: str) -> int:
+        return self._guarded("write", text)
+
+    def flush(self) -> None:
+        self._guarded("flush")
+
+    def isatty(self) -> bool:
+        return self._stream is not None and self._stream.isatty()
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
+def _closed_std_streams() -> None:
+    """``>&-`` / ``2>&-``: keep descriptors 1 and 2 taken (by /dev/null) so that a file opened later
+    never becomes "stdout" for a probe's child, and give print(file=sys.stderr) somewhere to go."""
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        if getattr(sys, name) is None:
+            try:
+                os.fstat(fd)
+            except OSError:
+                null = os.open(os.devnull, os.O_WRONLY)
+                if null != fd:
+                    os.dup2(null, fd)
+                    os.close(null)
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115 (lives as long as the process)
+
+
+def _drop_pending_output(stream) -> None:
+    """After stdout failed, point descriptor 1 at /dev/null so the interpreter's final flush of what is
+    still buffered neither fails again nor prints "Exception ignored" (Python's docs on SIGPIPE)."""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return  # not a real descriptor (a test's capture)
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, fd)
+    os.close(null)
+
+
 def main(argv: list[str] | None = None) -> int:
+    _closed_std_streams()
+    from sparktui.cli.render import fit_encoding
+
+    real_stdout = sys.stdout
+    for stream in (real_stdout, sys.stderr):
+        fit_encoding(stream)
+    sys.stdout = _Stdout(real_stdout)
+    try:
+        code = _main(argv)
+        sys.stdout.flush()  # what is still buffered fails here, inside the handlers below
+        return code
+    except StdoutError as e:
+        _drop_pending_output(real_stdout)
+        if e.errno == errno.EPIPE:  # `sparktui check | head -1`: the reader has what it wanted
+            return EXIT_BROKEN_PIPE
+        print(f"sparktui: cannot write stdout: {e.strerror}", file=sys.stderr)
+        return EXIT_IOERR
+    finally:
+        sys.stdout = real_stdout
+
+
+def _main(argv: list[str] | None) -> int:
     try:
         args = build_parser().parse_args(argv)
         _refuse_misplaced(args)
@@ -293,8 +379,9 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
+    except StdoutError:
+        raise  # main's
     except Exception as e:  # a bug: say so in one line and exit 70, not 1 (which means "a warning")
-        import os
         import traceback
 
         if os.environ.get("SPARKTUI_DEBUG"):

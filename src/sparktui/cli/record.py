@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import signal
 import sys
 import threading
@@ -19,6 +18,7 @@ from sparktui import __version__
 from sparktui.core.recording import RecordingError, RecordingWriter, header, read_recording, readings_from_recording
 
 MAX_SECONDS = 1e9  # about 31 years: longer is a typo, and a wait that long overflows
+MIN_INTERVAL_S = 0.01  # 100 samples a second; shorter is a busy loop that fills the disk
 REPLAY_IDS = ("G3", "G4", "G6")  # what any recording's samples answer
 # Readings the samples and the header already carry; every other probe a judge uses is read once
 # when a recording starts and written as "readings" lines, so `check --replay` judges every check.
@@ -107,31 +107,16 @@ def replay_ids_for(readings) -> list[str]:
     return [gid for gid in REGISTRY if gid in REPLAY_IDS or gid in extra]
 
 
-def positive_float(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not v > 0 or not math.isfinite(v):
-        raise argparse.ArgumentTypeError(f"must be a finite number greater than 0, got {text!r}")
-    if v > MAX_SECONDS:
-        raise argparse.ArgumentTypeError(f"must be at most {MAX_SECONDS:g} s, got {text!r}")
-    return v
-
-
-def nonnegative_float(text: str) -> float:
-    """--processes-every: 0 (never) or a finite number of seconds."""
-    if text.strip() in ("0", "0.0"):
-        return 0.0
-    return positive_float(text)
-
-
 def add_parser(sub, common) -> None:
+    from sparktui.cli.common import bounded
+
     r = sub.add_parser("record", help="append live telemetry to a JSON-lines recording (Ctrl-C stops)")
     r.add_argument("-o", "--output", metavar="FILE", required=True, help="recording to write (continued if it exists; '-' is refused: a recording is a file)")
-    r.add_argument("--interval", type=positive_float, metavar="S", help="seconds between samples (default telemetry.interval_s)")
-    r.add_argument("--duration", type=positive_float, metavar="S", help="stop after this many seconds (default: until Ctrl-C)")
-    r.add_argument("--processes-every", type=nonnegative_float, metavar="S",
+    r.add_argument("--interval", type=bounded(MIN_INTERVAL_S, 86400, "seconds"), metavar="S",
+                   help="seconds between samples (default telemetry.interval_s)")
+    r.add_argument("--duration", type=bounded(0.1, MAX_SECONDS, "seconds"), metavar="S",
+                   help="stop after this many seconds (default: until Ctrl-C)")
+    r.add_argument("--processes-every", type=bounded(MIN_INTERVAL_S, MAX_SECONDS, "seconds", zero="never"), metavar="S",
                    help="seconds between process-view snapshots (default telemetry.processes_every_s; 0 = never)")
     common(r)  # after the command's own options, in its usage line too
 

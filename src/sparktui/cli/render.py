@@ -5,10 +5,15 @@ file or pipe): a summary always wraps whole at word boundaries, continuation lin
 the finding; without ``-v`` an evidence or detail item takes at most two lines, the second cut
 after a whole word and ended with "…", so nothing is ever cut mid-word without a mark; ``-v``
 prints everything whole.
+
+On an output whose encoding cannot carry the status glyphs (``PYTHONIOENCODING=ascii``, a latin-1
+locale) each character it cannot encode is written as an ASCII stand-in (✔ +, ▲ !, ✘ x, … ...)
+instead of failing: see ``fit_encoding``. JSON output is ASCII already.
 """
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import re
@@ -26,6 +31,36 @@ MIN_WIDTH = 40  # narrower than this the indents leave no room for text
 FINDING = " " * 5  # the finding column: summaries and fixes start here
 EVIDENCE = " " * 7  # evidence and detail lines
 ELLIPSIS = "…"
+
+# What an output that cannot encode a character gets instead; anything else unencodable is "?".
+ASCII_FOR = {"✔": "+", "▲": "!", "✘": "x", "–": "-", "—": "-", "…": "...", "·": "*", "°": " deg", "≥": ">=",
+             "≤": "<=", "→": "->", "←": "<-", "×": "x", "±": "+/-", "µ": "u", "“": '"', "”": '"',
+             "‘": "'", "’": "'"}
+FALLBACK_ERRORS = "sparktui-ascii"
+
+
+def _ascii_stand_in(e: UnicodeError) -> tuple[str, int]:
+    if not isinstance(e, UnicodeEncodeError):
+        raise e
+    return "".join(ASCII_FOR.get(c, "?") for c in e.object[e.start:e.end]), e.end
+
+
+codecs.register_error(FALLBACK_ERRORS, _ascii_stand_in)
+
+
+def fit_encoding(stream) -> None:
+    """Let ``stream`` write what its encoding cannot carry as ASCII stand-ins (``ASCII_FOR``): a
+    verdict printed as "+ ok" is better than a UnicodeEncodeError (which used to exit 70)."""
+    encoding = getattr(stream, "encoding", None)
+    if not encoding or not hasattr(stream, "reconfigure"):
+        return
+    try:
+        "".join(ASCII_FOR).encode(encoding)
+    except UnicodeEncodeError:
+        stream.reconfigure(errors=FALLBACK_ERRORS)
+    except LookupError:
+        return
+
 
 _COLOUR = {Status.OK: "32", Status.WARN: "33", Status.FAIL: "31", Status.UNKNOWN: "35", Status.SKIP: "90"}
 _LIST_ITEM = re.compile(r"(\s*(?:[-*]|\d+[.)])\s+)")
