@@ -131,7 +131,7 @@ def _with(data: Any, path: tuple, value: Any) -> Any:
         if not rest and value is _DELETE:
             return [] if k == "*" else data[:k] + data[k + 1:]
         items = list(data)
-        for i in (range(len(items)) if k == "*" else [k]):
+        for i in (range(len(items)) if k == "*" else [k] if k < len(items) else []):  # "*" leads to shorter lists too
             if not rest or _has(items[i], rest[0]):
                 items[i] = _with(items[i], rest, value)
         return items
