@@ -540,9 +540,10 @@ class ScanRoot(TypedDict, total=False):
 
 
 class _TpMatchBase(TypedDict):
-    status: str  # "set" (> 1) | "unresolved" (a variable it could not resolve); "one" only as a sample
+    status: str  # "set" (> 1) | "unresolved" (a variable it could not resolve) | "unreadable" (a value
+    # not understood: 1.5, 0, "two", [2]); "one" only as a sample
     value: str  # as written
-    degree: int | None  # None: unresolved, or tp_plan="auto"
+    degree: int | None  # None: unresolved, unreadable, or tp_plan="auto"
 
 
 class TpMatch(_TpMatchBase, total=False):

@@ -12,8 +12,9 @@ context of its file) and decides per finding:
 - single node                                -> ok with a note: TP does not cross the ConnectX-7
                                                 link, so not this gotcha (a Spark has one GPU, so
                                                 TP > 1 on one node needs a multi-GPU machine)
-- value from a variable sparktui cannot resolve: warn in training, unknown where the context is
-  unknown too, ok (noted) for serving or single node.
+- value from a variable sparktui cannot resolve, or a value it does not understand (`1.5`, `two`,
+  `[2]`): warn in training, unknown where the context is unknown too, ok (noted) for serving or
+  single node.
 
 No finding is ``ok`` only when files were actually read: missing paths, nothing readable, or a
 scan cut short is ``unknown`` ("no TP found" must never mean "wrong directory"). Without named
@@ -64,9 +65,10 @@ CHECK = (
     "`tensor_parallel_size`, NeMo AutoModel `distributed.tp_size`, torchtitan "
     "`tensor_parallel_degree`, DeepSpeed `tensor_parallel.autotp_size`, accelerate "
     "`parallelism_config_tp_size`, transformers `tp_size`/`tp_plan: auto`, NIM "
-    "`NIM_TENSOR_PARALLEL_SIZE`, in `key: 2`, `key = 2`, `--flag 2`, `--flag=2` and `KEY=2` forms; "
-    "`$VAR` values are resolved from the same script where possible and reported as unresolved "
-    "otherwise. Each file is classed as training or serving (torchrun, accelerate launch, deepspeed, "
+    "`NIM_TENSOR_PARALLEL_SIZE`, in `key: 2`, `key = 2`, `--flag 2`, `--flag=2` and `KEY=2` forms, the "
+    "number in any spelling (`0x2`, `+2`, `!!int 2`, `1_0`, `1e1`, a YAML anchor and alias, a value on the "
+    "next line); `$VAR` values are resolved from the same script where possible and reported as unresolved "
+    "otherwise, and a value it cannot read is reported as not understood, with its file and line. Each file is classed as training or serving (torchrun, accelerate launch, deepspeed, "
     "optimizer/trainer keys vs. vllm serve, trtllm-serve, sglang.launch_server, NIM) and as "
     "multi-node or single node (--nnodes, num_nodes, num_machines, --node-rank, MASTER_ADDR, rdzv "
     "endpoints, Ray clusters, hostfiles; flags also in Kubernetes/Docker argument arrays; torchrun "
@@ -239,11 +241,21 @@ _GENERATION_NOTE = ("TP of a generation engine inside a training job: inference-
                     "can work, but make sure the trained model itself uses DDP/FSDP")
 
 
+# Findings whose degree could not be read: what the verdict says of each in training, and where the
+# context is unknown.
+_UNREAD = {
+    "unresolved": ("TP comes from a variable sparktui cannot resolve: a value > 1 fails across two Sparks",
+                   "TP from an unresolved variable in a file sparktui cannot class as training or serving"),
+    "unreadable": ("TP has a value sparktui does not understand: a value > 1 fails across two Sparks",
+                   "TP with a value sparktui does not understand in a file it cannot class as training or serving"),
+}
+
+
 def classify(match: dict[str, Any], ctx: dict[str, Any]) -> tuple[Status, str]:
     """Status of one finding given its file's context, and a short reason."""
     context = ctx.get("context") or "unknown"
     nodes = ctx.get("nodes") or "unknown"
-    unresolved = match.get("status") == "unresolved"
+    unresolved = match.get("status") in _UNREAD
     if context == "serving":
         return Status.OK, _SERVING_NOTE
     if nodes == "single":
@@ -254,13 +266,13 @@ def classify(match: dict[str, Any], ctx: dict[str, Any]) -> tuple[Status, str]:
         return Status.OK, _GENERATION_NOTE
     if context == "training":
         if unresolved:
-            return Status.WARN, "TP comes from a variable sparktui cannot resolve: a value > 1 fails across two Sparks"
+            return Status.WARN, _UNREAD[match["status"]][0]
         if nodes == "multi":
             return Status.FAIL, "TP > 1 in training across nodes: not viable over the ConnectX-7 link"
         return Status.WARN, "training with TP > 1; node count not found: launched on two Sparks this fails"
     # context unknown
     if unresolved:
-        return Status.UNKNOWN, "TP from an unresolved variable in a file sparktui cannot class as training or serving"
+        return Status.UNKNOWN, _UNREAD[match["status"]][1]
     return Status.WARN, ("cannot tell training from serving here: if this trains across two Sparks, it fails"
                          if nodes == "multi" else
                          "cannot tell training from serving or the node count: if this trains on two Sparks, it fails")
@@ -272,6 +284,8 @@ def describe(match: dict[str, Any], ctx: dict[str, Any]) -> str:
     value = match.get("value", "?")
     if match.get("status") == "unresolved":
         value = f"{value} (unresolved)"
+    elif match.get("status") == "unreadable":
+        value = f"{value} (value not understood" + (f": {match['via']})" if match.get("via") else ")")
     elif match.get("via"):
         value = f"{value} = {match.get('degree')} ({match['via']})"
     context = _CONTEXT.get(ctx.get("context") or "unknown", "context unknown")
@@ -377,8 +391,9 @@ def judge(r: Readings, cfg: Config) -> Verdict:
                    + (f" and {counts[Status.WARN] - 1} more" if counts[Status.WARN] > 1 else "") + extra)
         fix = fix_for(flagged, roots)
     elif status is Status.UNKNOWN:
-        summary = (f"cannot tell: TP set from a variable in a file that is neither clearly training nor serving: "
-                   f"{first[Status.UNKNOWN]}" + extra)
+        how = next(m.get("status") for m, g in zip(matches, graded) if g[0] is Status.UNKNOWN)
+        summary = (f"cannot tell: TP {'with a value not understood' if how == 'unreadable' else 'set from a variable'} "
+                   f"in a file that is neither clearly training nor serving: {first[Status.UNKNOWN]}" + extra)
         fix = fix_for(flagged, roots)
     else:
         serving = sum(1 for g in graded if g[2] == _SERVING_NOTE)

@@ -2,7 +2,8 @@
 
 Reads YAML, JSON, TOML, shell scripts (by extension or a sh/bash/zsh shebang), .env files,
 Dockerfiles and Python launchers (not Python test modules), recursively, and returns plain data:
-every TP setting > 1 (or set from a variable it cannot resolve) with file, line, key and value,
+every TP setting > 1 (or set from a variable it cannot resolve, or to a value it does not
+understand: never read as "no TP") with file, line, key and value,
 plus what each matching file looks like (training or serving; multi-node or single node) so the
 judge can tell NVIDIA's two-Spark TP *serving* from two-Spark TP *training*. It never judges.
 
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import bisect
 import errno
+import math
 import os
 import re
 import stat
@@ -118,19 +120,33 @@ KEY = re.compile(
     r"|(?<![\w.])(?:[A-Z][A-Z0-9]*_)*TENSOR_PARALLEL_SIZE(?![\w-]))"  # NIM_TENSOR_PARALLEL_SIZE and kin
 )
 # Every part is bounded: an unbounded `${...` would be read to the end of the line once per key on it
-# (`--tp=${--tp=${...`: quadratic).
+# (`--tp=${--tp=${...`: quadratic). A number is taken whole in every spelling (`0x2`, `+2`, `1_0`,
+# `1e10`, `2.0`) and read by _number; `*name` is a YAML alias.
 _VALUE = (r"""(?P<val>\$\{[^}\n]{0,200}\}|\$\(\([^)\n]{0,200}\)\)|\$[A-Za-z_]\w{0,200}|\{\{[^}\n]{0,200}\}\}"""
-          r"""|-?\d{1,30}(?:\.\d{1,30})?|[A-Za-z_][\w.\-]{0,200})""")
+          r"""|\*[\w.\-]{1,100}|[-+]?\.?\d[\w.+\-]{0,60}|[-+]?\.[A-Za-z]\w{0,10}|[A-Za-z_][\w.\-]{0,200})""")
+# YAML node properties before a value: a tag (`!!int 2`) and an anchor (`&tp 2`).
+_PROPS = r"""(?:[!&][^\s"',]{0,100}[ \t]+){0,3}"""
 # After a key: `key: 2`, `key = 2`, `"key": 2`, `KEY=2`; after a flag also `--flag 2` and
 # `"--flag", "2"` (argument arrays). In Python only Python forms count (`key=2`, `"key": 2`,
 # `"--flag", "2"`), so prose and docstrings do not.
-_AFTER_KEY = re.compile(r"""["']?\s*[:=]\s*["']?""" + _VALUE)
+_AFTER_KEY = re.compile(r"""["']?\s*[:=]\s*""" + _PROPS + r"""["']?""" + _VALUE)
 _AFTER_FLAG = re.compile(r"""["']?(?:\s*[:=,]\s*|\s+)["']?""" + _VALUE)
 _AFTER_KEY_PY = re.compile(r"""(?:\s*=\s*|["']\s*[:,]\s*)["']?""" + _VALUE)
+# A key written as a setting (`key: x`, `key = x`, `--flag=x`): whatever follows is its value, so a
+# value that cannot be read is reported, never passed over as prose.
+_KEYED = re.compile(r"""["']?[ \t]*[:=][ \t]*""")
+_NUMBERISH = re.compile(r"[-+]?\.?\d").match  # written as a number: read as one, or not understood
 # `\s*(?:,\s*)?`, never `\s*,?\s*` (two stars over the same blanks backtrack quadratically); a `#`
 # starts a comment that runs to the end of the line, so it need not be read to there.
 _KEY_AT_END = re.compile(r"""["']?\s*(?:,\s*)?(?:#|$)""")
-_LIST_ITEM = re.compile(r"""^\s*(?:-\s+)?["']?""" + _VALUE + r"""["']?\s*(?:,\s*)?(?:#|$)""")
+# `key:` with its value on the next, deeper line (YAML; JSON allows the break too).
+_COLON_AT_END = re.compile(r"""["']?[ \t]*:(?:[ \t]+[!&][^\s"',]{0,100}){0,3}[ \t]*(?:#|$)""")
+# `--flag \` with its value on the next line (a shell line continuation).
+_CONTINUED = re.compile(r"""["']?[ \t]+\\$""")
+_LIST_ITEM = re.compile(r"""^\s*(?:-\s+)?""" + _PROPS + r"""["']?""" + _VALUE + r"""["']?\s*(?:,\s*)?(?:#|$)""")
+_CONTINUED_ITEM = re.compile(r"""^[ \t]*["']?""" + _VALUE + r"""["']?(?:[ \t;]|$)""")
+# `name: &tp 2`: a YAML anchor on a scalar, for the aliases (`*tp`) that name it.
+_ANCHOR = re.compile(r"""&([\w.\-]{1,100})[ \t]+(?:![^\s]{0,100}[ \t]+)?["']?([^\s"'#,\[\]{}]{1,200})""")
 _TRAILING_COMMENT = re.compile(r"\s#")
 _NULLISH = {"null", "none", "false", "no", "off", "~", ""}
 
@@ -168,7 +184,8 @@ _SERVING_WEAK = re.compile(
 _TRAIN_NAME = re.compile(r"(?<![a-z])(?:train|fine[-_]?tun|sft|pretrain|grpo|dpo)", re.I)
 _SERVE_NAME = re.compile(r"serv|infer|deploy|(?<![a-z])nim(?![a-z])", re.I)
 
-# Node counts: `--nnodes 2`, `--nnodes=1:2`, `num_nodes: 2`, `trainer.num_nodes=2`, accelerate
+# Node counts: `--nnodes 2`, `--nnodes=1:2`, `num_nodes: 2` (a number in any spelling, a YAML tag,
+# anchor or alias, a value after a shell line continuation), `trainer.num_nodes=2`, accelerate
 # `num_machines: 2`, SLURM `--nodes=2`/`-N 2`; a flag also in argument arrays, as Kubernetes and
 # Docker exec forms write them: `["torchrun", "--nnodes", "2"]` and YAML lists (`- --nnodes` then
 # `- "2"`). The `,` and `- ` separators count after a flag only (`getattr(a, "num_nodes", 1)` is
@@ -177,7 +194,8 @@ _NODE_COUNT = re.compile(
     r"(?P<k>(?<![\w-])--?nnodes|(?:(?<![\w-])(?:[\w-]+\.)+|(?<!\w))nnodes|(?<![\w-])--?num[-_]nodes"
     r"|(?:(?<![\w-])(?:[\w-]+\.)+|(?<!\w))num_nodes"
     r"|(?<![\w-])--?num[-_]machines|(?<![\w])num_machines|(?<![\w-])--nodes|#SBATCH\s+-N|\bsrun\s+-N)"
-    r"""(?P<sep>["']?\s*(?:[:=,]\s*)?(?:-\s+)?["']?)(?P<v>\$\{[^}\n]{0,200}\}|\$[A-Za-z_]\w{0,200}|\d{1,30}(?::\d{1,30})?)""",
+    r"""(?P<sep>["']?\s*(?:[:=,]\s*)?(?:\\\r?\n\s*)?(?:-\s+)?""" + _PROPS + r"""["']?)"""
+    r"""(?P<v>\$\{[^}\n]{0,200}\}|\$[A-Za-z_]\w{0,200}|\*[\w.\-]{1,100}|[-+]?\.?\d[\w.+\-:]{0,60})""",
     re.I,
 )
 # torchrun (and torch.distributed.run/launch) without --nnodes runs on one node; PET_NNODES is the
@@ -667,6 +685,7 @@ def _find_settings(text: str, kind: str, check: Check = None) -> list[TpMatch]:
     lines = text.split("\n")  # not splitlines(): form feeds and U+2028 must not shift line numbers
     assigns = _assignments(text, check) if kind in ("shell", "env", "dockerfile", "any") else None
     parents = _Nesting(kind)
+    anchors: Anchors | None = None  # YAML anchors, read the first time an alias is met
     out: list[TpMatch] = []
     for i, line in enumerate(lines):
         if check is not None and not i % _CHECK_EVERY_LINES:
@@ -684,14 +703,12 @@ def _find_settings(text: str, kind: str, check: Check = None) -> list[TpMatch]:
                 code = line[: cm.start()]
         for km in KEY.finditer(code):
             key = km.group("key")
-            after = _AFTER_KEY_PY if kind == "python" else _AFTER_FLAG if key.startswith("-") else _AFTER_KEY
-            vm = after.match(code, km.end())
-            raw = vm.group("val") if vm else None
-            if raw is None and _KEY_AT_END.match(code, km.end()) and kind in ("yaml", "json", "any"):
-                raw = _next_list_value(lines, i + 1)
+            raw, keyed = _value_at(code, km.end(), key, kind, lines, i)
             if raw is None:
                 continue
-            m = _judge_value(key, raw, kind, assigns, i + 1)
+            if anchors is None and kind == "yaml" and raw.startswith("*"):
+                anchors = _anchors(text, check)
+            m = _judge_value(key, raw, kind, assigns, i + 1, anchors, keyed)
             if m is None:
                 continue
             m["line"], m["key"], m["text"] = i + 1, key, stripped[:MAX_LINE_CHARS]
@@ -702,6 +719,29 @@ def _find_settings(text: str, kind: str, check: Check = None) -> list[TpMatch]:
                     m["scope"] = "generation"
             out.append(m)
     return out
+
+
+def _value_at(code: str, at: int, key: str, kind: str, lines: list[str], i: int) -> tuple[str | None, bool]:
+    """The value written after a key that ends at ``at`` on line ``i``, or on the next line where
+    the form puts it there (a YAML/JSON list item, a deeper YAML line, a shell continuation); and
+    whether the key is written as a setting (`key: x`, `--flag=x`), so that a value it cannot read
+    is reported rather than passed over as prose."""
+    after = _AFTER_KEY_PY if kind == "python" else _AFTER_FLAG if key.startswith("-") else _AFTER_KEY
+    vm = after.match(code, at)
+    keyed = kind != "python" and _KEYED.match(code, at)
+    if vm:
+        return vm.group("val"), bool(keyed)
+    if kind in ("yaml", "json", "any"):
+        if _KEY_AT_END.match(code, at):
+            return _next_list_value(lines, i + 1), False
+        if _COLON_AT_END.match(code, at):
+            return _next_deeper_value(lines, i, kind), True
+    if kind in ("shell", "dockerfile", "any") and _CONTINUED.match(code, at):
+        cm = _CONTINUED_ITEM.match(lines[i + 1]) if i + 1 < len(lines) else None
+        return (cm.group("val") if cm else None), False
+    if keyed:  # `tp_plan: {...}`, `tensor_parallel_size: [2]`: a setting whose value is not read
+        return code[keyed.end():keyed.end() + 40].strip() or None, True
+    return None, False
 
 
 def _next_list_value(lines: list[str], j: int) -> str | None:
@@ -715,34 +755,114 @@ def _next_list_value(lines: list[str], j: int) -> str | None:
     return None
 
 
-def _judge_value(key: str, raw: str, kind: str, assigns: Assignments | None,
-                 lineno: int) -> TpMatch | None:
-    """Classify one value: a number, 'auto'-style tp_plan, or a variable (resolved in-file if it can be)."""
+def _next_deeper_value(lines: list[str], i: int, kind: str) -> str | None:
+    """`key:` then its value on the next line. In YAML only a deeper line belongs to the key (else
+    the key is null); a deeper line that is no scalar (a mapping, a flow list) is returned as
+    written, to be reported as a value not understood."""
+    j = i + 1
+    while j < len(lines) and not lines[j].strip():
+        j += 1
+    if j >= len(lines):
+        return None
+    line = lines[j]
+    if kind == "yaml" and len(line) - len(line.lstrip()) <= len(lines[i]) - len(lines[i].lstrip()):
+        return None
+    m = _LIST_ITEM.match(line)
+    return m.group("val") if m else line.strip()[:40]
+
+
+def _judge_value(key: str, raw: str, kind: str, assigns: Assignments | None, lineno: int,
+                 anchors: Anchors | None = None, keyed: bool = False) -> TpMatch | None:
+    """Classify one value: a number (in any spelling), 'auto'-style tp_plan, a variable (resolved
+    in-file if it can be) or a YAML alias (resolved to its anchor). A value written as a number
+    that is none (`2-way`, `1.5`, `0`, `-2`, `1e400`), or any value of a key written as a setting
+    that is none of these, is 'unreadable': reported, never read as 'no TP'."""
     value = raw.strip()
     low = value.lower()
     if low in _NULLISH:
         return None
     if value.startswith("$") or value.startswith("{{"):
         resolved, via = _resolve(value, assigns, lineno + 1)
-        if resolved is None:
-            return {"status": "unresolved", "value": value, "degree": None}
-        num = _as_int(resolved)
+        num = _number(resolved) if resolved is not None else None
         if num is None:
-            return {"status": "unresolved", "value": value, "degree": None, "via": via}
-        return {"status": "set" if num > 1 else "one", "value": value, "degree": num, "via": via}
-    num = _as_int(value)
-    if num is not None:
-        return {"status": "set" if num > 1 else "one", "value": value, "degree": num}
+            m: TpMatch = {"status": "unresolved", "value": value, "degree": None}
+            if via:
+                m["via"] = via
+            return m
+        return _degree(value, num, via)
+    if value.startswith("*") and kind == "yaml":
+        resolved, via = _alias(value[1:], anchors or {}, lineno)
+        return _degree(value, _number(resolved) if resolved is not None else None, via)
+    if _NUMBERISH(value):
+        return _degree(value, _number(value))
     if low == "auto" and "tp_plan" in key.replace("-", "_"):
         return {"status": "set", "value": value, "degree": None}  # tp_plan="auto": TP over all ranks
+    if keyed:
+        return {"status": "unreadable", "value": value, "degree": None}
     return None  # an identifier in code (args.tp), a type annotation, prose: not a value we can read
 
 
-def _as_int(s: str) -> int | None:
+def _degree(value: str, num: int | None, via: str | None = None) -> TpMatch:
+    """A finding for a TP degree read as ``num``: 'set' above 1, 'one' at 1, 'unreadable' when it
+    could not be read or is no degree at all (0, negative)."""
+    m: TpMatch
+    if num is None or num < 1:
+        m = {"status": "unreadable", "value": value, "degree": None}
+    else:
+        m = {"status": "set" if num > 1 else "one", "value": value, "degree": num}
+    if via:
+        m["via"] = via
+    return m
+
+
+_BASES = {"x": 16, "o": 8, "b": 2}
+
+
+def _number(s: str) -> int | None:
+    """An integer as YAML 1.1, TOML, JSON, Python (`int(x, 0)`) or a shell writes it: a sign,
+    0x/0o/0b, digit separators (`1_000`), an integral float (`2.0`, `1e10`); None for anything
+    else (`1.5`, `inf`, `2-way`). `010` reads as 10 (YAML 1.1 would say 8: both above 1)."""
+    t = s.strip().replace("_", "")
+    if not t or len(t) > 80:
+        return None
+    sign = -1 if t[0] == "-" else 1
+    body = t[1:] if t[0] in "+-" else t
+    low = body.lower()
     try:
-        return int(float(s))
+        if low[:1] == "0" and low[1:2] in _BASES:
+            return sign * int(low[2:], _BASES[low[1]])
+        if low.isdigit():
+            return sign * int(low)
+        f = float(body)
     except ValueError:
         return None
+    if not math.isfinite(f) or f != int(f):
+        return None
+    return sign * int(f)
+
+
+Anchors = dict[str, tuple[list[int], list[str]]]  # YAML anchor name -> (line numbers ascending, scalars)
+
+
+def _anchors(text: str, check: Check = None) -> Anchors:
+    """Every `&name scalar` of a YAML file, by line (an anchor on a mapping has no scalar)."""
+    out: Anchors = {}
+    line_of = _LineOf(text)
+    for m in _finditer(_ANCHOR, text, check):
+        lines, values = out.setdefault(m.group(1), ([], []))
+        lines.append(line_of(m.start()))
+        values.append(m.group(2))
+    return out
+
+
+def _alias(name: str, anchors: Anchors, lineno: int) -> tuple[str | None, str | None]:
+    """The scalar of the last `&name` at or above line ``lineno`` (YAML's rule), and how it was found;
+    (None, None) when no anchor of that name holds a scalar (an anchored mapping, a typo)."""
+    lines, values = anchors.get(name, ((), ()))
+    i = bisect.bisect_right(lines, lineno)
+    if not i:
+        return None, None
+    return values[i - 1], f"&{name} {values[i - 1]} (line {lines[i - 1]})"
 
 
 Assignments = dict[str, tuple[list[int], list[str]]]  # name -> (line numbers ascending, values)
@@ -927,6 +1047,14 @@ def _node_marker(m: re.Match) -> str:
     return " ".join(m.group(0).split())[:60]
 
 
+def _count(v: str) -> int | None:
+    """A node count (`2`, `0x2`, elastic `1:2` read as its maximum); None unless every part is >= 1."""
+    parts = [_number(x) for x in v.split(":")]
+    if any(n is None or n < 1 for n in parts):
+        return None
+    return max(n for n in parts if n is not None)
+
+
 def node_info(text: str, kind: str | None = None, check: Check = None) -> FileContext:
     """Multi-node or single node, from node counts, multi-node hints (--node-rank, a remote
     MASTER_ADDR ...), --standalone, or torchrun's one-node default (not for Python code)."""
@@ -934,18 +1062,22 @@ def node_info(text: str, kind: str | None = None, check: Check = None) -> FileCo
     unresolved: list[str] = []
     markers: list[str] = []
     assigns = _assignments(text, check)
+    anchors: Anchors | None = None
     line_of = _LineOf(text)
     for m in _finditer(_NODE_COUNT, text, check):
-        if (("," in m.group("sep") or "-" in m.group("sep")) and not m.group("k").startswith("-")):
+        if (("," in m.group("sep") or "-" in m.group("sep").replace("\\", "")) and not m.group("k").startswith("-")):
             continue  # `"num_nodes", 1` in code, `num_nodes:\n  - 2`: not a setting
-        v = m.group("v")
-        if v.startswith("$"):
-            r, _via = _resolve(v, assigns, line_of(m.start()) + 1)
-            if r is None or _as_int(r.split(":")[-1]) is None:
-                unresolved.append(_node_marker(m))
-                continue
-            v = r
-        n = max(_as_int(x) or 0 for x in v.split(":"))
+        written = m.group("v")
+        v: str | None = written
+        if written.startswith("$"):
+            v, _via = _resolve(written, assigns, line_of(m.start()) + 1)
+        elif written.startswith("*") and kind == "yaml":
+            anchors = _anchors(text, check) if anchors is None else anchors
+            v, _via = _alias(written[1:], anchors, line_of(m.start()))
+        n = _count(v) if v is not None else None
+        if n is None:  # a variable it cannot resolve, or a value that is no node count
+            unresolved.append(_node_marker(m) if written.startswith("$") else f"{_node_marker(m)} (value not understood)")
+            continue
         counts.append(n)
         if len(markers) < MAX_MARKERS:
             markers.append(_node_marker(m))
