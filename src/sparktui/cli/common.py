@@ -54,6 +54,16 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # argparse would exit 2, which means "failure" here
         raise UsageError(f"{self.prog}: {message}")
 
+    def parse_known_args(self, args=None, namespace=None):
+        """argparse turns `--speed=--` into [] without calling the option's type (a lone '--' is
+        dropped from the value): refused here, not left for a later comparison to crash on."""
+        ns, extra = super().parse_known_args(args, namespace)
+        for action in self._actions:
+            value = getattr(ns, action.dest, None)
+            if action.option_strings and action.nargs is None and isinstance(value, list) and (value == [] or [] in value):
+                self.error(f"argument {'/'.join(action.option_strings)}: expected a value, got '--'")
+        return ns, extra
+
 
 def add_common_options(p: argparse.ArgumentParser, sub: bool = False) -> None:
     """Options every command shares. A subcommand's copy defaults to "not given" (SUPPRESS), so

@@ -275,16 +275,25 @@ class _Stdout:
 
     def __init__(self, stream) -> None:
         self._stream = stream
+        self.failed: StdoutError | None = None  # kept: argparse's --help swallows an OSError on write
 
     def _guarded(self, name: str, *args):
         if self._stream is None:
             if name == "flush":  # nothing was written: `snapshot -o FILE >&-` needs no stdout
                 return None
-            raise StdoutError(errno.EBADF, os.strerror(errno.EBADF))
+            self.failed = StdoutError(errno.EBADF, os.strerror(errno.EBADF))
+            raise self.failed
         try:
             return getattr(self._stream, name)(*args)
         except OSError as e:
-            raise StdoutError(e.errno, e.strerror or str(e)) from e
+            self.failed = StdoutError(e.errno, e.strerror or str(e))
+            raise self.failed from e
+
+    def settle(self) -> None:
+        """Flush, and raise the first failure, even one that a caller caught and dropped."""
+        self.flush()
+        if self.failed is not None:
+            raise self.failed
 
     def write(self, text: str) -> int:
         return self._guarded("write", text)
@@ -334,10 +343,14 @@ def main(argv: list[str] | None = None) -> int:
     real_stdout = sys.stdout
     for stream in (real_stdout, sys.stderr):
         fit_encoding(stream)
-    sys.stdout = _Stdout(real_stdout)
+    guarded = sys.stdout = _Stdout(real_stdout)
     try:
-        code = _main(argv)
-        sys.stdout.flush()  # what is still buffered fails here, inside the handlers below
+        try:
+            code = _main(argv)
+        except SystemExit:  # --help, --version, a second Ctrl-C: what they printed is settled here too
+            guarded.settle()
+            raise
+        guarded.settle()  # what is still buffered fails here, inside the handlers below
         return code
     except StdoutError as e:
         _drop_pending_output(real_stdout)

@@ -123,7 +123,7 @@ def add_parser(sub, common) -> None:
 
 def cmd_record(args: argparse.Namespace) -> int:
     from sparktui import probes
-    from sparktui.cli.common import EXIT_OK, EXIT_USAGE, config_from_args
+    from sparktui.cli.common import EXIT_OK, EXIT_USAGE, config_from_args, mark_interrupted
     from sparktui.probes.sampler import Sampler
 
     from sparktui.cli.common import UsageError
@@ -171,8 +171,9 @@ def cmd_record(args: argparse.Namespace) -> int:
     taker.start()
     try:
         done.wait(args.duration) if args.duration else _wait_forever(done)
-    except KeyboardInterrupt:
-        pass
+    except KeyboardInterrupt:  # how an open-ended recording ends; one with --duration was cut short (130)
+        if args.duration:
+            mark_interrupted()
     finally:
         sampler.stop()
         taker.finish(READINGS_WAIT_S)
@@ -221,12 +222,17 @@ def check_replay(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     for problem in rec.problems:
         print(f"sparktui: {args.replay}: {problem}", file=sys.stderr)
+    if rec.problems_unnamed:
+        print(f"sparktui: {args.replay}: {rec.problems_unnamed} more malformed lines skipped", file=sys.stderr)
+    if rec.thinning_note():
+        print(f"sparktui: {args.replay}: {rec.thinning_note()}", file=sys.stderr)
     cfg = config_from_args(args)
     readings = readings_from_recording(rec)
     ids = parse_ids(args.ids) if args.ids else replay_ids_for(readings)
     verdicts, _ = run_checks(ids, cfg, readings)
     host = dict(rec.header.get("host") or {})
-    source = f"recording {args.replay} ({len(rec.samples)} samples over {rec.duration_s / 60:.1f} min)"
+    thinned = f", every {rec.sample_stride}th judged" if rec.sample_stride > 1 else ""
+    source = f"recording {args.replay} ({rec.samples_seen} samples over {rec.duration_s / 60:.1f} min{thinned})"
     if args.json:
         json.dump(render.document(verdicts, host, source), sys.stdout, indent=2, default=str)
         sys.stdout.write("\n")

@@ -37,8 +37,8 @@ def write_text_atomic(path: Path | str, text: str, encoding: str = "utf-8") -> P
     with _naming(path):
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
         try:
-            os.fchmod(fd, stat.S_IMODE(st.st_mode) if st is not None else _default_mode())
             with os.fdopen(fd, "w", encoding=encoding) as fh:
+                os.fchmod(fd, stat.S_IMODE(st.st_mode) if st is not None else _default_mode())
                 fh.write(text)
                 fh.flush()
                 os.fsync(fh.fileno())

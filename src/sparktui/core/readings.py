@@ -122,9 +122,9 @@ def _finite(v: Any, what: str) -> float:
 MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024  # a real snapshot is well under 1 MiB
 
 
-def read_regular(path: Path, limit: int, error: type[Exception], what: str) -> bytes:
-    """The bytes of ``path``, refusing what is not a regular file (a FIFO or a device would block
-    or never end) and files over ``limit`` bytes, with ``error(message)``."""
+def regular_size(path: Path, limit: int, error: type[Exception], what: str) -> int:
+    """The size of ``path``, refusing what is not a regular file (a FIFO or a device would block
+    or never end) and files over ``limit`` bytes, with ``error(message)``: check before opening."""
     try:
         st = os.stat(path)
     except FileNotFoundError:
@@ -137,10 +137,16 @@ def read_regular(path: Path, limit: int, error: type[Exception], what: str) -> b
         raise error(f"{path}: not a regular file (a pipe or a device?); give a {what} file")
     if st.st_size > limit:
         raise error(f"{path}: {st.st_size} bytes, more than a {what} can be ({limit} bytes)")
+    return st.st_size
+
+
+def read_regular(path: Path, limit: int, error: type[Exception], what: str) -> bytes:
+    """The bytes of ``path`` (see regular_size: only a regular file of at most ``limit`` bytes)."""
+    size = regular_size(path, limit, error, what)
     try:
         with open(path, "rb") as f:
-            raw = f.read(st.st_size + 1)  # sized by the file: read(n) allocates n bytes first (1 GiB for a recording)
-            if len(raw) > st.st_size:  # it grew since the stat: the rest, still bounded
+            raw = f.read(size + 1)  # sized by the file: read(n) allocates n bytes first (1 GiB for a recording)
+            if len(raw) > size:  # it grew since the stat: the rest, still bounded
                 raw += f.read(limit + 1 - len(raw))
     except OSError as e:
         raise error(f"{path}: cannot read: {e.strerror or e}") from None

@@ -28,13 +28,17 @@ from __future__ import annotations
 import json
 import math
 import os
+import sys
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
-from sparktui.core.readings import Reading, Readings, read_regular
+from sparktui.core.readings import Reading, Readings, regular_size
+from sparktui.core.shapes import ProcessSnapshot
+from sparktui.core.validate import shape_problems
 from sparktui.core.telemetry import GPU_FIELDS, sample_window
 from sparktui.core.verdict import Status
 
@@ -158,6 +162,26 @@ class Recording:
     verdicts: list[dict[str, Any]] = field(default_factory=list)  # "verdict" lines: t, id, old, status, summary
     events: list[dict[str, Any]] = field(default_factory=list)  # "event" lines: t, text
     skipped_types: dict[str, int] = field(default_factory=dict)  # line types this reader does not know: count
+    lines_skipped: int = 0  # malformed lines
+    problems_unnamed: int = 0  # malformed lines past the first MAX_PROBLEMS_KEPT: counted, not named
+    samples_seen: int = 0  # valid sample lines; more than ``samples`` holds when the recording was thinned
+    sample_stride: int = 1  # 1: every sample kept; n: every n-th (and the lowest-memory moments), see _Thinned
+
+    def skipped_notice(self) -> str | None:
+        """What the reader skipped or ignored, in one line for a replay's notice and header:
+        "3 lines skipped: line 17: ..."."""
+        if not self.problems:
+            return None
+        n = self.lines_skipped + self.torn_tail
+        what = f"{n} line{'s' if n != 1 else ''} skipped" if n else "header fields ignored"
+        return f"{what}: {self.problems[0]}"
+
+    def thinning_note(self) -> str | None:
+        """Said wherever a thinned recording is judged or shown, so a reader knows what was seen."""
+        if self.sample_stride == 1:
+            return None
+        return (f"{self.samples_seen} samples: every {self.sample_stride}th kept ({len(self.samples)}, "
+                f"with the lowest-memory moments) to bound memory")
 
     @property
     def duration_s(self) -> float:
@@ -248,22 +272,6 @@ def header_problems(head: dict[str, Any]) -> list[str]:
     return out
 
 
-def _head_and_tail(p: Path, tail_bytes: int) -> bytes:
-    """The first line and the last ``tail_bytes`` bytes (from a line start) of a regular file."""
-    try:
-        with open(p, "rb") as f:  # the caller saw a regular file: no FIFO to block on
-            first = f.readline(MAX_HEADER_BYTES)
-            size = os.fstat(f.fileno()).st_size
-            start = max(len(first), size - tail_bytes)
-            f.seek(start)
-            rest = f.read(tail_bytes)
-    except OSError as e:
-        raise RecordingError(f"{p}: cannot read: {e.strerror or e}") from None
-    if start > len(first):
-        rest = rest[rest.find(b"\n") + 1:] if b"\n" in rest else b""  # from the first whole line on
-    return first + rest
-
-
 NOTE_TEXT_MAX = 4096  # a verdict summary or an event text longer than this is cut
 
 
@@ -284,25 +292,117 @@ def _note_problem(obj: dict[str, Any]) -> str | None:
     return None
 
 
-def read_recording(path: str | os.PathLike, tail_bytes: int | None = None) -> Recording:
-    """Parse a recording. Raises RecordingError only when nothing usable is there.
+MAX_LINE_BYTES = MAX_HEADER_BYTES  # a longer line is skipped without being held
+MAX_KEPT_SAMPLES = 43_200  # 12 h at 1 s at full resolution; a longer recording is thinned (_Thinned)
+MAX_KEPT_PROCESSES = 4_320  # 12 h of process snapshots at the default 10 s
+MAX_KEPT_NOTES = 10_000  # verdict and event lines: the latest are kept
+MAX_PROBLEMS_KEPT = 200  # malformed lines named; the rest are counted (``lines_skipped``)
 
-    ``tail_bytes``: read only the header line and the last this many bytes (a restored session
-    needs its end, not a whole day; memory and time stay bounded)."""
-    p = Path(path)
-    if tail_bytes is not None and os.path.isfile(p) and os.path.getsize(p) > tail_bytes:
-        raw = _head_and_tail(p, tail_bytes)
-    else:
-        raw = read_regular(p, MAX_RECORDING_BYTES, RecordingError, "recording")
-    text = raw.decode("utf-8", "replace")
-    lines = text.split("\n")
-    complete = text.endswith("\n")
-    if complete:
-        lines = lines[:-1]
-    if not lines or not lines[0].strip():
+
+class _Thinned:
+    """At most about ``cap`` items of a stream, evenly spread: past the cap every second kept item
+    is dropped and from then on only every ``stride``-th is kept, so memory stays bounded whatever
+    the file's size. Pinned items (by role: the lowest-memory moment) and the last one are always
+    kept; a marked item (a segment's first sample) that is dropped passes its mark to the next kept."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.stride = 1
+        self.seen = 0
+        self.pins: dict[str, int] = {}
+        self.marks: set[int] = set()
+        self._kept: list[tuple[int, Any]] = []
+        self._last: tuple[int, Any] | None = None
+        self._carry_mark = False
+
+    def add(self, item: Any, roles: list[str] | tuple[str, ...] = (), mark: bool = False) -> None:
+        seq = self.seen
+        self.seen += 1
+        for role in roles:
+            self.pins[role] = seq
+        mark = mark or self._carry_mark
+        self._last = (seq, item)
+        if seq % self.stride and not roles and not mark:
+            return
+        self._carry_mark = False
+        if mark:
+            self.marks.add(seq)
+        self._kept.append((seq, item))
+        if len(self._kept) > self.cap:
+            self._halve()
+
+    def _halve(self) -> None:
+        self.stride *= 2
+        pinned = set(self.pins.values())
+        kept: list[tuple[int, Any]] = []
+        for seq, item in self._kept:
+            if seq % self.stride == 0 or seq in pinned:
+                if self._carry_mark:
+                    self.marks.add(seq)
+                    self._carry_mark = False
+                kept.append((seq, item))
+            elif seq in self.marks:
+                self.marks.discard(seq)
+                self._carry_mark = True
+        self._kept = kept
+
+    def result(self) -> tuple[list[Any], list[int]]:
+        """The kept items in order (the last one seen included) and the indexes of the marked."""
+        kept = self._kept
+        if self._last is not None and (not kept or kept[-1][0] != self._last[0]):
+            kept = kept + [self._last]
+            if self._carry_mark:
+                self.marks.add(self._last[0])
+        return [item for _, item in kept], [i for i, (seq, _) in enumerate(kept) if seq in self.marks]
+
+
+def _low_roles(mem: Any, lows: dict[str, float]) -> list[str]:
+    """The lowest-memory moments G3's review can pick (readings_from_samples, meminfo "lowest")
+    that this sample now is; ``lows`` holds the lowest so far. Pinned, they survive thinning."""
+    if not isinstance(mem, dict) or not _is_number(mem.get("MemAvailable")):
+        return []
+    total, roles = mem.get("MemTotal"), []
+    plausible = _plausible_mem(mem)
+    free = mem.get("MemFree")
+    free_ok = _is_number(free) and free >= 0 and (not _is_number(total) or free <= total)
+    for role, value, counts in (("avail", mem["MemAvailable"], True), ("avail ok", mem["MemAvailable"], plausible),
+                                ("free", free, free_ok), ("free ok", free, free_ok and plausible)):
+        if counts and value < lows.get(role, math.inf):  # strict: the first of equal lows, as min() picks
+            lows[role] = value
+            roles.append(role)
+    return roles
+
+
+def _lines(f: Any, first: int, budget: int) -> Iterator[tuple[int, bytes | None, bool]]:
+    """(line number, the line without its newline, whether one ended it), one at a time. A line
+    over MAX_LINE_BYTES comes as None (its bytes skipped, never held); reading stops after
+    ``budget`` bytes (a file that grows while read is not followed forever)."""
+    n = first
+    while budget > 0:
+        line = f.readline(MAX_LINE_BYTES + 1)
+        if not line:
+            return
+        budget -= len(line)
+        if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+            while line and not line.endswith(b"\n") and budget > 0:
+                line = f.readline(1 << 20)
+                budget -= len(line)
+            yield n, None, True
+        elif line.endswith(b"\n"):
+            yield n, line[:-1], True
+        else:
+            yield n, line, False
+        n += 1
+
+
+def _header(p: Path, f: Any) -> dict[str, Any]:
+    first = f.readline(MAX_HEADER_BYTES + 1)
+    if not first.strip():
         raise RecordingError(f"{p}: empty file, not a sparktui recording")
+    if len(first) > MAX_HEADER_BYTES:
+        raise RecordingError(f"{p}: line 1 is longer than {MAX_HEADER_BYTES} bytes; not a sparktui recording")
     try:
-        head = json.loads(lines[0])
+        head = json.loads(first.decode("utf-8", "replace"))
     except ValueError as e:
         raise RecordingError(f"{p}: line 1 is not JSON ({e}); not a sparktui recording") from None
     except RecursionError:
@@ -310,59 +410,114 @@ def read_recording(path: str | os.PathLike, tail_bytes: int | None = None) -> Re
     if not isinstance(head, dict) or head.get("kind") != RECORDING_KIND:
         raise RecordingError(f"{p}: not a sparktui recording (line 1 has no \"kind\": \"{RECORDING_KIND}\")")
     if head.get("schema") != RECORDING_SCHEMA:
-        raise RecordingError(f"{p}: recording schema {head.get('schema')!r}; this sparktui reads schema {RECORDING_SCHEMA}")
-    rec = Recording(str(p), head)
-    rec.problems.extend(header_problems(head))
-    last = len(lines)
+        raise RecordingError(f"{p}: recording schema {_show(head.get('schema'))}; this sparktui reads schema {RECORDING_SCHEMA}")
+    return head
+
+
+def _show(v: Any) -> str:
+    r = repr(v)
+    return r if len(r) <= 60 else r[:57] + "..."
+
+
+def read_recording(path: str | os.PathLike, tail_bytes: int | None = None) -> Recording:
+    """Parse a recording, streamed: memory is bounded by the caps above (MAX_KEPT_SAMPLES...),
+    not by the file's size. Raises RecordingError only when nothing usable is there.
+
+    ``tail_bytes``: read only the header line and the last this many bytes (a restored session
+    needs its end, not a whole day; memory and time stay bounded)."""
+    p = Path(path)
+    size = regular_size(p, MAX_RECORDING_BYTES if tail_bytes is None else sys.maxsize, RecordingError, "recording")
+    try:
+        with open(p, "rb") as f:
+            rec = Recording(str(p), _header(p, f))
+            if tail_bytes is not None and size - f.tell() > tail_bytes:
+                f.seek(size - tail_bytes)
+                for _ in _lines(f, 0, MAX_LINE_BYTES + 1):
+                    break  # from the first whole line on
+            _read_lines(rec, _lines(f, 2, MAX_RECORDING_BYTES))
+    except OSError as e:
+        raise RecordingError(f"{p}: cannot read: {e.strerror or e}") from None
+    return rec
+
+
+def _read_lines(rec: Recording, lines: Iterator[tuple[int, bytes | None, bool]]) -> None:
+    """Every line after the header into ``rec``: malformed ones named and counted, samples and
+    process snapshots thinned past their caps."""
+    rec.problems.extend(header_problems(rec.header))
+    samples, snapshots = _Thinned(MAX_KEPT_SAMPLES), _Thinned(MAX_KEPT_PROCESSES)
+    verdicts: deque[dict[str, Any]] = deque(maxlen=MAX_KEPT_NOTES)
+    events: deque[dict[str, Any]] = deque(maxlen=MAX_KEPT_NOTES)
+    readings: dict[str, Any] = {}
+    lows: dict[str, float] = {}
     pending_segment = False
-    for n, line in enumerate(lines[1:], start=2):
-        if not line.strip():
+
+    def skip(problem: str) -> None:
+        rec.lines_skipped += 1
+        if len(rec.problems) < MAX_PROBLEMS_KEPT:
+            rec.problems.append(problem)
+        else:
+            rec.problems_unnamed += 1
+
+    for n, raw, complete in lines:
+        if raw is None:
+            skip(f"line {n}: longer than {MAX_LINE_BYTES} bytes; skipped")
+            continue
+        if not raw.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = json.loads(raw.decode("utf-8", "replace"))
         except RecursionError:
-            rec.problems.append(f"line {n}: JSON nested too deeply; skipped")
+            skip(f"line {n}: JSON nested too deeply; skipped")
             continue
         except ValueError as e:
-            if n == last and not complete:
+            if not complete:
                 rec.torn_tail = True  # the writer was cut off mid-line: expected after a crash
-                rec.problems.append(f"line {n}: torn last line ignored ({len(line)} bytes)")
+                rec.problems.append(f"line {n}: torn last line ignored ({len(raw)} bytes)")
             else:
                 bad = f"{e.msg} at column {e.colno}" if isinstance(e, json.JSONDecodeError) else str(e)[:80]
-                rec.problems.append(f"line {n}: not JSON ({bad}); skipped")
+                skip(f"line {n}: not JSON ({bad}); skipped")
             continue
         kind = obj.get("type") if isinstance(obj, dict) else None
         if kind == "sample":
             why = sample_problem(obj)
             if why is not None:
-                rec.problems.append(f"line {n}: sample {why}; skipped")
+                skip(f"line {n}: sample {why}; skipped")
                 continue
             obj.pop("type")
-            if pending_segment:
-                rec.segment_starts.append(len(rec.samples))
-                pending_segment = False
-            rec.samples.append(obj)
+            samples.add(obj, _low_roles(obj.get("mem"), lows), mark=pending_segment)
+            pending_segment = False
         elif kind == "processes" and isinstance(obj.get("data"), dict):
-            if obj["data"].get("t") is not None and not _is_number(obj["data"]["t"]):
-                rec.problems.append(f"line {n}: processes snapshot with a non-numeric \"t\"; skipped")
+            why = processes_problem(obj["data"])
+            if why is not None:
+                skip(f"line {n}: processes snapshot {why}; skipped")
                 continue
-            rec.processes.append(obj["data"])
+            snapshots.add(obj["data"])
         elif kind == "readings" and isinstance(obj.get("readings"), dict):
-            rec.readings.append(obj["readings"])
+            readings.update(obj["readings"])  # a later reading of a probe replaces an earlier one
         elif kind == "segment":
-            pending_segment = bool(rec.samples)  # the next sample starts a new stretch of time
-            continue
+            pending_segment = samples.seen > 0  # the next sample starts a new stretch of time
         elif kind in ("verdict", "event"):
             why = _note_problem(obj)
             if why is not None:
-                rec.problems.append(f"line {n}: {kind} {why}; skipped")
+                skip(f"line {n}: {kind} {why}; skipped")
                 continue
-            (rec.verdicts if kind == "verdict" else rec.events).append(obj)
+            (verdicts if kind == "verdict" else events).append(obj)
         elif isinstance(kind, str) and kind not in ("sample", "processes", "readings"):
             rec.skipped_types[kind] = rec.skipped_types.get(kind, 0) + 1  # a newer writer's line: not ours to judge
         else:
-            rec.problems.append(f"line {n}: unknown line type {kind!r}; skipped")
-    return rec
+            skip(f"line {n}: unknown line type {_show(kind)}; skipped")
+    rec.samples, rec.segment_starts = samples.result()
+    rec.samples_seen, rec.sample_stride = samples.seen, samples.stride
+    rec.processes = snapshots.result()[0]
+    rec.readings = [readings] if readings else []
+    rec.verdicts, rec.events = list(verdicts), list(events)
+
+
+def processes_problem(data: dict[str, Any]) -> str | None:
+    """Why a process snapshot does not have the declared shape (core/shapes.ProcessSnapshot), in
+    words, or None: a row with ``"rss_bytes": "x"`` or a NaN age would crash the process table."""
+    problems = shape_problems(data, ProcessSnapshot, "data", strict=False)
+    return f"with {problems[0]}" if problems else None
 
 
 class Replay:
@@ -385,7 +540,7 @@ class Replay:
         self.recording = recording
         self.speed = speed or None
         self.monotonic = monotonic
-        self.interval_s = recording.interval_s or 1.0
+        self.interval_s = (recording.interval_s or 1.0) * recording.sample_stride  # a thinned recording's step
         self.max_gap_s = max_gap_s if max_gap_s is not None else GAP_CAP_INTERVALS * self.interval_s
         self._stop = threading.Event()
         self._resume = threading.Event()

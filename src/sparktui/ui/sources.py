@@ -242,7 +242,9 @@ class ReplaySource:
         self.static = self.recording.header.get("static") or {}
         self.on_sample, self.on_processes, self.on_finished = on_sample, on_processes, on_finished
         self.first_t = self.recording.samples[0]["t"] if self.recording.samples else None
-        self.label = f"replay of {os.path.basename(path)}" + (f" at {speed:g}x" if speed else "")
+        notice = self.recording.skipped_notice()
+        self.label = (f"replay of {os.path.basename(path)}" + (f" at {speed:g}x" if speed else "")
+                      + (f" ({notice.split(':', 1)[0]})" if notice else ""))
         self._base_label = self.label
         self._thread: threading.Thread | None = None
         self._paused = False
@@ -250,12 +252,7 @@ class ReplaySource:
         self.finished = False
         self.errors: list[str] = []  # samples that failed while fed, and why the feed stopped if it did
         self.skipped = 0
-        problems = self.recording.problems
-        self.record_error: str | None = None
-        if problems:
-            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-            self.record_error = (f"{os.path.basename(path)}: {len(problems)} malformed line"
-                                 f"{'s' if len(problems) > 1 else ''} skipped: {problems[0]}{more}")
+        self.record_error: str | None = f"{os.path.basename(path)}: {notice}" if notice else None
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="sparktui-replay", daemon=True)
