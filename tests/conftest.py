@@ -64,9 +64,12 @@ def torch_venv_python() -> str:
         ok = py.exists() and subprocess.run([str(py), "-c", "import torch"], capture_output=True).returncode == 0
         if not ok:
             subprocess.run([sys.executable, "-m", "venv", "--clear", str(root)], check=True)
-            proc = subprocess.run([str(py), "-m", "pip", "install", "-q", "torch==2.13.0"], capture_output=True, text=True)
+            # The CPU build by name: on x86_64, PyPI's plain torch==2.13.0 is a CUDA build, which a
+            # GPU machine would then use, and the test is about a CPU-only torch.
+            proc = subprocess.run([str(py), "-m", "pip", "install", "-q", "torch==2.13.0+cpu"], capture_output=True, text=True)
             if proc.returncode != 0:
-                pytest.fail(f"could not build the torch CPU venv: {proc.stderr[-2000:]}")
+                pytest.fail("could not build the torch CPU venv (offline? give pip https://download.pytorch.org/whl/cpu "
+                            "in PIP_EXTRA_INDEX_URL, or a ready venv in SPARKTUI_TEST_TORCH_VENV): " + proc.stderr[-2000:])
     return str(py)
 
 

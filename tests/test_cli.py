@@ -12,6 +12,8 @@ import pytest
 
 
 from sparktui.cli.main import EXIT_CONFIG, EXIT_OK, EXIT_USAGE, main
+from tests.fakes import fake_nvml
+from tests.standins.make import make_standin
 
 ENV_KEEP = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "CONDA_PREFIX")}
 
@@ -22,7 +24,12 @@ def run_cli(*args, cwd=None, timeout=120):
 
 
 def test_check_json_on_a_machine_without_a_gpu_has_every_id_and_no_traceback(tmp_path):
-    p = run_cli("check", "--json", "--python", sys.executable, "--path", str(tmp_path), cwd=tmp_path)
+    """No driver and no torch, injected (NVML's library missing at sparktui's NVML boundary, a target
+    interpreter without torch), so this holds on a GPU machine too."""
+    py = make_standin(tmp_path, "no_torch")
+    env = fake_nvml.subprocess_env(tmp_path, "FakeNvml([], library_missing=True)", {**ENV_KEEP, "NO_COLOR": "1"})
+    p = subprocess.run([sys.executable, "-m", "sparktui", "check", "--json", "--python", py, "--path", str(tmp_path)],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=120, env=env)
     assert "Traceback" not in p.stderr, p.stderr
     doc = json.loads(p.stdout)
     assert doc["schema"] == 1 and doc["kind"] == "sparktui-check"

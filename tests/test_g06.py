@@ -183,10 +183,11 @@ def test_process_that_vanishes_mid_scan_is_skipped(kids):
     p = kids.run("vllm", "serve", "m")
     cands, skipped = processes.list_candidates()
     (mine,) = [c for c in cands if c["pid"] == p.pid]
+    before = skipped.get("vanished", 0)  # other processes on a busy machine may vanish during the listing
     p.kill()
     p.wait()
     assert processes.describe(p.pid, mine, time.time(), skipped) is None
-    assert skipped["vanished"] == 1
+    assert skipped["vanished"] == before + 1
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to start a process another user cannot read")

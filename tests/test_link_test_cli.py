@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import re
 import stat
 import sys
@@ -48,10 +49,15 @@ def _table(busbw: float) -> str:
 
 @pytest.fixture
 def bin_dir(tmp_path, monkeypatch):
-    """An empty PATH folder (plus /bin for the shell); the link probe reads a fake Spark's /sys."""
+    """An empty PATH folder, plus the few system tools the stand-ins' shell scripts use (not all of
+    /usr/bin: a GPU machine may have a real mpirun there); the link probe reads a fake Spark's /sys."""
     d = tmp_path / "bin"
     d.mkdir()
-    monkeypatch.setenv("PATH", f"{d}{os.pathsep}/bin{os.pathsep}/usr/bin")
+    tools = tmp_path / "system-tools"
+    tools.mkdir()
+    for name in ("sh", "cat", "dirname"):
+        (tools / name).symlink_to(shutil.which(name))
+    monkeypatch.setenv("PATH", f"{d}{os.pathsep}{tools}")
     data = scan(spark(tmp_path / "root"))
     monkeypatch.setattr(probes, "safe_read", lambda name, cfg=None: Reading(name, data, source="test", started_at=1.0))
     return d
@@ -115,6 +121,18 @@ def test_a_failing_run_is_unknown_never_ok(bin_dir, capsys):
     _standins(bin_dir, 23.7, rc=1)
     assert main(["link-test", "--peer", "spark-2", "--yes", "--json"]) == 3
     assert json.loads(capsys.readouterr().out)["verdict"]["status"] == "unknown"
+
+
+def test_a_refusal_framed_in_dashes_is_summarised_by_its_words(bin_dir, capsys):
+    """Open MPI as root prints its refusal between lines of dashes (seen on the H200 machine): the
+    summary is the refusal, not the frame."""
+    _exe(bin_dir / "mpirun", "#!/bin/sh\necho ------------------ >&2\n"
+                             "echo 'mpirun has detected an attempt to run as root.' >&2\necho >&2\n"
+                             "echo 'Running as root is *strongly* discouraged' >&2\necho ------------------ >&2\nexit 1\n")
+    _exe(bin_dir / "all_reduce_perf", "#!/bin/sh\nexit 0\n")
+    assert main(["link-test", "--peer", "spark-2", "--yes", "--json"]) == 3
+    summary = json.loads(capsys.readouterr().out)["verdict"]["summary"]
+    assert summary == "all_reduce_perf exited 1: mpirun has detected an attempt to run as root."
 
 
 def test_garbage_output_is_unknown(bin_dir, capsys):

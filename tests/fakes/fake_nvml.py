@@ -26,8 +26,10 @@ makes nvmlInit raise LIBRARY_NOT_FOUND.
 from __future__ import annotations
 
 import contextlib
+import os
 import types
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pynvml
@@ -342,3 +344,21 @@ def installed(fake: FakeNvml):
         yield fake
     finally:
         nvml.set_backend(None)
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def subprocess_env(root: Path, backend: str, env: dict | None = None) -> dict:
+    """An environment for a real `python -m sparktui` subprocess with NVML faked at its boundary:
+    a sitecustomize.py under ``root`` installs ``backend`` (an expression over this module, e.g.
+    ``"gb10_loaded()"`` or ``"FakeNvml([], library_missing=True)"`` for a machine without a driver)
+    before sparktui runs. So a test about "no GPU" holds on a machine that has one."""
+    site = root / "fake-nvml-site"
+    site.mkdir(exist_ok=True)
+    (site / "sitecustomize.py").write_text(
+        "from sparktui.probes import nvml\nfrom tests.fakes import fake_nvml\n\n"
+        f"nvml.set_backend(fake_nvml.{backend})\n")
+    env = dict(os.environ if env is None else env)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(site), str(ROOT), env.get("PYTHONPATH", "")) if p)
+    return env

@@ -44,6 +44,9 @@ FAKES = {
     "segv_first_cuda": TORCH_OK_GB10,
     # A healthy-looking cu130 torch on a GB10.
     "ok_gb10": TORCH_OK_GB10,
+    # An environment without torch, whatever the machine's own interpreter has: run with -S (no
+    # site-packages, so neither torch nor its registered metadata), and no fake on the path.
+    "no_torch": None,
 }
 
 # Hangs in import like hang_import, after starting a grandchild that sleeps too (in the same process
@@ -79,7 +82,10 @@ def make_standin(root: Path, kind: str, flash_attn: str | None = None, extra_env
     site = root / f"site-{kind}"
     pkg = site / "torch"
     pkg.mkdir(parents=True, exist_ok=True)
-    (pkg / "__init__.py").write_text(FAKES[kind])
+    if FAKES[kind] is not None:
+        (pkg / "__init__.py").write_text(FAKES[kind])
+    else:
+        pkg.rmdir()
     if flash_attn is not None:
         fa = site / "flash_attn"
         fa.mkdir(exist_ok=True)
@@ -89,7 +95,8 @@ def make_standin(root: Path, kind: str, flash_attn: str | None = None, extra_env
         env["FAKE_CUDA_SEGV"] = "1"
     exports = "".join(f"export {k}='{v}'\n" for k, v in env.items())
     wrapper = root / f"python-{kind}"
-    wrapper.write_text(f"#!/bin/sh\n{exports}exec '{sys.executable}' \"$@\"\n")
+    no_site = " -S" if FAKES[kind] is None else ""
+    wrapper.write_text(f"#!/bin/sh\n{exports}exec '{sys.executable}'{no_site} \"$@\"\n")
     wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     return str(wrapper)
 

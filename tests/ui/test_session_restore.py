@@ -25,6 +25,7 @@ from sparktui.ui.app import SparkApp
 from sparktui.ui.screens import EventsScreen
 from sparktui.ui.sources import LiveSource
 from tests.fakes import fake_nvml
+from tests.fakes import fake_nvml
 from tests.ui.test_tmux_e2e import Tmux, sparktui_cmd
 
 DEMO = Path(__file__).resolve().parents[2] / "src" / "sparktui" / "data" / "gb10-demo.jsonl"
@@ -181,21 +182,13 @@ def start_dashboard(tmux: Tmux, tmp_path: Path) -> None:
     tmux.wait_for("G10")
 
 
-ROOT = Path(__file__).resolve().parents[2]
-FAKE_GB10_SITE = """from sparktui.probes import nvml
-from tests.fakes import fake_nvml
-
-nvml.set_backend(fake_nvml.gb10_loaded())
-"""
 
 
 @pytest.mark.slow
 def test_sigkill_of_a_real_dashboard_leaves_whole_lines_and_the_next_one_restores_it(tmp_path, monkeypatch):
     assert shutil.which("tmux"), "tmux is needed for this test (apt-get install tmux)"
-    site = tmp_path / "site"  # the real process, with NVML faked as a GB10 at its boundary (sitecustomize)
-    site.mkdir()
-    (site / "sitecustomize.py").write_text(FAKE_GB10_SITE)
-    monkeypatch.setenv("PYTHONPATH", f"{site}{os.pathsep}{ROOT}")
+    # the real process, with NVML faked as a GB10 at its boundary (a sitecustomize)
+    monkeypatch.setenv("PYTHONPATH", fake_nvml.subprocess_env(tmp_path, "gb10_loaded()")["PYTHONPATH"])
     conf = Path(os.environ["XDG_CONFIG_HOME"]) / "sparktui" / "config.toml"
     conf.parent.mkdir(parents=True)
     conf.write_text("[telemetry]\ninterval_s = 0.05\nprocesses_every_s = 0.5\n")
