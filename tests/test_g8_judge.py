@@ -128,7 +128,8 @@ def test_an_absurd_reset_time_in_a_snapshot_is_words_not_a_judge_error():
         rl = next(e for e in v.evidence if e.what == "rate limit")
         assert rl.value.startswith("exhausted; resets at an unreadable time (")
     v = verdict(data(source="stale-cache", age_s=float("inf"), error="offline"))
-    assert v.status is Status.OK and "(as of ? ago; refresh failed: offline)" in v.summary
+    assert v.status is Status.UNKNOWN
+    assert v.summary == "cannot tell: the cached list of open issues is of unknown age; refresh failed: offline"
 
 
 def test_a_server_asking_to_wait_is_not_called_a_rate_limit():

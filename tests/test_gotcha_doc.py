@@ -38,7 +38,7 @@ THRESHOLDS: dict[str, tuple[str, ...]] = {
     "G5": ("WARN_BELOW", "FUTURE_SLACK_S", "MIN_BUFFER"),
     "G6": ("HEADROOM_FRACTION", "SMALL_GPU_BYTES"),
     "G7": ("SM121", "MIN_MAJOR", "MAX_MAJOR", "MAX_MINOR"),
-    "G8": ("UNTOUCHED_DAYS", "DETAIL_LINES"),
+    "G8": ("UNTOUCHED_DAYS", "DETAIL_LINES", "STALE_MAX_DAYS"),
     "G9": (),
     "G10": ("MAX_DETAILS",),
     "G11": ("MAX_DETAILS", "MAX_SUMMARY_PARTS"),

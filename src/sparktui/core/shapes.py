@@ -691,7 +691,7 @@ class PlaybookIssuesData(TypedDict, total=False):
     rate_limit: RateLimit | None
     requests: int
     auth: str
-    folders: dict[str, dict[str, Any]]  # slug -> {last_commit, sha, error}
+    folders: dict[str, dict[str, Any]]  # slug -> {last_commit, sha, error, exists: False when it is no playbook}
     cache_error: str | None
 
 

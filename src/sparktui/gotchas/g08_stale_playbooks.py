@@ -20,6 +20,7 @@ from sparktui.gotchas.base import Gotcha, unknown_from, unknown_if_lacking
 PROBE = "playbook_issues"
 UNTOUCHED_DAYS = 90  # a playbook folder unchanged this long while issues match is worth saying
 DETAIL_LINES = 20
+STALE_MAX_DAYS = 7  # a listing older than this, kept because the refresh failed, no longer says "none open"
 
 _SOURCE_WORDS = {
     "network": "fetched now",
@@ -119,6 +120,9 @@ def judge(r: Readings, cfg: Config) -> Verdict:
         scope = f"the first {checked}" if d.get("truncated") else f"{checked}"
         if unreadable:
             scope += f" readable ({unreadable} more could not be read)"
+        unsure = _why_none_is_no_news(d, stale)
+        if unsure:
+            return Verdict("G8", Status.UNKNOWN, f"cannot tell: {unsure}", evidence=ev.tuple(), fix=fix_for(d, repo))
         return Verdict("G8", Status.OK, f"none of {scope} open issues in {repo} name {following}{suffix}",
                        evidence=ev.tuple(), fix=FIX)
     numbers = ", ".join(f"#{m.get('number')}" for m in matches[:5]) + (" …" if total > 5 else "")
@@ -182,6 +186,28 @@ def _cache_error(ev: EvidenceList, d: dict[str, Any]) -> None:
     if d.get("cache_error"):
         ev.add("disk cache", "sparktui cache dir",
                f"{d['cache_error']}; every refresh asks the server in full (no TTL, no 304)")
+
+
+def _why_none_is_no_news(d: dict[str, Any], stale: bool) -> str | None:
+    """Why "no open issue names it" proves nothing, or None: a followed slug outside sparktui's catalog
+    that the repository has no folder for (or that cannot be a folder name, like ../../etc), or a list
+    kept from the cache after a failed refresh that is too old (or of no known age) to stand for now."""
+    unknown = d.get("unknown_slugs") if isinstance(d.get("unknown_slugs"), list) else []
+    missing = [str(info.get("error") or f"no playbook {slug!r}") for slug, info in (d.get("folders") or {}).items()
+               if isinstance(info, dict) and info.get("exists") is False and slug in unknown]
+    if missing:
+        return f"{'; '.join(missing)}: no issue names a playbook that is not there (check the slug)"
+    if not stale:
+        return None
+    age, refresh = _number(d.get("age_s")), f"refresh failed: {d.get('error') or 'no reason given'}"
+    if age is None:
+        return f"the cached list of open issues is of unknown age; {refresh}"
+    if age < 0:
+        return f"the cached list of open issues is dated {_span(-age)} in the future; {refresh}"
+    if age > STALE_MAX_DAYS * 86400:
+        return (f"the last list of open issues is {_span(age)} old (kept from the cache; over {STALE_MAX_DAYS} d "
+                f"is out of date); {refresh}")
+    return None
 
 
 def _folders(ev: EvidenceList, d: dict[str, Any], now: float | None) -> list[tuple[str, int]]:

@@ -318,8 +318,9 @@ class _DiskCache:
         except (OSError, ValueError):
             return None
         if (not isinstance(doc, dict) or doc.get("v") != CACHE_VERSION or doc.get("url") != url
-                or not _finite(doc.get("fetched_at")) or not isinstance(doc.get("data"), dict)):
-            return None
+                or not _finite(doc.get("fetched_at")) or not isinstance(doc.get("data"), dict)
+                or not all(isinstance(doc.get(k), (str, type(None))) for k in ("etag", "next"))):
+            return None  # a malformed entry is discarded, never trusted: a non-string ETag failed every refresh
         return doc
 
     def save(self, entry: dict[str, Any]) -> None:
@@ -573,14 +574,16 @@ class GitHubClient:
     async def folder_last_commit(self, slug: str) -> dict[str, Any]:
         """The playbook folder's newest commit (date, sha), or an error in words; never raises."""
         if not _SLUG_RE.match(slug):
-            return {"last_commit": None, "sha": None, "error": f"not a playbook slug: {slug!r}"}
+            return {"last_commit": None, "sha": None, "exists": False,
+                    "error": f"not a playbook slug: {slug!r} (a folder name under nvidia/, like 'vllm')"}
         try:
             entry = await self.get(self.commits_url(slug), _trim_commits)
         except Exception as e:  # a FetchError or a bug: either way the cached date, with the error
             return self.cached_folder(slug, self._error_words(e))
         commits = entry["data"]["commits"]
         if not commits:
-            return {"last_commit": None, "sha": None, "error": f"no commits touch nvidia/{slug} (no such playbook?)"}
+            return {"last_commit": None, "sha": None, "exists": False,
+                    "error": f"no commits touch nvidia/{slug} (no such playbook?)"}
         return {"last_commit": commits[0]["date"], "sha": commits[0]["sha"], "error": None}
 
     def cached_folder(self, slug: str, error: str) -> dict[str, Any]:
