@@ -66,8 +66,9 @@ UTIL_MAX_PCT = 100.0
 
 # (shape name, field) -> (lowest, highest, lowest is exclusive): the fields the table bounds.
 PHYSICAL_BOUNDS: dict[tuple[str, str], tuple[float, float, bool]] = {
-    ("MemInfo", "MemTotal"): (0.0, MEMTOTAL_MAX_BYTES, True),
-    **{("MemInfo", k): (0.0, MEMTOTAL_MAX_BYTES, False)
+    **{(shape, "MemTotal"): (0.0, MEMTOTAL_MAX_BYTES, True) for shape in ("MemInfo", "MemInfoReading")},
+    **{(shape, k): (0.0, MEMTOTAL_MAX_BYTES, False)
+       for shape in ("MemInfo", "MemInfoReading")
        for k in ("MemFree", "MemAvailable", "Buffers", "Cached", "SReclaimable", "KReclaimable", "Shmem",
                  "AnonPages", "Unevictable", "Mlocked", "Dirty", "Mapped", "CmaTotal", "CmaFree", "SwapTotal",
                  "SwapFree", "SwapCached", "HugePages_Total", "HugePages_Free", "Hugepagesize")},
@@ -109,11 +110,6 @@ def _is_typeddict(tp: Any) -> bool:
 
 def _type_name(tp: Any) -> str:
     return getattr(tp, "__name__", None) or str(tp).replace("typing.", "")
-
-
-def _shapes_of(tp: type) -> list[str]:
-    """A TypedDict's name and its bases' names: PHYSICAL_BOUNDS keyed by MemInfo binds MemInfoReading."""
-    return [b.__name__ for b in getattr(tp, "__orig_bases__", ()) if _is_typeddict(b)] + [tp.__name__]
 
 
 def shape_problems(value: Any, tp: Any, where: str = "data", strict: bool = True) -> list[str]:
@@ -183,7 +179,7 @@ def _check_object(value: Any, tp: type, where: str, strict: bool, out: list[str]
         before = len(out)
         _check(v, hints[k], f"{where}.{k}", strict, out)
         if len(out) == before and _is_number(v):
-            bad = next((p for s in _shapes_of(tp) if (p := out_of_bounds(s, k, v))), None)
+            bad = out_of_bounds(tp.__name__, k, v)
             if bad:
                 out.append(f"{where}.{k}: {bad}")
 

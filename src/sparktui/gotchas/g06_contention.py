@@ -708,7 +708,23 @@ def judge_review(r: Readings, history: list[Any], pool: Pool, cfg: Config, src: 
         first_blind = next(s for s, v in judged if v.status is Status.UNKNOWN)
         ev.add("snapshot not judged", src, f"{_when(first_blind, t0)}: "
                                            f"{next(v for _, v in judged if v.status is Status.UNKNOWN).summary}")
+    backwards = _out_of_order(history, t0)
+    if backwards:
+        ev.add("snapshot order", src, backwards)
+        if worst.status is Status.OK:  # a spliced or reordered file: "ok throughout" is not what it shows
+            return Verdict("G6", Status.UNKNOWN, f"cannot tell: {backwards}", ev.tuple() + worst.evidence, FIND_FIX)
     return Verdict("G6", worst.status, summary, ev.tuple() + worst.evidence, worst.fix, worst.details)
+
+
+def _out_of_order(history: list[Any], t0: float | None) -> str | None:
+    """Where a recording's process snapshots go back in time (a clock step, lines spliced or
+    reordered), or None when each comes at or after the one before it."""
+    ts = [(i, float(h["t"])) for i, h in enumerate(history) if isinstance(h, dict) and _number(h.get("t"))]
+    for (_, before), (i, t) in zip(ts, ts[1:]):
+        if t < before:
+            return (f"the recording's process snapshots are out of order (snapshot {i + 1} of {len(history)}, "
+                    f"at {when_text(t, t0)}, comes after one {before - t:g} s later)")
+    return None
 
 
 def judge(r: Readings, cfg: Config) -> Verdict:

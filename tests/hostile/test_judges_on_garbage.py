@@ -1,0 +1,66 @@
+"""The "ok on garbage" cases of issue 15, one test each: each was ok (or a crash) before.
+
+Values no hardware produces, and wrongly typed fields, in a stored snapshot are refused where it is
+read (core/validate.py PHYSICAL_BOUNDS and the declared shapes): the reading is an error naming the
+field, and the judge says unknown with that reason. A G6 review whose snapshots go back in time is
+not "ok throughout".
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from sparktui.core.config import Config
+from sparktui.core.readings import read_snapshot
+from sparktui.core.verdict import Status
+from sparktui.gotchas import REGISTRY
+from sparktui.runner import judge
+from tests.hostile.test_snapshot_fields import source_doc
+from tests.test_g06_rules import g6v, history, job, snap
+from tests.test_verdicts_never_lie import _with
+
+GIB = 1024 ** 3
+
+
+def _judged_from_file(tmp_path, gid: str, path: tuple, value):
+    doc = _with(source_doc("gb10-demo"), ("readings",) + path, value)
+    (tmp_path / "snap.json").write_text(json.dumps(doc))
+    readings = read_snapshot(tmp_path / "snap.json")[0]
+    return readings.get_reading(path[0]), judge(REGISTRY[gid], readings, Config())
+
+
+@pytest.mark.parametrize("gid, path, value, field", [
+    ("G4", ("telemetry", "data", "samples", "*", "gpus", 0, "temp_c"), -300,
+     "telemetry.samples[0].gpus[0].temp_c: -300 is outside what the machine can report (from -40 to 130)"),
+    ("G3", ("meminfo", "data", "MemAvailable"), -1,
+     "meminfo.MemAvailable: -1 is outside what the machine can report (from 0 to 2.19902e+12)"),
+    ("G3", ("meminfo", "data", "MemTotal"), 0,
+     "meminfo.MemTotal: 0 is outside what the machine can report (over 0 to 2.19902e+12)"),
+    ("G7", ("nvml", "data", "devices", 0, "compute_capability", "value"), "12.1",
+     "nvml.devices[0].compute_capability.value: expected a list, got str '12.1'"),
+    ("G6", ("processes", "data", "rows", 1, "gpu_mem_bytes"), "x",
+     "processes.rows[1].gpu_mem_bytes: expected int, got str 'x'"),
+])
+def test_an_impossible_or_wrongly_typed_stored_value_is_a_reading_error_and_unknown(tmp_path, gid, path, value, field):
+    reading, v = _judged_from_file(tmp_path, gid, path, value)
+    assert reading.data is None and reading.error.startswith(f"stored reading unusable: field {field}")
+    if gid == "G7":  # it falls back to the target's torch, which reads [12, 1]: judged on that, said where from
+        assert any(e.what == "compute capability" and e.source.startswith("torch") for e in v.evidence)
+        return
+    assert v.status is Status.UNKNOWN and "judge error" not in v.summary
+    assert any(field in str(e.value) for e in v.evidence) or field in v.summary
+
+
+def test_g6_rows_null_while_nvml_counts_processes_is_unknown():
+    v = g6v(snap(job(3310, 10 * GIB), rows=None))
+    assert v.status is Status.UNKNOWN and v.summary == "cannot see the processes: the snapshot has no process list"
+
+
+def test_a_g6_review_whose_snapshots_go_back_in_time_is_not_ok():
+    ok = [snap(job(3310, 10 * GIB), t=t) for t in (1000.0, 1060.0, 1120.0)]
+    assert g6v(history(*ok)).status is Status.OK
+    v = g6v(history(ok[0], ok[2], ok[1]))
+    assert v.status is Status.UNKNOWN
+    assert v.summary.startswith("cannot tell: the recording's process snapshots are out of order (snapshot 3 of 3")
