@@ -1,0 +1,151 @@
+"""kill -9 and SIGTERM while sparktui writes: what is on disk afterwards is the old file or the whole
+new one (`snapshot -o`, `report -o`: core/atomic.py), and a recording is whole up to its last line
+(`record`: one write() per line on an O_APPEND descriptor). Real subprocesses, killed at spread
+moments from a fixed schedule (the same every run); NVML is faked at its boundary, so no GPU is
+needed and a machine with one gives the same result."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from sparktui.core.recording import read_recording
+from tests.fakes import fake_nvml
+
+SNAPSHOT = Path(__file__).resolve().parents[1] / "data" / "h200" / "snapshot.json"
+OLD = "the earlier file, whole\n" * 400
+SPARKTUI = [sys.executable, "-m", "sparktui"]
+
+
+def _env(tmp_path: Path) -> dict:
+    return fake_nvml.subprocess_env(tmp_path, "gb10_loaded()", {**os.environ, "NO_COLOR": "1"})
+
+
+def _killed_after(argv: list[str], env: dict, delay_s: float, sig: int = signal.SIGKILL) -> int:
+    p = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        p.wait(timeout=delay_s)
+    except subprocess.TimeoutExpired:
+        p.send_signal(sig)
+    return p.wait(timeout=90)
+
+
+def _spread(n: int, lo: float, hi: float) -> list[float]:
+    """``n`` delays covering lo..hi in an interleaved order (not rising), the same every run."""
+    step = (hi - lo) / (n - 1)
+    return [lo + step * ((i * 7) % n) for i in range(n)]
+
+
+def _timed(argv: list[str], env: dict) -> float:
+    """How long one whole run takes on this machine now: the kills are spread from before Python has
+    started (nothing written: the old file) to well past the end (the new one), whatever the load."""
+    started = time.monotonic()
+    r = subprocess.run(argv, env=env, capture_output=True, timeout=120)
+    assert r.returncode == 0, r.stderr.decode()
+    return time.monotonic() - started
+
+
+def _masked(report: str) -> str:
+    return re.sub(r"^Generated [^\n]* by ", "Generated (time) by ", report, count=1, flags=re.M)
+
+
+def _leftovers(folder: Path, keep: str) -> list[str]:
+    return sorted(f.name for f in folder.iterdir() if f.name != keep)
+
+
+def test_report_killed_at_any_moment_leaves_the_old_report_or_the_whole_new_one(tmp_path):
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    out = out_dir / "report.md"
+    argv = SPARKTUI + ["report", "--snapshot", str(SNAPSHOT), "-o", str(out)]
+    env = _env(tmp_path)
+    took = _timed(argv, env)
+    whole = _masked(out.read_text())
+    seen = {"old": 0, "new": 0}
+    for delay in _spread(12, 0.01, 2 * took):
+        out.write_text(OLD)
+        _killed_after(argv, env, delay)
+        text = out.read_text()
+        assert text == OLD or _masked(text) == whole, f"a fragment after a kill at {delay:.2f} s: {len(text)} bytes"
+        seen["old" if text == OLD else "new"] += 1
+        for name in _leftovers(out_dir, "report.md"):  # kill -9 can leave the temp file, never a fragment
+            assert name.startswith(".report.md.") and name.endswith(".tmp")
+            (out_dir / name).unlink()
+    assert seen["old"] and seen["new"], f"the kills all landed on one side of the write: {seen}"
+
+
+def test_report_sigterm_leaves_the_old_report_or_the_whole_new_one(tmp_path):
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    out = out_dir / "report.md"
+    argv = SPARKTUI + ["report", "--snapshot", str(SNAPSHOT), "-o", str(out)]
+    env = _env(tmp_path)
+    took = _timed(argv, env)
+    whole = _masked(out.read_text())
+    for delay in _spread(6, 0.01, 1.5 * took):
+        out.write_text(OLD)
+        code = _killed_after(argv, env, delay, signal.SIGTERM)
+        text = out.read_text()
+        assert text == OLD or _masked(text) == whole, f"a fragment after SIGTERM at {delay:.2f} s"
+        assert code in (0, -signal.SIGTERM, 128 + signal.SIGTERM)
+
+
+def test_snapshot_killed_while_probing_or_writing_leaves_the_old_file_or_a_whole_snapshot(tmp_path):
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    out = out_dir / "spark-1.json"
+    argv = SPARKTUI + ["snapshot", "-o", str(out)]
+    env = _env(tmp_path)
+    took = _timed(argv, env)
+    kinds = []
+    for delay in _spread(4, 0.01, 1.6 * took):
+        out.write_text(OLD)
+        _killed_after(argv, env, delay)
+        text = out.read_text()
+        if text != OLD:
+            assert json.loads(text)["kind"] == "sparktui-snapshot", f"a fragment after a kill at {delay:.2f} s"
+        kinds.append("old" if text == OLD else "new")
+        for name in _leftovers(out_dir, "spark-1.json"):
+            assert name.startswith(".spark-1.json.") and name.endswith(".tmp")
+            (out_dir / name).unlink()
+    assert "old" in kinds and "new" in kinds, kinds
+
+
+def _lines(path: Path) -> list[dict]:
+    raw = path.read_bytes()
+    assert raw.endswith(b"\n"), "a torn last line"
+    return [json.loads(line) for line in raw.decode("utf-8").splitlines()]
+
+
+def test_record_killed_20_times_at_spread_moments_is_whole_up_to_its_last_line(tmp_path):
+    """`record -o` continues the same file each time, so a torn line from one kill would sit in the
+    middle of the next run's lines; none does, and the reader finds no problem at all."""
+    rec = tmp_path / "run.jsonl"
+    argv = SPARKTUI + ["record", "-o", str(rec), "--interval", "0.01", "--processes-every", "0.05"]
+    env = _env(tmp_path)
+    counts = []
+    for delay in _spread(20, 0.3, 1.2):
+        _killed_after(argv, env, delay)
+        if rec.exists():
+            counts.append(sum(1 for line in _lines(rec) if line["type"] == "sample"))
+    assert counts and counts[-1] > 20 and counts == sorted(counts), counts
+    loaded = read_recording(rec)
+    assert loaded.problems == [] and len(loaded.samples) == counts[-1]
+
+
+def test_record_sigterm_stops_it_cleanly_with_every_line_whole(tmp_path):
+    """SIGTERM is how a service manager stops `record`: it finishes as Ctrl-C does (the check
+    readings, the kernel log read again), exit 0 as `record --help` documents, every line whole."""
+    rec = tmp_path / "run.jsonl"
+    argv = SPARKTUI + ["record", "-o", str(rec), "--interval", "0.01"]
+    code = _killed_after(argv, _env(tmp_path), 1.5, signal.SIGTERM)
+    assert code == 0
+    lines = _lines(rec)
+    assert lines[0]["type"] == "header" and sum(1 for line in lines if line["type"] == "sample") > 10
+    assert read_recording(rec).problems == []
