@@ -172,7 +172,8 @@ def _check_object(value: Any, tp: type, where: str, strict: bool, out: list[str]
     hints = _hints(tp)
     if strict:
         out.extend(f"{where}.{k}: not declared in {tp.__name__}" for k in value if k not in hints)
-        out.extend(f"{where}: {tp.__name__} requires {k!r}" for k in tp.__required_keys__ if k not in value)
+        required: frozenset[str] = getattr(tp, "__required_keys__", frozenset())
+        out.extend(f"{where}: {tp.__name__} requires {k!r}" for k in required if k not in value)
     for k, v in value.items():
         if k not in hints:
             continue

@@ -192,7 +192,7 @@ def _why_none_is_no_news(d: dict[str, Any], stale: bool) -> str | None:
     """Why "no open issue names it" proves nothing, or None: a followed slug outside sparktui's catalog
     that the repository has no folder for (or that cannot be a folder name, like ../../etc), or a list
     kept from the cache after a failed refresh that is too old (or of no known age) to stand for now."""
-    unknown = d.get("unknown_slugs") if isinstance(d.get("unknown_slugs"), list) else []
+    unknown: list[Any] = d["unknown_slugs"] if isinstance(d.get("unknown_slugs"), list) else []
     missing = [str(info.get("error") or f"no playbook {slug!r}") for slug, info in (d.get("folders") or {}).items()
                if isinstance(info, dict) and info.get("exists") is False and slug in unknown]
     if missing:
