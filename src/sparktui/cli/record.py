@@ -232,7 +232,8 @@ def check_replay(args: argparse.Namespace) -> int:
     verdicts, _ = run_checks(ids, cfg, readings)
     host = dict(rec.header.get("host") or {})
     thinned = f", every {rec.sample_stride}th judged" if rec.sample_stride > 1 else ""
-    source = f"recording {args.replay} ({rec.samples_seen} samples over {rec.duration_s / 60:.1f} min{thinned})"
+    synthetic = f"; {rec.synthetic_note()}" if rec.synthetic_note() else ""
+    source = f"recording {args.replay} ({rec.samples_seen} samples over {rec.duration_s / 60:.1f} min{thinned}{synthetic})"
     if args.json:
         json.dump(render.document(verdicts, host, source), sys.stdout, indent=2, default=str)
         sys.stdout.write("\n")

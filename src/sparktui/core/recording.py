@@ -176,6 +176,14 @@ class Recording:
         what = f"{n} line{'s' if n != 1 else ''} skipped" if n else "header fields ignored"
         return f"{what}: {self.problems[0]}"
 
+    def synthetic_note(self) -> str | None:
+        """A recording generated rather than measured (the shipped demo) says so wherever it is shown:
+        its header's ``demo`` flag and ``note``."""
+        if self.header.get("demo") is not True:
+            return None
+        note = self.header.get("note")
+        return note[:200] if isinstance(note, str) and note.strip() else "synthetic recording; not a measurement"
+
     def thinning_note(self) -> str | None:
         """Said wherever a thinned recording is judged or shown, so a reader knows what was seen."""
         if self.sample_stride == 1:

@@ -400,6 +400,8 @@ class SparkApp(App):
         first_t = getattr(self.source, "first_t", None)  # a replay: how much of the recording has been seen
         watched = self.now() - first_t if first_t is not None else time.monotonic() - self.started_mono
         badges = []
+        if getattr(self.source, "synthetic", False):  # the demo: never mistaken for a measurement, at 80 columns too
+            badges.append(("SYNTHETIC", "bold reverse magenta"))
         unseen = self.events.worse_count - self.events_seen
         if unseen > 0:
             badges.append((f"{unseen} got worse (e)", "bold yellow"))
@@ -504,7 +506,9 @@ class SparkApp(App):
         pb = msg.readings.data("playbook_issues") if "playbook_issues" in msg.readings else None
         if pb is not None or "G8" in msg.ids:
             self.playbook_data = pb
-            self.playbook_panel.show(self.board["G8"].verdict, pb, self.now())
+            g8 = self.board["G8"]
+            next_run = self.now() + (g8.next_due - mono) if self.auto_checks and g8.next_due != float("inf") else None
+            self.playbook_panel.show(g8.verdict, pb, self.now(), next_run)
         self.refresh_checklist()
         self.peer_watch.saw(msg.readings)  # this machine's column in the peers view
 

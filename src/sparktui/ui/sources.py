@@ -243,7 +243,9 @@ class ReplaySource:
         self.on_sample, self.on_processes, self.on_finished = on_sample, on_processes, on_finished
         self.first_t = self.recording.samples[0]["t"] if self.recording.samples else None
         notice = self.recording.skipped_notice()
-        self.label = (f"replay of {os.path.basename(path)}" + (f" at {speed:g}x" if speed else "")
+        self.synthetic = self.recording.synthetic_note() is not None  # the header shows a badge
+        self.label = (f"replay of {os.path.basename(path)}" + (" (synthetic, not measured)" if self.synthetic else "")
+                      + (f" at {speed:g}x" if speed else "")
                       + (f" ({notice.split(':', 1)[0]})" if notice else ""))
         self._base_label = self.label
         self._thread: threading.Thread | None = None

@@ -1,0 +1,42 @@
+"""The shipped demo recording is synthetic, and wherever it is shown it says so; a real recording
+(the H200's) does not carry the mark."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sparktui.core.config import Config
+from sparktui.ui.app import SparkApp
+from tests.ui.test_dashboard import DEMO, loaded
+
+H200 = Path(__file__).resolve().parents[2] / "tests" / "data" / "h200" / "load-matmul-counters.jsonl"
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 60)])
+async def test_the_dashboard_header_marks_the_demo_synthetic(size):
+    app = SparkApp(Config(), replay=str(DEMO), speed=None)
+    async with app.run_test(size=size) as pilot:
+        await loaded(app, pilot)
+        assert "synthetic, not measured" in app.source.label
+        header = app.header_bar.render().plain
+        assert "SYNTHETIC" in header and header.index("SYNTHETIC") < header.index("replay")
+        assert header.index("SYNTHETIC") + len("SYNTHETIC") <= size[0]  # on screen, not cut off
+
+
+async def test_a_real_recording_is_not_marked():
+    app = SparkApp(Config(), replay=str(H200), speed=None)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause(0.5)
+        assert "synthetic" not in app.source.label
+
+
+@pytest.mark.parametrize("path, marked", [(DEMO, True), (H200, False)])
+def test_check_replay_says_synthetic_only_for_the_demo(path, marked):
+    out = subprocess.run([sys.executable, "-m", "sparktui", "check", "G2", "--replay", str(path)],
+                         capture_output=True, text=True, timeout=60).stdout
+    first = out.splitlines()[0]
+    assert first.startswith("recording ") and ("not a measurement" in first) is marked
