@@ -52,69 +52,54 @@ def _timed(argv: list[str], env: dict) -> float:
 
 
 def _masked(report: str) -> str:
-    return re.sub(r"^Generated [^\n]* by ", "Generated (time) by ", report, count=1, flags=re.M)
+    return re.sub(r"^Generated [^\n]* by ", "Generated (time) by ", report, count=1, flags=re.MULTILINE)
 
 
-def _leftovers(folder: Path, keep: str) -> list[str]:
-    return sorted(f.name for f in folder.iterdir() if f.name != keep)
+def _signalled_over_an_old_file(tmp_path: Path, name: str, command: list[str], kills: int, span: float,
+                                sig: int = signal.SIGKILL) -> tuple[list[tuple[float, str, int]], str]:
+    """Run ``sparktui COMMAND -o name`` once whole, then ``kills`` times over an old file, each sent
+    ``sig`` at a delay from 0.01 s to ``span`` times the whole run's duration. Returns (delay, what the
+    file holds then, exit code) for each, and the whole run's output. A temp file that kill -9 left is
+    checked for its name (``.name.XXXX.tmp``) and removed: never a fragment under the real name."""
+    out = tmp_path / "out" / name
+    out.parent.mkdir()
+    argv = SPARKTUI + command + ["-o", str(out)]
+    env = _env(tmp_path)
+    took = _timed(argv, env)
+    whole = out.read_text()
+    outcomes = []
+    for delay in _spread(kills, 0.01, span * took):
+        out.write_text(OLD)
+        code = _killed_after(argv, env, delay, sig)
+        outcomes.append((delay, out.read_text(), code))
+        for left in (f for f in out.parent.iterdir() if f.name != name):
+            assert left.name.startswith(f".{name}.") and left.name.endswith(".tmp")
+            left.unlink()
+    return outcomes, whole
 
 
 def test_report_killed_at_any_moment_leaves_the_old_report_or_the_whole_new_one(tmp_path):
-    out_dir = tmp_path / "out"
-    out_dir.mkdir()
-    out = out_dir / "report.md"
-    argv = SPARKTUI + ["report", "--snapshot", str(SNAPSHOT), "-o", str(out)]
-    env = _env(tmp_path)
-    took = _timed(argv, env)
-    whole = _masked(out.read_text())
-    seen = {"old": 0, "new": 0}
-    for delay in _spread(12, 0.01, 2 * took):
-        out.write_text(OLD)
-        _killed_after(argv, env, delay)
-        text = out.read_text()
-        assert text == OLD or _masked(text) == whole, f"a fragment after a kill at {delay:.2f} s: {len(text)} bytes"
-        seen["old" if text == OLD else "new"] += 1
-        for name in _leftovers(out_dir, "report.md"):  # kill -9 can leave the temp file, never a fragment
-            assert name.startswith(".report.md.") and name.endswith(".tmp")
-            (out_dir / name).unlink()
-    assert seen["old"] and seen["new"], f"the kills all landed on one side of the write: {seen}"
+    outcomes, whole = _signalled_over_an_old_file(tmp_path, "report.md", ["report", "--snapshot", str(SNAPSHOT)], 12, 2)
+    for delay, text, _ in outcomes:
+        assert text == OLD or _masked(text) == _masked(whole), f"a fragment after a kill at {delay:.2f} s: {len(text)} bytes"
+    kinds = {"old" if text == OLD else "new" for _, text, _ in outcomes}
+    assert kinds == {"old", "new"}, f"the kills all landed on one side of the write: {kinds}"
 
 
 def test_report_sigterm_leaves_the_old_report_or_the_whole_new_one(tmp_path):
-    out_dir = tmp_path / "out"
-    out_dir.mkdir()
-    out = out_dir / "report.md"
-    argv = SPARKTUI + ["report", "--snapshot", str(SNAPSHOT), "-o", str(out)]
-    env = _env(tmp_path)
-    took = _timed(argv, env)
-    whole = _masked(out.read_text())
-    for delay in _spread(6, 0.01, 1.5 * took):
-        out.write_text(OLD)
-        code = _killed_after(argv, env, delay, signal.SIGTERM)
-        text = out.read_text()
-        assert text == OLD or _masked(text) == whole, f"a fragment after SIGTERM at {delay:.2f} s"
+    outcomes, whole = _signalled_over_an_old_file(tmp_path, "report.md", ["report", "--snapshot", str(SNAPSHOT)], 6, 1.5,
+                                                  signal.SIGTERM)
+    for delay, text, code in outcomes:
+        assert text == OLD or _masked(text) == _masked(whole), f"a fragment after SIGTERM at {delay:.2f} s"
         assert code in (0, -signal.SIGTERM, 128 + signal.SIGTERM)
 
 
 def test_snapshot_killed_while_probing_or_writing_leaves_the_old_file_or_a_whole_snapshot(tmp_path):
-    out_dir = tmp_path / "out"
-    out_dir.mkdir()
-    out = out_dir / "spark-1.json"
-    argv = SPARKTUI + ["snapshot", "-o", str(out)]
-    env = _env(tmp_path)
-    took = _timed(argv, env)
-    kinds = []
-    for delay in _spread(4, 0.01, 1.6 * took):
-        out.write_text(OLD)
-        _killed_after(argv, env, delay)
-        text = out.read_text()
+    outcomes, _ = _signalled_over_an_old_file(tmp_path, "spark-1.json", ["snapshot"], 4, 1.6)
+    for delay, text, _ in outcomes:
         if text != OLD:
             assert json.loads(text)["kind"] == "sparktui-snapshot", f"a fragment after a kill at {delay:.2f} s"
-        kinds.append("old" if text == OLD else "new")
-        for name in _leftovers(out_dir, "spark-1.json"):
-            assert name.startswith(".spark-1.json.") and name.endswith(".tmp")
-            (out_dir / name).unlink()
-    assert "old" in kinds and "new" in kinds, kinds
+    assert {"old" if text == OLD else "new" for _, text, _ in outcomes} == {"old", "new"}
 
 
 def _lines(path: Path) -> list[dict]:
