@@ -469,8 +469,11 @@ def test_the_container_reading_answers_when_the_scan_could_not_tell():
 
 
 def test_absence_from_a_list_nvml_did_read_is_nothing_held():
-    # NVML lists others (count > 0) and the container question is open: an unlisted server holds nothing
-    assert status(snap(ollama(4000), job(3310, 70 * GIB), inside=None)) == "ok"
+    # NVML lists others (count > 0) on the host: an unlisted server holds nothing
+    assert status(snap(ollama(4000), job(3310, 70 * GIB), inside=False)) == "ok"
+    # the container question open: a listed process does not settle it (a container's own job is listed)
+    assert g6v(snap(ollama(4000), job(3310, 70 * GIB), inside=None)).summary == (
+        "cannot tell: unclear whether this is a container, where the host's processes are not seen")
     # on the host an empty list is read too: a job not in it holds nothing on the GPU
     assert g6v(snap(job(3310, None, listed=False), inside=False)).summary == "one job on the pool: training pid 3310 (torchrun)"
 

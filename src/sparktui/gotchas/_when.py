@@ -30,7 +30,10 @@ def when_text(t: float, t0: float | None) -> str:
         return "at an unknown time"
     if not math.isfinite(tf):
         return "at an unknown time"
-    clock = time.strftime("%H:%M:%S UTC", time.gmtime(tf))
+    try:
+        clock = time.strftime("%H:%M:%S UTC", time.gmtime(tf))
+    except (OverflowError, OSError, ValueError):  # a year no clock has (t = 1e308 in an edited file)
+        return f"at an impossible time (t = {tf:g})"
     if t0 is None:
         return clock
     try:

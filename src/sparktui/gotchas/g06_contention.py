@@ -588,11 +588,16 @@ def rule_inside_container(v: View) -> Finding | None:
 
 
 def rule_empty_list_unclear(v: View) -> Finding | None:
-    """An empty NVML list where it is unclear whether this is a container (where it always is)."""
-    if v.nv_ok and v.nv_count == 0 and v.inside is None:
+    """Unclear whether this is a container, where only the container's own processes are seen: a
+    listed process does not settle it (in the lent H200's container NVML listed the container's own
+    job: tests/data/h200/load-matmul.jsonl), so an ok needs the host's processes known to be in view."""
+    if v.inside is not None:
+        return None
+    if v.nv_ok and v.nv_count == 0:
         return Status.UNKNOWN, ("cannot tell: NVML lists no GPU process and it is unclear whether this is a "
                                 "container (where the list is always empty)")
-    return None
+    return Status.UNKNOWN, ("cannot tell: unclear whether this is a container, where the host's processes are not "
+                            "seen")
 
 
 RULES: tuple[Callable[[View], Finding | None], ...] = (

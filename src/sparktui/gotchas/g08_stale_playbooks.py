@@ -112,6 +112,9 @@ def judge(r: Readings, cfg: Config) -> Verdict:
 
     matches = d.get("matches") or []
     total = _number(d.get("matches_total")) or len(matches)
+    if total and not matches:  # an edited or torn reading: what it counted is not there to show
+        return Verdict("G8", Status.UNKNOWN, f"cannot tell: the reading counts {total:g} matching issues but lists none",
+                       evidence=ev.tuple(), fix=fix_for(d, repo))
     if not matches and unreadable and not checked:
         return Verdict("G8", Status.UNKNOWN,
                        f"cannot tell: the API answered {unreadable} items sparktui could not read "
