@@ -111,10 +111,9 @@ def test_gpu_lost_mid_run_keeps_sampling(install, meminfo):
         fake.tick()
         samples.append(s.sample_once())
     assert [x["gpus"][0]["temp_c"] for x in samples[:2]] == [70, 71]
-    for x in samples[2:]:
-        g = x["gpus"][0]
-        assert g["temp_c"] is None and g["errors"]["temp_c"].startswith("GPU_IS_LOST")
-        assert g["power_w"] is None and x["mem"]["MemAvailable"]  # host memory still sampled
+    for x in samples[2:]:  # an outage: no GPU reading at all (a gap), why and since when
+        assert x["gpus"] == [] and x["errors"]["nvml"].startswith("GPU_IS_LOST")
+        assert x["nvml_down_since"] == samples[2]["t"] and x["mem"]["MemAvailable"]  # host memory still sampled
     v = g04_throttling.judge(readings_of(telemetry={"samples": samples}), Config())
     assert v.status.value == "unknown"  # 0 of 10 min, and no reason to claim anything
 

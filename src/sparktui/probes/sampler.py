@@ -60,6 +60,12 @@ _COUNTERS = (
 # field 269 cannot be read, as weaker thermal evidence, and through the violation-status fallback.
 _THERMAL_POLICY = ("thermal_policy_ns", "NVML_FI_DEV_PERF_POLICY_THERMAL", 75, "NVML_PERF_POLICY_THERMAL")
 _NO_FIELD_VALUES = "not readable without nvmlDeviceGetFieldValues ({why})"
+# NVML failing mid-run (a driver reload, a GPU off the bus: every call UNINITIALIZED, GPU_IS_LOST or
+# UNKNOWN) leaves the session's handles useless; the session is re-opened (nvmlShutdown, nvmlInit,
+# new handles) after REOPEN_FIRST_S, then ever less often, at most REOPEN_MAX_S apart.
+REOPEN_FIRST_S = 1.0
+REOPEN_MAX_S = 60.0
+_LIVE_FIELDS = ("temp_c", "power_w", "sm_mhz", "gr_mhz", "util_gpu", "reasons_mask", "mem_used")
 
 
 class GpuReader:
@@ -294,6 +300,11 @@ class Sampler:
         self._paused = False
         self._thread: threading.Thread | None = None
         self._next_processes = 0.0
+        self.nvml_worked = False  # has a sample read NVML? (until then a failure is "unavailable", not an outage)
+        self.nvml_down_since: float | None = None  # sample time NVML started failing mid-run; None: it answers
+        self.reopens = 0  # sessions re-opened while it failed
+        self._reopen_wait = REOPEN_FIRST_S
+        self._reopen_at = 0.0  # monotonic
 
     # -- session -------------------------------------------------------------------------------
     def open(self) -> NvmlSession:
@@ -321,7 +332,7 @@ class Sampler:
     # -- sampling ------------------------------------------------------------------------------
     def take(self) -> dict[str, Any]:
         """One sample (not stored). Never raises."""
-        s = self.open()
+        s = self._reopen() if self.nvml_down_since is not None and time.monotonic() >= self._reopen_at else self.open()
         sample: dict[str, Any] = {"t": round(self.clock(), 3), "gpus": []}
         errors: dict[str, str] = {}
         if not s.open or s.error:
@@ -331,6 +342,7 @@ class Sampler:
                 sample["gpus"].append(r.read())
             except Exception as e:  # a bug in one GPU's read costs that GPU, not the sample
                 sample["gpus"].append({"index": r.index, "errors": {"all": f"read failed: {e!r}"}})
+        self._track_outage(sample, errors)
         mem, mem_err = self.mem_reader.read()
         sample["mem"] = mem
         if mem_err:
@@ -346,6 +358,38 @@ class Sampler:
         if errors:
             sample["errors"] = errors
         return sample
+
+    def _track_outage(self, sample: dict[str, Any], errors: dict[str, str]) -> None:
+        """An NVML that answered before and now answers nothing is an outage: the sample says
+        since when (``nvml_down_since``) and why (``errors["nvml"]``), and the session is re-opened
+        on the backoff until it answers again."""
+        answered = any(g.get(f) is not None for g in sample["gpus"] for f in _LIVE_FIELDS)
+        if answered:
+            self.nvml_worked = True
+            if self.nvml_down_since is not None:
+                self.nvml_down_since, self._reopen_wait = None, REOPEN_FIRST_S
+            return
+        if not self.nvml_worked:
+            return  # never answered here: unavailable (the reason is in the fields), not an outage
+        if self.nvml_down_since is None:
+            self.nvml_down_since = sample["t"]
+            self._reopen_at = time.monotonic() + self._reopen_wait
+        first = (sample["gpus"][0].get("errors") or {}) if sample["gpus"] else {}
+        errors["nvml"] = errors.get("nvml") or next(iter(first.values()), "no GPU answered")
+        sample["nvml_down_since"] = self.nvml_down_since
+        # No GPU readings at all (the counters carried between reads would pass for current ones):
+        # the plots show a gap, the exporter no series, and G4's window stops at the last reading.
+        sample["gpus"] = []
+
+    def _reopen(self) -> NvmlSession:
+        """A new NVML session in place of one that stopped answering; the next try waits twice as long."""
+        if self.session is not None:
+            self.session.close()
+        self.session, self.readers = None, []
+        self.reopens += 1
+        self._reopen_wait = min(self._reopen_wait * 2, REOPEN_MAX_S)
+        self._reopen_at = time.monotonic() + self._reopen_wait
+        return self.open()
 
     def sample_once(self) -> dict[str, Any]:
         """Take a sample now, store it in the ring buffers and hand it to the listeners."""

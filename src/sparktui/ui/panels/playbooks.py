@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from rich.text import Text
@@ -9,7 +10,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Label
 
-from sparktui.core.verdict import Verdict
+from sparktui.core.verdict import Status, Verdict
 from sparktui.ui.format import age
 from sparktui.ui.widgets.tables import BoundedTable
 from sparktui.ui.widgets.text import set_content
@@ -30,19 +31,28 @@ class PlaybookPanel(Vertical):
             t.add_column(name, key=name, width=width)
         self.issues: dict[str, dict[str, Any]] = {}
 
-    def show(self, verdict: Verdict | None, data: dict[str, Any] | None, now: float) -> None:
+    def show(self, verdict: Verdict | None, data: dict[str, Any] | None, now: float,
+             next_run_at: float | None = None) -> None:
+        """``next_run_at``: when G8 next runs by itself (unix time; None: only when asked, r)."""
         t, note = self._table, self._note
         if not self.is_attached:
             return  # arrived while the app shuts down
+        if data is None and verdict is not None and verdict.status is not Status.SKIP:
+            # no listing this time (cancelled while the API hung, or the probe failed): not "not configured"
+            kept = "; the rows below are from the last listing" if t.row_count else ""
+            set_content(note, Text(verdict.summary + kept, style="yellow"))
+            return
         if data is None or not (data.get("slugs") or data.get("commands")):
             set_content(note, Text("Not configured. Follow a playbook with `sparktui --playbook vllm` or "
                              "[playbooks] slugs = [\"vllm\"] in ~/.config/sparktui/config.toml.", style="dim"))
             return
         head = verdict.summary if verdict else "fetching…"
+        stale = stale_line(data, now, next_run_at)
         err = data.get("error")
-        if err:
-            head += f"  ({err})"
-        set_content(note, head)
+        if stale:
+            set_content(note, Text.assemble(head, "\n", (stale, "yellow")))
+        else:
+            set_content(note, f"{head}  ({err})" if err else head)
         t.clear()
         self.issues = {}
         for iss in data.get("matches") or data.get("issues") or []:
@@ -61,6 +71,28 @@ class PlaybookPanel(Vertical):
             return self.issues.get(t.coordinate_to_cell_key(t.cursor_coordinate).row_key.value)
         except Exception:
             return None
+
+
+def stale_line(data: dict[str, Any], now: float, next_run_at: float | None) -> str | None:
+    """"listing from 2h05m ago (the refresh failed); next try in 14m" while the rows come from the
+    last good listing (the API hung, answered 5xx, or rate limited); None while they are fresh. A
+    rate limit's reset (or Retry-After) is the earliest next try: nothing is asked before it."""
+    from sparktui.playbooks.github import SOURCE_STALE  # loaded already: this reading came through it
+
+    if data.get("source") != SOURCE_STALE:
+        return None
+    fetched = data.get("fetched_at")
+    when = f"{age(now - fetched)} ago" if _number(fetched) else "an unknown time ago"
+    limit = data.get("rate_limit") if isinstance(data.get("rate_limit"), dict) else {}
+    retry_at = next_run_at
+    if limit.get("limited") and _number(limit.get("reset_at")):
+        retry_at = max(limit["reset_at"], retry_at or 0.0)
+    retry = f"next try in {age(math.ceil((retry_at - now) / 60) * 60)}" if retry_at is not None else "r tries again"
+    return f"listing from {when} (the refresh failed); {retry}"
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
 def _iso_age(iso: str | None, now: float) -> str:

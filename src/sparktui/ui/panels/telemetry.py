@@ -3,6 +3,7 @@ with a plot of the chosen span on a physical scale."""
 
 from __future__ import annotations
 
+import time
 from bisect import bisect_left
 from collections.abc import Callable
 from itertools import islice
@@ -89,7 +90,10 @@ class TelemetryPanel(Vertical):
         note = f"plots: {words}{', a point a minute' if trend else ''} (g)"
         if reasons:
             note = f"clock events: {', '.join(reasons)}  " + note
-        set_content(self.note, Text(note, style="yellow" if reasons else "dim"))
+        down = outage_note(s)
+        if down:
+            note = f"{down}  {note}"
+        set_content(self.note, Text(note, style="yellow" if reasons or down else "dim"))
 
     def _window(self, history: History, end: float) -> tuple[float, str, bool]:
         """(seconds shown, the words for them, whether they come from the per-minute trend: the ring
@@ -107,6 +111,19 @@ class TelemetryPanel(Vertical):
     def show_bandwidth(self, text: str) -> None:
         if self.is_attached:
             set_content(self.bandwidth, text)
+
+
+def outage_note(sample: dict[str, Any]) -> str | None:
+    """"NVML failing since 21:03:05 (GPU lost); retrying" while the sampler says NVML stopped
+    answering mid-run (probes/sampler.py: a driver reload, a lost GPU); None while it answers."""
+    since = sample.get("nvml_down_since")
+    if not isinstance(since, (int, float)) or isinstance(since, bool):
+        return None
+    try:
+        at = time.strftime("%H:%M:%S", time.localtime(since))
+    except (OverflowError, OSError, ValueError):  # NaN or out of range (a hostile recording)
+        return None
+    return f"NVML failing since {at} ({short_reason((sample.get('errors') or {}).get('nvml'), 32)}); retrying"
 
 
 def rdma_line(sample: dict[str, Any]) -> str | None:
