@@ -226,10 +226,29 @@ def parse_ids(raw: list[str]) -> list[str]:
         raise UsageError(str(e.args[0])) from None
 
 
+_INTERRUPTED: list[bool] = []  # set by interruptibly's first Ctrl-C; cli/main.py resets it per run
+
+
+def clear_interrupted() -> None:
+    _INTERRUPTED.clear()
+
+
+def mark_interrupted() -> None:
+    """A command that takes Ctrl-C as its end (record) still exits 130: `record && next` stops."""
+    _INTERRUPTED.append(True)
+
+
+def was_interrupted() -> bool:
+    """Whether this run was cut short by Ctrl-C: its result is partial, so it exits 130 whatever
+    it judged (a gate must never pass on a cut-short look), and preflight prints no PASSED."""
+    return bool(_INTERRUPTED)
+
+
 def interruptibly(fn, first: str | None = "judging what was read so far"):
     """``fn(cancel)`` in a thread so Ctrl-C reaches us while a probe (a hung --python) runs. The
     first Ctrl-C sets ``cancel`` and, with ``first``, waits for what was read (a second quits at
-    once); without ``first`` (snapshot: half a snapshot is not one) it quits at once (130)."""
+    once) and marks the run interrupted (exit 130 after the partial result is shown); without
+    ``first`` (snapshot: half a snapshot is not one) it quits at once (130)."""
     import threading
 
     cancel, done = threading.Event(), threading.Event()
@@ -249,6 +268,7 @@ def interruptibly(fn, first: str | None = "judging what was read so far"):
             pass
     except KeyboardInterrupt:
         cancel.set()  # stops sampling and subprocess probes
+        mark_interrupted()
         if first is None:
             print("sparktui: interrupted", file=sys.stderr)
             raise SystemExit(130) from None

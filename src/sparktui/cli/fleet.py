@@ -104,10 +104,15 @@ def _with_peers(cfg, ids, local_fn):
         return local_fn(), []
     print(f"sparktui: asking {len(specs)} peer(s) over ssh: {', '.join(s.host for s in specs)} "
           f"(up to {cfg.fleet.peer_timeout_s:g} s) ...", file=sys.stderr)
+    from sparktui.cli.common import was_interrupted
+
     box: dict[str, Any] = {}
-    t = threading.Thread(target=lambda: box.setdefault("peers", fetch_peers(specs, cfg, ids)), daemon=True)
+    cancel = threading.Event()
+    t = threading.Thread(target=lambda: box.setdefault("peers", fetch_peers(specs, cfg, ids, cancel=cancel)), daemon=True)
     t.start()
     local = local_fn()
+    if was_interrupted():  # Ctrl-C cut the local look short: stop the peers' ssh too, not wait them out
+        cancel.set()
     t.join()
     return local, box["peers"]
 
@@ -336,7 +341,8 @@ def not_checked(verdicts, readings, cfg) -> list[dict]:
 
 
 def cmd_preflight(args: argparse.Namespace) -> int:
-    from sparktui.cli.common import EXIT_FOR, EXIT_OK, UsageError, parse_ids, config_from_args
+    from sparktui.cli.common import (EXIT_FOR, EXIT_INTERRUPTED, EXIT_OK, UsageError, config_from_args, parse_ids,
+                                     was_interrupted)
     from sparktui.core.verdict import Status, worst
     from sparktui.fleet.peers import PeerState
     from sparktui.gotchas import REGISTRY
@@ -379,6 +385,8 @@ def cmd_preflight(args: argparse.Namespace) -> int:
     if down or "peers" in blockers:
         blocking.append(peer_status)
     code = EXIT_FOR[worst(blocking)] if blocking else EXIT_OK
+    if was_interrupted():  # Ctrl-C cut the look short: `preflight && torchrun` must not launch
+        code = EXIT_INTERRUPTED
     if args.json:
         _write_json({"schema": 1, "kind": "sparktui-preflight", "generated_at": time.time(), "source": source,
                      "host": host, "strict": args.strict, "allow_unknown": allow, "passed": code == EXIT_OK,
@@ -398,6 +406,8 @@ def cmd_preflight(args: argparse.Namespace) -> int:
     if cmp is not None and len(details) < len(blockers):
         details.append("sparktui peers --differences")
     verdict_line = (f"preflight: PASSED ({len(verdicts)} checks: {tally})" if code == EXIT_OK else
+                    "preflight: interrupted: not checked (Ctrl-C stopped the checks; what they had read is "
+                    "above, and nothing was verified)" if code == EXIT_INTERRUPTED else
                     f"preflight: FAILED on {', '.join(blockers)} ({len(verdicts)} checks: {tally}); "
                     f"details: {'; '.join(details)}")
     statuses = [v.status for v in verdicts] + ([peer_status] if peer_status else [])

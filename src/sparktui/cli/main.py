@@ -346,7 +346,7 @@ def main(argv: list[str] | None = None) -> int:
     guarded = sys.stdout = _Stdout(real_stdout)
     try:
         try:
-            code = _main(argv)
+            code = _tracked(argv)
         except SystemExit:  # --help, --version, a second Ctrl-C: what they printed is settled here too
             guarded.settle()
             raise
@@ -360,6 +360,28 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_IOERR
     finally:
         sys.stdout = real_stdout
+
+
+def _tracked(argv: list[str] | None) -> int:
+    """``_main`` with SIGTERM/SIGHUP killing every child process group sparktui started (then exit
+    143/129; core/children.py), and a run cut short by Ctrl-C exiting 130 whatever its partial
+    result judged: `sparktui check && launch` must not launch on half a look."""
+    from sparktui.cli.common import EXIT_INTERRUPTED, clear_interrupted, was_interrupted
+    from sparktui.core import children
+
+    clear_interrupted()
+    replaced = children.install_signal_handlers()
+    try:
+        code = _main(argv)
+    except BaseException:  # a second Ctrl-C, a signal: no child outlives the run
+        children.kill_all()
+        raise
+    finally:
+        children.restore_signal_handlers(replaced)
+    if was_interrupted():
+        children.kill_all()  # the peers' ssh, still answering when Ctrl-C came
+        return EXIT_INTERRUPTED if code < EXIT_USAGE else code
+    return code
 
 
 def _main(argv: list[str] | None) -> int:

@@ -20,7 +20,6 @@ import os
 import re
 import selectors
 import shutil
-import signal
 import subprocess
 import threading
 import time
@@ -28,6 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
+from sparktui.core import children
 from sparktui.core.config import Config
 from sparktui.core.readings import SNAPSHOT_SCHEMA, Reading, Readings
 from sparktui.core.verdict import Verdict
@@ -178,8 +178,7 @@ def run_bounded(argv: list[str], timeout_s: float, max_bytes: int = MAX_OUTPUT_B
     run = RawRun()
     t0 = time.monotonic()
     try:
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                start_new_session=True, env=env)
+        proc = children.spawn(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     except OSError as e:
         run.launch_error = f"cannot run {argv[0]}: {e.strerror or e}"
         return run
@@ -213,15 +212,14 @@ def run_bounded(argv: list[str], timeout_s: float, max_bytes: int = MAX_OUTPUT_B
             if len(out) > max_bytes:
                 run.overflow = True
                 break
-        if open_streams:  # stopped early: kill everything the command started
-            _kill_group(proc)
-        try:
-            run.returncode = proc.wait(timeout=max(0.1, deadline - time.monotonic()) if not open_streams else 5)
-        except subprocess.TimeoutExpired:
-            run.timed_out = True
-            _kill_group(proc)
-            run.returncode = proc.wait()
+        if not open_streams:  # both streams closed: give it until the deadline to exit
+            try:
+                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                run.timed_out = True
     finally:
+        # stopped early, or ended: kill everything the command started (ssh's ProxyCommand too)
+        run.returncode = children.reap(proc)
         sel.close()
         for s in (proc.stdout, proc.stderr):
             try:
@@ -232,16 +230,6 @@ def run_bounded(argv: list[str], timeout_s: float, max_bytes: int = MAX_OUTPUT_B
     run.stderr = err[-STDERR_KEEP:].decode("utf-8", "replace")
     run.seconds = time.monotonic() - t0
     return run
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        try:
-            proc.kill()
-        except ProcessLookupError:
-            pass
 
 
 # -- reading what came back ----------------------------------------------------------------------

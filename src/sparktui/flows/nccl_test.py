@@ -17,9 +17,16 @@ import subprocess
 import threading
 from typing import Any, Mapping, Sequence
 
+from sparktui.core import children
 from sparktui.gotchas.g12_two_spark_link import judge_busbw, roce_v2_index
 
 DEFAULT_BINARY = "all_reduce_perf"
+
+
+def _first_words(stderr: str) -> str:
+    """The first line of stderr that says something: MPI frames its refusals in lines of dashes
+    ("mpirun has detected an attempt to run as root" sits under one)."""
+    return next((line.strip() for line in stderr.splitlines() if any(c.isalpha() for c in line)), "no stderr")
 DEFAULT_BYTES = "16G"  # one large message: the busbw reports quote (dgx-spark-playbooks #102)
 TIMEOUT_S = 600.0
 COLUMNS = ("size", "count", "type", "redop", "root", "time_us", "algbw_gbs", "busbw_gbs", "wrong")
@@ -114,19 +121,24 @@ def run(argv: Sequence[str], *, binary: str | None = None, timeout_s: float = TI
                 "summary": f"{', '.join(missing)} not found here: build nccl-tests (make MPI=1) and run on this Spark:\n{cmd}"}
     if cancel is not None and cancel.is_set():
         return {"status": "not run", "command": cmd, "summary": "cancelled before it started"}
-    try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, errors="replace")
-    except subprocess.TimeoutExpired:
-        return {"status": "unknown", "command": cmd, "summary": f"all_reduce_perf ran past {timeout_s:g} s and was stopped"}
+    try:  # tracked, so its MPI ranks die with it and with sparktui (core/children.py)
+        proc = children.spawn(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, errors="replace")
     except OSError as e:
         return {"status": "unknown", "command": cmd, "summary": f"could not start: {e}"}
-    result = parse(proc.stdout)
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        return {"status": "unknown", "command": cmd, "summary": f"all_reduce_perf ran past {timeout_s:g} s and was stopped"}
+    finally:
+        children.reap(proc)
+    result = parse(stdout)
     result["command"] = cmd
     result["returncode"] = proc.returncode
-    result["stderr_tail"] = proc.stderr[-2000:]
+    result["stderr_tail"] = stderr[-2000:]
     if proc.returncode != 0:
         result.update(status="unknown", summary=f"all_reduce_perf exited {proc.returncode}: "
-                      f"{(proc.stderr.strip().splitlines() or ['no stderr'])[-1][:300]}")
+                      f"{_first_words(stderr)[:300]}")
         return result
     if result["errors"]:
         result.update(status="unknown", summary=result["errors"][0])

@@ -29,6 +29,7 @@ import threading
 import time
 from typing import Any, Callable, Iterable, Iterator
 
+from sparktui.core import children
 from sparktui.core.config import Config
 from sparktui.core.readings import Reading
 from sparktui.core.xids import XIDS  # noqa: F401  (re-exported: the meanings, shared with G11's judge)
@@ -51,8 +52,9 @@ GRANT_HINT = ("grant read access to the kernel log without running sparktui as r
 OPEN_MODULE_XIDS = frozenset({169})
 
 # --------------------------------------------------------------------------- line patterns
-_KMSG = re.compile(r"^(\d+),(\d+),(\d+),[^;]*;")
-_DMESG_TS = re.compile(r"^\s*\[\s*(\d+\.\d+)\]\s?")
+# Numbers are bounded: a time of 400 digits is no record's (and overflows a float); such a line is text.
+_KMSG = re.compile(r"^(\d{1,20}),(\d{1,20}),(\d{1,20}),[^;]*;")
+_DMESG_TS = re.compile(r"^\s*\[\s*(\d{1,12}\.\d{1,9})\]\s?")
 _XID = re.compile(r"NVRM: Xid \(PCI:([0-9A-Fa-f:.]+)\): (\d+),\s?(.*)")
 _XID_PID = re.compile(r"pid=(\d+|'<unknown>'|<unknown>)(?:, name=([^,]*))?")
 _NOMEM = re.compile(r"NV_ERR_NO_MEMORY")
@@ -192,6 +194,34 @@ class Parser:
         return None
 
 
+MAX_JOURNAL_LINE = 1 << 20  # a `journalctl -o json` record longer than this is not one of the kernel's
+
+
+def journal_record(raw: bytes | str) -> tuple[str, float | None, str | None] | None:
+    """(message, unix time or None, boot id or None) of one `journalctl -o json` line; None when
+    it is not a record with a message. A time that is no time (not a whole number of microseconds,
+    negative, past a float) is None; a boot id that is not a string is None."""
+    if len(raw) > MAX_JOURNAL_LINE:
+        return None
+    try:
+        rec = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(rec, dict):
+        return None
+    msg = rec.get("MESSAGE")
+    if isinstance(msg, list):  # non-UTF-8 messages come as byte arrays
+        msg = bytes(b for b in msg if isinstance(b, int) and 0 <= b < 256).decode("utf-8", "replace")
+    if not isinstance(msg, str):
+        return None
+    usec = rec.get("__REALTIME_TIMESTAMP")  # journalctl writes a string of digits
+    if isinstance(usec, str) and usec.isascii() and usec.isdigit() and len(usec) <= 20:
+        usec = int(usec)
+    t = usec / 1e6 if type(usec) is int and 0 <= usec < 10 ** 20 else None
+    boot = rec.get("_BOOT_ID")
+    return msg, t, boot if isinstance(boot, str) else None
+
+
 def parse_line(line: str, boot_epoch: float | None = None) -> Event | None:
     """The event one line holds on its own (no cross-line merging), or None."""
     p = Parser(boot_epoch)
@@ -284,34 +314,23 @@ def read_journal(cmd: tuple[str, ...] = ("journalctl", "-k", "-b", "-o", "json",
     journal cannot be read, including the silent case: without adm/systemd-journal journalctl
     exits 0 with no kernel messages and only a hint on stderr."""
     col = _Collector("journalctl", None)
-    proc = subprocess.Popen(list(cmd), stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
-    timer = threading.Timer(timeout_s, proc.kill)
+    proc = children.spawn(list(cmd), stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    timer = threading.Timer(timeout_s, children.kill_group, (proc,))  # a grandchild may hold the pipe
     timer.start()
     try:
         assert proc.stdout is not None and proc.stderr is not None
         boot_id = None
         for raw in proc.stdout:
-            try:
-                rec = json.loads(raw)
-            except ValueError:
+            rec = journal_record(raw)
+            if rec is None:
                 continue
-            if not isinstance(rec, dict):
-                continue
-            msg = rec.get("MESSAGE")
-            if isinstance(msg, list):  # non-UTF-8 messages come as byte arrays
-                msg = bytes(b for b in msg if isinstance(b, int) and 0 <= b < 256).decode("utf-8", "replace")
-            if not isinstance(msg, str):
-                continue
-            boot_id = boot_id or rec.get("_BOOT_ID")
-            try:
-                t: float | None = int(rec.get("__REALTIME_TIMESTAMP")) / 1e6  # type: ignore[arg-type]
-            except (TypeError, ValueError):
-                t = None
+            msg, t, boot = rec
+            boot_id = boot_id or boot
             col.line(msg, t)
         err = proc.stderr.read().decode("utf-8", "replace").strip()
-        rc = proc.wait()
     finally:
         timer.cancel()
+        rc = children.reap(proc)
     if rc != 0:
         raise RuntimeError(f"journalctl exited {rc}: {err[:300] or 'no message'}")
     if "not seeing messages" in err or ("permission" in err.lower() and col.lines == 0):
@@ -574,7 +593,7 @@ class KernelLogFollower:
 
 class JournalFollower:
     """The fallback where /dev/kmsg cannot be read: ``journalctl -k -f -o json -n 0`` in a child,
-    its output read line by line (blocking) in a thread; ``stop()`` terminates the child."""
+    its output read line by line (blocking) in a thread; ``stop()`` kills the child."""
 
     def __init__(self, callback: Callable[[Event], None], on_error: Callable[[str], None] | None = None,
                  cmd: tuple[str, ...] = ("journalctl", "-k", "-f", "-o", "json", "-n", "0", "--no-pager")) -> None:
@@ -591,8 +610,8 @@ class JournalFollower:
         self._stopping = threading.Event()
 
     def start(self) -> "JournalFollower":
-        self._proc = subprocess.Popen(list(self.cmd), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                      stdin=subprocess.DEVNULL)
+        self._proc = children.spawn(list(self.cmd), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    stdin=subprocess.DEVNULL)
         self._thread = threading.Thread(target=self._run, name="kernel-journal-follower", daemon=True)
         self._thread.start()
         return self
@@ -600,23 +619,14 @@ class JournalFollower:
     def _run(self) -> None:
         assert self._proc is not None and self._proc.stdout is not None
         for raw in self._proc.stdout:
-            try:
-                rec = json.loads(raw)
-            except ValueError:
+            rec = journal_record(raw)
+            if rec is None:
                 continue
-            msg = rec.get("MESSAGE") if isinstance(rec, dict) else None
-            if isinstance(msg, list):
-                msg = bytes(b for b in msg if isinstance(b, int) and 0 <= b < 256).decode("utf-8", "replace")
-            if not isinstance(msg, str):
-                continue
-            try:
-                t: float | None = int(rec.get("__REALTIME_TIMESTAMP")) / 1e6
-            except (TypeError, ValueError):
-                t = None
+            msg, t, _boot = rec
             self.lines += 1
             self._emit(self.parser.feed(msg, t))
         self._emit(self.parser.flush())
-        rc = self._proc.wait()
+        rc = children.reap(self._proc)
         if not self._stopping.is_set():
             err = self._proc.stderr.read().decode("utf-8", "replace").strip() if self._proc.stderr else ""
             self.error = f"journalctl exited {rc}: {err[:300] or 'no message'}"
@@ -633,12 +643,8 @@ class JournalFollower:
 
     def stop(self, timeout: float = 2.0) -> None:
         self._stopping.set()
-        if self._proc is not None and self._proc.poll() is None:
-            self._proc.terminate()
-            try:
-                self._proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
+        if self._proc is not None:
+            children.reap(self._proc)
         if self._thread is not None:
             self._thread.join(timeout)
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Collection
 
+from sparktui.core import children
 from sparktui.core.config import Config
 from sparktui.core.readings import Reading
 
@@ -94,9 +95,13 @@ class ScriptRun:
 
 def run_script(python: str, mode: str, timeout_s: float, skip: Collection[str] = frozenset(), packages=(),
                cancel: threading.Event | None = None) -> ScriptRun:
-    """Run target_script.py under ``python`` in one mode."""
-    return run_staged(python, SCRIPT, ["--mode", mode, "--skip", ",".join(sorted(skip)), "--packages", ",".join(packages)],
-                      timeout_s, cancel)
+    """Run target_script.py under ``python`` in one mode. The package names go in a temporary file,
+    not on the command line: a pins file of 500k names overflowed the argument list (E2BIG)."""
+    with tempfile.NamedTemporaryFile("w", encoding="utf-8", prefix="sparktui-packages-", suffix=".txt") as names:
+        names.write("\n".join(packages))
+        names.flush()
+        return run_staged(python, SCRIPT, ["--mode", mode, "--skip", ",".join(sorted(skip)), "--packages-file", names.name],
+                          timeout_s, cancel)
 
 
 def run_staged(python: str, script: Path, args: list[str], timeout_s: float,
@@ -116,14 +121,12 @@ def run_staged(python: str, script: Path, args: list[str], timeout_s: float,
     t0 = time.perf_counter()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         try:
-            proc = subprocess.Popen(cmd, pass_fds=(wfd,), stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                    start_new_session=True, env=env)
+            proc = children.spawn(cmd, pass_fds=(wfd,), stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env)
         except OSError as e:
             os.close(rfd)
             os.close(wfd)
             run.launch_error = f"cannot start {python}: {e.strerror or e}"
             return run
-        completed = False
         try:
             os.close(wfd)
             lines: list[str] = []
@@ -139,7 +142,6 @@ def run_staged(python: str, script: Path, args: list[str], timeout_s: float,
             while True:
                 try:
                     proc.wait(timeout=0.1)
-                    completed = True
                     break
                 except subprocess.TimeoutExpired:
                     if cancel is not None and cancel.is_set():
@@ -151,16 +153,9 @@ def run_staged(python: str, script: Path, args: list[str], timeout_s: float,
                     break
         finally:
             # The child has its own session, so a terminal's Ctrl-C never reaches it: whatever ends
-            # this wait early (cancel, timeout, KeyboardInterrupt, any exception) kills its group.
-            if not completed:
-                try:
-                    os.killpg(proc.pid, signal.SIGKILL)  # its grandchildren too
-                except (ProcessLookupError, PermissionError):
-                    try:
-                        proc.kill()
-                    except OSError:
-                        pass
-                proc.wait()
+            # this wait (cancel, timeout, KeyboardInterrupt, any exception, or its own exit, which
+            # can leave grandchildren such as compile workers) kills its group.
+            children.reap(proc)
         reader.join(timeout=5)
         run.seconds = time.perf_counter() - t0
         run.returncode = proc.returncode

@@ -1,0 +1,157 @@
+"""Every process group sparktui starts, in one place, so that no process outlives sparktui.
+
+Children (the target probe, ssh to the peers, journalctl, all_reduce_perf) run in a session of
+their own: a terminal's Ctrl-C or hang-up must not hit a probe halfway through a stage, sparktui
+decides when they stop. The price is that nothing stops them when sparktui goes, so:
+
+- a child that ends: ``reap`` kills what is left of its group (the grandchildren it left) and
+  forgets it;
+- sparktui stopped by SIGTERM, SIGHUP or Ctrl-C: ``kill_all`` (cli/main.py's signal handlers,
+  the dashboard's exit path);
+- sparktui killed by SIGKILL (no handler runs) or ending any other way: a watchdog process,
+  started with the first child, holds the read end of a pipe whose write end only sparktui holds.
+  sparktui tells it each group it starts (``+PGID``) and reaps (``-PGID``); at end of file, when
+  sparktui is gone however it went, it SIGKILLs every group still listed and exits.
+  PR_SET_PDEATHSIG was not used: it fires when the *thread* that forked the child ends, and
+  sparktui starts children from worker threads that end; it covers no grandchild either.
+
+Not covered: a child that leaves its group (calls setsid itself, as a daemonizing tool does),
+and one that blocks SIGKILL in the kernel (uninterruptible sleep) until it wakes.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+from typing import Any
+
+# Runs in its own interpreter (-I -S: no site, no sparktui import, a few ms to start) in its own
+# session, so the terminal's signals do not reach it either; it ends only at end of file.
+WATCHDOG = """
+import os, signal, sys
+fd, groups, rest = int(sys.argv[1]), set(), b""
+while True:
+    chunk = os.read(fd, 4096)
+    if not chunk:
+        break
+    *lines, rest = (rest + chunk).split(b"\\n")
+    for line in lines:
+        (groups.add if line[:1] == b"+" else groups.discard)(int(line[1:]))
+for g in groups:
+    try:
+        os.killpg(g, signal.SIGKILL)
+    except OSError:
+        pass
+"""
+
+_lock = threading.RLock()  # re-entrant: a signal handler may run while the main thread holds it
+_groups: dict[int, subprocess.Popen] = {}
+_watchdog: dict[str, Any] = {}  # "fd": the pipe's write end, "proc": the watchdog
+_stopping = threading.Event()
+
+
+class Stopping(OSError):
+    """sparktui is stopping (kill_all ran): no new child is started."""
+
+
+def spawn(argv: list[str], **popen: Any) -> subprocess.Popen:
+    """``subprocess.Popen(argv, **popen)`` in a new session, tracked until ``reap``."""
+    with _lock:
+        if _stopping.is_set():
+            raise Stopping(f"not starting {argv[0]}: sparktui is stopping")
+        _start_watchdog()
+        proc = subprocess.Popen(argv, start_new_session=True, **popen)
+        _groups[proc.pid] = proc
+        _tell(f"+{proc.pid}")
+    return proc
+
+
+def reap(proc: subprocess.Popen) -> int:
+    """Kill ``proc``'s whole group (itself if still running, else the grandchildren it left),
+    wait for it and forget it. Returns its exit status."""
+    kill_group(proc)
+    rc = proc.wait()
+    with _lock:
+        if _groups.pop(proc.pid, None) is not None:
+            _tell(f"-{proc.pid}")
+    return rc
+
+
+def running() -> list[int]:
+    """The process groups started and not yet reaped (their leaders' pids)."""
+    with _lock:
+        return sorted(_groups)
+
+
+def kill_all() -> None:
+    """SIGKILL every tracked group (a Ctrl-C, the dashboard's exit, a signal handler)."""
+    with _lock:
+        procs = list(_groups.values())
+    for proc in procs:
+        kill_group(proc)
+
+
+def kill_group(proc: subprocess.Popen) -> None:
+    """SIGKILL ``proc``'s whole group (a timeout: a grandchild holding its pipe would keep a read
+    waiting after ``proc.kill()``); it stays tracked until ``reap``."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        try:  # the group is gone; the leader may not have joined it yet (killed between fork and setsid)
+            proc.kill()
+        except OSError:
+            pass
+
+
+def _start_watchdog() -> None:
+    if "fd" in _watchdog or "failed" in _watchdog:
+        return
+    rfd, wfd = os.pipe()
+    try:
+        _watchdog["proc"] = subprocess.Popen([sys.executable, "-I", "-S", "-c", WATCHDOG, str(rfd)], pass_fds=(rfd,),
+                                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                             stderr=subprocess.DEVNULL, start_new_session=True)
+    except OSError as e:  # children still die on reap and kill_all; only SIGKILL of sparktui is uncovered
+        os.close(wfd)
+        _watchdog["failed"] = str(e)
+        return
+    finally:
+        os.close(rfd)
+    _watchdog["fd"] = wfd
+
+
+def _tell(line: str) -> None:
+    fd = _watchdog.get("fd")
+    if fd is None:
+        return
+    try:
+        os.write(fd, (line + "\n").encode())  # shorter than PIPE_BUF: never interleaved
+    except OSError:
+        pass  # the watchdog is gone (killed by hand): reap and kill_all still work
+
+
+def on_signal(signum: int, _frame: Any = None) -> None:
+    """SIGTERM/SIGHUP handler for the CLI: kill every child group, start no new one (a worker
+    thread may be about to), say so, then exit 128 + signal."""
+    _stopping.set()
+    kill_all()
+    try:
+        print(f"sparktui: stopped by {signal.Signals(signum).name}", file=sys.stderr)
+    except (OSError, ValueError):  # stderr closed or gone with the terminal (SIGHUP)
+        pass
+    raise SystemExit(128 + signum)
+
+
+def install_signal_handlers() -> dict[int, Any]:
+    """``on_signal`` for SIGTERM and SIGHUP (main thread only); returns the handlers it replaced."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGHUP)}
+
+
+def restore_signal_handlers(old: dict[int, Any]) -> None:
+    for sig, handler in old.items():
+        signal.signal(sig, handler)

@@ -1,0 +1,186 @@
+"""No process outlives sparktui. Its probes run in sessions of their own (a terminal's Ctrl-C must
+not hit one halfway through a stage), so nothing but sparktui stops them: SIGTERM and SIGHUP kill
+every group it started (exit 143 / 129), a SIGKILL of sparktui is answered by its watchdog, and a
+probe that ends on its own takes the grandchildren it left with it (core/children.py). Each test
+runs a real sparktui and asks /proc for every process carrying the run's marker."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from sparktui.core import children
+from tests.hostile.spawned import ENV_KEEP, Run, fake_ssh, marked
+from tests.standins.make import make_standin
+
+# A grandchild started at interpreter start-up (as torch's compile workers or a launcher's helpers
+# are), left running when the probe itself ends normally.
+LEAVES_A_GRANDCHILD = "import subprocess, sys\nsubprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
+
+
+@pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+@pytest.mark.parametrize("command", [["check", "G1"], ["bandwidth", "--yes", "--force", "--size", "1"]])
+def test_sigterm_and_sighup_kill_the_probe_and_its_grandchild(tmp_path, command, sig, code):
+    hang = make_standin(tmp_path, "hang_grandchild")
+    run = Run(tmp_path, [*command, "--python", hang, "--path", str(tmp_path)])
+    try:
+        run.probe_pids()
+        run.proc.send_signal(sig)  # to sparktui alone, as `kill` or systemd's stop does
+        rc, _, err = run.finish()
+        assert rc == code, err
+        assert f"sparktui: stopped by {sig.name}" in err and "Traceback" not in err
+        assert run.left_running() == []
+    finally:
+        run.cleanup()
+
+
+@pytest.mark.parametrize("command", [["check", "G1"], ["preflight", "G1"]])
+def test_sigkill_of_sparktui_takes_the_probe_and_its_grandchild_with_it(tmp_path, command):
+    """No handler runs on SIGKILL: the watchdog sees sparktui's pipe close and kills the group."""
+    hang = make_standin(tmp_path, "hang_grandchild")
+    run = Run(tmp_path, [*command, "--python", hang, "--path", str(tmp_path)])
+    try:
+        run.probe_pids()
+        run.proc.kill()
+        run.finish()
+        assert run.left_running(within=2.0) == []
+    finally:
+        run.cleanup()
+
+
+def test_a_probe_that_ends_normally_leaves_no_grandchild(tmp_path):
+    ok = make_standin(tmp_path, "ok_gb10")
+    (tmp_path / "site-ok_gb10" / "sitecustomize.py").write_text(LEAVES_A_GRANDCHILD)
+    run = Run(tmp_path, ["check", "G1", "--python", ok, "--path", str(tmp_path)])
+    try:
+        rc, _, err = run.finish()
+        assert rc == 0, err
+        assert run.left_running() == []
+    finally:
+        run.cleanup()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_a_peer_s_ssh_and_what_it_started_end_with_sparktui(tmp_path, sig):
+    ok = make_standin(tmp_path, "ok_gb10")
+    bindir = fake_ssh(tmp_path / "bin")
+    run = Run(tmp_path, ["peers", "G3", "--peer", "spark-2", "--python", ok, "--path", str(tmp_path)],
+              env={"PATH": f"{bindir}:{ENV_KEEP.get('PATH', '')}"})
+    try:
+        run.probe_pids()
+        run.proc.send_signal(sig)
+        rc, _, _ = run.finish()
+        assert rc == (143 if sig == signal.SIGTERM else -9)
+        assert run.left_running(within=2.0) == []
+    finally:
+        run.cleanup()
+
+
+# -- the tracking itself, in this process ----------------------------------------------------------
+
+def _pids_from(path, timeout: float = 10.0) -> list[int]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_text().endswith("\n"):
+            return [int(x) for x in path.read_text().split()]
+        time.sleep(0.02)
+    raise AssertionError(f"{path} never written")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def _gone_soon(pid: int, within: float = 3.0) -> bool:
+    deadline = time.monotonic() + within
+    while _alive(pid):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def test_reap_kills_the_grandchildren_of_a_child_that_exited(tmp_path):
+    out = tmp_path / "pid"
+    proc = children.spawn(["sh", "-c", f"sleep 600 & echo $! > {out}.t; mv {out}.t {out}; echo >> {out}"])
+    (grandchild,) = _pids_from(out)
+    proc.wait()
+    assert _alive(grandchild) and proc.pid in children.running()
+    assert children.reap(proc) == 0
+    assert _gone_soon(grandchild) and proc.pid not in children.running()
+
+
+def test_kill_all_kills_every_tracked_group(tmp_path):
+    procs = [children.spawn(["sleep", "600"]) for _ in range(2)]
+    children.kill_all()
+    assert [children.reap(p) for p in procs] == [-9, -9]
+
+
+def test_journalctl_s_group_is_killed_when_its_read_ends(tmp_path):
+    from sparktui.probes.kernel_log import read_journal
+
+    out = tmp_path / "pid"
+    fake = tmp_path / "journalctl"
+    fake.write_text(f"#!/bin/sh\nsleep 600 >/dev/null 2>&1 &\necho $! > {out}\nexit 1\n")
+    fake.chmod(0o755)
+    with pytest.raises(RuntimeError, match="journalctl exited 1"):
+        read_journal((str(fake),), timeout_s=5)
+    assert _gone_soon(int(out.read_text()))
+
+
+def test_a_grandchild_holding_journalctl_s_pipe_cannot_outlast_the_timeout(tmp_path):
+    """journalctl's timeout used to kill journalctl alone: a grandchild holding its stdout kept the
+    read waiting for ever."""
+    from sparktui.probes.kernel_log import read_journal
+
+    fake = tmp_path / "journalctl"
+    fake.write_text("#!/bin/sh\nsleep 600 &\nsleep 600\n")
+    fake.chmod(0o755)
+    t0 = time.monotonic()
+    with pytest.raises(RuntimeError, match="journalctl exited -9"):
+        read_journal((str(fake),), timeout_s=0.5)
+    assert time.monotonic() - t0 < 5
+
+
+def test_all_reduce_perf_s_ranks_die_with_it(tmp_path):
+    from sparktui.flows import nccl_test
+
+    out = tmp_path / "pid"
+    fake = tmp_path / "all_reduce_perf"
+    fake.write_text(f"#!/bin/sh\nsleep 600 >/dev/null 2>&1 &\necho $! > {out}\n")
+    fake.chmod(0o755)
+    res = nccl_test.run([str(fake)], binary=str(fake), timeout_s=10)
+    assert res["returncode"] == 0
+    assert _gone_soon(int(out.read_text()))
+
+
+def test_the_watchdog_kills_what_a_dead_parent_left_and_ends(tmp_path):
+    """A parent that dies without running anything (SIGKILL) leaves no child group and no watchdog."""
+    out = tmp_path / "pids"
+    code = ("import sys, time\nfrom sparktui.core import children\n"
+            f"p = children.spawn(['sh', '-c', 'sleep 600 & echo $$ $! > {out}; wait'])\ntime.sleep(600)\n")
+    parent = subprocess.Popen([sys.executable, "-c", code], env={**ENV_KEEP, "SPARKTUI_TEST_RUN": "watchdog-" + out.name
+                                                                 + str(os.getpid())})
+    try:
+        deadline = time.monotonic() + 10
+        while not (out.exists() and len(out.read_text().split()) == 2) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        child, grandchild = (int(x) for x in out.read_text().split())
+        parent.kill()
+        parent.wait()
+        t0 = time.monotonic()
+        assert _gone_soon(child, 2.0) and _gone_soon(grandchild, 2.0)
+        assert time.monotonic() - t0 < 2.0
+        assert marked("watchdog-" + out.name + str(os.getpid())) == []
+    finally:
+        if parent.poll() is None:
+            parent.kill()
