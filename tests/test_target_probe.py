@@ -188,7 +188,7 @@ def kill_leftovers(pidfile) -> None:
                 pass
 
 
-HANG_ARGS = ["--mode", "torch", "--skip", "", "--packages", ""]
+HANG_ARGS = ["--mode", "torch", "--skip", "", "--packages-file", ""]
 
 
 def test_ctrl_c_during_the_wait_kills_the_child_and_its_grandchild(tmp_path):

@@ -4,7 +4,8 @@ Reads requirements / constraints files the way pip does for the parts that carry
 ``name==1.2``, ``name>=1,<2``, ``name[extra]==1``, ``; markers``, ``-r``/``-c`` includes
 (relative to the including file), comments, continuations. Lines that carry no comparable
 version (pip options, URLs, editables) are recorded as skipped. A malformed line is an error
-that names the file, the line and the reason; nothing is guessed.
+that names the file, the line number and the reason, never the line's text (a pins file can hold an
+index URL with a token); nothing is guessed.
 
 Shipped sets live in ``sparktui/data/pins/<image>.txt``. A ``# sparktui: key=value`` comment
 adds metadata (``image``, ``ngc``, ``cuda``) that the judge uses, e.g. the CUDA the set's torch
@@ -14,14 +15,13 @@ was built against.
 from __future__ import annotations
 
 import os
-import stat
 import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from sparktui.core.config import Config
-from sparktui.core.readings import Reading
+from sparktui.core.readings import Reading, read_regular
 from sparktui.core.shapes import Pin, PinsData, PinSkipped
 from sparktui.core.versions import (
     InvalidMarker,
@@ -38,6 +38,7 @@ MAX_ERRORS_SHOWN = 5
 _NAME = r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
 _REQ_RE = re.compile(rf"^(?P<name>{_NAME})\s*(?:\[(?P<extras>[^\]]*)\])?\s*(?P<spec>.*)$")
 MAX_PINS_BYTES = 16 * 1024 * 1024
+MAX_PINS = 5_000  # a whole NGC image pins ~1,000; each pin is one metadata lookup in the target (~0.25 ms)
 _INCLUDE_OPTS = {"-r": "requirement", "--requirement": "requirement", "-c": "constraint", "--constraint": "constraint"}
 _IGNORED_OPTS = (
     "-i", "--index-url", "--extra-index-url", "--no-index", "-f", "--find-links", "--pre", "--trusted-host",
@@ -81,6 +82,34 @@ def _logical_lines(text: str):
         yield start, buf
 
 
+# What a version or marker error says, without the text it quotes (core/versions.py messages
+# quote the line; a pins line can hold a token): the first phrase the message contains.
+_SPEC_REASONS = {
+    "use == for an exact version": "use == for an exact version",
+    "is not a PEP 440 version": "not a PEP 440 version",
+    "only works with == and !=": "a .* or a +local label only works with == and !=",
+    "prefix must be plain release numbers": "a .* prefix must be plain release numbers, like ==2.9.*",
+    "needs at least two release numbers": "~= needs at least two release numbers, like ~=2.9",
+}
+_MARKER_REASONS = {
+    "unknown marker variable": "unknown marker variable",
+    "needs versions on both sides": "a version comparison needs versions on both sides",
+}
+
+
+def _reason(e: ValueError, reasons: dict[str, str], default: str) -> str:
+    return next((said for phrase, said in reasons.items() if phrase in str(e)), default)
+
+
+_CREDENTIALS = re.compile(r"(://).*@")
+
+
+def _without_credentials(line: str) -> str:
+    """A skipped line as kept in the reading: a URL's user:token@ replaced by ***@ (through the
+    line's last @: a token may hold any character)."""
+    return _CREDENTIALS.sub(r"\1***@", line)
+
+
 def _strip_comment(line: str) -> str:
     return re.sub(r"(^|\s)#.*$", "", line).strip()
 
@@ -116,27 +145,12 @@ def load(path: Path, pinset: PinSet | None = None, depth: int = 0, stack: tuple[
         ps.errors.append(f"{here}: includes nested deeper than {MAX_INCLUDE_DEPTH} levels")
         return ps
     try:
-        st = path.stat()
-        if stat.S_ISDIR(st.st_mode):
-            raise IsADirectoryError
-        if not stat.S_ISREG(st.st_mode):  # a FIFO blocks with no writer; a pipe cannot be read twice
-            ps.errors.append(f"{here}: not a regular file (a pipe or a device?); give a pins file")
-            return ps
-        if st.st_size > MAX_PINS_BYTES:
-            ps.errors.append(f"{here}: {st.st_size} bytes, larger than a pins file can be ({MAX_PINS_BYTES} bytes)")
-            return ps
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        ps.errors.append(f"{here}: no such file")
-        return ps
-    except IsADirectoryError:
-        ps.errors.append(f"{here}: is a folder, not a pins file")
+        text = read_regular(path, MAX_PINS_BYTES, PinsError, "pins").decode("utf-8")
+    except PinsError as e:  # ``here`` names the file (and the line that included it)
+        ps.errors.append(f"{here}: {str(e).removeprefix(f'{path}: ')}")
         return ps
     except UnicodeDecodeError:
         ps.errors.append(f"{here}: not UTF-8 text")
-        return ps
-    except OSError as e:
-        ps.errors.append(f"{here}: cannot read: {e.strerror or e}")
         return ps
     ps.files.append(str(path))
     for lineno, raw in _logical_lines(text):
@@ -154,6 +168,10 @@ def load(path: Path, pinset: PinSet | None = None, depth: int = 0, stack: tuple[
         if line.startswith("-"):
             _option(line, path, where, ps, depth, (*stack, real))
             continue
+        if len(ps.pins) >= MAX_PINS:
+            ps.errors.append(f"{where}: more than {MAX_PINS} pins; G9 compares at most {MAX_PINS} "
+                             "(pin the training stack, not a whole package index)")
+            break
         _requirement(line, str(path), lineno, where, ps)
     return ps
 
@@ -164,9 +182,9 @@ def _option(line: str, path: Path, where: str, ps: PinSet, depth: int, stack: tu
     if inc is not None:
         kind, target = inc
         if not target:
-            ps.errors.append(f"{where}: {tokens[0]} needs a file name")
+            ps.errors.append(f"{where}: a {kind} include (-r/-c) needs a file name")
         elif "://" in target:
-            ps.skipped.append({"where": where, "text": line, "why": f"remote {kind} file not fetched"})
+            ps.skipped.append({"where": where, "text": _without_credentials(line), "why": f"remote {kind} file not fetched"})
         else:
             sub = Path(os.path.expanduser(target))
             if not sub.is_absolute():
@@ -174,11 +192,11 @@ def _option(line: str, path: Path, where: str, ps: PinSet, depth: int, stack: tu
             load(sub, ps, depth + 1, stack, included_from=where)
         return
     if tokens[0] in ("-e", "--editable") or tokens[0].startswith("--editable="):
-        ps.skipped.append({"where": where, "text": line, "why": "editable install: no version to compare"})
+        ps.skipped.append({"where": where, "text": _without_credentials(line), "why": "editable install: no version to compare"})
         return
     opt = tokens[0].split("=", 1)[0]
     why = "pip option, ignored" if opt in _IGNORED_OPTS else "unknown pip option, ignored"
-    ps.skipped.append({"where": where, "text": line, "why": why})
+    ps.skipped.append({"where": where, "text": _without_credentials(line), "why": why})
 
 
 def _requirement(line: str, file: str, lineno: int, where: str, ps: PinSet) -> None:
@@ -194,29 +212,30 @@ def _requirement(line: str, file: str, lineno: int, where: str, ps: PinSet) -> N
         marker_text = marker_text.strip()
     req = req.strip()
     if "://" in req or req.startswith((".", "/", "~")) or re.search(r"\.(whl|zip|tar\.gz|tgz)$", req):
-        ps.skipped.append({"where": where, "text": line, "why": "a path or URL, not a versioned requirement"})
+        ps.skipped.append({"where": where, "text": _without_credentials(line), "why": "a path or URL, not a versioned requirement"})
         return
     m = _REQ_RE.match(req)
     if not m:
-        ps.errors.append(f"{where}: not a requirement: {line!r} (expected e.g. torch==2.9.0)")
+        ps.errors.append(f"{where}: not a requirement (expected e.g. torch==2.9.0)")
         return
     name, extras, spec_text = m.group("name"), m.group("extras"), m.group("spec").strip()
     if spec_text.startswith("@"):
-        ps.skipped.append({"where": where, "text": line, "why": "direct reference (name @ url): no version to compare"})
+        ps.skipped.append({"where": where, "text": _without_credentials(line), "why": "direct reference (name @ url): no version to compare"})
         return
     try:
         specs = parse_specifiers(spec_text)
     except InvalidSpecifier as e:
-        ps.errors.append(f"{where}: {name}: {e}")
+        ps.errors.append(f"{where}: not a version specifier ({_reason(e, _SPEC_REASONS, 'expected e.g. ==2.9.0 or >=1.0,<2')})")
         return
     if marker_text is not None:
         if not marker_text:
-            ps.errors.append(f"{where}: {name}: empty marker after ';'")
+            ps.errors.append(f"{where}: empty marker after ';'")
             return
         try:
             Marker(marker_text)
         except InvalidMarker as e:
-            ps.errors.append(f"{where}: {name}: bad marker: {e}")
+            why = _reason(e, _MARKER_REASONS, "expected e.g. python_version >= '3.10'")
+            ps.errors.append(f"{where}: bad marker after ';' ({why})")
             return
     ps.pins.append({
         "name": canonical_name(name),

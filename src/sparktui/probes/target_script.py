@@ -192,19 +192,26 @@ def parse_args(argv, defaults):
     return args
 
 
+def read_names(path):
+    """The distribution names to look up, one a line (a file: a long list overflows argv)."""
+    if not path:
+        return []
+    with open(path, encoding="utf-8") as f:
+        return [n for n in f.read().splitlines() if n]
+
+
 def open_channel(fd):
     global _out
     _out = os.fdopen(int(fd), "w")
 
 
 def main(argv):
-    args = parse_args(argv, {"--fd": "1", "--mode": "env", "--skip": "", "--packages": ""})
+    args = parse_args(argv, {"--fd": "1", "--mode": "env", "--skip": "", "--packages-file": ""})
     open_channel(args["--fd"])
     skip = set(s for s in args["--skip"].split(",") if s)
     if args["--mode"] == "env":
         run_stage("python", stage_python, skip)
-        names = [n for n in args["--packages"].split(",") if n]
-        run_stage("packages", lambda: stage_packages(names), skip)
+        run_stage("packages", lambda: stage_packages(read_names(args["--packages-file"])), skip)
         run_stage("cudart", stage_cudart, skip)
     else:
         torch_info = run_stage("import torch", stage_import_torch, skip)
