@@ -7,6 +7,7 @@ collectors waited on). The NVML here is the GB10 fake."""
 from __future__ import annotations
 
 import gzip
+import io
 import re
 import socket
 import threading
@@ -247,3 +248,18 @@ def test_an_address_in_use_raises_oserror_and_leaves_no_thread():
 def test_any_request_head_gets_an_http_answer_never_an_exception(head):
     answer = MetricsServer("text/plain").answer(head + b"\r\n\r\n")
     assert answer.status in (200, 400, 404, 405)
+
+
+def test_export_on_a_port_in_use_exits_69_with_the_reason():
+    nvml.set_backend(gb10_loaded())
+    err = io.StringIO()
+    try:
+        with socket.socket() as taken:
+            taken.bind(("127.0.0.1", 0))
+            taken.listen()
+            port = taken.getsockname()[1]
+            code = ex.run_export(Config(), f"127.0.0.1:{port}", False, ["G3"], "h", stop=threading.Event(), err=err)
+    finally:
+        nvml.set_backend(None)
+    assert code == 69
+    assert err.getvalue() == f"sparktui export: cannot listen on 127.0.0.1:{port}: Address already in use\n"

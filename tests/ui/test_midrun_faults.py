@@ -226,6 +226,12 @@ def github(monkeypatch):
     server.close()
 
 
+def g8_app(server, tmp_path) -> SparkApp:
+    """A dashboard following the vllm playbook on ``server`` (G8 scans only the empty tmp_path)."""
+    cfg = Config().with_overrides(playbooks={"api_url": server.url, "slugs": ["vllm"]}, scan={"paths": [str(tmp_path)]})
+    return SparkApp(cfg, source=StillSource(), auto_checks=False)
+
+
 async def run_g8(app, pilot) -> None:
     done = app.board["G8"].runs
     app.run_checks(["G8"])
@@ -236,8 +242,7 @@ async def run_g8(app, pilot) -> None:
 @pytest.mark.parametrize("fault, size", [("500", SIZES[0]), ("403", SIZES[1]), ("429", SIZES[0]), ("hang", SIZES[1])])
 async def test_github_failing_keeps_the_last_list_and_says_how_stale_and_when_it_retries(github, tmp_path, size, fault):
     server, mode = github
-    cfg = Config().with_overrides(playbooks={"api_url": server.url, "slugs": ["vllm"]}, scan={"paths": [str(tmp_path)]})
-    app = SparkApp(cfg, source=StillSource(), auto_checks=False)
+    app = g8_app(server, tmp_path)
     async with app.run_test(size=size) as pilot:
         await run_g8(app, pilot)
         panel = app.playbook_panel
@@ -288,8 +293,7 @@ async def test_a_refresh_that_gives_no_reading_keeps_the_last_list_and_never_say
     from sparktui.probes import playbooks as playbooks_probe
 
     server, _ = github
-    cfg = Config().with_overrides(playbooks={"api_url": server.url, "slugs": ["vllm"]}, scan={"paths": [str(tmp_path)]})
-    app = SparkApp(cfg, source=StillSource(), auto_checks=False)
+    app = g8_app(server, tmp_path)
     async with app.run_test(size=SIZES[0]) as pilot:
         await run_g8(app, pilot)
 

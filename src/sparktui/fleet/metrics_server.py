@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import gzip
+import os
 import threading
 from dataclasses import dataclass
 
@@ -87,9 +88,9 @@ class MetricsServer:
         try:
             server = loop.run_until_complete(asyncio.start_server(self._connection, host, port, backlog=BACKLOG,
                                                                   limit=MAX_HEAD_BYTES))
-        except OSError as e:
+        except OSError as e:  # asyncio words it "error while attempting to bind on address (...)": the plain reason
             loop.close()
-            ready.set_exception(e)
+            ready.set_exception(OSError(e.errno, os.strerror(e.errno)) if e.errno else e)
             return
         self._loop = loop
         bound = server.sockets[0].getsockname()
