@@ -307,37 +307,51 @@ MAX_KEPT_NOTES = 10_000  # verdict and event lines: the latest are kept
 MAX_PROBLEMS_KEPT = 200  # malformed lines named; the rest are counted (``lines_skipped``)
 
 
+Check = Callable[[Any], "str | None"]
+
+
 class _Thinned:
     """At most about ``cap`` items of a stream, evenly spread: past the cap every second kept item
     is dropped and from then on only every ``stride``-th is kept, so memory stays bounded whatever
     the file's size. Pinned items (by role: the lowest-memory moment) and the last one are always
-    kept; a marked item (a segment's first sample) that is dropped passes its mark to the next kept."""
+    kept; a marked item (a segment's first sample) that is dropped passes its mark to the next kept.
 
-    def __init__(self, cap: int) -> None:
+    Only an item that is kept is checked (``check``: why its shape is wrong, or None): a thinned
+    recording's lines off the stride cost a parse, not a check. The last is checked in result()."""
+
+    def __init__(self, cap: int, check: Check) -> None:
         self.cap = cap
+        self.check = check
         self.stride = 1
         self.seen = 0
         self.pins: dict[str, int] = {}
         self.marks: set[int] = set()
         self._kept: list[tuple[int, Any]] = []
-        self._last: tuple[int, Any] | None = None
+        self._last: tuple[int, Any, int] | None = None  # (seq, item, line number), unchecked
         self._carry_mark = False
 
-    def add(self, item: Any, roles: list[str] | tuple[str, ...] = (), mark: bool = False) -> None:
+    def add(self, n: int, item: Any, roles: list[str] | tuple[str, ...] = (), mark: bool = False) -> str | None:
+        """Offer line ``n``'s item; returns why it is malformed when it was checked and failed."""
         seq = self.seen
+        mark = mark or self._carry_mark
+        if seq % self.stride and not roles and not mark:
+            self.seen += 1
+            self._last = (seq, item, n)
+            return None
+        why = self.check(item)
+        if why is not None:
+            return why
         self.seen += 1
+        self._last = None
         for role in roles:
             self.pins[role] = seq
-        mark = mark or self._carry_mark
-        self._last = (seq, item)
-        if seq % self.stride and not roles and not mark:
-            return
         self._carry_mark = False
         if mark:
             self.marks.add(seq)
         self._kept.append((seq, item))
         if len(self._kept) > self.cap:
             self._halve()
+        return None
 
     def _halve(self) -> None:
         self.stride *= 2
@@ -354,30 +368,36 @@ class _Thinned:
                 self._carry_mark = True
         self._kept = kept
 
-    def result(self) -> tuple[list[Any], list[int]]:
-        """The kept items in order (the last one seen included) and the indexes of the marked."""
-        kept = self._kept
-        if self._last is not None and (not kept or kept[-1][0] != self._last[0]):
-            kept = kept + [self._last]
-            if self._carry_mark:
-                self.marks.add(self._last[0])
-        return [item for _, item in kept], [i for i, (seq, _) in enumerate(kept) if seq in self.marks]
+    def result(self) -> tuple[list[Any], list[int], tuple[int, str] | None]:
+        """The kept items in order (the last one seen included when well-formed), the indexes of
+        the marked, and (line number, why) when the last one was not."""
+        kept, bad = self._kept, None
+        if self._last is not None:
+            seq, item, n = self._last
+            why = self.check(item)
+            if why is None:
+                kept = kept + [(seq, item)]
+                if self._carry_mark:
+                    self.marks.add(seq)
+            else:
+                bad = (n, why)
+        return [item for _, item in kept], [i for i, (seq, _) in enumerate(kept) if seq in self.marks], bad
 
 
-def _low_roles(mem: Any, lows: dict[str, float]) -> list[str]:
+def _low_roles(mem: Any, lows: dict[str, float]) -> dict[str, float]:
     """The lowest-memory moments G3's review can pick (readings_from_samples, meminfo "lowest")
-    that this sample now is; ``lows`` holds the lowest so far. Pinned, they survive thinning."""
+    that this sample would now be, with its values (``lows`` holds the lowest so far; the caller
+    updates it once the sample is kept). Pinned, they survive thinning."""
     if not isinstance(mem, dict) or not _is_number(mem.get("MemAvailable")):
-        return []
-    total, roles = mem.get("MemTotal"), []
+        return {}
+    total, roles = mem.get("MemTotal"), {}
     plausible = _plausible_mem(mem)
     free = mem.get("MemFree")
     free_ok = _is_number(free) and free >= 0 and (not _is_number(total) or free <= total)
     for role, value, counts in (("avail", mem["MemAvailable"], True), ("avail ok", mem["MemAvailable"], plausible),
                                 ("free", free, free_ok), ("free ok", free, free_ok and plausible)):
         if counts and value < lows.get(role, math.inf):  # strict: the first of equal lows, as min() picks
-            lows[role] = value
-            roles.append(role)
+            roles[role] = value
     return roles
 
 
@@ -452,7 +472,8 @@ def _read_lines(rec: Recording, lines: Iterator[tuple[int, bytes | None, bool]])
     """Every line after the header into ``rec``: malformed ones named and counted, samples and
     process snapshots thinned past their caps."""
     rec.problems.extend(header_problems(rec.header))
-    samples, snapshots = _Thinned(MAX_KEPT_SAMPLES), _Thinned(MAX_KEPT_PROCESSES)
+    samples = _Thinned(MAX_KEPT_SAMPLES, _sample_line_problem)
+    snapshots = _Thinned(MAX_KEPT_PROCESSES, lambda obj: processes_problem(obj["data"]))
     verdicts: deque[dict[str, Any]] = deque(maxlen=MAX_KEPT_NOTES)
     events: deque[dict[str, Any]] = deque(maxlen=MAX_KEPT_NOTES)
     readings: dict[str, Any] = {}
@@ -487,19 +508,17 @@ def _read_lines(rec: Recording, lines: Iterator[tuple[int, bytes | None, bool]])
             continue
         kind = obj.get("type") if isinstance(obj, dict) else None
         if kind == "sample":
-            why = sample_problem(obj)
+            roles = _low_roles(obj.get("mem"), lows)
+            why = samples.add(n, obj, list(roles), mark=pending_segment)
             if why is not None:
-                skip(f"line {n}: sample {why}; skipped")
+                skip(f"line {n}: {why}; skipped")
                 continue
-            obj.pop("type")
-            samples.add(obj, _low_roles(obj.get("mem"), lows), mark=pending_segment)
+            lows.update(roles)
             pending_segment = False
         elif kind == "processes" and isinstance(obj.get("data"), dict):
-            why = processes_problem(obj["data"])
+            why = snapshots.add(n, obj)
             if why is not None:
-                skip(f"line {n}: processes snapshot {why}; skipped")
-                continue
-            snapshots.add(obj["data"])
+                skip(f"line {n}: {why}; skipped")
         elif kind == "readings" and isinstance(obj.get("readings"), dict):
             readings.update(obj["readings"])  # a later reading of a probe replaces an earlier one
         elif kind == "segment":
@@ -514,18 +533,28 @@ def _read_lines(rec: Recording, lines: Iterator[tuple[int, bytes | None, bool]])
             rec.skipped_types[kind] = rec.skipped_types.get(kind, 0) + 1  # a newer writer's line: not ours to judge
         else:
             skip(f"line {n}: unknown line type {_show(kind)}; skipped")
-    rec.samples, rec.segment_starts = samples.result()
-    rec.samples_seen, rec.sample_stride = samples.seen, samples.stride
-    rec.processes = snapshots.result()[0]
+    rec.samples, rec.segment_starts, bad_sample = samples.result()
+    rec.processes, _, bad_snapshot = snapshots.result()
+    for n, why in sorted(b for b in (bad_sample, bad_snapshot) if b):
+        skip(f"line {n}: {why}; skipped")
+    for s in rec.samples:
+        s.pop("type", None)
+    rec.processes = [obj["data"] for obj in rec.processes]
+    rec.samples_seen, rec.sample_stride = samples.seen - (bad_sample is not None), samples.stride
     rec.readings = [readings] if readings else []
     rec.verdicts, rec.events = list(verdicts), list(events)
+
+
+def _sample_line_problem(obj: dict[str, Any]) -> str | None:
+    why = sample_problem(obj)
+    return None if why is None else f"sample {why}"
 
 
 def processes_problem(data: dict[str, Any]) -> str | None:
     """Why a process snapshot does not have the declared shape (core/shapes.ProcessSnapshot), in
     words, or None: a row with ``"rss_bytes": "x"`` or a NaN age would crash the process table."""
     problems = shape_problems(data, ProcessSnapshot, "data", strict=False)
-    return f"with {problems[0]}" if problems else None
+    return f"processes snapshot with {problems[0]}" if problems else None
 
 
 class Replay:
