@@ -140,3 +140,12 @@ def test_report_into_a_folder_that_does_not_exist_is_74_naming_the_file(tmp_path
                        capture_output=True, timeout=60)
     assert r.returncode == 74
     assert r.stderr.decode() == f"sparktui: cannot write {target}: No such file or directory\n"
+
+
+def test_dev_stdout_as_the_output_writes_into_the_pipe_it_names():
+    """`report -o /dev/stdout | less`: its link leads to a pipe, written in place (resolved first,
+    the link named 'pipe:[N]', no folder to put a temporary file in)."""
+    r = subprocess.run([sys.executable, "-m", "sparktui", "report", "--snapshot", str(SNAPSHOT), "-o", "/dev/stdout"],
+                       capture_output=True, timeout=60)
+    assert r.returncode == 0, r.stderr.decode()
+    assert r.stdout.decode().startswith("# sparktui report")

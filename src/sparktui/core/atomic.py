@@ -23,17 +23,16 @@ def write_text_atomic(path: Path | str, text: str, encoding: str = "utf-8") -> P
     A symlink is followed (the file it names is replaced, the link stays). A target that is not a
     regular file (``-o /dev/stdout``, a FIFO, ``/dev/null``) is written in place: renaming over it
     would replace the device, and there is no old content to keep."""
-    target = Path(os.path.realpath(path))
-    try:
-        st = os.stat(target)
-    except FileNotFoundError:
-        st = None
-    except OSError as e:
-        raise OSError(e.errno, e.strerror, str(path)) from e
+    with _naming(path):
+        try:
+            st: os.stat_result | None = os.stat(path)  # through links: /dev/stdout is the pipe it names
+        except FileNotFoundError:
+            st = None
     if st is not None and not stat.S_ISREG(st.st_mode):
-        with _naming(path), open(target, "w", encoding=encoding) as fh:
+        with _naming(path), open(path, "w", encoding=encoding) as fh:
             fh.write(text)
-        return target
+        return Path(path)
+    target = Path(os.path.realpath(path))
     with _naming(path):
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
         try:
