@@ -95,7 +95,7 @@ def test_report_sigterm_leaves_the_old_report_or_the_whole_new_one(tmp_path):
 
 
 def test_snapshot_killed_while_probing_or_writing_leaves_the_old_file_or_a_whole_snapshot(tmp_path):
-    outcomes, _ = _signalled_over_an_old_file(tmp_path, "spark-1.json", ["snapshot"], 4, 1.6)
+    outcomes, _ = _signalled_over_an_old_file(tmp_path, "spark-1.json", ["snapshot"], 3, 1.6)
     for delay, text, _ in outcomes:
         if text != OLD:
             assert json.loads(text)["kind"] == "sparktui-snapshot", f"a fragment after a kill at {delay:.2f} s"
