@@ -139,8 +139,9 @@ class RecordingWriter:
 
 
 def _first_line(path: Path) -> str:
+    """The header line, read up to MAX_HEADER_BYTES (a huge file without newlines is not held)."""
     with open(path, encoding="utf-8", errors="replace") as f:
-        return f.readline()
+        return f.readline(MAX_HEADER_BYTES)
 
 
 def _ends_with_newline(path: Path) -> bool:
@@ -390,11 +391,13 @@ def _low_roles(mem: Any, lows: dict[str, float]) -> dict[str, float]:
     updates it once the sample is kept). Pinned, they survive thinning."""
     if not isinstance(mem, dict) or not _is_number(mem.get("MemAvailable")):
         return {}
-    total, roles = mem.get("MemTotal"), {}
+    total: Any = mem.get("MemTotal")
+    free: Any = mem.get("MemFree")
+    avail: float = mem["MemAvailable"]
     plausible = _plausible_mem(mem)
-    free = mem.get("MemFree")
     free_ok = _is_number(free) and free >= 0 and (not _is_number(total) or free <= total)
-    for role, value, counts in (("avail", mem["MemAvailable"], True), ("avail ok", mem["MemAvailable"], plausible),
+    roles: dict[str, float] = {}
+    for role, value, counts in (("avail", avail, True), ("avail ok", avail, plausible),
                                 ("free", free, free_ok), ("free ok", free, free_ok and plausible)):
         if counts and value < lows.get(role, math.inf):  # strict: the first of equal lows, as min() picks
             roles[role] = value
