@@ -16,6 +16,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 import time
 from pathlib import Path
@@ -52,18 +53,28 @@ MAX_FILE_BYTES = 1 << 20
 
 
 def _read_text(path: Path) -> tuple[str | None, str]:
-    """(text, what was seen): text None when absent or unreadable."""
+    """(text, what was seen): text None when absent or unreadable. A FIFO or device in a marker's
+    place is seen as there but never read (it could block, or never end)."""
     try:
-        with open(path, "rb") as f:
-            raw = f.read(MAX_FILE_BYTES)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         return None, "absent"
-    except IsADirectoryError:
-        return None, "a folder, not a file"
     except PermissionError:
         return None, "unreadable: permission denied"
     except OSError as e:
         return None, f"unreadable: {e.strerror or e}"
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            return None, "a folder, not a file"
+        if not stat.S_ISREG(mode):
+            return "", "present (not a regular file: not read)"
+        with os.fdopen(os.dup(fd), "rb") as f:  # read() loops over short reads (procfs pages)
+            raw = f.read(MAX_FILE_BYTES)
+    except OSError as e:
+        return None, f"unreadable: {e.strerror or e}"
+    finally:
+        os.close(fd)
     return raw.decode("utf-8", "replace"), "present"
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import platform
 import socket
@@ -16,18 +17,24 @@ PSI_MEMORY = "/proc/pressure/memory"  # Linux PSI (4.20+, CONFIG_PSI; psi=0 on t
 MEMINFO_KEYS = MEM_FIELDS  # the same fields as every sample, so a live check and a replay judge the same
 
 
+MAX_MEMINFO = 1 << 64  # the kernel prints unsigned longs: a field at or over this is no reading
+
+
 def parse_meminfo(text: str) -> dict[str, int]:
     """/proc/meminfo text -> {key: bytes}; a line without "kB" (HugePages_Total, HugePages_Free: counts)
-    keeps its number as it is. Lines it cannot parse are ignored."""
+    keeps its number as it is. Lines it cannot parse are ignored, and so are values no kernel prints
+    (negative, or past an unsigned long): a field left out reads as unknown, never as a number."""
     out: dict[str, int] = {}
     for line in text.splitlines():
         key, _, rest = line.partition(":")
         parts = rest.split()
-        if not parts:
+        if not parts or not parts[0].isascii():
             continue
         try:
             value = int(parts[0])
         except ValueError:
+            continue
+        if not 0 <= value < MAX_MEMINFO:
             continue
         unit = parts[1].lower() if len(parts) > 1 else ""
         out[key.strip()] = value * 1024 if unit == "kb" else value
@@ -36,7 +43,7 @@ def parse_meminfo(text: str) -> dict[str, int]:
 
 def read_meminfo_bytes(path: str = MEMINFO) -> dict[str, int]:
     with open(path, "rb") as f:
-        return parse_meminfo(f.read().decode("ascii", "replace"))
+        return parse_meminfo(f.read(1 << 20).decode("ascii", "replace"))
 
 
 def parse_psi(text: str) -> dict[str, dict[str, float]]:
@@ -46,7 +53,7 @@ def parse_psi(text: str) -> dict[str, dict[str, float]]:
     out of its line. Raises ValueError when no line could be read (the judge says "unreadable")."""
     out: dict[str, dict[str, float]] = {}
     for line in text.splitlines():
-        kind, *pairs = line.split()
+        kind, *pairs = line.split() or [""]
         if kind not in ("some", "full"):
             continue
         vals: dict[str, float] = {}
@@ -58,7 +65,7 @@ def parse_psi(text: str) -> dict[str, dict[str, float]]:
                 v = float(raw)
             except ValueError:
                 continue
-            if v == v and abs(v) != float("inf"):
+            if math.isfinite(v):  # out of range is kept: the judge names it as such
                 vals[key] = v
         if vals:
             out[kind] = vals
@@ -89,14 +96,34 @@ def read_meminfo(cfg: Config, path: str = MEMINFO, psi_path: str = PSI_MEMORY) -
     except OSError as e:
         return Reading("meminfo", None, error=f"cannot read {path}: {e.strerror or e}", source=path, started_at=started)
     data: dict = {k: mi[k] for k in MEMINFO_KEYS if k in mi}
+    impossible = _impossible(data)
+    for k in impossible:
+        del data[k]
     psi, psi_error = read_psi(psi_path)
     if psi is not None:
         data["psi"] = psi
     else:
         data["psi_error"] = psi_error
+    if impossible:
+        why = ", ".join(f"{k} {v}" for k, v in impossible.items())
+        return Reading("meminfo", data, error=f"impossible values in {path} (left out): {why}", source=path,
+                       started_at=started)
     if "MemAvailable" not in data:
         return Reading("meminfo", data, error="MemAvailable missing (kernel older than 3.14?)", source=path, started_at=started)
     return Reading("meminfo", data, source=path, started_at=started)
+
+
+def _impossible(mem: dict[str, int]) -> dict[str, str]:
+    """Fields no machine can show, with why: a MemTotal of 0, a part larger than the whole."""
+    total = mem.get("MemTotal")
+    out: dict[str, str] = {}
+    if total == 0:
+        out["MemTotal"] = "0 bytes"
+        return out
+    for k in ("MemAvailable", "MemFree"):
+        if total is not None and mem.get(k, 0) > total:
+            out[k] = f"{mem[k]} bytes > MemTotal {total}"
+    return out
 
 
 def _read_first(path: str) -> str | None:

@@ -49,21 +49,39 @@ _ASSIGN = re.compile(r"""(?<![\w$])["']?(?P<k>""" + _NAMES + r""")["']?\s*(?:=\s
 _DOCKER_ENV = re.compile(r"""^\s*ENV\s+(?P<k>""" + _NAMES + r""")\s+(?P<v>"[^"\n]*"|'[^'\n]*'|\S+)""")
 
 
+SYSFS_BYTES = 4096  # a sysfs attribute is one page at most
+
+
 def _text(p: Path) -> str | None:
+    """A sysfs attribute's text (one page at most; a FIFO or device in its place is never waited on)."""
     try:
-        return p.read_text(errors="replace").strip()
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except (OSError, ValueError):
         return None
+    try:
+        return os.read(fd, SYSFS_BYTES).decode("utf-8", "replace").strip()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def _int(p: Path) -> int | None:
+    """A count, size or speed; None when absent or not a non-negative number (a counter, an MTU or a
+    speed is never negative: the -1 of a link that is down means 'no speed')."""
     t = _text(p)
-    if t is None:
+    if not t:
         return None
     try:
-        return int(t.split()[0], 0) if t else None
+        v = int(t.split()[0], 0)
     except ValueError:
         return None
+    return v if v >= 0 else None
+
+
+def _decimal(name: str) -> bool:
+    """An index in a file name: ASCII digits only (str.isdigit takes '²', which int() refuses)."""
+    return name.isascii() and name.isdigit()
 
 
 def _link_name(p: Path) -> str | None:
@@ -99,12 +117,12 @@ def _rdma_ports(ib: Path) -> dict[str, list[dict[str, Any]]]:
 
 
 def _port(dev: str, pd: Path) -> dict[str, Any]:
-    port: dict[str, Any] = {"device": dev, "port": int(pd.name) if pd.name.isdigit() else pd.name,
+    port: dict[str, Any] = {"device": dev, "port": int(pd.name) if _decimal(pd.name) else pd.name,
                             "state": _text(pd / "state"), "phys_state": _text(pd / "phys_state"),
                             "rate": _text(pd / "rate"), "link_layer": _text(pd / "link_layer")}
     gids: list[dict[str, Any]] = []
     try:
-        idx = sorted((int(g.name) for g in (pd / "gids").iterdir() if g.name.isdigit()))[:MAX_GIDS]
+        idx = sorted((int(g.name) for g in (pd / "gids").iterdir() if _decimal(g.name)))[:MAX_GIDS]
     except OSError:
         idx = []
         port["gids_error"] = f"{pd / 'gids'} unreadable"
@@ -400,8 +418,12 @@ class RdmaReader:
 
     @staticmethod
     def _word(path: str) -> int:
+        """One counter; ValueError when it is not a non-negative number."""
         with open(path, "rb") as f:
-            return int(f.read(64).split()[0])
+            v = int(f.read(64).split()[0])
+        if v < 0:
+            raise ValueError(f"negative counter {v}")
+        return v
 
     def read(self, now: float | None = None) -> tuple[dict[str, Any] | None, str | None]:
         now = time.monotonic() if now is None else now

@@ -25,8 +25,10 @@ Reading "processes" data::
 
 from __future__ import annotations
 
+import math
 import os
 import re
+import stat
 import time
 from typing import Any, Iterable
 
@@ -165,9 +167,13 @@ def flag_value(tokens: list[str], *names: str) -> str | None:
 
 
 def _fraction(text: str | None) -> float | None:
+    """A memory share as a server reads it (0.5, or 50 meaning per cent); None for anything that is
+    no share of the pool (NaN, inf, 0, negative, over 100): an impossible cap is no cap."""
     try:
         v = float(str(text).strip().strip("'\""))
     except (TypeError, ValueError):
+        return None
+    if not math.isfinite(v) or v <= 0 or v > 100:
         return None
     return v / 100.0 if v > 1.0 else v
 
@@ -176,16 +182,36 @@ def _from_file(path: str | None, *keys: str) -> tuple[float | None, str | None]:
     """Find ``key: value`` in a small YAML/JSON config without a YAML dependency."""
     if not path:
         return None, None
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            text = f.read(256 * 1024)
+    try:  # the path comes from another process's argv: never block on a FIFO or read a device
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return None, None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None, None
+        text = os.read(fd, 256 * 1024).decode("utf-8", "replace")
+    except OSError:
+        return None, None
+    finally:
+        os.close(fd)
     for k in keys:
         m = re.search(rf"['\"]?{re.escape(k)}['\"]?\s*[:=]\s*['\"]?([0-9.]+)", text)
         if m:
             return _fraction(m.group(1)), f"{k} in {path}"
     return None, None
+
+
+def _cap(state: str, fraction: float | None, source: str, detail: str = "") -> dict[str, Any]:
+    return {"state": state, "fraction": fraction, "source": source, "detail": detail}
+
+
+def _given(value: str, source: str, detail: str = "") -> dict[str, Any]:
+    """The cap a server was given (a flag or variable it reads): set, or unreadable when the value is
+    no share of the pool (`nan`, `-1`, `150`), never the server's default as if none were given."""
+    f = _fraction(value)
+    if f is None:
+        return _cap("unreadable", None, f"{source}: not a share of memory (0 < x <= 1, or a percentage)", detail)
+    return _cap("set", f, source, detail)
 
 
 def parse_cap(server: str, tokens: list[str], env: dict[str, str] | None, env_error: str | None) -> dict[str, Any]:
@@ -195,63 +221,59 @@ def parse_cap(server: str, tokens: list[str], env: dict[str, str] | None, env_er
     "none" (the server has no fractional cap), "unreadable" (the cap lives in the environment and
     psutil was denied it), "n/a" (helper process without GPU memory).
     """
-    def cap(state: str, fraction: float | None, source: str, detail: str = "") -> dict[str, Any]:
-        return {"state": state, "fraction": fraction, "source": source, "detail": detail}
-
     env = env or {}
     if server == "vllm":
         v = flag_value(tokens, "--gpu-memory-utilization", "--gpu_memory_utilization")
-        if v is not None and _fraction(v) is not None:
-            return cap("set", _fraction(v), f"--gpu-memory-utilization {v}")
+        if v is not None:
+            return _given(v, f"--gpu-memory-utilization {v}")
         f, where = _from_file(flag_value(tokens, "--config"), "gpu-memory-utilization", "gpu_memory_utilization")
         if f is not None:
-            return cap("set", f, where or "--config")
-        return cap("default", DEFAULT_CAPS["vllm"], "no --gpu-memory-utilization: vLLM's default")
+            return _cap("set", f, where or "--config")
+        return _cap("default", DEFAULT_CAPS["vllm"], "no --gpu-memory-utilization: vLLM's default")
     if server == "sglang":
         v = flag_value(tokens, "--mem-fraction-static", "--mem_fraction_static")
-        if v is not None and _fraction(v) is not None:
-            return cap("set", _fraction(v), f"--mem-fraction-static {v}")
-        return cap("default", None, "no --mem-fraction-static: SGLang picks a large share by GPU size")
+        if v is not None:
+            return _given(v, f"--mem-fraction-static {v}")
+        return _cap("default", None, "no --mem-fraction-static: SGLang picks a large share by GPU size")
     if server == "trtllm":
         v = flag_value(tokens, "--kv_cache_free_gpu_memory_fraction", "--kv-cache-free-gpu-memory-fraction")
-        if v is not None and _fraction(v) is not None:
-            return cap("set", _fraction(v), f"--kv_cache_free_gpu_memory_fraction {v}",
-                       "share of the memory left after the weights")
+        if v is not None:
+            return _given(v, f"--kv_cache_free_gpu_memory_fraction {v}", "share of the memory left after the weights")
         f, where = _from_file(flag_value(tokens, "--extra_llm_api_options", "--config"), "free_gpu_memory_fraction")
         if f is not None:
-            return cap("set", f, where or "--extra_llm_api_options", "share of the memory left after the weights")
-        return cap("default", DEFAULT_CAPS["trtllm"], "no free_gpu_memory_fraction: TensorRT-LLM's default",
+            return _cap("set", f, where or "--extra_llm_api_options", "share of the memory left after the weights")
+        return _cap("default", DEFAULT_CAPS["trtllm"], "no free_gpu_memory_fraction: TensorRT-LLM's default",
                    "share of the memory left after the weights")
     if server == "tgi":
         v = flag_value(tokens, "--cuda-memory-fraction")
         if v is None and "CUDA_MEMORY_FRACTION" in env:
             v = env["CUDA_MEMORY_FRACTION"]
-        if v is not None and _fraction(v) is not None:
-            return cap("set", _fraction(v), f"--cuda-memory-fraction {v}")
+        if v is not None:
+            return _given(v, f"--cuda-memory-fraction {v}")
         if env_error:
-            return cap("unreadable", None, f"environment unreadable ({env_error})")
-        return cap("default", DEFAULT_CAPS["tgi"], "no --cuda-memory-fraction: TGI's default (1.0)")
+            return _cap("unreadable", None, f"environment unreadable ({env_error})")
+        return _cap("default", DEFAULT_CAPS["tgi"], "no --cuda-memory-fraction: TGI's default (1.0)")
     if server == "nim":
         if env_error:
-            return cap("unreadable", None, f"NIM_GPU_MEM_FRACTION lives in the environment, unreadable ({env_error})")
+            return _cap("unreadable", None, f"NIM_GPU_MEM_FRACTION lives in the environment, unreadable ({env_error})")
         for key in ("NIM_GPU_MEM_FRACTION", "NIM_KVCACHE_PERCENT"):
-            if key in env and _fraction(env[key]) is not None:
-                return cap("set", _fraction(env[key]), f"env {key}={env[key]}")
-        return cap("default", None, "no NIM_GPU_MEM_FRACTION / NIM_KVCACHE_PERCENT: NIM's default")
+            if key in env:
+                return _given(env[key], f"env {key}={env[key]}")
+        return _cap("default", None, "no NIM_GPU_MEM_FRACTION / NIM_KVCACHE_PERCENT: NIM's default")
     if server == "ollama":
         shown = {k: env[k] for k in SERVER_ENV["ollama"] if k in env}
         detail = ", ".join(f"{k}={v}" for k, v in shown.items()) if not env_error else f"environment unreadable ({env_error})"
-        return cap("none", None, "Ollama has no fractional cap; loads models on demand", detail or "no OLLAMA_* limits set")
+        return _cap("none", None, "Ollama has no fractional cap; loads models on demand", detail or "no OLLAMA_* limits set")
     if server == "llamacpp":
         parts = []
         for flags, label in ((("-ngl", "--n-gpu-layers", "--gpu-layers"), "-ngl"), (("-c", "--ctx-size"), "--ctx-size")):
             v = flag_value(tokens, *flags)
             if v is not None:
                 parts.append(f"{label} {v}")
-        return cap("none", None, "llama.cpp has no fractional cap (size set by model, -ngl, --ctx-size)", ", ".join(parts))
+        return _cap("none", None, "llama.cpp has no fractional cap (size set by model, -ngl, --ctx-size)", ", ".join(parts))
     if server == "triton":
-        return cap("none", None, "Triton has no server-wide fractional cap (per-model backends decide)")
-    return cap("n/a", None, "")
+        return _cap("none", None, "Triton has no server-wide fractional cap (per-model backends decide)")
+    return _cap("n/a", None, "")
 
 
 # -- container -------------------------------------------------------------------------------
@@ -348,36 +370,39 @@ class ProcLister:
         return os.path.exists(os.path.join(self.proc, "self", "stat"))
 
     def list(self) -> tuple[list[dict[str, Any]], dict[str, int]]:
-        rows, skipped = [], {"vanished": 0, "denied": 0}
+        rows: list[dict[str, Any]] = []
+        skipped = {"vanished": 0, "denied": 0}
         me, now = os.getpid(), time.time()
         full = self.scans % self.full_every == 0 or time.monotonic() - self.last_scan > self.max_gap_s
         self.scans += 1
         self.last_scan = time.monotonic()
         seen: dict[int, tuple[float | None, str, dict[str, Any]]] = {}
         for name in os.listdir(self.proc):
-            if not name.isdigit() or (pid := int(name)) == me:
+            if not (name.isascii() and name.isdigit()) or (pid := int(name)) == me:
                 continue
             entry = self._known.get(pid)
             if entry is None or full or (entry[0] is not None and now - entry[0] < self.fresh_s):
-                entry = self._read_process(pid, entry)  # new, young, or a full scan
+                entry = self._read_process(pid, entry, skipped)  # new, young, or a full scan
                 if entry is None:
-                    skipped["vanished"] += 1
                     continue
             seen[pid] = entry
             rows.append(dict(entry[2], cmdline=list(entry[2]["cmdline"])))
         self._known = seen  # exited processes are forgotten: the cache is as big as the process list
         return rows, skipped
 
-    def _read_process(self, pid: int, known: tuple | None) -> tuple[float | None, str, dict[str, Any]] | None:
-        stat = _read(os.path.join(self.proc, str(pid), "stat"))
-        if stat is None:
+    def _read_process(self, pid: int, known: tuple | None,
+                      skipped: dict[str, int]) -> tuple[float | None, str, dict[str, Any]] | None:
+        """(start time, comm, row), or None counted in ``skipped``: gone (vanished), or a stat line
+        that is no process's (unreadable: never a row with a made-up parent or start)."""
+        text = _read(os.path.join(self.proc, str(pid), "stat"), STAT_BYTES)
+        if text is None:
+            skipped["vanished"] += 1
             return None
-        try:
-            comm = stat[stat.index("(") + 1:stat.rindex(")")]
-            fields = stat[stat.rindex(")") + 2:].split()
-            ppid, flags, ticks = int(fields[1]), int(fields[6]), int(fields[19])
-        except (ValueError, IndexError):
+        parsed = parse_stat(text)
+        if parsed is None:
+            skipped["unreadable"] = skipped.get("unreadable", 0) + 1
             return None
+        comm, ppid, flags, ticks = parsed
         started = self._boot + ticks / self._tick if self._boot is not None else None
         if known is not None and known[0] == started and known[1] == comm and known[2]["ppid"] == ppid and \
                 started is not None and time.time() - started >= self.fresh_s:
@@ -385,8 +410,9 @@ class ProcLister:
         if flags & 0x00200000:  # PF_KTHREAD: a kernel thread has no argv and never a GPU
             cmd: list[str] = []
         else:
-            raw = _read(os.path.join(self.proc, str(pid), "cmdline"), binary=True)
+            raw = _read(os.path.join(self.proc, str(pid), "cmdline"), CMDLINE_BYTES, binary=True)
             if raw is None:
+                skipped["vanished"] += 1
                 return None
             cmd = _split_cmdline(raw)
         name = _full_name(comm, cmd)
@@ -395,10 +421,28 @@ class ProcLister:
                                "server": server, "label": label}
 
 
-def _read(path: str, binary: bool = False) -> Any:
+STAT_BYTES = 4096  # /proc/<pid>/stat: 52 numbers and a 16-byte name
+CMDLINE_BYTES = 1 << 20  # argv beyond this is not needed to tell what a process runs
+
+
+def parse_stat(text: str) -> tuple[str, int, int, int] | None:
+    """(comm, ppid, flags, start ticks) of a /proc/<pid>/stat line; None when it is not one (fields
+    missing, not numbers, or negative: no parent, flag word or start time is)."""
+    try:
+        comm = text[text.index("(") + 1:text.rindex(")")]
+        fields = text[text.rindex(")") + 2:].split()
+        ppid, flags, ticks = int(fields[1]), int(fields[6]), int(fields[19])
+    except (ValueError, IndexError):
+        return None
+    if min(ppid, flags, ticks) < 0:
+        return None
+    return comm, ppid, flags, ticks
+
+
+def _read(path: str, limit: int, binary: bool = False) -> Any:
     try:
         with open(path, "rb") as f:
-            data = f.read()
+            data = f.read(limit)
     except OSError:  # gone (ENOENT/ESRCH) or hidden (hidepid): either way not listed
         return None
     return data if binary else data.decode("utf-8", "replace")
@@ -428,10 +472,16 @@ def _full_name(comm: str, cmd: list[str]) -> str:
 
 
 def _boot_time(proc: str) -> float | None:
-    text = _read(os.path.join(proc, "stat"))
+    """Boot time (unix seconds) from /proc/stat's btime; None when absent or no time (not a positive
+    finite number): start times are then unknown, never computed from it."""
+    text = _read(os.path.join(proc, "stat"), 1 << 20)
     for line in (text or "").splitlines():
         if line.startswith("btime "):
-            return float(line.split()[1])
+            try:
+                v = float(line.split()[1])
+            except (ValueError, IndexError):
+                return None
+            return v if math.isfinite(v) and v > 0 else None
     return None
 
 
