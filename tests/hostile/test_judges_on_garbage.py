@@ -45,7 +45,7 @@ def _judged_from_file(tmp_path, gid: str, path: tuple, value):
 ])
 def test_an_impossible_or_wrongly_typed_stored_value_is_a_reading_error_and_unknown(tmp_path, gid, path, value, field):
     reading, v = _judged_from_file(tmp_path, gid, path, value)
-    assert reading.data is None and reading.error.startswith(f"stored reading unusable: field {field}")
+    assert reading.data is None and reading.error.startswith(f"unusable data: field {field}")
     if gid == "G7":  # it falls back to the target's torch, which reads [12, 1]: judged on that, said where from
         assert any(e.what == "compute capability" and e.source.startswith("torch") for e in v.evidence)
         return

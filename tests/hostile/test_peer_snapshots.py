@@ -48,7 +48,7 @@ def test_a_wrongly_typed_peer_field_is_an_error_naming_the_field_and_the_judge_s
     readings, _, _, _ = parse_snapshot_output(peer_stdout(doc))
     nvml = readings.get_reading("nvml")
     assert nvml.data is None
-    assert nvml.error == ("stored reading unusable: field nvml.devices[0].compute_capability.value: "
+    assert nvml.error == ("unusable data: field nvml.devices[0].compute_capability.value: "
                           "expected a list, got str '12.1'")
     g7 = next(v for v in judge_peer(readings, Config(), ["G7"]))
     assert g7.status.value == "unknown" and any("expected a list, got str '12.1'" in str(e.value) for e in g7.evidence)

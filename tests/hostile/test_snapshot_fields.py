@@ -22,11 +22,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sparktui.core.config import Config
-from sparktui.core.readings import Readings, SnapshotError, read_snapshot
+from sparktui.core.readings import Reading, Readings, SnapshotError, read_snapshot
 from sparktui.core.verdict import Status
 from sparktui.gotchas import REGISTRY
 from sparktui.runner import judge
-from tests.test_verdicts_never_lie import HANG_S, JUDGE_ERROR, SOURCES, _elements, _source, _timed, _with
+from tests.test_verdicts_never_lie import HANG_S, JUDGE_ERROR, SOURCES, _elements, _replace, _source, _timed, _with
 
 DEEP = "\x00nested 1000 deep\x00"  # stands for [[[...]]] 1000 levels: json.dumps itself cannot nest that deep
 DEEP_JSON = "[" * 1000 + "]" * 1000
@@ -121,6 +121,20 @@ def test_any_field_any_value_is_refused_or_judged_without_crash_hang_or_a_new_ok
             return
     found = verdict_problems(readings, base_statuses(label), judges_of(path))
     assert not found, f"{label} {path} = {str(value)[:80]!r}:\n" + "\n".join(found)
+
+
+@settings(max_examples=120)
+@given(label=st.sampled_from(sorted(SOURCES)), pick=st.integers(min_value=0), value=HOSTILE)
+def test_any_value_in_a_reading_however_it_was_made_never_crashes_a_judge_nor_makes_an_ok(label, pick, value):
+    """The same spoiling handed to the judges directly, past any file: a live probe's or a recording's
+    reading is checked against its shape before each judge sees it (gotchas/base.py)."""
+    data_paths = [p for p in source_paths(label) if len(p) > 3 and p[2] == "data"]
+    _, name, _, *path = data_paths[pick % len(data_paths)]
+    readings, value = _source(label), functools.reduce(lambda inner, _: [inner], range(1000), []) if value == DEEP else value
+    r = readings.get_reading(name)
+    spoilt = Reading(name, _with(r.data, tuple(path), value), r.error, r.source, r.started_at, r.took_s)
+    found = verdict_problems(_replace(readings, spoilt), base_statuses(label), judges_of(("readings", name)))
+    assert not found, f"{label} {name}.{path} = {str(value)[:80]!r}:\n" + "\n".join(found)
 
 
 def test_the_paths_reach_deep_fields_of_every_reading():

@@ -16,7 +16,7 @@ import math
 import os
 import stat
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Iterator, Literal, Mapping, TypeVar, overload
 
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     )
 
 SNAPSHOT_SCHEMA = 1
+UNUSABLE = "unusable data"  # how a reading's error starts when its data left the declared shape (``checked``)
 
 D = TypeVar("D", bound=Mapping[str, Any])  # the probe's data shape (core/shapes.py)
 
@@ -78,18 +79,26 @@ class Reading(Generic[D]):
             raise ValueError(f"\"data\" must be an object or null, not {type(data).__name__}")
         if error is not None and not isinstance(error, str):
             raise ValueError(f"\"error\" must be a string or null, not {type(error).__name__}")
-        probe = str(d["probe"])
-        misfit = _misfit(probe, data)
-        if misfit:  # a judge would crash on it or build a verdict on it: the reading failed, saying where
-            data, error = None, misfit + (f"; {error}" if error else "")
-        return Reading(
-            probe=probe,
+        return checked(Reading(
+            probe=str(d["probe"]),
             data=data,
             error=error,
             source=str(d.get("source", "")),
             started_at=_finite(d.get("started_at"), "started_at"),
             took_s=_finite(d.get("took_s"), "took_s"),
-        )
+        ))
+
+
+def checked(reading: Reading[Any]) -> Reading[Any]:
+    """``reading`` itself when its data holds its probe's declared shape (core/shapes.py); else the
+    reading failed, its error naming the first field that does not ("field X: expected int, got
+    str"): a judge would crash on such data or build a verdict on it. Stored readings are checked
+    where they are read (``from_dict``), and every judge's readings again (gotchas/base.py),
+    whatever made them (a live probe, a recording's samples)."""
+    misfit = _misfit(reading.probe, reading.data)
+    if not misfit:
+        return reading
+    return replace(reading, data=None, error=misfit + (f"; {reading.error}" if reading.error else ""))
 
 
 def _misfit(probe: str, data: Mapping[str, Any] | None) -> str | None:
@@ -100,7 +109,7 @@ def _misfit(probe: str, data: Mapping[str, Any] | None) -> str | None:
     if not found:
         return None
     more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
-    return f"stored reading unusable: field {found[0]}{more}"
+    return f"{UNUSABLE}: field {found[0]}{more}"
 
 
 def _finite(v: Any, what: str) -> float:

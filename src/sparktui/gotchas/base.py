@@ -6,11 +6,12 @@ touches the machine, so every verdict can be reproduced from a snapshot.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Callable
 
 from sparktui.core.config import Config
-from sparktui.core.readings import Reading, Readings
+from sparktui.core.readings import Reading, Readings, checked
 from sparktui.core.verdict import Evidence, Status, Verdict
 
 Judge = Callable[[Readings, Config], Verdict]
@@ -30,6 +31,9 @@ class Gotcha:
     probes: tuple[str, ...]  # readings the judge needs
     judge: Judge
     references: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "judge", _shape_checked(self.judge, self.probes))
 
     @property
     def number(self) -> int:
@@ -57,6 +61,18 @@ class Gotcha:
         if self.references:
             lines += ["", "## Seen in", ""] + [f"- {r}" for r in self.references]
         return "\n".join(lines) + "\n"
+
+
+def _shape_checked(inner: Judge, probes: tuple[str, ...]) -> Judge:
+    """``inner`` seeing the readings it uses only in their declared shapes: one that does not fit (a
+    recording's line with ``"rss_bytes": "x"``, a value no GPU reports) reaches it as a failed reading
+    naming the field, so the judge says unknown with that reason instead of crashing or believing it.
+    Whatever made the readings (a live probe, a recording's samples, a snapshot, a peer)."""
+    @functools.wraps(inner)  # judge.__wrapped__ is the module's own judge
+    def judge(r: Readings, cfg: Config) -> Verdict:
+        return inner(Readings({name: checked(rd) if name in probes else rd for name, rd in r.items()}), cfg)
+
+    return judge
 
 
 def _every(seconds: float) -> str:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
 from sparktui.core.config import Config
-from sparktui.core.readings import Readings
+from sparktui.core.readings import UNUSABLE, Readings
 from sparktui.core.validate import bandwidth_result_problem
 from sparktui.core.verdict import Evidence, EvidenceList, Status, Verdict
 from sparktui.gotchas.base import Gotcha
@@ -311,7 +311,7 @@ def judge(r: Readings, cfg: Config) -> Verdict:
     last = r.get_reading("bandwidth_last")
     if last.data is None:
         err = last.error or ""
-        if err.startswith("unreadable"):
+        if err.startswith(("unreadable", UNUSABLE)):  # a kept result, not "not run yet"
             why = err.split(":", 1)[1].strip() if ":" in err else err
             return Verdict(ID, Status.UNKNOWN, f"last result unreadable: {why}",
                            evidence=(Evidence("last measurement", last.source or "state dir", err),), fix=REMEASURE)
