@@ -19,7 +19,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Collection
+from typing import Any, Collection, Iterable
 
 from sparktui.core import children
 from sparktui.core.config import Config
@@ -133,8 +133,7 @@ def run_staged(python: str, script: Path, args: list[str], timeout_s: float,
 
             def pump() -> None:
                 with os.fdopen(rfd, "r", encoding="utf-8", errors="replace") as f:
-                    for line in f:
-                        lines.append(line)
+                    read_channel(f, lines)
 
             reader = threading.Thread(target=pump, daemon=True)
             reader.start()
@@ -161,14 +160,63 @@ def run_staged(python: str, script: Path, args: list[str], timeout_s: float,
         run.returncode = proc.returncode
         run.stderr_tail = _tail(err)
         run.stdout_tail = _tail(out)
-    for line in lines:
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError:
-            continue  # a torn last line from a killed process
-        if isinstance(rec, dict) and "event" in rec and "stage" in rec:
-            run.events.append(rec)
+    run.events = parse_events(lines)
     return run
+
+
+MAX_EVENT_LINE = 4 << 20  # characters of one event line (the package list, the longest, is some KB)
+MAX_CHANNEL = 16 << 20  # characters of event lines kept from one run; the rest is read and dropped
+MAX_EVENTS = 1000  # a run reports about 20
+MAX_DEPTH = 32  # nesting of an event's data (the script's deepest is 4)
+EVENT_KINDS = frozenset({"begin", "done", "error", "skipped", "end"})
+
+
+def read_channel(f: Any, lines: list[str]) -> None:
+    """Lines of a staged script's event channel into ``lines``, bounded: a line longer than
+    MAX_EVENT_LINE is skipped whole, and past MAX_CHANNEL characters lines are read and dropped, so
+    a flood neither fills memory nor blocks the script on a full pipe."""
+    kept = 0
+    while line := f.readline(MAX_EVENT_LINE + 1):
+        if len(line) > MAX_EVENT_LINE:
+            while line and not line.endswith("\n"):
+                line = f.readline(MAX_EVENT_LINE + 1)
+            continue
+        if kept + len(line) <= MAX_CHANNEL:
+            kept += len(line)
+            lines.append(line)
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _shallow(x: Any) -> bool:
+    """True when ``x`` nests at most MAX_DEPTH lists/objects deep (looked at without recursion)."""
+    level: list[Any] = [x]
+    for _ in range(MAX_DEPTH + 1):
+        level = [v for c in level if isinstance(c, (dict, list)) for v in (c.values() if isinstance(c, dict) else c)]
+        if not level:
+            return True
+    return False
+
+
+def parse_events(lines: Iterable[str]) -> list[dict[str, Any]]:
+    """The events among the lines a staged script wrote: JSON objects whose ``event`` is one of
+    EVENT_KINDS and whose ``stage`` is a string. Anything else is skipped, never raised: a torn last
+    line from a killed process, NaN or Infinity (no JSON: a snapshot could not carry them), nesting
+    too deep, a record of another shape. At most MAX_EVENTS are kept."""
+    out: list[dict[str, Any]] = []
+    for line in lines:
+        if len(out) >= MAX_EVENTS:
+            break
+        try:
+            rec = json.loads(line, parse_constant=_not_json)
+        except (ValueError, RecursionError):
+            continue
+        if (isinstance(rec, dict) and isinstance(rec.get("event"), str) and rec["event"] in EVENT_KINDS
+                and isinstance(rec.get("stage"), str) and _shallow(rec)):
+            out.append(rec)
+    return out
 
 
 def _tail(f) -> str:
