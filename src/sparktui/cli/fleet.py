@@ -188,9 +188,10 @@ def cmd_report(args: argparse.Namespace) -> int:
         verdicts, _ = run_checks(ids, cfg, readings)
         name = Path(replay).name
         inp = ReportInput(verdicts, readings, dict(rec.header.get("host") or {}),
-                          f"recording {name} ({len(rec.samples)} samples over {rec.duration_s / 60:.1f} min)",
+                          f"recording {name} ({rec.samples_seen} samples over {rec.duration_s / 60:.1f} min)",
                           __version__, time.time(), samples=rec.samples, samples_source=f"recording {name}",
-                          problems=list(rec.problems), stack=readings.data("target") is not None)
+                          problems=list(rec.problems) + ([rec.thinning_note()] if rec.thinning_note() else []),
+                          stack=readings.data("target") is not None)
     else:
         ids = parse_ids(args.ids)
         if args.watch:
