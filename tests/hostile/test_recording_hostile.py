@@ -245,3 +245,12 @@ def test_check_replay_never_exits_70(tmp_path_factory, capsys, where, value, shu
     code = main(["check", "--replay", str(p), "--json"])
     err = capsys.readouterr().err
     assert code != EXIT_INTERNAL and "Traceback" not in err, err
+
+
+def test_check_replay_of_a_thinned_recording_says_so(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(recording, "MAX_KEPT_SAMPLES", 100)
+    p = write(tmp_path / "r.jsonl", [HEADER] + many_samples(1000, low_at=333))
+    assert main(["check", "G3", "--replay", str(p)]) != EXIT_INTERNAL
+    out, err = capsys.readouterr()
+    assert "1000 samples: every 16th kept" in err
+    assert out.startswith(f"recording {p} (1000 samples over 16.6 min, every 16th judged"), out
