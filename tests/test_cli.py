@@ -137,7 +137,7 @@ def test_ctrl_c_during_check_watch_judges_what_was_sampled(tmp_path):
     assert "interrupted: judging what was read so far" in err and "Traceback" not in err
     got = {c["id"]: c for c in json.loads(out)["checks"]}
     assert set(got) == {"G3", "G4"} and got["G3"]["status"] in ("ok", "warn")  # /proc/meminfo was read
-    assert code in (0, 1, 2, 3)
+    assert code == 130  # a look cut short never exits as if it were whole
 
 
 @pytest.mark.parametrize("before", [True, False])

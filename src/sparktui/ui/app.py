@@ -23,6 +23,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Footer, Input, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
+from sparktui.core import children
 from sparktui.core.config import Config
 from sparktui.core.events import EventLog
 from sparktui.core.readings import Readings
@@ -253,7 +254,21 @@ class SparkApp(App):
         self.checklist.focus()
         self.peer_watch.start()  # ssh to the peers in threads; nothing when none or a replay
         self.kernel_watch.start()  # the kernel log followed live (G11); nothing in a replay
+        self._stop_on_signals()
         self.tick()
+
+    def _stop_on_signals(self) -> None:
+        """SIGTERM and SIGHUP (`kill`, a closed terminal) end the dashboard as q does, without asking:
+        on_unmount stops the probes and closes the kept session whole; the exit is 128 + signal."""
+        import asyncio
+        import signal
+
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            try:
+                loop.add_signal_handler(sig, partial(self.exit, None, 128 + sig))
+            except (RuntimeError, ValueError):  # not the main thread (a test's app): the default stays
+                pass
 
     def on_resize(self, event) -> None:
         self._layout_for(event.size.width)
@@ -925,6 +940,7 @@ def run_dashboard(cfg: Config, replay: str | None = None, speed: float | None = 
     app = SparkApp(cfg, replay=replay, speed=speed, bell=bell, record=record, recording=recording,
                    keep_session=keep_session, readonly=readonly)
     app.run()
+    children.kill_all()  # a probe, scan or ssh still running as the dashboard closed (core/children.py)
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(app.return_code or 0)
