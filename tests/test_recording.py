@@ -294,7 +294,8 @@ def test_record_command_then_check_replay(tmp_path, capsys):
     nvml.set_backend(fake)
     try:
         out = tmp_path / "run.jsonl"
-        rc = main(["record", "-o", str(out), "--interval", "0.05", "--duration", "0.3", "--processes-every", "0.1"])
+        # 1 s for 4 samples at 0.05 s: room for a loaded machine (0.3 s gave 1 sample under -n 4)
+        rc = main(["record", "-o", str(out), "--interval", "0.05", "--duration", "1", "--processes-every", "0.1"])
     finally:
         nvml.set_backend(None)
     assert rc == EXIT_OK

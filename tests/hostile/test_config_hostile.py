@@ -164,3 +164,17 @@ def test_any_nesting_depth_loads_or_is_a_config_error(tmp_path_factory, depth, o
     p = tmp_path_factory.mktemp("c") / "c.toml"
     p.write_text("x = " + opener * depth + "1" + closer * depth + "\n")
     load_within_deadline(str(p))
+
+
+@pytest.mark.parametrize("key", ["interval_s", "processes_every_s"])
+@pytest.mark.parametrize("value, ok", [("1e-300", False), ("0.009", False), ("0.01", True), ("0.05", True)])
+def test_a_sampling_period_shorter_than_a_hundredth_of_a_second_is_a_config_error(tmp_path, key, value, ok):
+    """`interval_s = 1e-300` passed "greater than 0" and made `record` a busy loop: the config floor
+    is the one `record --interval` has."""
+    p = tmp_path / "c.toml"
+    p.write_text(f"[telemetry]\n{key} = {value}\n")
+    if ok:
+        assert getattr(load_config(p).telemetry, key) == float(value)
+    else:
+        with pytest.raises(ConfigError, match=rf"{key}: must be at least 0.01 s"):
+            load_config(p)

@@ -15,10 +15,10 @@ import threading
 import time
 
 from sparktui import __version__
+from sparktui.core.config import MIN_INTERVAL_S
 from sparktui.core.recording import RecordingError, RecordingWriter, header, read_recording, readings_from_recording
 
 MAX_SECONDS = 1e9  # about 31 years: longer is a typo, and a wait that long overflows
-MIN_INTERVAL_S = 0.01  # 100 samples a second; shorter is a busy loop that fills the disk
 REPLAY_IDS = ("G3", "G4", "G6")  # what any recording's samples answer
 # Readings the samples and the header already carry; every other probe a judge uses is read once
 # when a recording starts and written as "readings" lines, so `check --replay` judges every check.

@@ -43,6 +43,14 @@ def _positive(v: float) -> Optional[str]:
     return None if v <= MAX_SETTING else f"must be at most {MAX_SETTING:g}"
 
 
+MIN_INTERVAL_S = 0.01  # 100 samples a second; shorter is a busy loop that fills the disk
+
+
+def _interval(v: float) -> Optional[str]:
+    """A sampling period: positive is not enough, 1e-300 s is a busy loop."""
+    return _positive(v) or (None if v >= MIN_INTERVAL_S else f"must be at least {MIN_INTERVAL_S:g} s")
+
+
 def _positive_bytes(v: float) -> Optional[str]:
     if not (isinstance(v, (int, float)) and math.isfinite(v)):
         return "must be a finite number"
@@ -127,10 +135,10 @@ class ThermalConfig:
 class TelemetryConfig:
     """Sampling for the dashboard, `check`, `record` and `export`."""
 
-    interval_s: float = _setting(1.0, "sampling interval for the dashboard and recordings", _positive, used_by="sampling: dashboard, `record`, `export`, `check` (G4)")
+    interval_s: float = _setting(1.0, "sampling interval for the dashboard and recordings", _interval, used_by="sampling: dashboard, `record`, `export`, `check` (G4)")
     history: int = _setting(3600, "samples kept per series (ring buffer)", _positive, used_by="dashboard (meters and plots)")
     check_window_s: float = _setting(2.0, "seconds `sparktui check` samples for G4 (`--watch MIN` for longer)", _positive, used_by="G4 (`check`)")
-    processes_every_s: float = _setting(10.0, "how often the process view (G6) is rescanned while sampling", _positive, used_by="G6 while sampling: dashboard, `record`, `export`")
+    processes_every_s: float = _setting(10.0, "how often the process view (G6) is rescanned while sampling", _interval, used_by="G6 while sampling: dashboard, `record`, `export`")
 
 
 @dataclass(frozen=True)
