@@ -19,7 +19,7 @@ from sparktui.gotchas import REGISTRY
 from sparktui.runner import judge
 from tests.hostile.test_snapshot_fields import source_doc
 from tests.test_g06_rules import g6v, history, job, snap
-from tests.test_verdicts_never_lie import _with
+from tests.test_verdicts_never_lie import H200, _with
 
 GIB = 1024 ** 3
 
@@ -46,11 +46,20 @@ def _judged_from_file(tmp_path, gid: str, path: tuple, value):
 def test_an_impossible_or_wrongly_typed_stored_value_is_a_reading_error_and_unknown(tmp_path, gid, path, value, field):
     reading, v = _judged_from_file(tmp_path, gid, path, value)
     assert reading.data is None and reading.error.startswith(f"unusable data: field {field}")
-    if gid == "G7":  # it falls back to the target's torch, which reads [12, 1]: judged on that, said where from
-        assert any(e.what == "compute capability" and e.source.startswith("torch") for e in v.evidence)
-        return
     assert v.status is Status.UNKNOWN and "judge error" not in v.summary
     assert any(field in str(e.value) for e in v.evidence) or field in v.summary
+
+
+def test_g7_on_a_capability_written_as_a_string_is_a_measurement_error_not_a_skip(tmp_path):
+    """NVML's "12.1" beside a target torch that reads another GPU: no quiet fallback to a skip."""
+    doc = _with(source_doc("h200"), ("readings", "nvml", "data", "devices", 0, "compute_capability", "value"), "12.1")
+    (tmp_path / "snap.json").write_text(json.dumps(doc))
+    readings = read_snapshot(tmp_path / "snap.json")[0]
+    assert judge(REGISTRY["G7"], read_snapshot(H200 / "snapshot.json")[0], Config()).status is Status.SKIP  # an H200
+    v = judge(REGISTRY["G7"], readings, Config())
+    assert v.status is Status.UNKNOWN
+    assert v.summary == ("cannot tell: measurement error: NVML's reading is unusable data: field "
+                         "nvml.devices[0].compute_capability.value: expected a list, got str '12.1'")
 
 
 def test_g6_rows_null_while_nvml_counts_processes_is_unknown():

@@ -6,7 +6,7 @@ import re
 from typing import Any, Mapping
 
 from sparktui.core.config import Config
-from sparktui.core.readings import Readings
+from sparktui.core.readings import UNUSABLE, Readings
 from sparktui.core.verdict import EvidenceList, Status, Verdict
 from sparktui.gotchas._facts import GpuFacts
 from sparktui.gotchas._fix import block, comment, python_of
@@ -83,6 +83,11 @@ def judge(r: Readings, cfg: Config) -> Verdict:
     capability is one no GPU has (a measurement error)."""
     gpu = GpuFacts(r, cfg)
     ev = EvidenceList()
+    nvml_error = r.get_reading("nvml").error or ""
+    if nvml_error.startswith(UNUSABLE):  # NVML answered garbage ("12.1" as a string): a measurement error, no fallback
+        ev.add("compute capability", "NVML", nvml_error)
+        return Verdict(ID, Status.UNKNOWN, f"cannot tell: measurement error: NVML's reading is {nvml_error}",
+                       evidence=ev.tuple())
     if gpu.capability is None:
         ev.add("compute capability", "NVML", f"unavailable: {r.get_reading('nvml').error or 'NVML named no device'}")
         tc = (r.data("target") or {}).get("torch_cuda") or {}
