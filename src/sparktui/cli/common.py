@@ -23,6 +23,7 @@ EXIT_REFUSED = 4  # `bandwidth` refused by a gate or not confirmed
 EXIT_USAGE, EXIT_UNAVAILABLE, EXIT_INTERNAL, EXIT_CONFIG = 64, 69, 70, 78  # 69: `export` cannot bind its address
 EXIT_IOERR = 74  # EX_IOERR: output could not be written; the message names where and why
 EXIT_INTERRUPTED = 130
+EXIT_HANGUP, EXIT_TERMINATED = 129, 143  # 128 + SIGHUP / SIGTERM, after every child group was killed (core/children.py)
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: stdout's reader closed it; the verdict was not all delivered
 EXIT_FOR = {Status.OK: EXIT_OK, Status.SKIP: EXIT_OK, Status.WARN: EXIT_WARN, Status.FAIL: EXIT_FAIL,
             Status.UNKNOWN: EXIT_UNKNOWN}
@@ -40,7 +41,10 @@ EXIT_MEANING = {
     EXIT_CONFIG: "config error: the message names the file, the key and what was expected",
     EXIT_IOERR: "output error: stdout or the output file cannot be written (closed, disk full); "
                 "a file written whole is left as it was",
-    EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C): what was read so far is shown, but a look cut short never exits as "
+                      "if it were whole",
+    EXIT_HANGUP: "hung up (SIGHUP: the terminal closed); every process sparktui started was stopped",
+    EXIT_TERMINATED: "stopped by SIGTERM; every process sparktui started was stopped",
     EXIT_BROKEN_PIPE: "stdout's reader went away (`| head`): stopped quietly, as any filter does",
 }
 SHARED_OPTIONS = "options shared by all commands"

@@ -9,7 +9,8 @@ import shutil
 import textwrap
 from dataclasses import dataclass, field
 
-from sparktui.cli.common import (EXIT_BROKEN_PIPE, EXIT_CONFIG, EXIT_FAIL, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_IOERR,
+from sparktui.cli.common import (EXIT_BROKEN_PIPE, EXIT_CONFIG, EXIT_FAIL, EXIT_HANGUP, EXIT_INTERNAL, EXIT_INTERRUPTED,
+                                 EXIT_IOERR, EXIT_TERMINATED,
                                  EXIT_MEANING, EXIT_OK, EXIT_REFUSED, EXIT_UNAVAILABLE, EXIT_UNKNOWN, EXIT_USAGE,
                                  EXIT_WARN)
 
@@ -17,7 +18,9 @@ MAX_WIDTH = 100  # description and exit codes are laid out as given (RawDescript
 # they are wrapped here, to the terminal as argparse measures it, and never wider than this
 VERDICT_EXITS = (EXIT_OK, EXIT_WARN, EXIT_FAIL, EXIT_UNKNOWN)
 OUTPUT_EXITS = (EXIT_IOERR, EXIT_BROKEN_PIPE)  # every command writes stdout (or a file)
-ERROR_EXITS = (EXIT_USAGE, EXIT_CONFIG, EXIT_INTERNAL, EXIT_INTERRUPTED) + OUTPUT_EXITS  # a command that reads the config
+ERROR_EXITS = (EXIT_USAGE, EXIT_CONFIG, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_HANGUP,  # a command that reads the config
+               EXIT_TERMINATED) + OUTPUT_EXITS
+ENDS_ON_SIGTERM = tuple(c for c in ERROR_EXITS if c != EXIT_TERMINATED)  # record, export: SIGTERM is a normal stop (0)
 OFFLINE_EXITS = (EXIT_USAGE, EXIT_INTERNAL) + OUTPUT_EXITS  # one that reads no config and probes nothing
 
 
@@ -92,7 +95,9 @@ HELP: dict[str | None, Help] = {
         "Ctrl-C or --duration. Watch it with `sparktui --replay FILE`, judge it with `check --replay`.",
         ("sparktui record -o run.jsonl", "sparktui record -o run.jsonl --interval 1 --duration 3600",
          "sparktui check --replay run.jsonl", "sparktui --replay run.jsonl --speed 60"),
-        (EXIT_OK,), {EXIT_OK: "the recording was written (after Ctrl-C too)"}),
+        (EXIT_OK,), {EXIT_OK: "the recording was written (SIGTERM, or Ctrl-C without --duration, ends it)",
+                     EXIT_INTERRUPTED: "Ctrl-C before --duration was up; the recording is whole up to then"},
+        ENDS_ON_SIGTERM),
     "peers": Help(
         "Compare this machine with its peers over ssh, side by side: what must match for DDP/FSDP\n"
         "(driver, CUDA, torch, NCCL, ...) and each check's verdict (docs/fleet.md).",
@@ -108,7 +113,8 @@ HELP: dict[str | None, Help] = {
         ("sparktui export", "sparktui export --listen 127.0.0.1:9500 G3 G4 G6",
          "sparktui export --listen 0.0.0.0:9400 --allow-remote --host-label spark-1"),
         (EXIT_OK, EXIT_UNAVAILABLE),
-        {EXIT_OK: "stopped (Ctrl-C or SIGTERM)", EXIT_USAGE: "usage error: a bad or non-loopback --listen address (see --allow-remote)"}),
+        {EXIT_OK: "stopped (Ctrl-C or SIGTERM)", EXIT_USAGE: "usage error: a bad or non-loopback --listen address (see --allow-remote)"},
+        ENDS_ON_SIGTERM),
     "report": Help(
         "Write a Markdown report to attach to an issue: host, stack, every verdict with its evidence and\n"
         "recent telemetry. Tokens are always scrubbed; --redact also hides home paths, user and hosts.",
@@ -126,7 +132,8 @@ HELP: dict[str | None, Help] = {
         {EXIT_OK: "passed: nothing blocks", EXIT_WARN: "--strict: a warning",
          EXIT_FAIL: "a failure, a required mismatch with a peer, or a peer that cannot be reached",
          EXIT_UNKNOWN: "an unknown that blocks: a broken input (--python, --path, --pins), nothing checked "
-                       "at all, or any unknown with --strict"}),
+                       "at all, or any unknown with --strict",
+         EXIT_INTERRUPTED: "Ctrl-C: 'interrupted: not checked'; never PASSED, so `&& torchrun` does not start"}),
     "link-test": Help(
         "G12: measure the two-Spark link with nccl-tests' all_reduce_perf over mpirun (one rank per Spark)\n"
         "and judge its bus bandwidth. Intrusive: it shows the command and asks first; without the tools it prints it.",
