@@ -123,7 +123,7 @@ def add_parser(sub, common) -> None:
 
 def cmd_record(args: argparse.Namespace) -> int:
     from sparktui import probes
-    from sparktui.cli.common import EXIT_OK, EXIT_USAGE, config_from_args, mark_interrupted
+    from sparktui.cli.common import EXIT_IOERR, EXIT_OK, EXIT_USAGE, config_from_args, mark_interrupted
     from sparktui.probes.sampler import Sampler
 
     from sparktui.cli.common import UsageError
@@ -149,18 +149,23 @@ def cmd_record(args: argparse.Namespace) -> int:
         print(f"sparktui: {e}", file=sys.stderr)
         return EXIT_USAGE
     counts = {"samples": 0, "processes": 0}
-
-    def on_sample(s: dict) -> None:
-        writer.sample(s)
-        counts["samples"] += 1
-
-    def on_processes(p: dict) -> None:
-        writer.processes(p)
-        counts["processes"] += 1
-
-    sampler.on_sample, sampler.on_processes = on_sample, on_processes
-    taker = ReadingsRecorder(writer, cfg, recorded_probes())
     done = threading.Event()
+    write_errors: list[OSError] = []
+
+    def kept(write, obj: dict, kind: str) -> None:
+        """A write the disk refuses (full, a quota, EIO) ends the recording at once: every line
+        before it is whole, and going on would only fail again."""
+        try:
+            write(obj)
+        except OSError as e:
+            write_errors.append(e)
+            done.set()
+        else:
+            counts[kind] += 1
+
+    sampler.on_sample = lambda s: kept(writer.sample, s, "samples")
+    sampler.on_processes = lambda p: kept(writer.processes, p, "processes")
+    taker = ReadingsRecorder(writer, cfg, recorded_probes())
     old_term = signal.signal(signal.SIGTERM, lambda *_: done.set()) if threading.current_thread() is threading.main_thread() else None
     nvml_note = (head["static"] or {}).get("error")
     print(f"sparktui: recording every {interval:g} s to {args.output}"
@@ -188,6 +193,11 @@ def cmd_record(args: argparse.Namespace) -> int:
         extra += f"; check readings not taken: {', '.join(taker.missing)} (their checks are not judged in a replay)"
     print(f"sparktui: wrote {counts['samples']} samples, {counts['processes']} process snapshots and "
           f"{len(taker.written)} check readings to {args.output} over {took:.0f} s{extra}", file=sys.stderr)
+    if write_errors:
+        e = write_errors[0]
+        print(f"sparktui: cannot write {args.output}: {e.strerror or e}; the recording stopped there, "
+              "whole up to its last line", file=sys.stderr)
+        return EXIT_IOERR
     return EXIT_OK
 
 

@@ -25,6 +25,7 @@ not waited out.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -94,8 +95,14 @@ class RecordingWriter:
             if self._fd is None:
                 raise ValueError(f"{self.path}: recording closed")
             view = memoryview(data)
-            while view:  # a regular file takes it whole; a short write (disk nearly full) continues
-                view = view[os.write(self._fd, view):]
+            try:
+                while view:  # a regular file takes it whole; a short write (disk nearly full) continues
+                    view = view[os.write(self._fd, view):]
+            except OSError:
+                if len(view) < len(data):  # part of the line went out: take it back, so the file stays whole lines
+                    with contextlib.suppress(OSError):
+                        os.ftruncate(self._fd, self.bytes)
+                raise
             self.bytes += len(data)
 
     def _write(self, obj: dict[str, Any]) -> None:
