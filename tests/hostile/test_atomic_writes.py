@@ -149,3 +149,26 @@ def test_dev_stdout_as_the_output_writes_into_the_pipe_it_names():
                        capture_output=True, timeout=60)
     assert r.returncode == 0, r.stderr.decode()
     assert r.stdout.decode().startswith("# sparktui report")
+
+
+def test_leftover_temporary_files_of_a_killed_write_are_swept_by_the_next_write_once_stale(tmp_path):
+    """kill -9 between the temporary file and the rename leaves `.NAME.xxxx.tmp`; the next write of
+    the same file removes such leftovers older than ten minutes, and leaves a fresh one (another
+    process's write in flight) and other files alone."""
+    import os
+    import time
+
+    from sparktui.core.atomic import STALE_TMP_S, write_text_atomic
+
+    target = tmp_path / "report.md"
+    old = tmp_path / ".report.md.abc123.tmp"
+    fresh = tmp_path / ".report.md.def456.tmp"
+    other = tmp_path / ".other.md.abc123.tmp"
+    for p in (old, fresh, other):
+        p.write_text("partial")
+    past = time.time() - STALE_TMP_S - 5
+    os.utime(old, (past, past))
+    os.utime(other, (past, past))
+    write_text_atomic(target, "whole\n")
+    assert target.read_text() == "whole\n"
+    assert not old.exists() and fresh.exists() and other.exists()

@@ -13,6 +13,8 @@ import contextlib
 import os
 import stat
 import tempfile
+import time
+from glob import escape as glob_escape
 from pathlib import Path
 
 
@@ -49,7 +51,27 @@ def write_text_atomic(path: Path | str, text: str, encoding: str = "utf-8") -> P
                 pass
             raise
     _fsync_folder(target.parent)
+    _sweep_leftovers(target)
     return target
+
+
+STALE_TMP_S = 600.0  # a temporary file this old is a leftover: no write takes ten minutes
+
+
+def _sweep_leftovers(target: Path) -> None:
+    """A kill -9 between mkstemp and the rename leaves ``.NAME.xxxx.tmp`` beside the target (never a
+    fragment under its name). The next write of the same target removes such leftovers once they are
+    old enough not to be another process's write in flight."""
+    try:
+        leftovers = list(target.parent.glob(f".{glob_escape(target.name)}.*.tmp"))
+    except OSError:
+        return
+    now = time.time()
+    for tmp in leftovers:
+        with contextlib.suppress(OSError):
+            st = tmp.lstat()
+            if stat.S_ISREG(st.st_mode) and now - st.st_mtime > STALE_TMP_S:
+                tmp.unlink()
 
 
 @contextlib.contextmanager
