@@ -198,7 +198,7 @@ def within(seconds: float, fifos: list[Path], fn):
 def test_a_config_file_that_is_a_fifo_is_not_waited_on(tmp_path):
     fifo = tmp_path / "cfg.yaml"
     os.mkfifo(fifo)
-    cap = within(2.0, [fifo], lambda: processes.parse_cap("vllm", ["vllm", "serve", "m", "--config", str(fifo)], None, None))
+    cap = within(5.0, [fifo], lambda: processes.parse_cap("vllm", ["vllm", "serve", "m", "--config", str(fifo)], None, None))
     assert cap["state"] == "default"
 
 
@@ -224,7 +224,7 @@ def test_a_marker_that_is_a_fifo_is_seen_but_never_read(tmp_path):
     (tmp_path / "run").mkdir()
     for fifo in fifos:
         os.mkfifo(fifo)
-    data = within(2.0, fifos, lambda: container.inspect(tmp_path, {}))
+    data = within(5.0, fifos, lambda: container.inspect(tmp_path, {}))
     assert data["runtime"] == "docker"
     assert data["checks"][0]["seen"] == "present (not a regular file: not read)"
 

@@ -127,9 +127,10 @@ def _impossible(mem: dict[str, int]) -> dict[str, str]:
 
 
 def _read_first(path: str) -> str | None:
+    """A small text file's content (64 KiB at most), None when absent or empty."""
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
-            return f.read().strip() or None
+            return f.read(1 << 16).strip() or None
     except OSError:
         return None
 

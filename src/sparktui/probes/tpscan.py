@@ -53,6 +53,7 @@ DEFAULT_MAX_DEPTH = 4
 DEFAULT_MAX_FILES = 5000
 DEFAULT_DEADLINE_S = 10.0
 _CHECK_EVERY_LINES = 4096  # a cancel or the deadline is seen within a large file this often
+_CHECK_EVERY_KEYS = 512  # and within one long line, every this many keys on it
 _BLOCK = 16384  # characters a context regex reads between two such looks (~20 ms, the GIL held all along)
 Check = Optional[Callable[[], None]]  # raises _Stopped to end a scan
 _CHUNK = 65536
@@ -701,7 +702,9 @@ def _find_settings(text: str, kind: str, check: Check = None) -> list[TpMatch]:
             cm = _TRAILING_COMMENT.search(line)
             if cm:
                 code = line[: cm.start()]
-        for km in KEY.finditer(code):
+        for n, km in enumerate(KEY.finditer(code), 1):
+            if check is not None and not n % _CHECK_EVERY_KEYS:  # a megabyte line holds thousands
+                check()
             key = km.group("key")
             raw, keyed = _value_at(code, km.end(), key, kind, lines, i)
             if raw is None:
@@ -744,10 +747,16 @@ def _value_at(code: str, at: int, key: str, kind: str, lines: list[str], i: int)
     return None, False
 
 
+def _next_content(lines: list[str], j: int) -> int:
+    """The first line from ``j`` on that is neither blank nor a comment (len(lines) if none)."""
+    while j < len(lines) and (not lines[j].strip() or lines[j].lstrip().startswith("#")):
+        j += 1
+    return j
+
+
 def _next_list_value(lines: list[str], j: int) -> str | None:
     """`- --tensor-parallel-size` / `- "2"` (YAML lists) and `"--tp",` / `"2"` (JSON arrays)."""
-    while j < len(lines) and not lines[j].strip():
-        j += 1
+    j = _next_content(lines, j)
     if j < len(lines):
         m = _LIST_ITEM.match(lines[j])
         if m:
@@ -759,9 +768,7 @@ def _next_deeper_value(lines: list[str], i: int, kind: str) -> str | None:
     """`key:` then its value on the next line. In YAML only a deeper line belongs to the key (else
     the key is null); a deeper line that is no scalar (a mapping, a flow list) is returned as
     written, to be reported as a value not understood."""
-    j = i + 1
-    while j < len(lines) and not lines[j].strip():
-        j += 1
+    j = _next_content(lines, i + 1)
     if j >= len(lines):
         return None
     line = lines[j]
