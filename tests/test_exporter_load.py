@@ -263,3 +263,29 @@ def test_export_on_a_port_in_use_exits_69_with_the_reason():
         nvml.set_backend(None)
     assert code == 69
     assert err.getvalue() == f"sparktui export: cannot listen on 127.0.0.1:{port}: Address already in use\n"
+
+
+def test_scrapes_answer_while_g10_scans_hostile_launch_scripts(tmp_path):
+    """Seen: a launch script with 40,000 blank lines after a setting took G10's scan 83 s, and every
+    /metrics request timed out while it ran. Now the scan runs in the check thread, the page is
+    the last one rendered, and a scrape answers at once however long the scan takes."""
+    for i in range(2):  # the seen shape, twice over: about a second of scanning here
+        (tmp_path / f"launch{i}.sh").write_text("tensor_parallel_size=2\n" + "\n" * 80_000 + "x\n")
+    nvml.set_backend(gb10_loaded())
+    cfg = Config().with_overrides(scan={"paths": [str(tmp_path)]})
+    exp = ex.Exporter(cfg, ids=["G10"], host_label="h", sampler=Sampler(cfg, interval_s=0.05))
+    try:
+        exp.start(tick_s=0.05)
+        host, port = exp.serve("127.0.0.1", 0)
+        during: list[float] = []
+        while not exp.checks.snapshot():
+            t0 = time.monotonic()
+            status, _, _ = _raw(host, port, get())
+            if not exp.checks.snapshot():  # G10 still scanning when this scrape was answered
+                during.append(time.monotonic() - t0)
+            assert status == 200
+        assert len(during) >= 3 and max(during) < 1.0, during
+        assert _wait_until(lambda: b'sparktui_check_status{host="h",id="G10"' in _raw(host, port, get())[2])
+    finally:
+        exp.stop()
+        nvml.set_backend(None)

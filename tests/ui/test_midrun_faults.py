@@ -203,14 +203,15 @@ FAULTS = {
     "403": lambda: Reply(403, {"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": str(int(time.time()) + 1800)},
                          b'{"message": "API rate limit exceeded"}'),
     "429": lambda: Reply(429, {"Retry-After": "300"}, b'{"message": "slow down"}'),
-    "hang": lambda: Reply(200, {}, b"[]", delay_s=2.0),
+    "hang": lambda: Reply(200, {}, b"[]", delay_s=30.0),  # cut short when the server closes
 }
 
 
 @pytest.fixture
 def github(monkeypatch):
     """A GitHub-like server on loopback whose answers the test switches (``mode[0]``: "ok" or a FAULTS key);
-    the client gives up on an answer after 0.3 s, with no retry, and never serves its cache unasked."""
+    the client gives up on an answer after 1 s (a loaded test machine answers well within it), with
+    no retry, and every refresh asks the server."""
     from dataclasses import replace
 
     from sparktui.probes import playbooks as playbooks_probe
@@ -221,7 +222,7 @@ def github(monkeypatch):
     issues.bind(server)
     real = playbooks_probe.settings_for
     monkeypatch.setattr(playbooks_probe, "settings_for",
-                        lambda cfg, env=None: replace(real(cfg, env), timeout_s=0.3, retries=0, ttl_s=0.001))
+                        lambda cfg, env=None: replace(real(cfg, env), timeout_s=1.0, retries=0, ttl_s=0.001))
     yield server, mode
     server.close()
 
