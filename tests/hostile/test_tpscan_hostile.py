@@ -268,6 +268,13 @@ def test_megabyte_lines_take_time_linear_in_their_size_and_stop_at_the_deadline(
     assert data["truncated"] or data["matches_total"] > 10_000
 
 
+def test_a_single_long_line_looks_at_the_clock_within_it():
+    """A cancel or the deadline is seen inside one megabyte line, not only between lines."""
+    looks: list[int] = []
+    found = tpscan._find_settings("--tp=2 " * 5000, "shell", lambda: looks.append(1))
+    assert len(found) == 5000 and len(looks) >= 5000 // tpscan._CHECK_EVERY_KEYS
+
+
 # --- odd files and folders --------------------------------------------------------------------------
 
 
