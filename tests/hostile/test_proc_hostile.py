@@ -303,6 +303,20 @@ def test_sysfs_files_of_any_bytes_give_a_plain_link_reading(tmp_path, blobs, por
         plain(got)
 
 
+NCCL_TOKENS = ["NCCL_IB_HCA", "NCCL_SOCKET_IFNAME", "NCCL_IB_GID_INDEX", "=", ":", " ", "\n", "\"", "'", "export ",
+               "ENV ", "-e ", "#", "//", ",", "}", "]", "mlx5_0", "$", "\x00", "\ufffd"]
+
+
+@settings(max_examples=150)
+@given(st.dictionaries(st.sampled_from(list(link.NCCL_VARS) + ["X"]), st.text(max_size=20), max_size=3),
+       st.lists(st.lists(st.sampled_from(NCCL_TOKENS), max_size=40).map("".join) | st.text(max_size=200), max_size=3))
+def test_nccl_settings_from_any_environment_and_launch_file_are_strings(env, texts):
+    got = link.nccl_settings(env, [(f"f{i}.sh", t) for i, t in enumerate(texts)])
+    plain(got)
+    assert set(got) <= set(link.NCCL_VARS)
+    assert all(isinstance(e["value"], str) for v in got.values() for e in v)
+
+
 def test_negative_counters_and_sizes_are_not_readings(tmp_path):
     name, pci, rdma = HALVES[0]
     make_nic(tmp_path, name, pci, rdma)
