@@ -175,6 +175,26 @@ def test_exporter_says_nvml_down_during_an_outage(fake):
         exp.sampler.close()
 
 
+def test_exporter_checks_read_nvml_afresh_during_an_outage(fake):
+    """G7 judged from the NVML facts read at start would stay ok through a driver reload."""
+    from sparktui.fleet.exporter import Exporter
+
+    cfg = Config()
+    exp = Exporter(cfg, ids=["G7"], host_label="h", sampler=Sampler(cfg, interval_s=0.05))
+    try:
+        exp.static = exp.sampler.static()
+        exp.sampler.sample_once()
+        exp.checks.run(["G7"])
+        assert exp.checks.snapshot()["G7"].verdict.summary.startswith("SM121 confirmed")  # NVML's capability
+        driver_reload(fake)
+        exp.sampler.sample_once()
+        exp.checks.run(["G7"])
+        v = exp.checks.snapshot()["G7"].verdict
+        assert v.status is Status.UNKNOWN and "compute capability unreadable" in v.summary, v.summary
+    finally:
+        exp.sampler.close()
+
+
 # -- the training interpreter deleted mid-run ------------------------------------------------------
 
 @pytest.mark.parametrize("size", SIZES)

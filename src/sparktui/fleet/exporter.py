@@ -274,9 +274,12 @@ class Exporter:
 
     # -- data ----------------------------------------------------------------------------------
     def _sampler_readings(self) -> Readings:
+        """The Sampler's readings; while NVML fails mid-run, without the NVML facts read at start
+        (the checks that need them read NVML afresh, and say why they cannot)."""
         window = self.cfg.thermal.window_min * 60 + 2 * self.sampler.interval_s
         samples = self.sampler.history.samples(last_s=window)
-        return readings_from_samples(samples, static=self.static or None, processes=self.sampler.latest_processes,
+        static = None if getattr(self.sampler, "nvml_down_since", None) is not None else self.static or None
+        return readings_from_samples(samples, static=static, processes=self.sampler.latest_processes,
                                      source="live samples", meminfo_at="latest", interval_s=self.sampler.interval_s)
 
     def collect(self) -> Iterator[Any]:
