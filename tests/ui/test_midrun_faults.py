@@ -89,6 +89,7 @@ async def test_nvml_failing_mid_run_shows_a_gap_since_when_and_why_then_recovers
         assert f"NVML failing since {since}" in note(app)
         screen = app.export_screenshot()
         assert "failing" in screen and since in screen  # on screen, not only in the widget
+        assert await wait_for(pilot, lambda: f"NVML DOWN since {since}" in str(app.header_bar.render()))
         assert "n/a" in temp_meter(app)
         app.run_checks(["G7"])  # a rerun reads NVML afresh
         assert await wait_for(pilot, lambda: app.board["G7"].verdict is not None)
@@ -98,6 +99,7 @@ async def test_nvml_failing_mid_run_shows_a_gap_since_when_and_why_then_recovers
         driver_back(fake)
         assert await wait_for(pilot, lambda: app.source.history.latest.get("nvml_down_since") is None)
         assert await wait_for(pilot, lambda: "NVML failing" not in note(app))
+        assert await wait_for(pilot, lambda: "NVML DOWN" not in str(app.header_bar.render()))
         assert app.source.history.latest["gpus"][0]["temp_c"] == 72
         assert "72" in temp_meter(app)
         assert app.is_running

@@ -40,6 +40,7 @@ from sparktui.ui.prefs import Prefs, load_prefs, save_prefs
 from sparktui.ui.screens import (CardScreen, ConfirmScreen, EventsScreen, HelpScreen, MessageScreen, copy_url, open_url,
                                  view_keys)
 from sparktui.ui.panels import Checklist, HeaderBar, PlaybookPanel, ProcessTable, TelemetryPanel, process_details
+from sparktui.ui.panels.telemetry import outage_since
 
 
 NARROW_BELOW = 120  # columns: under this the checklist and telemetry stack (app.tcss)
@@ -417,6 +418,9 @@ class SparkApp(App):
         badges = []
         if getattr(self.source, "synthetic", False):  # the demo: never mistaken for a measurement, at 80 columns too
             badges.append(("SYNTHETIC", "bold reverse magenta"))
+        nvml_down = outage_since(self.source.history.latest)  # the driver and GPU shown are from before it
+        if nvml_down is not None:
+            badges.append((f"NVML DOWN since {nvml_down}", "bold reverse red"))
         unseen = self.events.worse_count - self.events_seen
         if unseen > 0:
             badges.append((f"{unseen} got worse (e)", "bold yellow"))

@@ -113,15 +113,22 @@ class TelemetryPanel(Vertical):
             set_content(self.bandwidth, text)
 
 
-def outage_note(sample: dict[str, Any]) -> str | None:
-    """"NVML failing since 21:03:05 (GPU lost); retrying" while the sampler says NVML stopped
-    answering mid-run (probes/sampler.py: a driver reload, a lost GPU); None while it answers."""
-    since = sample.get("nvml_down_since")
+def outage_since(sample: dict[str, Any] | None) -> str | None:
+    """"21:03:05", the local time NVML stopped answering mid-run (probes/sampler.py: a driver
+    reload, a lost GPU), while it still does not; None while it answers."""
+    since = (sample or {}).get("nvml_down_since")
     if not isinstance(since, (int, float)) or isinstance(since, bool):
         return None
     try:
-        at = time.strftime("%H:%M:%S", time.localtime(since))
+        return time.strftime("%H:%M:%S", time.localtime(since))
     except (OverflowError, OSError, ValueError):  # NaN or out of range (a hostile recording)
+        return None
+
+
+def outage_note(sample: dict[str, Any]) -> str | None:
+    """"NVML failing since 21:03:05 (GPU lost); retrying" during an outage; None otherwise."""
+    at = outage_since(sample)
+    if at is None:
         return None
     return f"NVML failing since {at} ({short_reason((sample.get('errors') or {}).get('nvml'), 32)}); retrying"
 
