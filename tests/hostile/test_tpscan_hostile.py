@@ -129,6 +129,9 @@ SEEN = {  # issue 15: each was `ok` before
     "node count in hex": ("launch.sh", "torchrun --nnodes 0x@2 train.py --tensor-parallel-size 2\n"),
     "node count as an exponent": ("job.yaml", "trainer:\n  num_nodes: 1e@1\ntensor_parallel_size: 2\n"),
     "node count after a continuation": ("launch.sh", "torchrun --nnodes \\\n  @2 train.py --tensor-parallel-size 2\n"),
+    "pipeline parallel of 10": ("job.yaml", "trainer:\n  max_steps: 1\npipeline_model_parallel_size: 1@0\n"
+                                           "tensor_model_parallel_size: 2\n"),
+    "pipeline parallel in hex": ("launch.sh", "torchrun train.py --pipeline-parallel-size 0x@2 --tensor-parallel-size 2\n"),
 }
 
 

@@ -71,7 +71,7 @@ CHECK = (
     "otherwise, and a value it cannot read is reported as not understood, with its file and line. Each file is classed as training or serving (torchrun, accelerate launch, deepspeed, "
     "optimizer/trainer keys vs. vllm serve, trtllm-serve, sglang.launch_server, NIM) and as "
     "multi-node or single node (--nnodes, num_nodes, num_machines, --node-rank, MASTER_ADDR, rdzv "
-    "endpoints, Ray clusters, hostfiles; flags also in Kubernetes/Docker argument arrays; torchrun "
+    "endpoints, Ray clusters, hostfiles, pipeline parallelism > 1; flags also in Kubernetes/Docker argument arrays; torchrun "
     "without --nnodes is one node, its default); a config with no node count of its own takes it from a "
     "launch script that names it. TP > 1 in training across nodes fails; in training with the node "
     "count unknown it warns; serving with TP=2 is ok. It skips .git, node_modules, site-packages, "

@@ -210,11 +210,15 @@ _MULTI_HINTS = re.compile(
     r"|(?:--master[-_]addr|MASTER_ADDR)[=\s\"']+(?!localhost|127\.|\"?\$?\{?HOSTNAME)[\w$.{}-]+"
     r"|--rdzv[-_]endpoint[=\s\"']+(?!localhost|127\.)[\w$.{}-]+|\bhostfile\b|\bray\s+start\b|ray://"
     r"|\brun_cluster\.sh\b|\bHEAD_NODE_IP\b|--dist-init-addr|--headless\b|connect-two-sparks"
-    r"|\benp1s0f[01]np[01]\b|--pipeline[-_]parallel[-_]size[=\s\"']+[2-9]|pipeline_parallel_size\s*[:=]\s*[2-9]"
+    r"|\benp1s0f[01]np[01]\b"
     r"|(?<![\w-])(?:-H|--host)\s+[\w.-]+,[\w.-]+",
     re.M,
 )
 _SINGLE_HINTS = re.compile(r"--standalone\b")
+# Pipeline parallelism > 1 spans GPUs, so Sparks (one GPU each): a multi-node hint, its value read in
+# any spelling (`--pipeline-parallel-size 0x2`, `pipeline_model_parallel_size: 1_6`).
+_PIPELINE = re.compile(r"""(?<![\w-])(?:--)?pipeline[-_](?:model[-_])?parallel[-_]size["']?"""
+                       r"""(?:[ \t]*[:=][ \t]*|[ \t]+)["']?(?P<v>[-+]?\.?\d[\w.+\-]{0,60})""")
 # Config files a launch script passes along (`--config configs/tp.yaml`), to lend them its context.
 _REFERENCED = re.compile(r"""(?<![\w./~${}-])[\w./~${}-]*[\w-]\.(?:ya?ml|json|toml)\b""")
 _CFG_REF = re.compile(rb"\.(?:ya?ml|json|toml)\b").search  # a shell script naming a config file
@@ -1089,6 +1093,10 @@ def node_info(text: str, kind: str | None = None, check: Check = None) -> FileCo
         if len(markers) < MAX_MARKERS:
             markers.append(_node_marker(m))
     hints = _markers(_MULTI_HINTS, text, check)
+    for m in _finditer(_PIPELINE, text, check):
+        n = _number(m.group("v"))
+        if n is not None and n > 1 and len(hints) < MAX_MARKERS:
+            hints.append(" ".join(m.group(0).split())[:60])
     single = _markers(_SINGLE_HINTS, text, check)
     if counts:
         nodes = "multi" if max(counts) > 1 else "single"
