@@ -8,6 +8,7 @@ import time
 import types
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from sparktui.core.config import Config
 from sparktui.core.verdict import Status
@@ -16,6 +17,7 @@ from sparktui.probes import sampler as sampler_mod
 from sparktui.probes.sampler import Sampler
 from sparktui.ui.app import SparkApp
 from sparktui.ui.panels.playbooks import stale_line
+from sparktui.ui.panels.telemetry import outage_note
 from tests.fakes import fake_nvml
 from tests.g8_server import IssuesApp, LocalServer, Reply, make_issue
 from tests.standins.make import make_standin
@@ -329,3 +331,24 @@ async def test_a_refresh_that_gives_no_reading_keeps_the_last_list_and_never_say
         assert app.board["G8"].verdict.status is Status.UNKNOWN
         assert "Not configured" not in text and "the rows below are from the last listing" in text, text
         assert app.playbook_panel._table.row_count == 1
+
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+                    max_leaves=8)
+
+
+@settings(max_examples=200)
+@given(since=JSON | st.sampled_from([1e308, -1e308, float("nan"), float("inf"), 2**70]), errors=JSON)
+def test_an_outage_field_of_any_shape_in_a_recording_never_raises(since, errors):
+    sample = {"t": 1.0, "nvml_down_since": since, "errors": errors if isinstance(errors, dict) else {}}
+    note = outage_note(sample)
+    assert note is None or note.startswith("NVML failing since ")
+
+
+@settings(max_examples=200)
+@given(data=st.dictionaries(st.sampled_from(["source", "fetched_at", "rate_limit"]), JSON),
+       limit=st.dictionaries(st.sampled_from(["limited", "reset_at"]), JSON | st.just(1e308)))
+def test_stale_line_of_any_reading_never_raises(data, limit):
+    data = {**data, "source": "stale-cache", "rate_limit": limit}
+    assert stale_line(data, 1e9, None).startswith("listing from ")
