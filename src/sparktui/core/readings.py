@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Generic, Iterator, Literal, Mapping, Type
 
 from sparktui.core.atomic import write_text_atomic
 from sparktui.core.shapes import SHAPES
-from sparktui.core.validate import shape_problems
+from sparktui.core.validate import fits, shape_problems
 
 if TYPE_CHECKING:
     from sparktui.core.shapes import (
@@ -103,7 +103,7 @@ def checked(reading: Reading[Any]) -> Reading[Any]:
 
 def _misfit(probe: str, data: Mapping[str, Any] | None) -> str | None:
     """Why stored ``data`` does not hold ``probe``'s declared shape (core/shapes.py), or None."""
-    if data is None or probe not in SHAPES:
+    if data is None or probe not in SHAPES or fits(data, SHAPES[probe]):
         return None
     found = shape_problems(data, SHAPES[probe], probe, strict=False)
     if not found:
