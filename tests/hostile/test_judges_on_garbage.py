@@ -73,3 +73,14 @@ def test_a_g6_review_whose_snapshots_go_back_in_time_is_not_ok():
     v = g6v(history(ok[0], ok[2], ok[1]))
     assert v.status is Status.UNKNOWN
     assert v.summary.startswith("cannot tell: the recording's process snapshots are out of order (snapshot 3 of 3")
+
+
+def test_check_on_a_snapshot_with_a_wrongly_typed_field_exits_unknown_naming_it(tmp_path, capsys):
+    from sparktui.cli.main import main
+
+    doc = _with(source_doc("gb10-demo"), ("readings", "meminfo", "data", "MemAvailable"), "lots")
+    (tmp_path / "snap.json").write_text(json.dumps(doc))
+    assert main(["check", "G3", "--snapshot", str(tmp_path / "snap.json"), "--json"]) == 3
+    (g3,) = json.loads(capsys.readouterr().out)["checks"]
+    assert g3["status"] == "unknown" and "judge error" not in g3["summary"]
+    assert "unusable data: field meminfo.MemAvailable: expected int, got str 'lots'" in g3["summary"]
