@@ -29,7 +29,7 @@ class Run:
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
                                      env=full_env, start_new_session=True)
 
-    def probe_pids(self, timeout: float = 20.0) -> tuple[int, int]:
+    def probe_pids(self, timeout: float = 60.0) -> tuple[int, int]:
         """(stand-in, its grandchild) once the stand-in has written them (it then hangs)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -42,12 +42,13 @@ class Run:
             time.sleep(0.02)
         raise AssertionError("the stand-in never wrote its pids")
 
-    def finish(self, timeout: float = 20.0) -> tuple[int, str, str]:
+    def finish(self, timeout: float = 60.0) -> tuple[int, str, str]:
         out, err = self.proc.communicate(timeout=timeout)
         return self.proc.returncode, out, err
 
-    def left_running(self, within: float = 3.0) -> list[str]:
-        """The processes of this run still alive after ``within`` seconds (their command lines)."""
+    def left_running(self, within: float = 5.0) -> list[str]:
+        """The processes of this run still alive after ``within`` seconds (their command lines).
+        They go in tens of milliseconds; the margin is for a machine under heavy load."""
         deadline = time.monotonic() + within
         while True:
             alive = marked(self.marker)

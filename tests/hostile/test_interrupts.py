@@ -94,13 +94,15 @@ def test_ctrl_c_ends_record_cut_short_130_open_ended_0(tmp_path, duration, code)
     """Open-ended, Ctrl-C is how a recording ends (exit 0); with --duration it cuts it short (130).
     Either way the file is whole."""
     out = tmp_path / "run.jsonl"
-    run = Run(tmp_path, ["record", "-o", str(out), "--interval", "0.2", *duration])
+    ok = make_standin(tmp_path, "ok_gb10")  # the check readings it takes are done in a second
+    run = Run(tmp_path, ["record", "-o", str(out), "--interval", "0.2", "--python", ok, "--path", str(tmp_path), *duration])
     try:
-        deadline = time.monotonic() + 20
-        while (not out.exists() or out.read_text().count("\n") < 2) and time.monotonic() < deadline:
+        deadline = time.monotonic() + 30
+        while (not out.exists() or out.read_text().count("\n") < 4) and time.monotonic() < deadline:
             time.sleep(0.05)
+        time.sleep(0.5)  # recording for a while: past its start, waiting for the end
         os.killpg(run.proc.pid, signal.SIGINT)
-        rc, _, err = run.finish()
+        rc, _, err = run.finish(timeout=90)
         assert rc == code, err
         assert all(json.loads(line) for line in out.read_text().splitlines())
     finally:
