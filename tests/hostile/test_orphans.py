@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -197,7 +198,7 @@ def test_sigterm_to_the_dashboard_stops_its_probes_and_keeps_the_session_whole(t
         tmux.start(f"env SPARKTUI_TEST_RUN={marker} STANDIN_PIDFILE={pidfile} "
                    + sparktui_cmd(tmp_path, "--python", hang, "--path", str(tmp_path)))
         probe, _ = wait_for_pids(pidfile, timeout=30)
-        dashboard = int(open(f"/proc/{probe}/stat").read().rsplit(")", 1)[1].split()[1])  # the probe's parent
+        dashboard = int(Path(f"/proc/{probe}/stat").read_text().rsplit(")", 1)[1].split()[1])  # the probe's parent
         os.kill(dashboard, signal.SIGTERM)
         deadline = time.monotonic() + 15
         while not (tmp_path / "exit.txt").exists() and time.monotonic() < deadline:
