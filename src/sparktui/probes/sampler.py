@@ -375,7 +375,8 @@ class Sampler:
             self.nvml_down_since = sample["t"]
             self._reopen_at = time.monotonic() + self._reopen_wait
         first = (sample["gpus"][0].get("errors") or {}) if sample["gpus"] else {}
-        errors["nvml"] = errors.get("nvml") or next(iter(first.values()), "no GPU answered")
+        errors["nvml"] = errors.get("nvml") or next(
+            (why for why in first.values() if not why.startswith(_NOT_SUPPORTED_PREFIX)), "no GPU answered")
         sample["nvml_down_since"] = self.nvml_down_since
         # No GPU readings at all (the counters carried between reads would pass for current ones):
         # the plots show a gap, the exporter no series, and G4's window stops at the last reading.
