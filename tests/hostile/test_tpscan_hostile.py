@@ -261,10 +261,11 @@ def test_hostile_shapes_scan_in_linear_time(tmp_path, case):
 def test_megabyte_lines_take_time_linear_in_their_size_and_stop_at_the_deadline(tmp_path):
     unit = "--tensor-parallel-size=0x2 tp_size: &a !!int *a ${TP:-2} --nnodes \\ torchrun "
     times = []
-    for size in (MB // 4, MB):
+    for size in (MB // 16, MB // 4):
         root = write_tree(tmp_path, {"launch.sh": (unit * (size // len(unit) + 1))[:size] + "\n"})
         times.append(_best_of(2, lambda r=root: tpscan.scan([str(r)], 4 * MB)))
     assert times[1] / max(times[0], 1e-3) < 8, f"4x the size took {times[1] / times[0]:.1f}x the time"
+    root = write_tree(tmp_path, {"launch.sh": (unit * (MB // len(unit) + 1))[:MB] + "\n"})
     t0 = time.perf_counter()
     data = tpscan.scan([str(root)], 4 * MB, deadline_s=0.3)
     assert time.perf_counter() - t0 < 0.3 + SLACK_S
@@ -337,7 +338,7 @@ def test_files_that_change_while_read_end_the_scan_within_its_deadline(tmp_path)
         while not stop.is_set():
             p = paths[i % len(paths)]
             with open(p, "a") as f:  # grows
-                f.write("tensor_parallel_size: 0x2\n" * 50)
+                f.write("tensor_parallel_size: 0x2\n" * 5)
             if i % 3 == 0:
                 p.write_text("")  # shrinks to nothing
             if i % 7 == 0:
@@ -350,7 +351,7 @@ def test_files_that_change_while_read_end_the_scan_within_its_deadline(tmp_path)
     try:
         for _ in range(30):
             t0 = time.perf_counter()
-            data = tpscan.scan([str(root)], 64 * 1024, deadline_s=0.5)
+            data = tpscan.scan([str(root)], 16 * 1024, deadline_s=0.5)
             assert time.perf_counter() - t0 < 0.5 + SLACK_S
             json.loads(json.dumps(data))
             judged(data)
