@@ -16,7 +16,9 @@ decides when they stop. The price is that nothing stops them when sparktui goes,
   sparktui starts children from worker threads that end; it covers no grandchild either.
 
 Not covered: a child that leaves its group (calls setsid itself, as a daemonizing tool does),
-and one that blocks SIGKILL in the kernel (uninterruptible sleep) until it wakes.
+one that blocks SIGKILL in the kernel (uninterruptible sleep) until it wakes, and a SIGKILL or
+SIGTERM landing between a child's start and its registration here (the microseconds after fork:
+the pid is not known before).
 """
 
 from __future__ import annotations
