@@ -17,8 +17,8 @@ decides when they stop. The price is that nothing stops them when sparktui goes,
 
 Not covered: a child that leaves its group (calls setsid itself, as a daemonizing tool does),
 one that blocks SIGKILL in the kernel (uninterruptible sleep) until it wakes, and a SIGKILL or
-SIGTERM landing between a child's start and its registration here (the microseconds after fork:
-the pid is not known before).
+SIGTERM landing between a child's start and its registration here (just after fork, as the pid is
+not known before; microseconds, longer only when the starting thread is kept off the CPU).
 """
 
 from __future__ import annotations
