@@ -7,6 +7,8 @@ from __future__ import annotations
 import time
 import types
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings, strategies as st
 
@@ -215,7 +217,25 @@ async def test_interpreter_deleted_mid_run_makes_g1_unknown_saying_so(fake, tmp_
         assert await wait_for(pilot, lambda: app.board["G1"].verdict is not first, 30)
         v = app.board["G1"].verdict
         assert v.status is Status.UNKNOWN
-        assert f"cannot start {py}: No such file or directory" in v.summary, v.summary
+        assert f"cannot start {py}: interpreter gone: no such file" in v.summary, v.summary
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_a_venv_whose_base_python_was_removed_is_interpreter_gone_naming_the_link(fake, tmp_path, size):
+    """A venv's bin/python is a link to its base interpreter: removing that leaves a dangling link,
+    which the kernel reports as plain ENOENT. The verdict names where the link points."""
+    base = Path(make_standin(tmp_path, "ok_gb10"))
+    venv_python = tmp_path / "venv" / "bin" / "python"
+    venv_python.parent.mkdir(parents=True)
+    venv_python.symlink_to(base)
+    base.unlink()
+    app = live_app(tmp_path, python=str(venv_python))
+    async with app.run_test(size=size) as pilot:
+        app.run_checks(["G1"])
+        assert await wait_for(pilot, lambda: app.board["G1"].verdict is not None, 30)
+        v = app.board["G1"].verdict
+        assert v.status is Status.UNKNOWN
+        assert f"interpreter gone: it links to {base}, which does not exist" in v.summary, v.summary
         assert app.is_running
 
 

@@ -93,6 +93,18 @@ class ScriptRun:
         return None
 
 
+def launch_failure(python: str, e: OSError) -> str:
+    """Why the interpreter did not start, in words that point at the fix: a training environment
+    removed mid-run (its path gone, or a venv whose base Python was removed: a dangling link) is
+    'interpreter gone', not a bare errno."""
+    if isinstance(e, FileNotFoundError):
+        if not os.path.lexists(python):
+            return "interpreter gone: no such file (the environment was removed or moved?)"
+        if os.path.islink(python) and not os.path.exists(python):
+            return f"interpreter gone: it links to {os.path.realpath(python)}, which does not exist"
+    return e.strerror or str(e)
+
+
 def run_script(python: str, mode: str, timeout_s: float, skip: Collection[str] = frozenset(), packages=(),
                cancel: threading.Event | None = None) -> ScriptRun:
     """Run target_script.py under ``python`` in one mode. The package names go in a temporary file,
@@ -125,7 +137,7 @@ def run_staged(python: str, script: Path, args: list[str], timeout_s: float,
         except OSError as e:
             os.close(rfd)
             os.close(wfd)
-            run.launch_error = f"cannot start {python}: {e.strerror or e}"
+            run.launch_error = f"cannot start {python}: {launch_failure(python, e)}"
             return run
         try:
             os.close(wfd)
