@@ -12,12 +12,23 @@ SOAK_DIR=${SOAK_DIR:-$(mktemp -d -t sparktui-soak-XXXX)}
 mkdir -p "$SOAK_DIR"
 PY=${PY:-python3}
 echo "soak: $RUNS runs of the suite, -n $WORKERS, on $(nproc) CPUs, $(date -u +%FT%TZ), $(git rev-parse --short HEAD 2>/dev/null)"
-for i in $(seq 1 "$RUNS"); do
+# SOAK_PARALLEL=2 runs two suites at once (on a machine with the cores for it: more load, more
+# chances for a timing-dependent test to show itself); each run has its own --basetemp.
+PARALLEL=${SOAK_PARALLEL:-1}
+one_run() {
+  local i=$1 start rc; shift
   start=$(date +%s)
-  "$PY" -m pytest -q -n "$WORKERS" -p no:cacheprovider --junitxml="$SOAK_DIR/run-$i.xml" "$@" >"$SOAK_DIR/run-$i.log" 2>&1
+  "$PY" -m pytest -q -n "$WORKERS" -p no:cacheprovider --basetemp="$SOAK_DIR/tmp-$i" \
+    --junitxml="$SOAK_DIR/run-$i.xml" "$@" >"$SOAK_DIR/run-$i.log" 2>&1
   rc=$?
+  rm -rf "$SOAK_DIR/tmp-$i"
   echo "run $i: exit $rc in $(( $(date +%s) - start )) s: $(tail -1 "$SOAK_DIR/run-$i.log")"
+}
+for i in $(seq 1 "$RUNS"); do
+  one_run "$i" "$@" &
+  if (( i % PARALLEL == 0 )); then wait; fi
 done
+wait
 "$PY" - "$SOAK_DIR" "$RUNS" <<'PYEOF'
 import collections, pathlib, sys
 import xml.etree.ElementTree as ET
