@@ -14,7 +14,7 @@ from sparktui.core.config import Config
 from sparktui.core.verdict import Status
 from sparktui.probes import tpscan
 from sparktui.ui.app import SparkApp
-from tests.ui.test_dashboard import StillSource, settle
+from tests.ui.test_dashboard import StillSource, settle, wait_for
 
 SERVE = "#!/bin/bash\nvllm serve m --tensor-parallel-size @2\n".replace("@", "")
 
@@ -24,14 +24,6 @@ def live_app(tmp_path, **scan) -> SparkApp:
                                   scan={"paths": [str(tmp_path / "proj")], **scan})
     return SparkApp(cfg, source=StillSource(), auto_checks=False)
 
-
-async def wait_for(pilot, cond, seconds: float) -> bool:
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if cond():
-            return True
-        await pilot.pause(0.05)
-    return cond()
 
 
 async def test_g8_verdict_arrives_while_a_slow_g10_scan_still_runs_and_is_completed_after(tmp_path, monkeypatch):

@@ -36,6 +36,16 @@ async def settle(app, pilot, seconds: float = 0.5) -> None:
     await pilot.pause(seconds)
 
 
+async def wait_for(pilot, cond, seconds: float = 5.0) -> bool:
+    """Pause until ``cond()`` holds or ``seconds`` pass; says which."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if cond():
+            return True
+        await pilot.pause(0.05)
+    return cond()
+
+
 async def loaded(app, pilot) -> None:
     """Wait until the replay has been fed and the telemetry checks judged."""
     for _ in range(100):

@@ -23,7 +23,7 @@ from sparktui.ui.panels.telemetry import outage_note
 from tests.fakes import fake_nvml
 from tests.g8_server import IssuesApp, LocalServer, Reply, make_issue
 from tests.standins.make import make_standin
-from tests.ui.test_dashboard import StillSource
+from tests.ui.test_dashboard import StillSource, wait_for
 
 SIZES = [(80, 24), (200, 60)]
 
@@ -54,14 +54,6 @@ def live_app(tmp_path, **target) -> SparkApp:
     (tmp_path / "kmsg").write_text("")
     return SparkApp(cfg, auto_checks=False, keep_session=False, kernel_log_path=str(tmp_path / "kmsg"))
 
-
-async def wait_for(pilot, cond, seconds: float = 5.0) -> bool:
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if cond():
-            return True
-        await pilot.pause(0.05)
-    return cond()
 
 
 def note(app) -> str:
