@@ -4,12 +4,20 @@ from __future__ import annotations
 
 import fcntl
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+# A shell starts background jobs (`tools/soak_tests.sh &`, nohup, some CI runners) with SIGINT
+# ignored, and an ignored signal stays ignored across exec: every sparktui the Ctrl-C tests start
+# would then shrug off their SIGINT. Restore the default here (each xdist worker imports this), so
+# those tests hold however pytest was launched.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # Property tests are derandomized: the same examples every run, so a failure reproduces and CI
 # cannot flake on a lucky draw. No example database (CI starts clean; nothing to replay).
