@@ -163,11 +163,15 @@ def test_all_reduce_perf_s_ranks_die_with_it(tmp_path):
     assert gone(int(out.read_text()))
 
 
-def test_the_watchdog_kills_what_a_dead_parent_left_and_ends(tmp_path):
-    """A parent that dies without running anything (SIGKILL) leaves no child group and no watchdog."""
+@pytest.mark.parametrize("told", [True, False], ids=["registered", "killed-before-registration"])
+def test_the_watchdog_kills_what_a_dead_parent_left_and_ends(tmp_path, told):
+    """A parent that dies without running anything (SIGKILL) leaves no child group and no watchdog.
+    Also when the kill lands before the parent told the watchdog the child's group (seen in the
+    soak on a loaded machine): the child's environment carries the run's token."""
     out = tmp_path / "pids"
-    code = ("import sys, time\nfrom sparktui.core import children\n"
-            f"p = children.spawn(['sh', '-c', 'sleep 600 & echo $$ $! > {out}; wait'])\ntime.sleep(600)\n")
+    deaf = "" if told else "children._tell = lambda line: None  # the watchdog never hears of the child\n"
+    code = ("import sys, time\nfrom sparktui.core import children\nchildren._start_watchdog()\n" + deaf
+            + f"p = children.spawn(['sh', '-c', 'sleep 600 & echo $$ $! > {out}; wait'])\ntime.sleep(600)\n")
     marker = f"watchdog-{os.getpid()}-{time.monotonic_ns()}"
     parent = subprocess.Popen([sys.executable, "-c", code], env={**ENV_KEEP, "SPARKTUI_TEST_RUN": marker})
     try:

@@ -15,10 +15,15 @@ decides when they stop. The price is that nothing stops them when sparktui goes,
   PR_SET_PDEATHSIG was not used: it fires when the *thread* that forked the child ends, and
   sparktui starts children from worker threads that end; it covers no grandchild either.
 
-Not covered: a child that leaves its group (calls setsid itself, as a daemonizing tool does),
-one that blocks SIGKILL in the kernel (uninterruptible sleep) until it wakes, and a SIGKILL or
-SIGTERM landing between a child's start and its registration here (just after fork, as the pid is
-not known before; microseconds, longer only when the starting thread is kept off the CPU).
+  A SIGKILL can land after a child started and before sparktui told the watchdog its group (the
+  pid is not known before fork; on a loaded machine the child runs first for a while). So every
+  child also carries ``SPARKTUI_CHILD_OF=<token>`` in its environment, and at end of file the
+  watchdog also kills every process whose environment holds this run's token (descendants that
+  kept their environment: grandchildren, and even a child that left its group).
+  SIGTERM and SIGHUP need no such help: ``kill_all`` waits for a spawn in progress (one lock).
+
+Not covered: a descendant that cleared its environment *and* left its group, and one that blocks
+SIGKILL in the kernel (uninterruptible sleep) until it wakes.
 """
 
 from __future__ import annotations
@@ -47,12 +52,24 @@ for g in groups:
         os.killpg(g, signal.SIGKILL)
     except OSError:
         pass
+mark = ("SPARKTUI_CHILD_OF=" + sys.argv[2]).encode() + b"\\0"
+for pid in os.listdir("/proc"):
+    if not pid.isdigit() or int(pid) == os.getpid():
+        continue
+    try:
+        with open("/proc/" + pid + "/environ", "rb") as f:
+            if mark in f.read(1 << 20):
+                os.kill(int(pid), signal.SIGKILL)
+    except OSError:
+        pass
 """
 
 _lock = threading.RLock()  # re-entrant: a signal handler may run while the main thread holds it
 _groups: dict[int, subprocess.Popen] = {}
 _watchdog: dict[str, Any] = {}  # "fd": the pipe's write end, "proc": the watchdog
 _stopping = threading.Event()
+MARK_VAR = "SPARKTUI_CHILD_OF"
+_TOKEN = f"{os.getpid()}-{os.urandom(8).hex()}"  # this sparktui run, in every child's environment
 
 
 class Stopping(OSError):
@@ -65,7 +82,9 @@ def spawn(argv: list[str], **popen: Any) -> subprocess.Popen:
         if _stopping.is_set():
             raise Stopping(f"not starting {argv[0]}: sparktui is stopping")
         _start_watchdog()
-        proc = subprocess.Popen(argv, start_new_session=True, **popen)
+        env = dict(os.environ if popen.get("env") is None else popen["env"])
+        env[MARK_VAR] = _TOKEN  # found by the watchdog even if it never hears of this child
+        proc = subprocess.Popen(argv, start_new_session=True, **{**popen, "env": env})
         _groups[proc.pid] = proc
         _tell(f"+{proc.pid}")
     return proc
@@ -113,7 +132,7 @@ def _start_watchdog() -> None:
         return
     rfd, wfd = os.pipe()
     try:
-        _watchdog["proc"] = subprocess.Popen([sys.executable, "-I", "-S", "-c", WATCHDOG, str(rfd)], pass_fds=(rfd,),
+        _watchdog["proc"] = subprocess.Popen([sys.executable, "-I", "-S", "-c", WATCHDOG, str(rfd), _TOKEN], pass_fds=(rfd,),
                                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                              stderr=subprocess.DEVNULL, start_new_session=True)
     except OSError as e:  # children still die on reap and kill_all; only SIGKILL of sparktui is uncovered
