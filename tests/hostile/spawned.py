@@ -56,6 +56,12 @@ class Run:
                 return alive
             time.sleep(0.05)
 
+    def __enter__(self) -> "Run":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.cleanup()
+
     def cleanup(self) -> None:
         """Never leave a 600 s sleeper behind when a test fails."""
         if self.proc.poll() is None:

@@ -28,49 +28,37 @@ def hang(tmp_path) -> str:
 
 
 def test_ctrl_c_during_check_shows_what_was_read_and_exits_130(tmp_path, hang):
-    run = Run(tmp_path, ["check", "G1", "G3", "--json", "--python", hang, "--path", str(tmp_path)])
-    try:
+    with Run(tmp_path, ["check", "G1", "G3", "--json", "--python", hang, "--path", str(tmp_path)]) as run:
         rc, out, err = ctrl_c(run)
         assert rc == 130, err  # it used to be 3: the cancelled probe judged as an unknown
         assert "interrupted: judging what was read so far" in err and "Traceback" not in err
         got = {c["id"]: c["status"] for c in json.loads(out)["checks"]}
         assert got["G1"] == "unknown" and got["G3"] in ("ok", "warn")
         assert run.left_running() == []
-    finally:
-        run.cleanup()
 
 
 def test_ctrl_c_during_preflight_fails_the_gate_and_says_not_checked(tmp_path, hang):
     """--allow-unknown let the cancelled probe's unknown through: PASSED, exit 0, and the job launched."""
-    run = Run(tmp_path, ["preflight", "G1", "G3", "--allow-unknown", "--python", hang, "--path", str(tmp_path)])
-    try:
+    with Run(tmp_path, ["preflight", "G1", "G3", "--allow-unknown", "--python", hang, "--path", str(tmp_path)]) as run:
         rc, out, err = ctrl_c(run)
         assert rc == 130, out + err
         assert "PASSED" not in out and "PASSED" not in err
         assert out.splitlines()[-1].startswith("preflight: interrupted: not checked")
         assert run.left_running() == []
-    finally:
-        run.cleanup()
 
 
 def test_ctrl_c_during_preflight_json_says_not_passed(tmp_path, hang):
-    run = Run(tmp_path, ["preflight", "G1", "--allow-unknown", "--json", "--python", hang, "--path", str(tmp_path)])
-    try:
+    with Run(tmp_path, ["preflight", "G1", "--allow-unknown", "--json", "--python", hang, "--path", str(tmp_path)]) as run:
         rc, out, err = ctrl_c(run)
         doc = json.loads(out)
         assert (rc, doc["passed"], doc["exit_code"]) == (130, False, 130), err
-    finally:
-        run.cleanup()
 
 
 def test_ctrl_c_during_report_writes_the_partial_report_and_exits_130(tmp_path, hang):
-    run = Run(tmp_path, ["report", "G1", "G3", "--python", hang, "--path", str(tmp_path)])
-    try:
+    with Run(tmp_path, ["report", "G1", "G3", "--python", hang, "--path", str(tmp_path)]) as run:
         rc, out, err = ctrl_c(run)
         assert rc == 130, err
         assert "G3" in out and "Traceback" not in err
-    finally:
-        run.cleanup()
 
 
 def test_ctrl_c_while_a_peer_hangs_exits_130_and_kills_its_ssh(tmp_path):
@@ -95,8 +83,7 @@ def test_ctrl_c_ends_record_cut_short_130_open_ended_0(tmp_path, duration, code)
     Either way the file is whole."""
     out = tmp_path / "run.jsonl"
     ok = make_standin(tmp_path, "ok_gb10")  # the check readings it takes are done in a second
-    run = Run(tmp_path, ["record", "-o", str(out), "--interval", "0.2", "--python", ok, "--path", str(tmp_path), *duration])
-    try:
+    with Run(tmp_path, ["record", "-o", str(out), "--interval", "0.2", "--python", ok, "--path", str(tmp_path), *duration]) as run:
         deadline = time.monotonic() + 30
         while (not out.exists() or out.read_text().count("\n") < 4) and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -105,5 +92,3 @@ def test_ctrl_c_ends_record_cut_short_130_open_ended_0(tmp_path, duration, code)
         rc, _, err = run.finish(timeout=90)
         assert rc == code, err
         assert all(json.loads(line) for line in out.read_text().splitlines())
-    finally:
-        run.cleanup()

@@ -33,43 +33,34 @@ LEAVES_A_GRANDCHILD = "import subprocess\nsubprocess.Popen(['sleep', '600'])\n"
 @pytest.mark.parametrize("command", [["check", "G1"], ["bandwidth", "--yes", "--force", "--size", "1"]])
 def test_sigterm_and_sighup_kill_the_probe_and_its_grandchild(tmp_path, command, sig, code):
     hang = make_standin(tmp_path, "hang_grandchild")
-    run = Run(tmp_path, [*command, "--python", hang, "--path", str(tmp_path)])
-    try:
+    with Run(tmp_path, [*command, "--python", hang, "--path", str(tmp_path)]) as run:
         run.probe_pids()
         run.proc.send_signal(sig)  # to sparktui alone, as `kill` or systemd's stop does
         rc, _, err = run.finish()
         assert rc == code, err
         assert f"sparktui: stopped by {sig.name}" in err and "Traceback" not in err
         assert run.left_running() == []
-    finally:
-        run.cleanup()
 
 
 @pytest.mark.parametrize("command", [["check", "G1"], ["preflight", "G1"]])
 def test_sigkill_of_sparktui_takes_the_probe_and_its_grandchild_with_it(tmp_path, command):
     """No handler runs on SIGKILL: the watchdog sees sparktui's pipe close and kills the group."""
     hang = make_standin(tmp_path, "hang_grandchild")
-    run = Run(tmp_path, [*command, "--python", hang, "--path", str(tmp_path)])
-    try:
+    with Run(tmp_path, [*command, "--python", hang, "--path", str(tmp_path)]) as run:
         run.probe_pids()
         time.sleep(SETTLE_S)
         run.proc.kill()
         run.finish()
         assert run.left_running() == []
-    finally:
-        run.cleanup()
 
 
 def test_a_probe_that_ends_normally_leaves_no_grandchild(tmp_path):
     ok = make_standin(tmp_path, "ok_gb10")
     (tmp_path / "site-ok_gb10" / "sitecustomize.py").write_text(LEAVES_A_GRANDCHILD)
-    run = Run(tmp_path, ["check", "G1", "--python", ok, "--path", str(tmp_path)])
-    try:
+    with Run(tmp_path, ["check", "G1", "--python", ok, "--path", str(tmp_path)]) as run:
         rc, _, err = run.finish()
         assert rc == 0, err
         assert run.left_running() == []
-    finally:
-        run.cleanup()
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
