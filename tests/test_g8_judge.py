@@ -521,3 +521,13 @@ def test_rate_limit_rows_whole():
 def test_detail_without_comments_and_utc_cut():
     assert "(12 d, 0 comments)" in g8._detail({**MATCH, "comments": None}, NOW)
     assert g8._utc("y" * 50) == f"an unreadable time ({'y' * 40})"
+
+
+@pytest.mark.parametrize("days, status", [(g8.STALE_MAX_DAYS - 0.1, Status.OK), (g8.STALE_MAX_DAYS + 0.1, Status.UNKNOWN)])
+def test_a_kept_list_after_a_failed_refresh_stands_up_to_seven_days_then_is_unknown(days, status):
+    """Just under and just over STALE_MAX_DAYS (7): a week-old listing kept from the cache still says
+    "none open"; a day older it cannot (the mutation run found the bound unpinned)."""
+    v = verdict(data(source="stale-cache", age_s=days * DAY, fetched_at=NOW - days * DAY, error="HTTP 500"))
+    assert v.status is status, v.summary
+    if status is Status.UNKNOWN:
+        assert "over 7 d is out of date" in v.summary and "refresh failed: HTTP 500" in v.summary
