@@ -24,6 +24,14 @@ from textual.widgets import DataTable, Footer, Input, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
 from sparktui.core import children
+
+HARD_EXIT_AFTER_S = 3.0  # after SIGTERM/SIGHUP, the most a stuck exit may take
+
+
+def hard_exit(code: int) -> None:
+    """The end of a dashboard whose orderly exit is stuck: no process outlives it."""
+    children.kill_all()
+    os._exit(code)
 from sparktui.core.config import Config
 from sparktui.core.events import EventLog
 from sparktui.core.readings import Readings
@@ -267,9 +275,21 @@ class SparkApp(App):
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGHUP):
             try:
-                loop.add_signal_handler(sig, partial(self.exit, None, 128 + sig))
+                loop.add_signal_handler(sig, partial(self._stop_on_signal, 128 + sig))
             except (RuntimeError, ValueError):  # not the main thread (a test's app): the default stays
                 pass
+
+    def _stop_on_signal(self, code: int) -> None:
+        """Exit as q does; and if that has not ended the process within HARD_EXIT_AFTER_S (a closed
+        tmux pane: restoring a terminal that is gone can block for ever; seen: dashboards left under
+        PID 1 for hours, one spinning at 77% of a core), kill the probes and leave at once. The kept
+        session loses nothing: each of its lines is written whole as it comes."""
+        import threading
+
+        self.exit(None, code)
+        timer = threading.Timer(HARD_EXIT_AFTER_S, hard_exit, (code,))
+        timer.daemon = True
+        timer.start()
 
     def on_resize(self, event) -> None:
         self._layout_for(event.size.width)
