@@ -130,22 +130,6 @@ _FLAG_FOR = {"--target python": "--python", "--target timeout_s": "--timeout", "
              "--fleet peer_command": "--peer-command", "--fleet ssh_config": "--ssh-config"}
 
 
-def _refuse_odd_config(path: str | None) -> None:
-    """--config FIFO would block forever, a device never end: only a regular file is read."""
-    import os
-    import stat
-
-    if path is None:
-        return
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        return  # load_config says "not found" / "cannot read"
-    if not stat.S_ISREG(mode):
-        raise ConfigError(f"{path}: not a regular file ({'a folder' if stat.S_ISDIR(mode) else 'a pipe or a device?'}); "
-                          "give a TOML config file")
-
-
 def interpreter_problem(path: str) -> str | None:
     """Why ``path`` cannot be the training interpreter, or None when it names an executable file.
 
@@ -194,8 +178,7 @@ def _refuse_bad_interpreter(cfg: Config, args: argparse.Namespace) -> None:
 
 
 def config_from_args(args: argparse.Namespace) -> Config:
-    _refuse_odd_config(getattr(args, "config", None))
-    cfg = load_config(getattr(args, "config", None))
+    cfg = load_config(getattr(args, "config", None))  # refuses a FIFO, device or folder (read_regular)
     try:
         cfg = _with_flags(cfg, args)
     except ConfigError as e:
