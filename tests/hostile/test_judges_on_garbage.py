@@ -84,3 +84,30 @@ def test_check_on_a_snapshot_with_a_wrongly_typed_field_exits_unknown_naming_it(
     (g3,) = json.loads(capsys.readouterr().out)["checks"]
     assert g3["status"] == "unknown" and "judge error" not in g3["summary"]
     assert "unusable data: field meminfo.MemAvailable: expected int, got str 'lots'" in g3["summary"]
+
+
+# Each physical bound, just inside and just outside, beside the real GB10 readings (FACTS.md /
+# FIELD-FACTS.md: 81-85 °C under load, 3-11 W idle and ~100 W loaded, ~2418 MHz SM clock, MemTotal
+# 121.7 GiB): a real reading is never called impossible, a value past the bound always is.
+GB10_REAL = [("GpuRow", "temp_c", 85.0), ("GpuRow", "power_w", 3.0), ("GpuRow", "power_w", 99.0),
+             ("GpuRow", "sm_mhz", 2418.0), ("GpuRow", "util_gpu", 100.0),
+             ("MemInfo", "MemTotal", 130_674_379_980.0), ("MemInfo", "MemAvailable", 0.0)]
+
+
+@pytest.mark.parametrize("shape, name, value", GB10_REAL)
+def test_real_gb10_readings_are_within_the_physical_bounds(shape, name, value):
+    from sparktui.core.validate import out_of_bounds
+
+    assert out_of_bounds(shape, name, value) is None
+
+
+@pytest.mark.parametrize("key", sorted({("GpuRow", k) for k in ("temp_c", "power_w", "power_limit_w", "sm_mhz", "util_gpu")}
+                                      | {("MemInfo", "MemTotal"), ("MemInfo", "MemAvailable"), ("ProcessRow", "rss_bytes")}))
+def test_each_bound_holds_just_inside_and_fails_just_outside(key):
+    from sparktui.core.validate import PHYSICAL_BOUNDS, out_of_bounds
+
+    low, high, exclusive = PHYSICAL_BOUNDS[key]
+    step = max(abs(high) * 1e-3, 1e-3)
+    assert out_of_bounds(*key, high) is None and out_of_bounds(*key, high + step) is not None
+    assert out_of_bounds(*key, low - step) is not None
+    assert (out_of_bounds(*key, low) is not None) is exclusive and out_of_bounds(*key, low + step) is None
