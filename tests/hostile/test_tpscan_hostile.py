@@ -244,6 +244,10 @@ PATHOLOGICAL = {
     "continued --nnodes": ("launch.sh", lambda n: "tp_size=@2\n" + "--nnodes \\\n" * (n // 11) + "2\n"),
     "settings on one line": ("a.yaml", lambda n: "tp_size: 0x2 " * (n // 13) + "\n"),
     "keyed settings on one line": ("launch.sh", lambda n: "tp_size=two " * (n // 12) + "\n"),
+    "one long sweep": ("launch.sh", lambda n: "tp_size=" + "1," * (n // 2) + "2\n"),
+    "sweeps on one line": ("launch.sh", lambda n: "tp_size=1,2,3 " * (n // 14) + "\n"),
+    "open choices": ("launch.sh", lambda n: "tp_size=choice(" * (n // 15) + "\n"),
+    "spaced ENV lines": ("Dockerfile", lambda n: "ENV TENSOR_PARALLEL_SIZE " * (n // 25) + "\n"),
 }
 
 

@@ -123,8 +123,12 @@ KEY = re.compile(
 # Every part is bounded: an unbounded `${...` would be read to the end of the line once per key on it
 # (`--tp=${--tp=${...`: quadratic). A number is taken whole in every spelling (`0x2`, `+2`, `1_0`,
 # `1e10`, `2.0`) and read by _number; `*name` is a YAML alias.
+# A Hydra sweep is a value too: `key=1,2,4` (a list: one run per value) and `choice(1,2)` /
+# `range(1,5)`; each is read whole, and its largest degree is the one judged.
+_NUM = r"""[-+]?\.?\d[\w.+\-]{0,60}"""
 _VALUE = (r"""(?P<val>\$\{[^}\n]{0,200}\}|\$\(\([^)\n]{0,200}\)\)|\$[A-Za-z_]\w{0,200}|\{\{[^}\n]{0,200}\}\}"""
-          r"""|\*[\w.\-]{1,100}|[-+]?\.?\d[\w.+\-]{0,60}|[-+]?\.[A-Za-z]\w{0,10}|[A-Za-z_][\w.\-]{0,200})""")
+          r"""|\*[\w.\-]{1,100}|""" + _NUM + r"""(?:[ \t]{0,8},[ \t]{0,8}""" + _NUM + r"""){0,32}"""
+          r"""|(?:choice|range)\([^()\n]{0,200}\)|[-+]?\.[A-Za-z]\w{0,10}|[A-Za-z_][\w.\-]{0,200})""")
 # YAML node properties before a value: a tag (`!!int 2`) and an anchor (`&tp 2`).
 _PROPS = r"""(?:[!&][^\s"',]{0,100}[ \t]+){0,3}"""
 # After a key: `key: 2`, `key = 2`, `"key": 2`, `KEY=2`; after a flag also `--flag 2` and
@@ -135,6 +139,8 @@ _AFTER_FLAG = re.compile(r"""["']?(?:\s*[:=,]\s*|\s+)["']?""" + _VALUE)
 _AFTER_KEY_PY = re.compile(r"""(?:\s*=\s*|["']\s*[:,]\s*)["']?""" + _VALUE)
 # A key written as a setting (`key: x`, `key = x`, `--flag=x`): whatever follows is its value, so a
 # value that cannot be read is reported, never passed over as prose.
+_ENV_SPACED = re.compile(r"[ \t]*(?i:ENV)[ \t]+([A-Za-z_][\w.\-]*)[ \t]")  # instructions: any case
+_SPACED_VALUE = re.compile(r"""[ \t]+["']?""" + _VALUE)
 _KEYED = re.compile(r"""["']?[ \t]*[:=][ \t]*""")
 _NUMBERISH = re.compile(r"[-+]?\.?\d").match  # written as a number: read as one, or not understood
 # `\s*(?:,\s*)?`, never `\s*,?\s*` (two stars over the same blanks backtrack quadratically); a `#`
@@ -738,6 +744,11 @@ def _value_at(code: str, at: int, key: str, kind: str, lines: list[str], i: int)
     keyed = kind != "python" and _KEYED.match(code, at)
     if vm:
         return vm.group("val"), bool(keyed)
+    if kind == "dockerfile":  # the older `ENV KEY value` form (a blank, no `=`)
+        em = _ENV_SPACED.match(code)
+        if em and em.end(1) == at:
+            sm = _SPACED_VALUE.match(code, at)
+            return (sm.group("val") if sm else code[at:at + 40].strip() or None), True
     if kind in ("yaml", "json", "any"):
         if _KEY_AT_END.match(code, at):
             return _next_list_value(lines, i + 1), False
@@ -804,6 +815,8 @@ def _judge_value(key: str, raw: str, kind: str, assigns: Assignments | None, lin
     if value.startswith("*") and kind == "yaml":
         resolved, via = _alias(value[1:], anchors or {}, lineno)
         return _degree(value, _number(resolved) if resolved is not None else None, via)
+    if _NUMBERISH(value) and "," in value or low.startswith(("choice(", "range(")):
+        return _sweep(value)
     if _NUMBERISH(value):
         return _degree(value, _number(value))
     if low == "auto" and "tp_plan" in key.replace("-", "_"):
@@ -824,6 +837,47 @@ def _degree(value: str, num: int | None, via: str | None = None) -> TpMatch:
     if via:
         m["via"] = via
     return m
+
+
+_MAX_SWEEP = 10_000  # a longer Hydra range is no TP degree anyone launches: not understood
+
+
+def _sweep(value: str) -> TpMatch:
+    """A Hydra sweep (`1,2,4`, `choice(1,2,4)`, `range(1,5)`, `range(start=1,stop=9,step=2)`): one
+    run per value, so the run with the largest degree is the one judged. Unreadable if any value
+    is not an integer, or the range is empty or absurd."""
+    low = value.lower()
+    if low.startswith(("choice(", "range(")):
+        args = [a.strip().strip("'\"") for a in value[value.index("(") + 1:-1].split(",")]
+    else:
+        args = [a.strip() for a in value.split(",")]
+    named = [a.partition("=") for a in args]
+    nums = [_number(v if sep else k) for k, sep, v in named]
+    if not args or any(n is None for n in nums):
+        return _degree(value, None)
+    ints = [n for n in nums if n is not None]
+    if low.startswith("range("):
+        names = [k.strip() if sep else None for k, sep, _ in named]
+        if any(names):
+            if len(set(names)) != len(names) or not set(names) <= {"start", "stop", "step"} or None in names:
+                return _degree(value, None)
+            kw = dict(zip(names, ints))
+            if "stop" not in kw:
+                return _degree(value, None)
+            ints = [kw.get("start", 0), kw["stop"], kw.get("step", 1)]
+        if not 1 <= len(ints) <= 3 or (len(ints) == 3 and ints[2] == 0):
+            return _degree(value, None)
+        r = range(*ints)
+        if not r or len(r) > _MAX_SWEEP:
+            return _degree(value, None)
+        values = [r[0], r[-1]]
+        what = f"a Hydra range({', '.join(map(str, ints))}): {len(r)} run(s), {r[0]} to {r[-1]}"
+    else:
+        values = ints
+        what = f"a sweep of {len(ints)} value(s): {', '.join(map(str, ints))}"
+    if max(values) <= 1 and min(values) < 1:
+        return _degree(value, None, what + ": a degree below 1 is no degree")
+    return _degree(value, max(values), what + f"; the largest, {max(values)}, is judged")
 
 
 _BASES = {"x": 16, "o": 8, "b": 2}
