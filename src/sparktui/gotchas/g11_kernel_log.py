@@ -20,6 +20,7 @@ from sparktui.core.xids import XIDS
 
 ID = "G11"
 KINDS = ("xid", "nv_no_memory", "oom_kill", "aer", "soft_lockup")
+SEVERITIES = ("fatal", "non-fatal", "corrected", "unknown")  # an AER event's, as the probe writes them
 MAX_DETAILS = 40  # events listed in the details ("... and N more"); display limit
 MAX_SUMMARY_PARTS = 3  # incidents named in the one-line summary
 
@@ -142,7 +143,9 @@ def judge(r: Readings, cfg: Config) -> Verdict:
     events = d.get("events")
     lines = d.get("lines_read")
     if not isinstance(events, list) or not isinstance(lines, int) or isinstance(lines, bool) or lines < 0 \
-            or not all(isinstance(e, Mapping) and e.get("kind") in KINDS for e in events):
+            or not all(isinstance(e, Mapping) and e.get("kind") in KINDS
+                       and (e.get("kind") != "aer" or e.get("severity") in SEVERITIES) for e in events):
+        # an AER event of no known severity is neither judged nor passed over as none (it was an ok)
         ev.add("kernel log", str(d.get("source") or "?"), "malformed reading (events or lines_read missing or garbled)")
         return Verdict(ID, Status.UNKNOWN, "cannot tell: the kernel log reading is malformed", evidence=ev.tuple(), fix=FIX)
     source = str(d.get("source") or "?")
