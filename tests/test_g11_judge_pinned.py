@@ -205,6 +205,7 @@ def test_unclassified_aer_warns_with_the_lspci_of_its_device():
 def test_the_summary_names_three_incidents_then_counts_the_rest():
     three = verdict(data([xid(13, pid=None, t=T0 + i) for i in range(3)]))
     assert three.summary.count("Xid 13") == 3 and "more" not in three.summary
+    assert f"at {when(T0)}; Xid 13" in three.summary and three.summary.endswith(f"at {when(T0 + 2)}")
     four = verdict(data([xid(13, pid=None, t=T0 + i) for i in range(4)]))
     assert four.summary.count("Xid 13") == 3 and four.summary.endswith("; and 1 more")
     assert f"at {when(T0)}" in four.summary and f"at {when(T0 + 2)}" in four.summary
@@ -252,7 +253,7 @@ def test_aer_and_lockup_and_no_memory_in_words():
     assert g11.describe(lockup()) == "soft lockup: CPU#3 stuck for 22 s, task python3 pid 4242"
     assert g11.describe(lockup(pid=None)) == "soft lockup: CPU#3 stuck for 22 s"
     assert g11.describe({"kind": "soft_lockup"}) == "soft lockup: CPU#? stuck for ? s"
-    assert "NV_ERR_NO_MEMORY" in g11.describe(nomem())
+    assert g11.describe(nomem()) == "NVIDIA driver out of memory (NV_ERR_NO_MEMORY)"
     assert g11.describe({"kind": "other"}) == "unrecognised event kind 'other'"
 
 
