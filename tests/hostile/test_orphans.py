@@ -139,7 +139,7 @@ def test_a_grandchild_holding_journalctl_s_pipe_cannot_outlast_the_timeout(tmp_p
     reader.start()
     reader.join(5)  # a thread, so that a read that never ends fails here instead of hanging the suite
     assert not reader.is_alive(), "read_journal still waiting 4.5 s past its timeout"
-    assert box["error"].startswith("journalctl exited -9")
+    assert box["error"] == "journalctl ran past 0.5 s and was stopped"
 
 
 def test_all_reduce_perf_s_ranks_die_with_it(tmp_path):

@@ -314,6 +314,7 @@ def read_journal(cmd: tuple[str, ...] = ("journalctl", "-k", "-b", "-o", "json",
     journal cannot be read, including the silent case: without adm/systemd-journal journalctl
     exits 0 with no kernel messages and only a hint on stderr."""
     col = _Collector("journalctl", None)
+    deadline = time.monotonic() + timeout_s
     proc = children.spawn(list(cmd), stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
     timer = threading.Timer(timeout_s, children.kill_group, (proc,))  # a grandchild may hold the pipe
     timer.start()
@@ -328,10 +329,16 @@ def read_journal(cmd: tuple[str, ...] = ("journalctl", "-k", "-b", "-o", "json",
             boot_id = boot_id or boot
             col.line(msg, t)
         err = proc.stderr.read().decode("utf-8", "replace").strip()
+        # Its output has ended, but a process closes its output a moment before it exits: reaping
+        # now would SIGKILL a journalctl that read the whole journal (exit -9, a good read thrown
+        # away; seen on a loaded machine). It gets until the deadline to exit on its own.
+        _wait_until(proc, deadline)
     finally:
         timer.cancel()
         rc = children.reap(proc)
     if rc != 0:
+        if time.monotonic() >= deadline:
+            raise RuntimeError(f"journalctl ran past {timeout_s:g} s and was stopped")
         raise RuntimeError(f"journalctl exited {rc}: {err[:300] or 'no message'}")
     if "not seeing messages" in err or ("permission" in err.lower() and col.lines == 0):
         raise PermissionError(f"journalctl: {' '.join(err.split())[:300]}")
@@ -339,6 +346,14 @@ def read_journal(cmd: tuple[str, ...] = ("journalctl", "-k", "-b", "-o", "json",
         raise RuntimeError("journalctl returned no kernel messages for this boot (journal not persistent?)")
     col.boot_id = boot_id  # type: ignore[attr-defined]
     return col, None
+
+
+def _wait_until(proc: subprocess.Popen, deadline: float) -> None:
+    """Wait for ``proc`` to exit by itself, at most until ``deadline`` (monotonic)."""
+    try:
+        proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        pass
 
 
 def read_dmesg(cmd: tuple[str, ...] = ("dmesg",), timeout_s: float = JOURNAL_TIMEOUT_S) -> tuple[_Collector, str | None]:
@@ -626,6 +641,8 @@ class JournalFollower:
             self.lines += 1
             self._emit(self.parser.feed(msg, t))
         self._emit(self.parser.flush())
+        if not self._stopping.is_set():  # ended by itself: let it exit rather than kill it mid-exit
+            _wait_until(self._proc, time.monotonic() + 2.0)
         rc = children.reap(self._proc)
         if not self._stopping.is_set():
             err = self._proc.stderr.read().decode("utf-8", "replace").strip() if self._proc.stderr else ""
