@@ -343,3 +343,257 @@ def test_named_paths_carry_no_bounds_line():
 def test_the_card_states_the_default_bounds_the_probe_uses():
     assert (f"{tpscan.DEFAULT_MAX_DEPTH} folders deep, {tpscan.DEFAULT_MAX_FILES} files, "
             f"{tpscan.DEFAULT_DEADLINE_S:g} s") in g10.CHECK
+
+
+# --- the verdict's fix: file:line, the change, the editor line, the rerun (pinned for mutation) -----
+# (kept in this file: tools/mutation.py runs tests/test_g*_judge.py and test_g*_rules.py for G10;
+# tests/test_g1[1-9]_* excludes test_g10_*, so a new file would not reach its mutants)
+
+import pytest
+
+from sparktui.core.readings import Reading as _Reading
+
+
+def fix_blocks(fix: str) -> list[list[str]]:
+    """The ```bash blocks of a fix, each as its lines."""
+    out, cur = [], None
+    for ln in fix.splitlines():
+        if ln == "```bash":
+            cur = []
+        elif ln == "```" and cur is not None:
+            out.append(cur)
+            cur = None
+        elif cur is not None:
+            cur.append(ln)
+    return out
+
+
+@pytest.mark.parametrize("text, key, value, change", [
+    ("tensor_model_parallel_size: 2", "tensor_model_parallel_size", "2",
+     ("tensor_model_parallel_size: 2", "tensor_model_parallel_size: 1")),
+    ("torchrun train.py --tp 4 --pp 2", "--tp", "4", ("--tp 4", "--tp 1")),
+    ("--tensor-parallel-size=2 --port 2", "--tensor-parallel-size", "2",
+     ("--tensor-parallel-size=2", "--tensor-parallel-size=1")),
+    ("x=2 tp_size: 4", "tp_size", "4", ("tp_size: 4", "tp_size: 1")),   # the value after the key, not before
+    ("tp_size: 2 and 2", "tp_size", "2", ("tp_size: 2", "tp_size: 1")),  # its first occurrence after the key
+    ("2 tp_size: x", "tp_size", "2", None),                              # the value only before the key
+    ("tp_size: 2", "tp_size", "", None),                                 # no value to replace
+    ("tp-size: 2", "tp_size", "2", None),                                # the key not on the line
+    ("tp_size2", "tp_size", "2", ("tp_size2", "tp_size1")),
+    ("tp_size: 2  # tp_size", "tp_size", "2", ("tp_size: 2", "tp_size: 1")),  # the key's first occurrence
+    ("2", "", "2", ("2", "1")),                                          # no key: the value itself
+])
+def test_setting_change_rewrites_the_value_after_the_key_to_1(text, key, value, change):
+    assert g10.setting_change(text, key, value) == change
+
+
+def test_edit_lines_name_file_line_change_and_open_the_editor_at_the_line():
+    m = match(file="configs/a.yaml", line=7, value="4")
+    assert g10.edit_lines(m) == ["# configs/a.yaml:7: `tensor_model_parallel_size: 4` -> `tensor_model_parallel_size: 1`",
+                                 "${EDITOR:-vi} +7 configs/a.yaml"]
+
+
+def test_edit_lines_quote_a_path_with_blanks_for_the_shell():
+    m = match(file="/home/u/my job/a.yaml", line=2)
+    assert g10.edit_lines(m)[1] == "${EDITOR:-vi} +2 '/home/u/my job/a.yaml'"
+
+
+@pytest.mark.parametrize("line, where, editor", [
+    (None, "configs/a.yaml: ", "${EDITOR:-vi} configs/a.yaml"),
+    (True, "configs/a.yaml:True: ", "${EDITOR:-vi} configs/a.yaml"),
+    ("9", "configs/a.yaml:9: ", "${EDITOR:-vi} configs/a.yaml"),
+    (0, "configs/a.yaml:0: ", "${EDITOR:-vi} +0 configs/a.yaml"),
+])
+def test_edit_lines_jump_to_a_line_only_when_it_is_a_number(line, where, editor):
+    said, ed = g10.edit_lines(match(line=line))
+    assert said.startswith("# " + where) and ed == editor
+
+
+def test_edit_lines_without_the_value_on_the_line_say_which_key_to_set_to_1():
+    m = match(file="run.sh", line=4, key="--tp", value="$TP", text="torchrun train.py \\")
+    assert g10.edit_lines(m) == ["# run.sh:4: `torchrun train.py \\`: set --tp to 1", "${EDITOR:-vi} +4 run.sh"]
+    assert g10.edit_lines({}) == ["# ?: ``: set to 1", "${EDITOR:-vi} '?'"]
+
+
+def test_edit_lines_say_where_a_resolved_or_swept_value_comes_from():
+    m = match(file="run.sh", line=3, key="--tp", value="$TP", text="torchrun t.py --tp $TP", via="TP=4 (line 2)")
+    assert g10.edit_lines(m)[0] == "# run.sh:3: `--tp $TP` -> `--tp 1` (its value comes from TP=4 (line 2))"
+    sweep = "a sweep of 3 value(s): 1, 2, 4; the largest, 4, is judged"
+    m = match(file="sweep.sh", line=1, key="model.tensor_model_parallel_size", value="1,2,4",
+              text="python train.py -m model.tensor_model_parallel_size=1,2,4", via=sweep)
+    said = g10.edit_lines(m)[0]
+    assert "`model.tensor_model_parallel_size=1,2,4` -> `model.tensor_model_parallel_size=1`" in said
+    assert said.endswith(f"(its value comes from {sweep})")
+    m = match(file="x.sh", line=2, key="--tp", value="$TP", text="--tp \\", via="TP=4 (line 1)")
+    assert g10.edit_lines(m)[0] == "# x.sh:2: `--tp \\`: set --tp to 1 (its value comes from TP=4 (line 1))"
+
+
+@pytest.mark.parametrize("key", ["tp_plan", "TP_PLAN", "tp_plan_x"])
+def test_a_tp_plan_is_dropped_not_set_to_1(key):
+    m = match(file="load.py", line=1, key=key, value="auto", via="ignored",
+              text='model = AutoModel.from_pretrained(m, tp_plan="auto")')
+    assert g10.edit_lines(m) == [('# load.py:1: `model = AutoModel.from_pretrained(m, tp_plan="auto")`: drop tp_plan and wrap '
+                                  "the model with FSDP"), "${EDITOR:-vi} +1 load.py"]
+
+
+def test_a_newline_in_the_line_text_cannot_start_a_command():
+    said, _ = g10.edit_lines(match(text="tensor_model_parallel_size: 2\nrm -rf ~", value="2"))
+    assert "\n" not in said and said.startswith("# ")
+
+
+@pytest.mark.parametrize("roots, line", [
+    ([{"path": "/home/u/job", "status": "scanned"}], "sparktui check G10 --path /home/u/job"),
+    ([{"path": "/a"}, {"path": None}, {"path": ""}, {"path": "my job"}], "sparktui check G10 --path /a --path 'my job'"),
+    ([], "sparktui check G10"),
+])
+def test_the_rerun_names_every_scanned_path(roots, line):
+    assert g10._rerun(roots) == line
+
+
+@pytest.mark.parametrize("n, more, blocks", [(1, "", 1), (7, "", 7), (8, "", 8), (9, " (1 more in the details)", 8),
+                                              (12, " (4 more in the details)", 8)])
+def test_the_fix_names_at_most_eight_settings_and_counts_the_rest(n, more, blocks):
+    ms = [match(file="configs/a.yaml", line=i) for i in range(1, n + 1)]
+    fix = g10.fix_for(ms, [{"path": "/job", "status": "scanned"}])
+    assert g10.MAX_EDITS == 8
+    assert fix.startswith(f"Set each tensor-parallel setting found to 1{more}; ")
+    edits = [b for b in fix_blocks(fix) if b[-1].startswith("${EDITOR:-vi}")]
+    assert len(edits) == blocks
+    assert [b[-1] for b in edits] == [f"${{EDITOR:-vi}} +{i} configs/a.yaml" for i in range(1, blocks + 1)]
+
+
+def test_the_fix_finds_the_interface_and_master_address_and_ends_with_the_rerun():
+    fix = g10.fix_for([match()], [{"path": "/job", "status": "scanned"}, {"path": "/cfg", "status": "scanned"}])
+    bs = fix_blocks(fix)
+    assert bs[1] == list(g10.IFACE_LINES)
+    assert "IFACE=$(ibdev2netdev | awk '/\\(Up\\)/ {print $5; exit}')" in bs[1]
+    assert 'export NCCL_SOCKET_IFNAME="$IFACE" GLOO_SOCKET_IFNAME="$IFACE"' in bs[1]
+    assert bs[-1] == ["sparktui check G10 --path /job --path /cfg"]
+    assert "```\n\nAcross two Sparks, train with data parallelism" in fix  # the advice after the edits, a line of its own
+    assert "torchrun --nnodes=2 --nproc-per-node=1 --node-rank=0" in fix and "--master-port=29500" in fix
+    assert "tensor_model_parallel_size: 1" in fix and "tensor_parallel_degree = 1" in fix  # the configs at 1
+    assert fix.index("${EDITOR") < fix.index("ibdev2netdev") < fix.index("# NeMo AutoModel") < fix.index("sparktui check G10")
+
+
+def test_the_verdicts_fix_lists_the_worst_settings_first():
+    ms = [match(file="serve.sh", line=1), match(file="w.yaml", line=2), match(file="f.yaml", line=3)]
+    files = {"serve.sh": ctx("serving", "multi"), "w.yaml": ctx("training", "unknown"), "f.yaml": ctx("training", "multi")}
+    v = judge(scan_data(ms, files))
+    edits = [b[-1] for b in fix_blocks(v.fix) if b[-1].startswith("${EDITOR")]
+    assert edits == ["${EDITOR:-vi} +3 f.yaml", "${EDITOR:-vi} +2 w.yaml"]  # fail, warn; the serving one is fine
+
+
+def test_the_unknown_fix_names_the_paths_it_could_not_scan_and_a_search():
+    roots = [{"path": "/job", "status": "scanned"}, {"path": "/jbo", "status": "missing"},
+             {"path": "/root/x", "status": "permission denied"}, {"path": "/job", "status": "already scanned"}]
+    fix = g10.unknown_fix(roots)
+    assert "(/jbo (missing); /root/x (permission denied) could not be scanned)" in fix
+    assert "/job (" not in fix
+    assert fix_blocks(fix) == [list(g10.FIND_CONFIGS)]
+    assert "tensor_parallel|tp_size' ~ 2>/dev/null | head -20" in g10.FIND_CONFIGS[1]
+    fix = g10.unknown_fix([{"path": "/job", "status": "scanned"}])
+    assert "could not be scanned" not in fix and "configs: find them" in fix and "--path" in fix
+
+
+# --- summaries and details of findings whose value was not understood, or swept -------------------
+
+
+def test_a_value_not_understood_is_said_in_the_details_with_why():
+    m = match(file="sweep.sh", key="trainer.tensor_parallel_size", value="0,0", status="unreadable",
+              via="a sweep of 2 value(s): 0, 0: a degree below 1 is no degree")
+    v = judge(scan_data([m], {"sweep.sh": ctx("unknown", "unknown")}))
+    assert v.status is Status.UNKNOWN
+    assert v.summary.startswith("cannot tell: TP with a value not understood in a file that is neither clearly training "
+                                "nor serving: sweep.sh:3: trainer.tensor_parallel_size=0,0 (value not understood: a sweep "
+                                "of 2 value(s): 0, 0: a degree below 1 is no degree) (context unknown, nodes unknown)")
+    assert v.details[0].endswith(": unknown: TP with a value sparktui does not understand in a file it cannot class as "
+                                 "training or serving")
+    m = match(file="a.yaml", key="tp_size", value="two", status="unreadable")
+    v = judge(scan_data([m], {"a.yaml": ctx("training", "multi")}))
+    assert v.status is Status.WARN
+    assert v.details[0] == ("a.yaml:3: tp_size=two (value not understood) (training, multi-node): warn: "
+                            "TP has a value sparktui does not understand: a value > 1 fails across two Sparks")
+    assert "a.yaml:3: `tp_size: two` -> `tp_size: 1`" in v.fix
+
+
+def test_a_swept_degree_is_judged_and_shown_with_the_sweep():
+    via = "a sweep of 3 value(s): 1, 2, 4; the largest, 4, is judged"
+    m = match(file="sweep.sh", line=1, key="model.tensor_model_parallel_size", value="1,2,4", via=via,
+              text="python train.py -m model.tensor_model_parallel_size=1,2,4")
+    m["degree"] = 4
+    v = judge(scan_data([m], {"sweep.sh": ctx("training", "multi")}))
+    assert v.status is Status.FAIL
+    assert f"sweep.sh:1: model.tensor_model_parallel_size=1,2,4 = 4 ({via}) (training, multi-node)" in v.summary
+    v = judge(scan_data([m], {"sweep.sh": ctx("serving", "multi")}))
+    assert v.status is Status.OK and v.fix == ""
+
+
+def test_the_unknown_summary_counts_what_the_scan_did_not_list():
+    m = match(file="x.yaml", value="$TP", status="unresolved")
+    d = scan_data([m], {"x.yaml": ctx("unknown", "unknown")})
+    d["matches_total"] = 3
+    v = judge(d)
+    assert v.status is Status.UNKNOWN and v.summary.endswith(" (+2 not listed)")
+    assert v.details[-1] == "... and 2 more"
+
+
+def test_a_warning_names_the_first_warning_not_an_ok_finding():
+    ms = [match(file="serve.sh", line=1), match(file="w.yaml", line=5), match(file="w2.yaml", line=6)]
+    files = {"serve.sh": ctx("serving", "multi"), "w.yaml": ctx("training", "unknown"), "w2.yaml": ctx("training", "unknown")}
+    v = judge(scan_data(ms, files))
+    assert v.summary == ("TP > 1 that may be training across two Sparks: w.yaml:5: tensor_model_parallel_size=2 "
+                         "(training, nodes unknown) and 1 more")
+
+
+def test_a_failure_names_the_first_failure_and_counts_only_failures():
+    ms = [match(file="w.yaml", line=5), match(file="f.yaml", line=9), match(file="serve.sh", line=1)]
+    files = {"serve.sh": ctx("serving", "multi"), "w.yaml": ctx("training", "unknown"), "f.yaml": ctx("training", "multi")}
+    v = judge(scan_data(ms, files))
+    assert v.summary == ("TP > 1 in a multi-node training config: f.yaml:9: tensor_model_parallel_size=2 "
+                         "(training, multi-node); across two Sparks use DDP/FSDP with TP=1")
+
+
+def test_an_ok_with_findings_and_skips_is_scoped_and_an_unknown_keeps_its_fix():
+    files = {"serve.sh": ctx("serving", "multi")}
+    v = judge(scan_data([match(file="serve.sh")], files, skipped={"too large": 2}))
+    assert v.status is Status.OK and v.summary.endswith("; 2 skipped (2 too large): not checked") and v.fix == ""
+    m = match(file="x.yaml", value="$TP", status="unresolved")
+    v = judge(scan_data([m], {"x.yaml": ctx("unknown", "unknown")}, truncated="stopped after 10 s"))
+    assert v.status is Status.UNKNOWN and v.summary.endswith("; scan cut short (stopped after 10 s)")
+    assert "${EDITOR:-vi} +3 x.yaml" in v.fix  # the finding's fix, not the search for paths
+
+
+def test_the_bounds_line_is_per_bounded_root_with_its_own_numbers():
+    roots = [{"path": "/home/u", "status": "scanned", "max_depth": 3},
+             {"path": "/job", "status": "scanned"},
+             {"path": "/opt", "status": "scanned", "max_files": 100}]
+    v = judge(scan_data(files_read=9, paths=roots, skipped={"below the depth bound (3)": 2, "too large": 5}))
+    assert evidence(v)["scan bounds (no --path named)"] == [
+        ("scanned 9 files to depth 3 in /home/u (bounds: depth 3, ? files seen, ? s), 2 deeper folders not entered"
+         "; name the job's folders with --path to scan them whole"),
+        ("scanned 9 files to depth ? in /opt (bounds: depth ?, 100 files seen, ? s), 2 deeper folders not entered"
+         "; name the job's folders with --path to scan them whole")]
+    v = judge(scan_data(files_read=9, paths=roots[:1]))
+    assert evidence(v)["scan bounds (no --path named)"] == [
+        ("scanned 9 files to depth 3 in /home/u (bounds: depth 3, ? files seen, ? s)"
+         "; name the job's folders with --path to scan them whole")]
+
+
+@pytest.mark.parametrize("reason, unchecked", [
+    ("below the depth bound (4)", True), ("too large", True), ("too large (9 MB)", False), ("unreadable", True),
+    ("permission denied", True), ("symlink loop: /a", True), ("a symlink loop", False), ("vcs folder", False),
+])
+def test_which_skips_count_as_not_checked(reason, unchecked):
+    assert g10._unchecked(reason) is unchecked
+
+
+def test_the_evidence_counts_every_finding_and_the_files_context_with_its_source():
+    ms = [match(file="a.yaml", line=1), match(file="a.yaml", line=2)]
+    r = Readings()
+    r.add(_Reading("tpscan", scan_data(ms, {"a.yaml": ctx(launched_by=["run.sh"])}), source="scan of /job"))
+    v = g10.judge(r, Config())
+    by = {e.what: e for e in v.evidence}
+    assert by["tensor-parallel settings > 1 or unresolved"].value == 2
+    assert by["context of a.yaml"].source == "scan of /job"
+    assert by["context of a.yaml"].value["launched by"] == ["run.sh"]
+    assert [e.what for e in v.evidence].count("context of a.yaml") == 1
