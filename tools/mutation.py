@@ -57,7 +57,7 @@ GOTCHAS = Path("src/sparktui/gotchas")
 # side each take their own (SPARKTUI_MUTATION_DIR=/tmp/mut-g11), or they would spoil each other's copy
 SNAP = Path(os.environ.get("SPARKTUI_MUTATION_DIR") or ROOT / ".mutation").resolve()
 MUTMUT_VERSION = "3.8.1"
-TEST_PATTERNS = ("tests/test_g0*_*.py", "tests/test_g1[1-9]_*.py", "tests/test_g*_judge.py", "tests/test_g*_rules.py", "tests/test_g03.py",
+TEST_PATTERNS = ("tests/test_g0*_*.py", "tests/test_g1[0-9]_*.py", "tests/test_g*_judge.py", "tests/test_g*_rules.py", "tests/test_g03.py",
                  "tests/test_g04.py", "tests/test_g05.py", "tests/test_g06.py", "tests/test_g8_matching.py",
                  "tests/test_verdicts_never_lie.py")
 ALWAYS = ("tests/test_verdicts_never_lie.py",)  # reaches every judge
