@@ -83,8 +83,29 @@ def test_200_concurrent_scrapes_all_answer_with_bounded_latency(exporter):
     assert percentile([r.latency_s for r in results], 99) < P99_BOUND_S
 
 
+# A second process that only sleeps 0.05 s in a loop: how late the machine itself woke it, over the
+# same window. A stall the OS imposes on every process (two suites on two shared cores) is not the
+# sampler starving behind the server (that would be this process's threads, e.g. the GIL), so it is
+# allowed for; a starved sampler still fails, since the canary does not share its interpreter.
+CANARY = """
+import select, sys, time
+tick, last, worst, late = 0.05, time.monotonic(), 0.0, 0.0
+print("ready", flush=True)
+while not select.select([sys.stdin], [], [], tick)[0]:
+    now = time.monotonic()
+    worst, late, last = max(worst, now - last - tick), late + max(0.0, now - last - tick), now
+print(worst, late, flush=True)
+"""
+
+
 def test_sampling_keeps_its_interval_while_200_scrapes_run(exporter):
+    import subprocess
+    import sys
+
     exp, host, port = exporter
+    canary = subprocess.Popen([sys.executable, "-I", "-S", "-c", CANARY], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    assert canary.stdout is not None and canary.stdout.readline().strip() == "ready"
     t0 = time.time()
     rounds = 0
     # at least 2 s of scraping: over a half-second window, one scheduler stall of a loaded machine
@@ -93,11 +114,12 @@ def test_sampling_keeps_its_interval_while_200_scrapes_run(exporter):
         assert all(r.status == 200 for r in scrape_many(host, port, 200))
         rounds += 1
     t1 = time.time()
+    os_worst, os_late = map(float, canary.communicate("", timeout=30)[0].split())
     stamps = [s["t"] for s in exp.sampler.history.samples() if t0 <= s["t"] <= t1]
-    expected = (t1 - t0) / exp.sampler.interval_s
-    assert len(stamps) >= 0.6 * expected, f"{len(stamps)} samples in {t1 - t0:.2f} s at 0.05 s"
+    expected = max(0.0, t1 - t0 - os_late) / exp.sampler.interval_s
+    assert len(stamps) >= 0.6 * expected, f"{len(stamps)} samples in {t1 - t0:.2f} s at 0.05 s (OS stalls {os_late:.2f} s)"
     gaps = [b - a for a, b in zip(stamps, stamps[1:])]
-    assert max(gaps) < 0.5
+    assert max(gaps) < 0.5 + os_worst, f"largest gap {max(gaps):.3f} s; the machine's own worst stall {os_worst:.3f} s"
 
 
 def test_a_render_that_hangs_does_not_hold_a_scrape(exporter, monkeypatch):
