@@ -216,7 +216,8 @@ def compare(t: Mapping[str, Any], pins: Mapping[str, Any]) -> dict:
                 continue
             if v is None:
                 ok = specifiers_contain(specs, ver) if specs and all(s.op == "===" for s in specs) else None
-                entry["status"] = "ok" if ok else "unparseable"
+                # compared by === (the only operator for a non-PEP 440 version): a miss is drift
+                entry["status"] = "unparseable" if ok is None else "ok" if ok else "mismatch"
                 if ok is None:
                     entry["note"] = "installed version is not PEP 440; not compared"
             else:
