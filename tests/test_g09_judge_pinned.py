@@ -216,13 +216,14 @@ def test_non_pep440_version_missing_its_triple_equals_pin_is_drift():
 def test_entries_order_status_then_abi_then_name():
     t = target({"torch": NGC_TORCH, "aaa": "1.0", "xformers": "0.1", "bbb": "1.0"})
     pins = user_pins(("zzz", "==1", None), ("aaa", "==1.0", None), ("torch", "==" + NGC_TORCH, None),
-                     ("bbb", "==2.0", None), ("xformers", "==0.2", None), ("yyy", "==1", "sys_platform == 'win32'"))
+                     ("bbb", "==2.0", None), ("xformers", "==0.2", None), ("yyy", "==1", "sys_platform == 'win32'"),
+                     ("apex", "==1", "sys_platform == 'win32'"))
     t["packages"]["zzz"] = None
     t["stages"]["packages"]["not_asked"] = []
     cmp = g9.compare(t, pins)
     assert [(e["name"], e["status"]) for e in cmp["entries"]] == [
         ("xformers", "mismatch"), ("bbb", "mismatch"), ("zzz", "missing"), ("torch", "ok"), ("aaa", "ok"),
-        ("yyy", "not-applicable")]
+        ("apex", "not-applicable"), ("yyy", "not-applicable")]
 
 
 def test_unreported_sorts_after_unparseable_and_before_ok():
@@ -429,6 +430,7 @@ def test_runtime_in_the_verdict_heads_the_fix():
     assert v.status is Status.WARN
     assert v.summary.endswith("; container here: no docker or podman on PATH: a container cannot run here yet")
     assert v.fix.startswith("Set up the container runtime first (no docker or podman on PATH")
+    assert "nvidia-smi    # check: the GPU shows\n```\n\nTrain inside" in v.fix
     assert "sudo apt-get install -y docker.io" in v.fix.split("Train inside")[0]
     assert ("can a GPU container run here", "container probe") in [(e.what, e.source) for e in v.evidence]
     c["host_runtime"] = hr([("podman", "4")], errors=["/etc/cdi"])
@@ -445,3 +447,56 @@ def test_runtime_inside_a_container_is_not_judged():
     assert [(e.source, e.value) for e in v.evidence if e.what == "container runtime here"] == [
         ("container probe", "not judged: already inside a container")]
     assert "container here" not in v.summary and not v.fix.startswith("Set up")
+
+
+def test_a_pin_with_an_empty_or_odd_name_is_skipped():
+    cmp = g9.compare(target({"pkg": "1.0"}), {"pins": [{"name": "", "spec": "==1", "line": 3},
+                                                       {"name": 5, "spec": "==1", "line": 4}]})
+    assert cmp["entries"] == []
+    assert cmp["notes"] == ["a pin without a package name was skipped (line 3)",
+                            "a pin without a package name was skipped (line 4)"]
+
+
+def test_specifiers_split_on_commas():
+    t = target({"torch": "2.9.0+cu130", "pkg": "1.0"}, torch_cuda=None)
+    t["torch"] = None
+    cmp = g9.compare(t, user_pins(("torch", "==2.9.0+cu130,>=2", None), ("pkg", "==1.0,<2", None)))
+    assert cmp["pinned_cuda"] == "13.0"
+    e = by_name(cmp["entries"])
+    assert e["pkg"]["pinned"] == "==1.0,<2" and e["pkg"]["status"] == "ok"
+
+
+def test_readiness_daemon_json_elsewhere_and_read_without_default_runtime():
+    dj = {"path": "/srv/docker/daemon.json", "state": "read", "nvidia_runtime": True}
+    rd = g9.readiness(hr([("docker", "28")], dj=dj))
+    assert rd.words == "docker 28 with the NVIDIA runtime (/srv/docker/daemon.json): the container can run here"
+    assert ev(rd)["docker daemon.json runtimes"] == ("/srv/docker/daemon.json", "has the nvidia runtime")
+    dj = {"path": "/srv/docker/daemon.json", "state": "malformed", "error": "x"}
+    rd = g9.readiness(hr([("docker", "28")], dj=dj))
+    assert rd.fix[0].startswith("sudo cat /srv/docker/daemon.json")
+    rd = g9.readiness(hr([("podman", "4")], errors=["/etc/cdi"]))
+    assert ev(rd)["NVIDIA CDI specs"] == ("/etc/cdi, /var/run/cdi", "none; cannot list /etc/cdi")
+
+
+def test_runtime_not_judged_when_only_the_target_says_ngc():
+    c = {"in_container": None, "runtime": None, "ngc": None, "hints": [], "checks": [], "host_runtime": hr()}
+    t = target({"torch": "1.0"}, env={"NVIDIA_PYTORCH_VERSION": "25.11"})
+    v = judge(container=c, target=t, pins=user_pins(("torch", "==2.0", None)))
+    assert [e.value for e in v.evidence if e.what == "container runtime here"] == [
+        "not judged: already inside a container"]
+    assert "container here" not in v.summary
+
+
+def test_warn_and_unknown_paths_carry_evidence_and_details():
+    pins = user_pins(("torch", ">=2", None), ("pkg", "==1", None), meta={"cuda": "13.0"})
+    v = judge(container=docker(None), target=target({"torch": "2.9.0+cu128", "pkg": "2"}, "12.8"), pins=pins)
+    assert v.status is Status.WARN and v.id == "G9"
+    assert "+1 more drifting" in v.summary and "no CUDA failure is claimed" in v.summary
+    assert v.details[0].startswith("torch: installed 2.9.0+cu128, pinned >=2 (a CUDA 12.8 build")
+    assert v.details[1] == "pkg: installed 2, pinned 1"
+    whats = [e.what for e in v.evidence]
+    assert "torch CUDA build vs pins" in whats and "GPU seen" in whats and "pin set" in whats
+    v = judge(container=docker(None), target=target({"pkg": "2"}), pins=user_pins(("pkg", "==1", None)))
+    assert v.status is Status.WARN and "pkg installed (pinned 1)" in [e.what for e in v.evidence]
+    v = judge(container=docker(None), target=target({"pkg": "2"}), pins=user_pins(("pkg", "==1,~=", None)))
+    assert v.status is Status.UNKNOWN and "pkg installed (pinned ==1,~=)" in [e.what for e in v.evidence]
