@@ -78,6 +78,11 @@ def test_stale_cache_age_edge(age_s, status):
         assert v.summary.endswith(f"(as of {int(age_s // DAY)} d ago; refresh failed: offline)")
 
 
+def test_a_kept_list_under_a_second_old_is_not_from_the_future():
+    v = verdict(data(source="stale-cache", age_s=0.5, error="offline"))
+    assert v.status is Status.OK
+
+
 def test_a_fresh_network_list_of_any_age_is_not_judged_stale():
     v = verdict(data(source="network", age_s=30 * DAY))
     assert v.status is Status.OK
@@ -87,8 +92,9 @@ def test_stale_cache_of_unknown_age_or_from_the_future():
     v = verdict(data(source="stale-cache", age_s=None, error=None))
     assert v.status is Status.UNKNOWN
     assert "unknown age" in v.summary and v.summary.endswith("refresh failed: no reason given")
+    assert v.id == "G8"
     v = verdict(data(source="stale-cache", age_s=-3 * 3600, error="offline"))
-    assert v.status is Status.UNKNOWN
+    assert (v.id, v.status) == ("G8", Status.UNKNOWN)
     assert "dated 3 h in the future" in v.summary and v.summary.endswith("refresh failed: offline")
 
 
@@ -97,7 +103,7 @@ def test_stale_cache_of_unknown_age_or_from_the_future():
 
 def test_an_unknown_slug_without_a_folder_is_unknown_naming_the_slug():
     v = verdict(data(slugs=["vlm"], unknown_slugs=["vlm"], folders={"vlm": {"exists": False, "error": None}}))
-    assert v.status is Status.UNKNOWN
+    assert (v.id, v.status) == ("G8", Status.UNKNOWN)
     assert v.summary.startswith("cannot tell: no playbook 'vlm': ")
     assert "check the slug" in v.summary
     assert f"gh issue list -R {REPO} --state open --search 'vlm in:title,body'" in fix_lines(v)
@@ -198,7 +204,7 @@ def test_suggested_slugs_become_the_toml_block_and_the_flags():
     v = verdict(d)
     assert v.status is Status.SKIP
     assert '```toml\n[playbooks]\nslugs = ["vllm", "sglang"]\n```\n' in v.fix
-    assert "`~/.config/sparktui/config.toml`" in v.fix
+    assert "`~/.config/sparktui/config.toml`:\n\n```toml\n[playbooks]\n" in v.fix
     assert "sparktui check G8 --playbook vllm --playbook sglang" in fix_lines(v)
 
 
@@ -213,7 +219,8 @@ def test_nothing_suggested_lists_the_playbooks_of_the_repo():
 
 def test_every_fix_ends_with_the_token_line():
     for v in (verdict(data(issues_checked=None, error="x")), verdict({"configured": False, "repo": REPO})):
-        assert 'export GITHUB_TOKEN="$(gh auth token)"' in v.fix
+        assert '\n```bash\nexport GITHUB_TOKEN="$(gh auth token)"' in v.fix
+        assert v.fix.endswith("`gh auth login`\n```\n")
 
 
 # --- times are UTC whatever the machine's zone -------------------------------------------------------------
@@ -239,3 +246,11 @@ def test_a_reading_error_is_kept_with_a_failed_fetch():
     d = data(issues_checked=None, error=None)
     v = judge(readings_of(playbook_issues=Reading("playbook_issues", d, error="HTTP 500")), Config())
     assert v.status is Status.UNKNOWN and "(HTTP 500)" in v.summary
+
+
+def test_a_commit_date_without_a_zone_is_utc_in_another_zone(tokyo):
+    # 2026-02-27 22:00 UTC is 89.9 d before NOW; read as Tokyo time it would be 90.3 d (and "untouched")
+    v = verdict(data(folders={"vllm": {"last_commit": "2026-02-27T22:00:00", "error": None}},
+                     matches=[match(109)], matches_total=1))
+    assert ev(v)["nvidia/vllm last change"] == "2026-02-27T22:00:00 (89 d before this check)"
+    assert "unchanged for" not in v.summary
