@@ -500,3 +500,23 @@ def test_warn_and_unknown_paths_carry_evidence_and_details():
     assert v.status is Status.WARN and "pkg installed (pinned 1)" in [e.what for e in v.evidence]
     v = judge(container=docker(None), target=target({"pkg": "2"}), pins=user_pins(("pkg", "==1,~=", None)))
     assert v.status is Status.UNKNOWN and "pkg installed (pinned ==1,~=)" in [e.what for e in v.evidence]
+
+
+def test_release_note_alone_warns_with_its_evidence():
+    pins = user_pins(("pkg", "==1", None), meta={"ngc": "25.09"}, origin="shipped")
+    v = judge(container=docker("25.11"), target=target({"pkg": "1"}), pins=pins)
+    assert v.status is Status.WARN and v.id == "G9"
+    assert "the container is NGC 25.11 but the pins are for 25.09" in v.summary
+    assert 'set [pins] image = "ngc-pytorch-25.11"' in v.summary
+    assert "pkg installed (pinned 1)" in [e.what for e in v.evidence]
+    assert "\ndocker run --gpus all -it --rm" in v.fix
+
+
+def test_a_mapping_pin_without_name_or_line_says_line_unknown():
+    cmp = g9.compare(target({}), {"pins": [{"spec": "==1"}]})
+    assert cmp["notes"] == ["a pin without a package name was skipped (line ?)"]
+
+
+def test_podman_cdi_errors_are_all_named():
+    rd = g9.readiness(hr([("podman", "4")], errors=["/etc/cdi", "/var/run/cdi"]))
+    assert rd.words == "cannot tell whether podman 4 reaches the GPU: /etc/cdi, /var/run/cdi could not be listed"
