@@ -23,6 +23,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import sys
+import threading
 from collections import deque
 from typing import Any, Iterable, Mapping
 
@@ -216,9 +217,16 @@ class History:
     Series are ``t``, ``g{i}.{field}`` and ``mem.{key}``; per-sample error maps are kept as one
     shared object while they do not change, and a value equal to the previous one reuses its
     object, so a 3600-sample history of a GB10 stays within a few MB.
+
+    The sampler thread appends while the dashboard, the exporter and the judges read: one lock
+    makes an append whole to every reader. Without it a read could take one column before an
+    append and the next after it (a sample's temperature beside the next sample's power), and a
+    reader met "deque mutated during iteration" (it crashed the dashboard on a loaded machine).
+    Read through the methods, not ``series``.
     """
 
     def __init__(self, maxlen: int) -> None:
+        self._lock = threading.RLock()
         self.maxlen = int(maxlen)
         self.series: dict[str, deque] = {}
         self._errors: deque = deque(maxlen=self.maxlen)
@@ -240,6 +248,10 @@ class History:
         return d
 
     def append(self, sample: dict[str, Any]) -> None:
+        with self._lock:
+            self._append(sample)
+
+    def _append(self, sample: dict[str, Any]) -> None:
         flat: dict[str, Any] = {"t": sample.get("t")}
         errors: dict[str, str] = dict(sample.get("errors") or {})
         gpus = sample.get("gpus") or []
@@ -273,7 +285,24 @@ class History:
 
     def plotted(self, key: str) -> list[Any]:
         """What a session-long plot shows: every sample while they all fit, else a point a minute."""
-        return self.trend.values(key) if self.wrapped and key in Trend.KEEP else self.values(key)
+        with self._lock:
+            return self.trend.values(key) if self.wrapped and key in Trend.KEEP else self.values(key)
+
+    def trend_values(self, key: str) -> tuple[list[Any], list[Any]]:
+        """The per-minute series of ``key`` and its other extreme (Trend.values, other_values), together."""
+        with self._lock:
+            return self.trend.values(key), self.trend.other_values(key)
+
+    def oldest_t(self) -> float | None:
+        """The time of the oldest sample the ring buffer still holds."""
+        with self._lock:
+            times = self.series.get("t")
+            return times[0] if times else None
+
+    def values_from(self, key: str, start: int) -> list[Any]:
+        """One series from buffer position ``start`` on (a plot's window, without copying the rest)."""
+        with self._lock:
+            return list(itertools.islice(self.series.get(key, ()), start, None))
 
     def extend(self, samples: Iterable[dict[str, Any]]) -> None:
         for s in samples:
@@ -281,10 +310,9 @@ class History:
 
     def values(self, key: str, last: int | None = None) -> list[Any]:
         """One series (e.g. ``"g0.temp_c"``, ``"mem.MemAvailable"``), oldest first."""
-        d = self.series.get(key)
-        if d is None:
-            return []
-        vals = list(d)
+        with self._lock:
+            d = self.series.get(key)
+            vals = list(d) if d is not None else []
         return vals[-last:] if last else vals
 
     def samples(self, last_s: float | None = None) -> list[dict[str, Any]]:
@@ -294,6 +322,10 @@ class History:
         time are kept (as long as that window) and only what was appended since is built, so the
         cost follows the new samples, not the window (600 rebuilt dicts took 7.5 ms). Callers get
         shared dicts: judges are pure and do not change them."""
+        with self._lock:
+            return self._samples(last_s)
+
+    def _samples(self, last_s: float | None) -> list[dict[str, Any]]:
         n = len(self._ngpu)
         if n == 0:
             return []

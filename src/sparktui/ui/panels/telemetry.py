@@ -6,7 +6,6 @@ from __future__ import annotations
 import time
 from bisect import bisect_left
 from collections.abc import Callable
-from itertools import islice
 from typing import Any
 
 from rich.text import Text
@@ -104,8 +103,8 @@ class TelemetryPanel(Vertical):
             span, words = max(end - first, MIN_WINDOW_S), f"session {duration(end - first)}"
         else:
             words = SPAN_WORDS[self.span]
-        ring = history.series.get("t")
-        oldest = ring[0] if ring and ring[0] is not None else end
+        oldest = history.oldest_t()
+        oldest = oldest if oldest is not None else end
         return span, words, history.wrapped and end - span < oldest
 
     def show_bandwidth(self, text: str) -> None:
@@ -166,12 +165,13 @@ class _View:
         """(times, values, how long a value holds, the other extreme of each point or None) from
         the ring buffer, or a point a minute (whose other extreme keeps the span's min-max exact)."""
         if not self.trend:
-            values = list(islice(self.history.series.get(key, ()), self._from, None))
+            values = self.history.values_from(key, self._from)
             return self._times, values, self.interval_s * HOLD_INTERVALS, None
-        trend = self.history.trend
-        values, last = trend.values(key), int(self.end // trend.bucket_s)
-        times = [(last - i) * trend.bucket_s for i in range(len(values) - 1, -1, -1)]  # each minute's start
-        return times, values, trend.bucket_s * 1.5, trend.other_values(key)
+        bucket_s = self.history.trend.bucket_s
+        values, other = self.history.trend_values(key)
+        last = int(self.end // bucket_s)
+        times = [(last - i) * bucket_s for i in range(len(values) - 1, -1, -1)]  # each minute's start
+        return times, values, bucket_s * 1.5, other
 
     def draw(self, m: Meter, key: str, scale: tuple[float, float], unit: str, value: str, *extra: str,
              convert: Callable[[float], float] | None = None, pick: Callable[..., Any] | None = None) -> None:
