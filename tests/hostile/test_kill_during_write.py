@@ -108,14 +108,35 @@ def _lines(path: Path) -> list[dict]:
     return [json.loads(line) for line in raw.decode("utf-8").splitlines()]
 
 
+def _until_samples(argv: list[str], env: dict, rec: Path, n: int, timeout_s: float = 90) -> tuple[subprocess.Popen, float]:
+    """Start ``record`` and wait until ``rec`` holds ``n`` samples (how long that takes depends on
+    the machine's load: a fixed delay sent the signal before Python had started, on two suites
+    side by side on 2 CPUs). Returns the running process and the seconds it took."""
+    started = time.monotonic()
+    p = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    while time.monotonic() - started < timeout_s:
+        if rec.exists() and rec.read_bytes().count(b'{"type":"sample"') >= n:
+            return p, time.monotonic() - started
+        if p.poll() is not None:
+            raise AssertionError(f"record exited {p.returncode} before {n} samples")
+        time.sleep(0.02)
+    p.kill()
+    raise AssertionError(f"record wrote fewer than {n} samples in {timeout_s:g} s")
+
+
 def test_record_killed_20_times_at_spread_moments_is_whole_up_to_its_last_line(tmp_path):
     """`record -o` continues the same file each time, so a torn line from one kill would sit in the
-    middle of the next run's lines; none does, and the reader finds no problem at all."""
+    middle of the next run's lines; none does, and the reader finds no problem at all. The kills
+    are spread around the moment the first sample is written, measured on this machine now."""
     rec = tmp_path / "run.jsonl"
     argv = SPARKTUI + ["record", "-o", str(rec), "--interval", "0.01", "--processes-every", "0.05"]
     env = _env(tmp_path)
+    probe_rec = tmp_path / "probe.jsonl"
+    p, first = _until_samples(SPARKTUI + ["record", "-o", str(probe_rec), "--interval", "0.01"], env, probe_rec, 1)
+    p.kill()
+    p.wait(timeout=90)
     counts = []
-    for delay in _spread(20, 0.3, 1.2):
+    for delay in _spread(20, 0.6 * first, first + 0.9):
         _killed_after(argv, env, delay)
         if rec.exists():
             counts.append(sum(1 for line in _lines(rec) if line["type"] == "sample"))
@@ -129,8 +150,9 @@ def test_record_sigterm_stops_it_cleanly_with_every_line_whole(tmp_path):
     readings, the kernel log read again), exit 0 as `record --help` documents, every line whole."""
     rec = tmp_path / "run.jsonl"
     argv = SPARKTUI + ["record", "-o", str(rec), "--interval", "0.01"]
-    code = _killed_after(argv, _env(tmp_path), 1.5, signal.SIGTERM)
-    assert code == 0
+    p, _ = _until_samples(argv, _env(tmp_path), rec, 11)
+    p.send_signal(signal.SIGTERM)
+    assert p.wait(timeout=90) == 0
     lines = _lines(rec)
     assert lines[0]["type"] == "header" and sum(1 for line in lines if line["type"] == "sample") > 10
     assert read_recording(rec).problems == []
