@@ -13,6 +13,7 @@ from sparktui.core.verdict import Status
 from sparktui.gotchas import g08_stale_playbooks as g8
 from sparktui.gotchas.g08_stale_playbooks import judge
 from tests.conftest import readings_of
+from tests.test_g8_judge import data as base_data
 
 NOW = 1_780_000_000.0  # 2026-05-28
 DAY = 86400.0
@@ -23,16 +24,8 @@ LISTING = f"gh api repos/{REPO}/contents/nvidia --jq '.[].name'"
 
 
 def data(**kw):
-    d = {
-        "configured": True, "repo": REPO, "api_url": "https://api.github.com",
-        "api_host": "api.github.com", "slugs": ["vllm"], "commands": [], "unknown_slugs": [],
-        "issues_checked": 87, "pull_requests_skipped": 0, "truncated": False, "matches": [], "matches_total": 0,
-        "source": "network", "fetched_at": NOW, "checked_at": NOW, "age_s": 0.0, "error": None,
-        "rate_limit": {"limit": 60, "remaining": 57, "reset_at": NOW + 3000, "limited": False},
-        "requests": 1, "auth": "anonymous: 60 requests/hour", "folders": {},
-    }
-    d.update(kw)
-    return d
+    """The reading of tests/test_g8_judge.py (NVIDIA/dgx-spark-playbooks, one slug, nothing matched)."""
+    return base_data(**{"pull_requests_skipped": 0, **kw})
 
 
 def match(n: int) -> dict:
