@@ -815,7 +815,7 @@ def _judge_value(key: str, raw: str, kind: str, assigns: Assignments | None, lin
     if value.startswith("*") and kind == "yaml":
         resolved, via = _alias(value[1:], anchors or {}, lineno)
         return _degree(value, _number(resolved) if resolved is not None else None, via)
-    if _NUMBERISH(value) and "," in value or low.startswith(("choice(", "range(")):
+    if (_NUMBERISH(value) and "," in value) or low.startswith(("choice(", "range(")):
         return _sweep(value)
     if _NUMBERISH(value):
         return _degree(value, _number(value))
@@ -853,9 +853,9 @@ def _sweep(value: str) -> TpMatch:
         args = [a.strip() for a in value.split(",")]
     named = [a.partition("=") for a in args]
     nums = [_number(v if sep else k) for k, sep, v in named]
-    if not args or any(n is None for n in nums):
+    if any(n is None for n in nums):
         return _degree(value, None)
-    ints = [n for n in nums if n is not None]
+    ints: list[int] = nums  # type: ignore[assignment]  # no None left
     if low.startswith("range("):
         names = [k.strip() if sep else None for k, sep, _ in named]
         if any(names):

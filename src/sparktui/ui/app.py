@@ -24,14 +24,6 @@ from textual.widgets import DataTable, Footer, Input, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
 from sparktui.core import children
-
-HARD_EXIT_AFTER_S = 3.0  # after SIGTERM/SIGHUP, the most a stuck exit may take
-
-
-def hard_exit(code: int) -> None:
-    """The end of a dashboard whose orderly exit is stuck: no process outlives it."""
-    children.kill_all()
-    os._exit(code)
 from sparktui.core.config import Config
 from sparktui.core.events import EventLog
 from sparktui.core.readings import Readings
@@ -49,6 +41,14 @@ from sparktui.ui.screens import (CardScreen, ConfirmScreen, EventsScreen, HelpSc
                                  view_keys)
 from sparktui.ui.panels import Checklist, HeaderBar, PlaybookPanel, ProcessTable, TelemetryPanel, process_details
 from sparktui.ui.panels.telemetry import outage_since
+
+HARD_EXIT_AFTER_S = 3.0  # after SIGTERM/SIGHUP, the most a stuck exit may take
+
+
+def hard_exit(code: int) -> None:
+    """The end of a dashboard whose orderly exit is stuck: no process outlives it."""
+    children.kill_all()
+    os._exit(code)
 
 
 NARROW_BELOW = 120  # columns: under this the checklist and telemetry stack (app.tcss)
