@@ -32,12 +32,14 @@ SWEEPS = [
     ("range(start=1,stop=@9,step=2)", "set", 7, "a Hydra range(1, 9, 2): 4 run(s), 1 to 7"),
     ("range(stop=@3)", "set", 2, "a Hydra range(0, 3, 1): 3 run(s), 0 to 2; the largest, 2, is judged"),
     ("range(@8,0,-2)", "set", 8, "a Hydra range(8, 0, -2): 4 run(s), 8 to 2; the largest, 8, is judged"),
+    ("range(1,@10001)", "set", 10000, "10000 run(s), 1 to 10000"),  # _MAX_SWEEP runs: still read
 ]
 NOT_UNDERSTOOD = [
     # (written, words of the finding's "via", or None where there is no sweep to describe)
     ("range(0,@2)", "a Hydra range(0, 2): 2 run(s), 0 to 1: a degree below 1 is no degree"),
     ("range(1,1)", None),  # empty: no run at all
     ("range(1,@100000)", None),  # 99,999 runs: no degree anyone launches
+    ("range(1,@10002)", None),  # 10,001 runs: one past _MAX_SWEEP
     ("range(1,@3,0)", None),
     ("range(start=1,start=@3)", None),
     ("range(begin=1,stop=@3)", None),
