@@ -130,3 +130,68 @@ def test_the_older_dockerfile_env_form_is_read(tmp_path, line, status, degree, v
 def test_the_spaced_env_form_counts_only_in_a_dockerfile(tmp_path):
     put(tmp_path, "notes.sh", "#!/bin/sh\necho ENV TENSOR_PARALLEL_SIZE @2\n")
     assert scan(tmp_path)["matches"] == []
+
+
+# --- a sweep whose items are not all numbers: read to the word's end, never as its first value ---
+
+@pytest.mark.parametrize("written", ["1,x", "1,@2,x", "1,two", "1,2.5x", "1,a.b", "1,2,4,x", "1,x,@2"])
+def test_a_sweep_with_an_item_that_is_no_number_is_not_understood(tmp_path, written):
+    """Before, `1,x` was read as its first value, 1, and listed "at 1 (fine)"."""
+    data = one_match(tmp_path, "sweep.sh", f"python train.py -m model.tensor_parallel_size={written}\n")
+    (m,) = data["matches"]
+    assert (m["status"], m["degree"], m["value"]) == ("unreadable", None, written.replace("@", ""))
+    assert data["at_one"] == 0
+
+
+@pytest.mark.parametrize("script,status,degree,value,via", [
+    ("TP=@8\npython train.py -m model.tensor_parallel_size=1,$TP\n", "set", 8, "1,$TP",
+     "a sweep of 2 value(s): 1, 8 (resolved: TP=8 (line 1)); the largest, 8, is judged"),
+    ("TP=@8\npython train.py -m model.tensor_parallel_size=${TP},1\n", "set", 8, "${TP},1",
+     "a sweep of 2 value(s): 8, 1 (resolved: TP=8 (line 1)); the largest, 8, is judged"),
+    ("TP=@4\npython train.py -m model.tensor_parallel_size=choice(1,$TP)\n", "set", 4, "choice(1,$TP)",
+     "a sweep of 2 value(s): 1, 4 (resolved: TP=4 (line 1)); the largest, 4, is judged"),
+    ("python train.py -m model.tensor_parallel_size=1,${TP:-@2}\n", "set", 2, "1,${TP:-2}",
+     "(resolved: default of ${TP})"),
+    ("TP=@2 python train.py -m model.tensor_parallel_size=1,$TP\n", "set", 2, "1,$TP", "(resolved: TP=2 (line 1))"),
+    ("python train.py -m model.tensor_parallel_size=1,${TP}\n", "unresolved", None, "1,${TP}",
+     "a sweep with ${TP}, which sparktui cannot resolve"),
+    ("python train.py -m model.tensor_parallel_size=1,$TP\nTP=@8\n", "unresolved", None, "1,$TP",
+     "a sweep with $TP, which sparktui cannot resolve"),  # assigned only below: not yet set
+    ("python train.py -m model.tensor_parallel_size=1,{{ tp }}\n", "unresolved", None, "1,{{ tp }}",
+     "a sweep with {{ tp }}, which sparktui cannot resolve"),
+    ("TP=x\npython train.py -m model.tensor_parallel_size=1,$TP\n", "unreadable", None, "1,$TP", None),
+])
+def test_a_sweep_with_a_variable_is_resolved_or_said_unresolved(tmp_path, script, status, degree, value, via):
+    put(tmp_path, "sweep.sh", script)
+    data = scan(tmp_path)
+    (m,) = data["matches"]
+    assert (m["status"], m["degree"], m["value"]) == (status, degree, value)
+    assert data["at_one"] == 0
+    assert (via in m["via"]) if via else "via" not in m
+
+
+def test_a_sweep_at_one_with_a_resolved_variable_is_fine_and_says_so(tmp_path):
+    put(tmp_path, "sweep.sh", "TP=1\npython train.py -m model.tensor_parallel_size=1,$TP\n")
+    data = scan(tmp_path)
+    assert data["matches"] == [] and data["at_one"] == 1
+
+
+@pytest.mark.parametrize("written,verdict", [("1,x", Status.WARN), ("1,${TP}", Status.WARN), ("1,@2", Status.FAIL)])
+def test_a_multi_node_sweep_that_is_not_all_numbers_is_never_ok(tmp_path, written, verdict):
+    put(tmp_path, "launch.sh", "#!/bin/bash\ntorchrun --nnodes 2 --nproc-per-node 1 train.py -m "
+                               f"model.tensor_model_parallel_size={written}\n")
+    assert g10.judge(readings_of(tpscan=scan(tmp_path)), Config()).status is verdict
+
+
+@pytest.mark.parametrize("name,text", [
+    ("serve.py", "llm = LLM(model=m, tensor_parallel_size=1,max_model_len=4096)\n"),
+    ("kw.py", "run(tp_size=1,**extra)\n"),
+    ("call.py", "run(tp_size=1,pick(2))\n"),
+    ("flow.yaml", "engine: {tensor_parallel_size: 1,pipeline_parallel_size: @2}\n"),
+    ("compact.json", '{"tensor_parallel_size":1,"max_model_len":4096}\n'),
+    ("trailing.sh", "python train.py model.tensor_parallel_size=1, other=2\n"),
+    ("list.yaml", "args: [--tensor-parallel-size, 1,[2]]\n"),
+])
+def test_a_comma_before_another_setting_is_no_sweep(tmp_path, name, text):
+    data = one_match(tmp_path, name, text)
+    assert data["matches"] == [] and data["at_one"] == 1, data

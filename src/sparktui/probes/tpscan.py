@@ -131,6 +131,14 @@ _VALUE = (r"""(?P<val>\$\{[^}\n]{0,200}\}|\$\(\([^)\n]{0,200}\)\)|\$[A-Za-z_]\w{
           r"""|(?:choice|range)\([^()\n]{0,200}\)|[-+]?\.[A-Za-z]\w{0,10}|[A-Za-z_][\w.\-]{0,200})""")
 # YAML node properties before a value: a tag (`!!int 2`) and an anchor (`&tp 2`).
 _PROPS = r"""(?:[!&][^\s"',]{0,100}[ \t]+){0,3}"""
+# A Hydra sweep written as one shell word may hold items that are no numbers (`1,x`, `1,${TP}`):
+# the value runs on to the word's end, so such a sweep is never read as its first value. An item
+# is a variable (`$TP`, `${TP}`, `{{ tp }}`), a number or a bare word not followed by `=`, `:` or
+# `(`: `f(tp=1,pp=2)`, `{tp: 1,pp: 2}` and compact JSON are other settings, not a sweep.
+# Possessive: no backtracking into a word.
+_SWEEP_ITEM = (r"""(?:\$\{[^}\n]{0,200}\}|\{\{[^}\n]{0,200}\}\}|\$[A-Za-z_]\w{0,200}+"""
+               r"""|[-+]?\.?\d[\w.+\-]{0,60}+|[A-Za-z_][\w.\-]{0,100}+)(?![\w=:(\[{$.])""")
+_SWEEP_MORE = re.compile(r",(?:" + _SWEEP_ITEM + r")(?:," + _SWEEP_ITEM + r"){0,31}")
 # After a key: `key: 2`, `key = 2`, `"key": 2`, `KEY=2`; after a flag also `--flag 2` and
 # `"--flag", "2"` (argument arrays). In Python only Python forms count (`key=2`, `"key": 2`,
 # `"--flag", "2"`), so prose and docstrings do not.
@@ -743,7 +751,9 @@ def _value_at(code: str, at: int, key: str, kind: str, lines: list[str], i: int)
     vm = after.match(code, at)
     keyed = kind != "python" and _KEYED.match(code, at)
     if vm:
-        return vm.group("val"), bool(keyed)
+        val = vm.group("val")
+        more = None if val.lower().startswith(("choice(", "range(")) else _SWEEP_MORE.match(code, vm.end("val"))
+        return val + (more.group() if more else ""), bool(keyed)
     if kind == "dockerfile":  # the older `ENV KEY value` form (a blank, no `=`)
         em = _ENV_SPACED.match(code)
         if em and em.end(1) == at:
@@ -803,6 +813,8 @@ def _judge_value(key: str, raw: str, kind: str, assigns: Assignments | None, lin
     low = value.lower()
     if low in _NULLISH:
         return None
+    if low.startswith(("choice(", "range(")) or len(_sweep_items(value)) > 1:
+        return _sweep(value, assigns, lineno + 1)
     if value.startswith("$") or value.startswith("{{"):
         resolved, via = _resolve(value, assigns, lineno + 1)
         num = _number(resolved) if resolved is not None else None
@@ -815,8 +827,6 @@ def _judge_value(key: str, raw: str, kind: str, assigns: Assignments | None, lin
     if value.startswith("*") and kind == "yaml":
         resolved, via = _alias(value[1:], anchors or {}, lineno)
         return _degree(value, _number(resolved) if resolved is not None else None, via)
-    if (_NUMBERISH(value) and "," in value) or low.startswith(("choice(", "range(")):
-        return _sweep(value)
     if _NUMBERISH(value):
         return _degree(value, _number(value))
     if low == "auto" and "tp_plan" in key.replace("-", "_"):
@@ -842,22 +852,50 @@ def _degree(value: str, num: int | None, via: str | None = None) -> TpMatch:
 _MAX_SWEEP = 10_000  # a longer Hydra range is no TP degree anyone launches: not understood
 
 
-def _sweep(value: str) -> TpMatch:
+def _sweep_items(value: str) -> list[str]:
+    """The comma-separated items of a sweep, commas inside `${...}` or `(...)` not counted."""
+    items, depth, start = [], 0, 0
+    for i, c in enumerate(value):
+        if c in "{(":
+            depth += 1
+        elif c in "})":
+            depth = max(depth - 1, 0)
+        elif c == "," and not depth:
+            items.append(value[start:i])
+            start = i + 1
+    items.append(value[start:])
+    return [a.strip() for a in items]
+
+
+def _sweep(value: str, assigns: Assignments | None = None, before: int = 0) -> TpMatch:
     """A Hydra sweep (`1,2,4`, `choice(1,2,4)`, `range(1,5)`, `range(start=1,stop=9,step=2)`): one
-    run per value, so the run with the largest degree is the one judged. Unreadable if any value
-    is not an integer, or the range is empty or absurd."""
+    run per value, so the run with the largest degree is the one judged. A `$VAR` item is resolved
+    from assignments above line ``before`` in the same script, or the sweep is unresolved. Unreadable if any value is not an integer,
+    or the range is empty or absurd."""
     low = value.lower()
     if low.startswith(("choice(", "range(")):
-        args = [a.strip().strip("'\"") for a in value[value.index("(") + 1:-1].split(",")]
+        args = [a.strip("'\"") for a in _sweep_items(value[value.index("(") + 1:-1])]
     else:
-        args = [a.strip() for a in value.split(",")]
-    named = [a.partition("=") for a in args]
-    nums = [_number(v if sep else k) for k, sep, v in named]
+        args = _sweep_items(value)
+    names: list[str | None] = []
+    nums: list[int | None] = []
+    vias: list[str] = []
+    for arg in args:
+        k, sep, v = arg.partition("=") if not arg.startswith(("$", "{{")) else (arg, "", "")
+        item = v.strip().strip("'\"") if sep else k
+        names.append(k.strip() if sep else None)
+        if item.startswith(("$", "{{")):
+            got, via = _resolve(item, assigns, before)
+            if got is None:
+                return {"status": "unresolved", "value": value, "degree": None,
+                        "via": f"a sweep with {arg}, which sparktui cannot resolve"}
+            item = got
+            vias.append(via or arg)
+        nums.append(_number(item))
     if any(n is None for n in nums):
         return _degree(value, None)
     ints: list[int] = nums  # type: ignore[assignment]  # no None left
     if low.startswith("range("):
-        names = [k.strip() if sep else None for k, sep, _ in named]
         if any(names):
             if len(set(names)) != len(names) or not set(names) <= {"start", "stop", "step"} or None in names:
                 return _degree(value, None)
@@ -875,6 +913,8 @@ def _sweep(value: str) -> TpMatch:
     else:
         values = ints
         what = f"a sweep of {len(ints)} value(s): {', '.join(map(str, ints))}"
+    if vias:
+        what += f" (resolved: {'; '.join(vias)})"
     if max(values) <= 1 and min(values) < 1:
         return _degree(value, None, what + ": a degree below 1 is no degree")
     return _degree(value, max(values), what + f"; the largest, {max(values)}, is judged")
