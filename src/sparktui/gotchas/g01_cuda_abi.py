@@ -267,7 +267,7 @@ def unreal_gpu(gpu: GpuFacts) -> str | None:
 
 
 def _on_gb10(t: Mapping[str, Any], version, cuda, cmaj: int | None, blind: bool, ev: EvidenceList) -> tuple[Finding, str | None]:
-    if cuda is None or cmaj is None:  # build_rule answered an unreadable version already: only None here
+    if cmaj is None:  # build_rule answered an unreadable version already: only a CPU-only build here
         return (Status.FAIL, f"torch {version} is a CPU-only build on a GB10"), None
     if cmaj < GB10_CUDA_MAJOR:
         return (Status.FAIL, f"torch {version} is built for CUDA {cuda}; GB10 needs CUDA 13.x"), None
@@ -282,7 +282,7 @@ def _on_other_gpu(t: Mapping[str, Any], gpu: GpuFacts, version, cuda, cmaj: int 
     """Not a GB10: a torch newer than the driver's CUDA cannot run; judged by the driver."""
     dmaj = major(gpu.driver_cuda)
     ev.add("driver's CUDA version", "NVML nvmlSystemGetCudaDriverVersion_v2", gpu.driver_cuda)
-    if cuda is None or cmaj is None:  # as in _on_gb10: only a CPU-only build reaches here without cmaj
+    if cmaj is None:  # as in _on_gb10: only a CPU-only build reaches here without cmaj
         return (Status.WARN, f"torch {version} is a CPU-only build on {gpu.label()}"), None
     if dmaj is None:
         return (Status.UNKNOWN, f"torch built for CUDA {cuda}; driver's CUDA version unreadable ({gpu.label()})"), None
