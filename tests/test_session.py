@@ -163,3 +163,16 @@ def test_restore_reads_only_the_tail_and_marks_the_gap_in_the_events():
 def test_no_session_is_a_dashboard_option(capsys):
     assert main(["history", "--no-session"]) == 64
     assert "--no-session" in capsys.readouterr().err
+
+
+def test_a_kept_session_with_an_unhashable_verdict_status_is_still_listed(tmp_path):
+    """`sparktui history` read `{"status": ["fail"]}` with `in STATUS_NAMES`: TypeError, unhashable."""
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    name = session_id(1_796_400_000.0, "spark-1") + ".jsonl"
+    sample = demo_samples()[0]
+    lines = [head(), sample, {"type": "verdict", "t": sample["t"], "id": "G3", "status": ["fail"], "summary": "x"},
+             {"type": "verdict", "t": sample["t"], "id": "G4", "status": "warn", "summary": "y"}]
+    (folder / name).write_text("".join(json.dumps(x, separators=(",", ":")) + "\n" for x in lines))  # as the writer does
+    (info,) = list_sessions(folder)
+    assert info.worst == "warn"

@@ -9,6 +9,7 @@ import math
 import tracemalloc
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -254,3 +255,29 @@ def test_check_replay_of_a_thinned_recording_says_so(tmp_path, monkeypatch, caps
     out, err = capsys.readouterr()
     assert "1000 samples: every 16th kept" in err
     assert out.startswith(f"recording {p} (1000 samples over 16.6 min, every 16th judged"), out
+
+
+def test_every_field_of_every_line_as_a_list_or_an_object_never_raises(tmp_path):
+    """Exhaustive, not sampled: the derandomized examples above never put a list at a verdict line's
+    "status" on Python 3.11, and a run on Python 3.12 did (`[] not in STATUS_NAMES`: TypeError,
+    unhashable). Every field path of every line kind, each as [] and as {}."""
+    for n, (i, path) in enumerate(FIELD_PATHS):
+        for value in ([], {}):
+            p = tmp_path / f"{n}-{type(value).__name__}.jsonl"
+            write(p, [HEADER, SAMPLE, with_value(LINE_KINDS[i], path, value), {**SAMPLE, "t": SAMPLE["t"] + 5}], tail="")
+            judge_all(p)
+            p.unlink()
+
+
+@pytest.mark.parametrize("field", ["status", "old"])
+@pytest.mark.parametrize("value", [[], ["warn"], {"warn": 1}])
+def test_a_verdict_line_with_an_unhashable_status_is_left_out_or_loses_only_its_old(tmp_path, field, value):
+    verdict = {"type": "verdict", "t": SAMPLE["t"] + 1, "id": "G3", "status": "warn", "old": "ok", "summary": "s"}
+    p = tmp_path / "r.jsonl"
+    write(p, [HEADER, SAMPLE, {**verdict, field: value}], tail="")
+    rec = read_recording(p)
+    if field == "status":
+        assert rec.verdicts == [] and rec.lines_skipped == 1
+        assert "without a check id and a known status" in rec.problems[0]
+    else:
+        assert [(v["status"], v["old"]) for v in rec.verdicts] == [("warn", None)]

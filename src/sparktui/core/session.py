@@ -29,7 +29,7 @@ from typing import Any
 
 from sparktui.core.config import SessionConfig, default_state_dir
 from sparktui.core.events import Change, EventLog
-from sparktui.core.recording import MAX_HEADER_BYTES, STATUS_NAMES, RecordingWriter, read_recording
+from sparktui.core.recording import MAX_HEADER_BYTES, RecordingWriter, is_status_name, read_recording
 from sparktui.core.verdict import Status, Verdict
 
 SUFFIX = ".jsonl"
@@ -118,7 +118,7 @@ def summarize(path: Path) -> SessionInfo:
                 last_sample = line
             elif line.startswith(b'{"type":"verdict"'):
                 v = _json_line(line)
-                if v is not None and v.get("status") in STATUS_NAMES:
+                if v is not None and is_status_name(v.get("status")):
                     status = Status(v["status"])
                     worst = status if worst is None or status.severity > worst.severity else worst
     first, last = _json_line(first_sample), _json_line(last_sample) if last_sample.endswith(b"\n") else None
