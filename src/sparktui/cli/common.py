@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from sparktui.core.config import Config, ConfigError, load_config
 from sparktui.core.verdict import Status
@@ -59,14 +60,22 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}")
 
     def parse_known_args(self, args=None, namespace=None):
-        """argparse turns `--speed=--` into [] without calling the option's type (a lone '--' is
-        dropped from the value): refused here, not left for a later comparison to crash on."""
+        """`--speed=--`: Python 3.11 and 3.12.1 turn the value into [] without calling the option's
+        type; 3.12.3 and 3.13 keep it as '--' (`--python=--` ran an interpreter named '--'). Refused
+        here the same way on every Python, not left for a later comparison to crash on."""
         ns, extra = super().parse_known_args(args, namespace)
         for action in self._actions:
             value = getattr(ns, action.dest, None)
-            if action.option_strings and action.nargs is None and isinstance(value, list) and (value == [] or [] in value):
+            if action.option_strings and action.nargs is None and _lone_double_dash(value):
                 self.error(f"argument {'/'.join(action.option_strings)}: expected a value, got '--'")
         return ns, extra
+
+
+def _lone_double_dash(value: Any) -> bool:
+    """An option's value that is only the `--` separator, as any Python's argparse leaves it."""
+    if isinstance(value, list):
+        return value == [] or [] in value or "--" in value
+    return value == "--"
 
 
 def add_common_options(p: argparse.ArgumentParser, sub: bool = False) -> None:
@@ -102,6 +111,8 @@ def bounded(lo: float, hi: float, unit: str, zero: str | None = None):
     allowed = f"{'0 (' + zero + ') or ' if zero else ''}a number from {shown(lo)} to {shown(hi)} {unit}"
 
     def number(text: str) -> float:
+        if text == "--":  # Python 3.12.3+ hands it to the type; older ones leave it to parse_known_args
+            raise argparse.ArgumentTypeError("expected a value, got '--'")
         try:
             v = float(text)
         except ValueError:

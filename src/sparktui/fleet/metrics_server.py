@@ -25,6 +25,8 @@ MAX_HEAD_BYTES = 8192  # request line + headers; more is 431
 HEAD_TIMEOUT_S = 10.0  # to send a whole request head (also how long an idle keep-alive stays open)
 SEND_TIMEOUT_S = 10.0  # to take an answer
 MAX_CONNECTIONS = 512  # well under the usual 1024 open files
+LINGER_S = 1.0  # after the last answer: how long what the client still sends is read before closing
+LINGER_BYTES = 64 * 1024  # ... and how much of it
 INDEX = b'<html><body><a href="/metrics">/metrics</a> (sparktui export)</body></html>\n'
 _REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed",
             431: "Request Header Fields Too Large", 503: "Service Unavailable"}
@@ -129,7 +131,28 @@ class MetricsServer:
             if writer.transport.get_write_buffer_size():
                 writer.transport.abort()  # a reader too slow to take its answer: dropped, never waited on
             else:
+                await self._linger(reader, writer)
                 writer.close()
+
+    @staticmethod
+    async def _linger(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """Half-close, then read what the client still sends (a request not read: the 503 of a
+        connection over the limit is sent before it; a body) until it closes, at most LINGER_S and
+        LINGER_BYTES. Closing a socket with unread data makes the kernel send a reset, and a client
+        that has not read its answer yet gets "connection reset" instead of it (seen on a 16-CPU
+        machine: the 503 was lost every time)."""
+        loop = asyncio.get_running_loop()
+        deadline, got = loop.time() + LINGER_S, 0
+        try:
+            if writer.can_write_eof():
+                writer.write_eof()
+            while got < LINGER_BYTES and (left := deadline - loop.time()) > 0:
+                chunk = await asyncio.wait_for(reader.read(LINGER_BYTES), left)
+                if not chunk:
+                    return
+                got += len(chunk)
+        except (asyncio.TimeoutError, OSError, RuntimeError):
+            return
 
     async def _send(self, writer: asyncio.StreamWriter, a: Answer) -> bool:
         lines = [f"HTTP/1.1 {a.status} {_REASONS[a.status]}", f"Content-Type: {a.content_type}",
