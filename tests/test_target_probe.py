@@ -135,7 +135,7 @@ def test_real_torch_cpu_build(torch_venv_python):
     assert d["packages"]["torch"].startswith("2.13.0")
     assert d["stages"]["import flash_attn"]["status"] == "error"
     assert d["cuda_smoke"] == {"ran": False, "reason": "torch.cuda.is_available() is False"}
-    # no GPU on this machine: G1 cannot judge the ABI against a driver, and says so
+    # no NVML reading given, and a CPU build sees no GPU: G1 cannot judge the ABI against a driver, and says so
     v = g1(r)
     assert v.status is Status.UNKNOWN and "no NVIDIA GPU or driver seen" in v.summary
     # on a GB10 (as NVML would report it) the same CPU-only build is a failure
