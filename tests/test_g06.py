@@ -213,7 +213,7 @@ def test_environment_denied_reads_as_unreadable_cap(kids, tmp_path):
     rows = [r for r in json.loads(out.stdout) if r["pid"] == p.pid]
     assert rows and rows[0]["cap"]["state"] == "unreadable" and rows[0]["env"] == "unreadable"
     r = Readings()
-    r.add(Reading("processes", {"rows": rows, "nvml": {"ok": True, "count": 1}, "container": {"inside": False}}))
+    r.add(Reading("processes", {"rows": rows, "nvml": {"ok": True, "count": 0}, "container": {"inside": False}}))
     v = judge(r, Config())
     assert v.status.value == "unknown" and "cap unreadable" in v.summary
 

@@ -40,6 +40,9 @@ GROWTH = {"vllm": "fraction", "sglang": "fraction", "trtllm": "fraction", "nim":
 
 SMALL_GPU_BYTES = 512 * 1024 ** 2  # an unnamed compute process under this is a desktop/tiny context, not a job
 HEADROOM_FRACTION = 0.9  # footprints adding up to more than this share of MemTotal: a warning
+# Review mode: an ok over a recording needs the run seen. More than this share of its process
+# snapshots not judged (a scan failed, NVML unread, a list cut) and "ok throughout" is not known.
+REVIEW_BLIND_OK_SHARE = 0.1
 
 FIX = """\
 One heavy job per pool. See what holds the pool (pid, memory) with `nvidia-smi` and `sparktui`, then
@@ -631,6 +634,25 @@ def ok_summary(v: View) -> str:
     return f"{names}{beside}: {_gib(s)} of the {_gib(total)} pool at most (capped coexistence){idle_text}"
 
 
+def _gpu_rows_missing(data: Mapping[str, Any]) -> str | None:
+    """The scan gives every process in NVML's list a row (on_gpu), except sparktui's own and those
+    that exited or were denied mid-scan; fewer rows than that is a list cut or spoilt on its way
+    (a hand edit, a torn copy), and "no GPU process" read from it would be a lie."""
+    nv = data.get("nvml") or {}
+    if not nv.get("ok"):
+        return None
+    rows = data.get("rows") or []
+    on_gpu = sum(1 for row in rows if isinstance(row, dict) and row.get("on_gpu"))
+    skipped = data.get("skipped")
+    skipped = skipped if isinstance(skipped, dict) else {}
+    excused = sum(int(v) for v in (data.get("own_excluded"), skipped.get("vanished"), skipped.get("denied"))
+                  if _number(v) and float(v) > 0)
+    if _count(nv) > on_gpu + excused:
+        return (f"NVML lists {_count(nv)} GPU process(es), the process list has {on_gpu}"
+                + (f" and {excused} left out (sparktui's own, exited or denied mid-scan)" if excused else ""))
+    return None
+
+
 def judge_snapshot(r: Readings, data: Mapping[str, Any], pool: Pool, cfg: Config, live: bool, src: str) -> Verdict:
     """The verdict on one process snapshot."""
     ev = EvidenceList()
@@ -649,6 +671,11 @@ def judge_snapshot(r: Readings, data: Mapping[str, Any], pool: Pool, cfg: Config
         why = data.get("scan_error") or "the snapshot has no process list"
         ev.add("process scan", "psutil", why)
         return Verdict("G6", Status.UNKNOWN, f"cannot see the processes: {why}", ev.tuple(), FIND_FIX)
+    missing = _gpu_rows_missing(data)
+    if missing:
+        ev.add("GPU processes missing from the process list", "NVML vs the process scan", missing)
+        return Verdict("G6", Status.UNKNOWN, f"cannot tell: the process list is incomplete ({missing})",
+                       ev.tuple(), FIND_FIX)
     if nv.get("ok") and _count(nv) == 0 and inside:
         return Verdict("G6", Status.UNKNOWN,
                        "cannot tell: host processes not visible (inside a container, NVML's process list is empty)",
@@ -713,6 +740,10 @@ def judge_review(r: Readings, history: list[Any], pool: Pool, cfg: Config, src: 
         first_blind = next(s for s, v in judged if v.status is Status.UNKNOWN)
         ev.add("snapshot not judged", src, f"{_when(first_blind, t0)}: "
                                            f"{next(v for _, v in judged if v.status is Status.UNKNOWN).summary}")
+    if worst.status is Status.OK and blind > REVIEW_BLIND_OK_SHARE * len(judged):
+        return Verdict("G6", Status.UNKNOWN, f"cannot tell: {blind} of {len(judged)} process snapshots could not be "
+                                             f"judged (the {len(seen)} seen were ok)", ev.tuple() + worst.evidence,
+                       FIND_FIX)
     backwards = _out_of_order(history, t0)
     if backwards:
         ev.add("snapshot order", src, backwards)
