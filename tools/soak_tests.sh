@@ -11,7 +11,7 @@ shift $(( $# > 2 ? 2 : $# ))
 SOAK_DIR=${SOAK_DIR:-$(mktemp -d -t sparktui-soak-XXXX)}
 mkdir -p "$SOAK_DIR"
 PY=${PY:-python3}
-echo "soak: $RUNS runs of the suite, -n $WORKERS, on $(nproc) CPUs, $(date -u +%FT%TZ), $(git rev-parse --short HEAD 2>/dev/null)"
+echo "soak: $RUNS runs of the suite, -n $WORKERS, on $(nproc) CPUs, $(date -u +%FT%TZ), ${TREE:-$(git rev-parse --short HEAD 2>/dev/null)}"
 # SOAK_PARALLEL=2 runs two suites at once (on a machine with the cores for it: more load, more
 # chances for a timing-dependent test to show itself); each run has its own --basetemp.
 PARALLEL=${SOAK_PARALLEL:-1}

@@ -4,13 +4,16 @@
 # RUNS more whole runs under tools/soak_tests.sh. Everything lands in $OUT; ten-minute calls, so
 # each part has its own time limit.
 #
-#     OUT=/tmp/out bash tools/suite_on_gpu.sh [RUNS] [WORKERS]
+#     OUT=/tmp/out TREE=<commit> bash tools/suite_on_gpu.sh [RUNS] [WORKERS]
+#
+# TREE names the commit in the outputs: the machine's copy of .git may be older than the tree sent.
 #
 # No network there: the one test that builds a torch CPU venv from PyPI is deselected and named.
 set -u
 RUNS=${1:-3}
 WORKERS=${2:-8}
 source "$(dirname "$0")/gpu_env.sh"
+export TREE=${TREE:-unknown}
 export PATH=/tmp/site/bin:$PATH
 NO_NETWORK=tests/test_target_probe.py::test_real_torch_cpu_build
 {
