@@ -21,3 +21,12 @@ def test_a_kept_result_skip_carries_its_figures_age_and_range():
     ]
     assert rows[6][0] == "expected range" and rows[6][2] == "copy 180-220 GB/s, read 231-253 GB/s"
     assert v.fix == ""
+
+
+def test_a_fresh_figure_far_below_range_warns_with_its_evidence():
+    from tests.test_g05_rules import fresh
+    v = fresh(copy_gbs=120.0)
+    assert v.status.value == "warn" and v.summary.startswith("measured 120 GB/s copy, 240 GB/s read, far below")
+    rows = {e.what: e.value for e in v.evidence}
+    assert rows["copy bandwidth (bytes read + written per s)"] == 120.0 and rows["device"] == "NVIDIA GB10"
+    assert rows["expected range"] == "copy 180-220 GB/s, read 231-253 GB/s"
