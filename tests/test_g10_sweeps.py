@@ -188,6 +188,8 @@ def test_a_multi_node_sweep_that_is_not_all_numbers_is_never_ok(tmp_path, writte
     ("kw.py", "run(tp_size=1,**extra)\n"),
     ("call.py", "run(tp_size=1,pick(2))\n"),
     ("flow.yaml", "engine: {tensor_parallel_size: 1,pipeline_parallel_size: @2}\n"),
+    ("inline.toml", "engine = {tensor_parallel_size = 1,pipeline_parallel_size = @2}\n"),
+    ("spaced.py", "run(tp_size=1,pp_size =2)\n"),
     ("compact.json", '{"tensor_parallel_size":1,"max_model_len":4096}\n'),
     ("trailing.sh", "python train.py model.tensor_parallel_size=1, other=2\n"),
     ("list.yaml", "args: [--tensor-parallel-size, 1,[2]]\n"),

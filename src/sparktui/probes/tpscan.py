@@ -134,10 +134,10 @@ _PROPS = r"""(?:[!&][^\s"',]{0,100}[ \t]+){0,3}"""
 # A Hydra sweep written as one shell word may hold items that are no numbers (`1,x`, `1,${TP}`):
 # the value runs on to the word's end, so such a sweep is never read as its first value. An item
 # is a variable (`$TP`, `${TP}`, `{{ tp }}`), a number or a bare word not followed by `=`, `:` or
-# `(`: `f(tp=1,pp=2)`, `{tp: 1,pp: 2}` and compact JSON are other settings, not a sweep.
+# `(`: `f(tp=1,pp=2)`, `{tp: 1,pp: 2}`, `{tp = 1,pp = 2}` and compact JSON are other settings.
 # Possessive: no backtracking into a word.
 _SWEEP_ITEM = (r"""(?:\$\{[^}\n]{0,200}\}|\{\{[^}\n]{0,200}\}\}|\$[A-Za-z_]\w{0,200}+"""
-               r"""|[-+]?\.?\d[\w.+\-]{0,60}+|[A-Za-z_][\w.\-]{0,100}+)(?![\w=:(\[{$.])""")
+               r"""|[-+]?\.?\d[\w.+\-]{0,60}+|[A-Za-z_][\w.\-]{0,100}+)(?![\w(\[{$.]|[ \t]{0,8}[=:])""")
 _SWEEP_MORE = re.compile(r",(?:" + _SWEEP_ITEM + r")(?:," + _SWEEP_ITEM + r"){0,31}")
 # After a key: `key: 2`, `key = 2`, `"key": 2`, `KEY=2`; after a flag also `--flag 2` and
 # `"--flag", "2"` (argument arrays). In Python only Python forms count (`key=2`, `"key": 2`,
