@@ -23,7 +23,8 @@ def test_the_fix_says_what_torch_cuda_arch_list_is_now_on_every_path():
     note = "# TORCH_CUDA_ARCH_LIST is '9.0;12.0' in the training environment now"
     for t in (target(PIP_CU128, env=env),  # generic sm_120 kernels: warn
               target(["sm_90"], env=env),  # nothing SM121 runs: fail
-              target(None, env=env, available=False)):  # arch list unreadable: unknown, fix still given
+              target(None, env=env, available=False),  # arch list unreadable: unknown, fix still given
+              target(None, env=env, cuda=None, version="2.9.0+cpu")):  # a CPU-only build: fail
         v = g7(target=t, nvml=GB10)
         assert note in v.fix, (v.status, v.summary)
         assert v.fix == g7mod.fix_for(t, "9.0;12.0")
