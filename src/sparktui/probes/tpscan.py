@@ -133,12 +133,14 @@ _VALUE = (r"""(?P<val>\$\{[^}\n]{0,200}\}|\$\(\([^)\n]{0,200}\)\)|\$[A-Za-z_]\w{
 _PROPS = r"""(?:[!&][^\s"',]{0,100}[ \t]+){0,3}"""
 # A Hydra sweep written as one shell word may hold items that are no numbers (`1,x`, `1,${TP}`):
 # the value runs on to the word's end, so such a sweep is never read as its first value. An item
-# is a variable (`$TP`, `${TP}`, `{{ tp }}`), a number or a bare word not followed by `=`, `:` or
-# `(`: `f(tp=1,pp=2)`, `{tp: 1,pp: 2}`, `{tp = 1,pp = 2}` and compact JSON are other settings.
-# Possessive: no backtracking into a word.
-_SWEEP_ITEM = (r"""(?:\$\{[^}\n]{0,200}\}|\{\{[^}\n]{0,200}\}\}|\$[A-Za-z_]\w{0,200}+"""
-               r"""|[-+]?\.?\d[\w.+\-]{0,60}+|[A-Za-z_][\w.\-]{0,100}+)(?![\w(\[{$.]|[ \t]{0,8}[=:])""")
-_SWEEP_MORE = re.compile(r",(?:" + _SWEEP_ITEM + r")(?:," + _SWEEP_ITEM + r"){0,31}")
+# is a variable (`$TP`, `${TP}`, `{{ tp }}`), a number or a bare word, taken whole, and not followed
+# by a word character, `(` or a (spaced) `=` or `:`: `f(tp=1,pp=2)`, `{tp: 1,pp: 2}`, `{tp = 1,pp = 2}`
+# and compact JSON are other settings, not a sweep. Read item by item (_sweep_more): no backtracking
+# into a word, and no possessive quantifier (Python 3.10 has none).
+_SWEEP_ITEM = re.compile(r"""\$\{[^}\n]{0,200}\}|\{\{[^}\n]{0,200}\}\}|\$[A-Za-z_]\w{0,200}"""
+                         r"""|[-+]?\.?\d[\w.+\-]{0,60}|[A-Za-z_][\w.\-]{0,100}""")
+_NO_ITEM_AFTER = re.compile(r"[\w(\[{$.]|[ \t]{0,8}[=:]")
+_MAX_SWEEP_ITEMS = 32
 # After a key: `key: 2`, `key = 2`, `"key": 2`, `KEY=2`; after a flag also `--flag 2` and
 # `"--flag", "2"` (argument arrays). In Python only Python forms count (`key=2`, `"key": 2`,
 # `"--flag", "2"`), so prose and docstrings do not.
@@ -752,8 +754,8 @@ def _value_at(code: str, at: int, key: str, kind: str, lines: list[str], i: int)
     keyed = kind != "python" and _KEYED.match(code, at)
     if vm:
         val = vm.group("val")
-        more = None if val.lower().startswith(("choice(", "range(")) else _SWEEP_MORE.match(code, vm.end("val"))
-        return val + (more.group() if more else ""), bool(keyed)
+        more = "" if val.lower().startswith(("choice(", "range(")) else _sweep_more(code, vm.end("val"))
+        return val + more, bool(keyed)
     if kind == "dockerfile":  # the older `ENV KEY value` form (a blank, no `=`)
         em = _ENV_SPACED.match(code)
         if em and em.end(1) == at:
@@ -770,6 +772,19 @@ def _value_at(code: str, at: int, key: str, kind: str, lines: list[str], i: int)
     if keyed:  # `tp_plan: {...}`, `tensor_parallel_size: [2]`: a setting whose value is not read
         return code[keyed.end():keyed.end() + 40].strip() or None, True
     return None, False
+
+
+def _sweep_more(code: str, at: int) -> str:
+    """The rest of a sweep written on from a value that ends at ``at`` (`,x`, `,${TP},4`), or ''."""
+    end = at
+    for _ in range(_MAX_SWEEP_ITEMS):
+        if code[end:end + 1] != ",":
+            break
+        m = _SWEEP_ITEM.match(code, end + 1)
+        if m is None or _NO_ITEM_AFTER.match(code, m.end()):
+            break
+        end = m.end()
+    return code[at:end]
 
 
 def _next_content(lines: list[str], j: int) -> int:
