@@ -50,23 +50,11 @@ def server():
     srv.stop()
 
 
-def _raw(host: str, port: int, data: bytes, timeout: float = 5.0) -> tuple[int, dict[str, str], bytes]:
-    """One request on a blocking socket -> (status, headers, body)."""
+def _raw(host: str, port: int, data: bytes, timeout: float = 5.0, wait_s: float = 0.0) -> tuple[int, dict[str, str], bytes]:
+    """One request on a blocking socket -> (status, headers, body). ``wait_s``: the client reads its
+    answer only that long after sending (a busy scraper): by then a server that closed with the
+    request unread has reset the connection."""
     with socket.create_connection((host, port), timeout=timeout) as s:
-        s.sendall(data)
-        chunks = []
-        while chunk := s.recv(65536):
-            chunks.append(chunk)
-    head, _, body = b"".join(chunks).partition(b"\r\n\r\n")
-    status_line, *lines = head.decode().split("\r\n")
-    headers = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines)}
-    return int(status_line.split()[1]), headers, body
-
-
-def _raw_late(host: str, port: int, data: bytes, wait_s: float = 0.3) -> tuple[int, dict[str, str], bytes]:
-    """As _raw, but the client reads its answer only ``wait_s`` after sending (a busy scraper): by
-    then a server that closed with the request unread has reset the connection."""
-    with socket.create_connection((host, port), timeout=5.0) as s:
         s.sendall(data)
         time.sleep(wait_s)
         chunks = []
@@ -76,6 +64,10 @@ def _raw_late(host: str, port: int, data: bytes, wait_s: float = 0.3) -> tuple[i
     status_line, *lines = head.decode().split("\r\n")
     headers = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines)}
     return int(status_line.split()[1]), headers, body
+
+
+def _raw_late(host: str, port: int, data: bytes) -> tuple[int, dict[str, str], bytes]:
+    return _raw(host, port, data, wait_s=0.3)
 
 
 def _wait_until(pred, timeout: float = 5.0) -> bool:
