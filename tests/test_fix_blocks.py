@@ -14,9 +14,13 @@ import json
 import re
 import shutil
 import subprocess
-import tomllib
 from pathlib import Path
 from typing import Callable
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: the backport, as sparktui itself uses
+    import tomli as tomllib
 
 import pytest
 import yaml

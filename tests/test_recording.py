@@ -429,7 +429,7 @@ def test_an_integer_too_long_to_convert_is_a_named_line_not_a_crash(tmp_path):
                  + '{"type":"sample","t":1' + "0" * 5000 + '}\n{"type":"sample","t":6,"mem":{"MemAvailable":1}}\n')
     rec = read_recording(f)
     assert [s["t"] for s in rec.samples] == [6]
-    assert rec.problems[0].startswith("line 2: not JSON (Exceeds the limit (4300 digits)")
+    assert rec.problems[0].startswith("line 2: not JSON (Exceeds the limit (4300")  # 3.10 words it a little differently
 
 
 def test_a_sample_keeps_the_meminfo_fields_g3_needs_with_hugepages_as_counts(tmp_path):
