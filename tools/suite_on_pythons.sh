@@ -10,7 +10,7 @@ for v in "$@"; do
   py=${PYENV_ROOT:-$HOME/.pyenv}/versions/$v/bin/python
   venv=/tmp/sparktui-py$v
   if [ ! -x "$venv/bin/python" ]; then
-    "$py" -m venv "$venv" && "$venv/bin/pip" install -q -e '.[test]' >/dev/null || { echo "Python $v: cannot set up $venv"; rc=1; continue; }
+    "$py" -m venv "$venv" && "$venv/bin/pip" install -q -e '.[test]' >/dev/null 2>&1 || { echo "Python $v: cannot set up $venv"; rc=1; continue; }
   fi
   echo "== Python $v ($(date -u '+%F %H:%M') UTC, $(git rev-parse --short HEAD 2>/dev/null))"
   "$venv/bin/python" -m pytest -q -n 2 -p no:cacheprovider -rfEs \
