@@ -801,8 +801,9 @@ GOTCHA = Gotcha(
            "fails beside a training job and warns alone. Servers' share plus jobs' holdings over MemTotal fail; "
            "over 90% of it warn; a server still starting that can take more than MemAvailable warns. A holding "
            "NVML reports as N/A is an unknown amount, never 0; a failed scan, MemTotal unread, or a figure "
-           "the hardware cannot produce is unknown. Inside a container an empty NVML list is \"cannot see\". "
-           "A recording is judged snapshot by snapshot: the worst, and when."),
+           "the hardware cannot produce is unknown, and so is a process list lacking processes NVML lists. "
+           "Inside a container an empty NVML list is \"cannot see\". A recording is judged snapshot by "
+           "snapshot: the worst, and when; ok needs all but a tenth of its snapshots judged."),
     fix=FIX,
     intrusive=False,
     cadence_s=10.0,
