@@ -49,13 +49,13 @@ MAX_RECORDING_BYTES = 1024 * 1024 * 1024  # about a month of 1 s samples; more i
 MAX_HEADER_NUMBER = 1e15  # started_at, interval_s: beyond this a header number is not a time
 MAX_HEADER_BYTES = 16 * 1024 * 1024  # a header line (NVML static facts, readings) is far smaller
 STATUS_NAMES = frozenset(s.value for s in Status)
+GAP_CAP_INTERVALS = 5  # a paced replay plays a longer gap between samples as this many intervals
 
 
 def is_status_name(v: Any) -> bool:
     """A status a verdict line may carry. A JSON list or object is unhashable: `[] in STATUS_NAMES`
     raises TypeError, so the type is asked first (a hostile line once crashed the reader here)."""
     return isinstance(v, str) and v in STATUS_NAMES
-GAP_CAP_INTERVALS = 5  # a paced replay plays a longer gap between samples as this many intervals
 
 
 class RecordingError(ValueError):

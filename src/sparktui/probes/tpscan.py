@@ -828,7 +828,7 @@ def _judge_value(key: str, raw: str, kind: str, assigns: Assignments | None, lin
     low = value.lower()
     if low in _NULLISH:
         return None
-    if low.startswith(("choice(", "range(")) or len(_sweep_items(value)) > 1:
+    if low.startswith(("choice(", "range(")) or ("," in value and len(_sweep_items(value)) > 1):
         return _sweep(value, assigns, lineno + 1)
     if value.startswith("$") or value.startswith("{{"):
         resolved, via = _resolve(value, assigns, lineno + 1)
@@ -885,8 +885,8 @@ def _sweep_items(value: str) -> list[str]:
 def _sweep(value: str, assigns: Assignments | None = None, before: int = 0) -> TpMatch:
     """A Hydra sweep (`1,2,4`, `choice(1,2,4)`, `range(1,5)`, `range(start=1,stop=9,step=2)`): one
     run per value, so the run with the largest degree is the one judged. A `$VAR` item is resolved
-    from assignments above line ``before`` in the same script, or the sweep is unresolved. Unreadable if any value is not an integer,
-    or the range is empty or absurd."""
+    from assignments above line ``before`` in the same script, or the sweep is unresolved.
+    Unreadable if any value is not an integer, or the range is empty or absurd."""
     low = value.lower()
     if low.startswith(("choice(", "range(")):
         args = [a.strip("'\"") for a in _sweep_items(value[value.index("(") + 1:-1])]
