@@ -414,7 +414,9 @@ def cmd_preflight(args: argparse.Namespace) -> int:
     statuses = [v.status for v in verdicts] + ([peer_status] if peer_status else [])
     if code == EXIT_OK and any(s in (Status.WARN, Status.UNKNOWN) for s in statuses):
         verdict_line += "; " + _passed_despite(args.strict, allow)
-    sys.stdout.write("\n".join(_fitted(out + [("", verdict_line)])) + "\n")
+    from sparktui.core.inert import visible  # summaries and peers' names quote outside text
+
+    sys.stdout.write("\n".join(visible(line) for line in _fitted(out + [("", verdict_line)])) + "\n")
     return code
 
 

@@ -25,7 +25,10 @@ def add_parser(sub) -> None:
 
 
 def _clock(t: float | None) -> str:
-    return time.strftime("%Y-%m-%d %H:%M", time.localtime(t)) if t is not None else "?"
+    try:
+        return time.strftime("%Y-%m-%d %H:%M", time.localtime(t)) if t is not None else "?"
+    except (OverflowError, ValueError, OSError):  # summarize refuses such times; this never crashes either
+        return "?"
 
 
 def _span(seconds: float) -> str:
@@ -39,8 +42,10 @@ def _size(n: int) -> str:
 
 def table(sessions: list[SessionInfo]) -> str:
     rows = [("ID", "START", "DURATION", "SIZE", "HOST", "SAMPLES", "WORST")]
-    rows += [(s.id, _clock(s.started_at), _span(s.duration_s), _size(s.size), s.host, str(s.samples),
-              s.worst or "-") for s in sessions]
+    from sparktui.core.inert import visible  # a session file's host and id are outside text: shown inert
+
+    rows += [(visible(s.id), _clock(s.started_at), _span(s.duration_s), _size(s.size), visible(s.host),
+              str(s.samples), visible(s.worst or "-")) for s in sessions]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return "".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() + "\n" for r in rows)
 
@@ -49,6 +54,9 @@ def cmd_history(args: argparse.Namespace) -> int:
     from sparktui.cli.common import EXIT_OK
 
     sessions = list_sessions()
+    for s in sessions:  # what was refused or skipped, per session, before the list
+        for problem in s.problems:
+            print(f"sparktui: history: {s.id}: {problem}", file=sys.stderr)
     if args.json:
         docs = [{**asdict(s), "duration_s": round(s.duration_s, 3)} for s in sessions]
         json.dump({"folder": str(sessions_dir()), "sessions": docs}, sys.stdout, indent=2)

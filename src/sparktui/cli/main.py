@@ -57,11 +57,15 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--watch", type=positive_minutes, metavar="MIN", help="sample telemetry this many minutes for G4 (default: a few seconds)")
     c.add_argument("--replay", metavar="FILE", default=argparse.SUPPRESS,
                    help="judge a recording (G3, G4, G6 and whatever its readings answer) instead of this machine")
+    c.add_argument("--sys-root", type=sys_root_folder, metavar="DIR",
+                   help="G12: read DIR/sys/class/net and DIR/sys/class/infiniband instead of /sys (a copied /sys, a test tree)")
     add_sub_common_options(c)
 
     s = sub.add_parser("snapshot", help="save every raw probe reading as JSON")
     s.add_argument("-o", "--output", metavar="FILE", help="where to write the snapshot ('-' for stdout)")
     s.add_argument("--json", action="store_true", help="write the snapshot to stdout (the same as -o -)")
+    s.add_argument("--sys-root", type=sys_root_folder, metavar="DIR",
+                   help="read DIR/sys/class/net and DIR/sys/class/infiniband for the link reading instead of /sys")
     add_sub_common_options(s)
 
     e = sub.add_parser("explain", help="print a gotcha's card: symptom, cause, check, fix")
@@ -93,6 +97,13 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def sys_root_folder(text: str) -> str:
+    """--sys-root DIR: an existing folder (a typo would read as 'no ConnectX-7 here' instead)."""
+    if not os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"{text}: no such folder (give the folder that holds sys/class/net)")
+    return text
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     from sparktui.cli import render
     from sparktui.runner import run_checks
@@ -107,6 +118,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         return check_replay(args)
     ids = parse_ids(args.ids)
     cfg = config_from_args(args)
+    if args.snapshot and getattr(args, "sys_root", None):
+        raise UsageError("sparktui check: --snapshot and --sys-root are alternatives; give one")
     if args.snapshot:
         readings, host, _ = read_snapshot(args.snapshot)
         verdicts, _ = run_checks(ids, cfg, readings)
@@ -114,9 +127,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     else:
         if getattr(args, "watch", None):
             print(f"sparktui: sampling telemetry for {args.watch:g} min (G4) ...", file=sys.stderr)
-        verdicts, readings = _run_interruptibly(ids, cfg)
+        from sparktui.probes import link as _link
+
+        with _link.sys_root(getattr(args, "sys_root", None)):
+            verdicts, readings = _run_interruptibly(ids, cfg)
         host = host_facts(readings)
-        source = "live"
+        source = "live" if not getattr(args, "sys_root", None) else f"live, /sys under {args.sys_root}"
     if args.json:
         json.dump(render.document(verdicts, host, source), sys.stdout, indent=2, default=str)
         sys.stdout.write("\n")
@@ -157,7 +173,10 @@ def cmd_snapshot(args: argparse.Namespace) -> int:
             raise UsageError(f"sparktui snapshot: {out} is a folder; give a file name (or '-' for stdout)")
         if not target.parent.is_dir():
             raise UsageError(f"sparktui snapshot: {target.parent} does not exist")
-    readings = interruptibly(lambda cancel: collect(probes.names(), cfg, cancel=cancel), first=None)
+    from sparktui.probes import link as _link
+
+    with _link.sys_root(getattr(args, "sys_root", None)):
+        readings = interruptibly(lambda cancel: collect(probes.names(), cfg, cancel=cancel), first=None)
     host = dict(readings.get_reading("host").data or {})
     if out == "-":
         sys.stdout.write(snapshot_text(readings, host, __version__))
@@ -308,6 +327,49 @@ class _Stdout:
         return getattr(self._stream, name)
 
 
+class _Stderr:
+    """``sys.stderr`` while a command runs: a message that cannot be written (``2>/dev/full``, a
+    closed pipe) is dropped, so the command still exits with its own code (64 for a usage error,
+    78 for a config error), never 1 from an OSError raised inside an error handler. Every message
+    is made inert on the way (core/inert.py): an error may quote outside text (a file's contents,
+    a peer's answer), and a control sequence in it must not reach the terminal."""
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+        self.failed = False
+
+    def write(self, text: str) -> int:
+        from sparktui.core.inert import visible_lines
+
+        if self.failed:
+            return len(text)
+        try:
+            return self._stream.write(visible_lines(text))
+        except (OSError, ValueError):  # ValueError: written after close
+            self._give_up()
+            return len(text)
+
+    def flush(self) -> None:
+        if self.failed:
+            return
+        try:
+            self._stream.flush()
+        except (OSError, ValueError):
+            self._give_up()
+
+    def _give_up(self) -> None:
+        """Stop writing, and point descriptor 2 at /dev/null so the interpreter's final flush of
+        what stayed buffered fails neither (that would make the exit status 120)."""
+        self.failed = True
+        _drop_pending_output(self._stream)
+
+    def isatty(self) -> bool:
+        return not self.failed and self._stream.isatty()
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
 def _closed_std_streams() -> None:
     """``>&-`` / ``2>&-``: keep descriptors 1 and 2 taken (by /dev/null) so that a file opened later
     never becomes "stdout" for a probe's child, and give print(file=sys.stderr) somewhere to go."""
@@ -344,6 +406,7 @@ def main(argv: list[str] | None = None) -> int:
     for stream in (real_stdout, sys.stderr):
         fit_encoding(stream)
     guarded = sys.stdout = _Stdout(real_stdout)
+    real_stderr, sys.stderr = sys.stderr, _Stderr(sys.stderr)
     try:
         try:
             code = _tracked(argv)
@@ -360,6 +423,8 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_IOERR
     finally:
         sys.stdout = real_stdout
+        sys.stderr.flush()
+        sys.stderr = real_stderr
 
 
 def _tracked(argv: list[str] | None) -> int:

@@ -13,6 +13,7 @@ import signal
 import sys
 import threading
 import time
+from typing import Callable
 
 from sparktui import __version__
 from sparktui.core.config import MIN_INTERVAL_S
@@ -38,10 +39,14 @@ def recorded_probes() -> list[str]:
 class ReadingsRecorder:
     """Takes the check readings in a thread and appends each to the recording as it completes, so
     the samples start at once and a slow probe (the torch import in the target) costs no sample.
-    Readings that a cancel cut short are not written: a replay then says the check was not recorded."""
+    Readings that a cancel cut short are not written: a replay then says the check was not recorded.
+    A write the disk refuses goes to ``on_write_error`` (the recording then ends with 74, as when a
+    sample's write is refused), never silently into the end-of-run summary alone."""
 
-    def __init__(self, writer: RecordingWriter, cfg, names: list[str]) -> None:
+    def __init__(self, writer: RecordingWriter, cfg, names: list[str],
+                 on_write_error: "Callable[[OSError], None] | None" = None) -> None:
         self.writer, self.cfg, self.names = writer, cfg, names
+        self.on_write_error = on_write_error
         self.cancel = threading.Event()
         self.written: list[str] = []
         self.error: str | None = None
@@ -63,8 +68,15 @@ class ReadingsRecorder:
                         continue
                     self.writer.readings({reading.probe: reading.to_dict()})
                     self.written.append(reading.probe)
+        except OSError as e:  # the disk refused it: the recording ends there, said (74)
+            self._write_failed(e)
         except Exception as e:  # a write that fails costs the readings, never the samples
             self.error = repr(e)
+
+    def _write_failed(self, e: OSError) -> None:
+        self.error = f"{e.strerror or e}"
+        if self.on_write_error is not None:
+            self.on_write_error(e)
 
     def finish(self, wait_s: float) -> None:
         """Wait for the readings still being taken (Ctrl-C skips them), then write nothing more."""
@@ -90,6 +102,8 @@ class ReadingsRecorder:
         for name in (n for n in self.READ_AGAIN_AT_END if n in self.names):
             try:
                 self.writer.readings({name: probes.safe_read(name, self.cfg).to_dict()})
+            except OSError as e:
+                self._write_failed(e)
             except Exception as e:  # a write that fails costs this reading, never the samples
                 self.error = repr(e)
 
@@ -165,7 +179,11 @@ def cmd_record(args: argparse.Namespace) -> int:
 
     sampler.on_sample = lambda s: kept(writer.sample, s, "samples")
     sampler.on_processes = lambda p: kept(writer.processes, p, "processes")
-    taker = ReadingsRecorder(writer, cfg, recorded_probes())
+    def refused(e: OSError) -> None:
+        write_errors.append(e)
+        done.set()
+
+    taker = ReadingsRecorder(writer, cfg, recorded_probes(), on_write_error=refused)
     old_term = signal.signal(signal.SIGTERM, lambda *_: done.set()) if threading.current_thread() is threading.main_thread() else None
     nvml_note = (head["static"] or {}).get("error")
     print(f"sparktui: recording every {interval:g} s to {args.output}"
@@ -248,6 +266,8 @@ def check_replay(args: argparse.Namespace) -> int:
         json.dump(render.document(verdicts, host, source), sys.stdout, indent=2, default=str)
         sys.stdout.write("\n")
     else:
-        sys.stdout.write(f"{source}\n")
+        from sparktui.core.inert import visible  # the recording's own note is outside text
+
+        sys.stdout.write(f"{visible(source)}\n")
         sys.stdout.write(render.table(verdicts, verbose=args.verbose, stream=sys.stdout))
     return EXIT_FOR[worst([v.status for v in verdicts])]

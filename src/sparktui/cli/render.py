@@ -9,6 +9,9 @@ prints everything whole.
 On an output whose encoding cannot carry the status glyphs (``PYTHONIOENCODING=ascii``, a latin-1
 locale) each character it cannot encode is written as an ASCII stand-in (✔ +, ▲ !, ✘ x, … ...)
 instead of failing: see ``fit_encoding``. JSON output is ASCII already.
+
+What a verdict quotes from outside (another user's command line, a file name, a kernel-log line)
+is shown inert: control and bidi characters as visible escapes (core/inert.py); JSON is exact.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import textwrap
 import time
 from typing import Any
 
+from sparktui.core.inert import visible, visible_lines
 from sparktui.core.verdict import Evidence, Status, Verdict
 from sparktui.gotchas import REGISTRY
 
@@ -155,9 +159,9 @@ def status_label(s: Status, colour: bool) -> str:
 
 
 def _evidence(e: Evidence, width: int, whole: bool) -> list[str]:
-    """`· what: value  [source]`, continuation lines under ``what``."""
+    """`· what: value  [source]`, continuation lines under ``what``; shown inert (core/inert.py)."""
     value = e.value if isinstance(e.value, str) else json.dumps(e.value, default=str)
-    return fitted(f"{e.what}: {value}  [{e.source}]", width, EVIDENCE + "· ", EVIDENCE + "  ", whole)
+    return fitted(visible(f"{e.what}: {value}  [{e.source}]"), width, EVIDENCE + "· ", EVIDENCE + "  ", whole)
 
 
 def table(verdicts: list[Verdict], verbose: bool = False, stream=None) -> str:
@@ -171,17 +175,17 @@ def table(verdicts: list[Verdict], verbose: bool = False, stream=None) -> str:
         head = wrap(REGISTRY[v.id].title, width, plain, " " * len(plain))
         head[0] = f"{v.id:<4} {status_label(v.status, colour)} " + head[0][len(plain):]
         lines += head
-        lines += wrap(v.summary, width, FINDING, FINDING)
+        lines += wrap(visible(v.summary), width, FINDING, FINDING)
         if verbose or v.status in (Status.WARN, Status.FAIL):
             for e in v.evidence:
                 lines += _evidence(e, width, verbose)
             for d in v.details[: (None if verbose else 10)]:
-                lines += fitted(d, width, EVIDENCE, EVIDENCE + "  ", verbose)
+                lines += fitted(visible(d), width, EVIDENCE, EVIDENCE + "  ", verbose)
             if not verbose and len(v.details) > 10:
                 lines.append(f"{EVIDENCE}{ELLIPSIS} {len(v.details) - 10} more (use --verbose)")
         if v.status in (Status.WARN, Status.FAIL) and v.fix:
             if verbose:
-                lines += [f"{FINDING}fix:"] + reflow(v.fix, width, EVIDENCE)
+                lines += [f"{FINDING}fix:"] + reflow(visible_lines(v.fix), width, EVIDENCE)
             else:
                 lines.append(f"{FINDING}fix: see `sparktui explain {v.id}`")
     counts = {s: sum(1 for v in verdicts if v.status is s) for s in Status}

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
+from sparktui.core.inert import visible
 from sparktui.core.readings import Readings
 from sparktui.core.verdict import Status, Verdict
 from sparktui.core.versions import canonical_name
@@ -416,6 +417,7 @@ _MARK = {True: "✔ same", False: "✘ DIFFERS", None: "? cannot tell"}
 
 
 def _clip(text: str, n: int) -> str:
+    text = visible(text)  # a peer's host name, version or reason is outside text: shown inert
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
@@ -464,4 +466,4 @@ def format_comparison(cmp: Comparison, rows: list[ChecklistRow] | None = None, w
                       Status.WARN: "Everything that must match does; advisory rows differ.",
                       Status.UNKNOWN: "Nothing seen differs, but some values that must match could not be compared."}
                      .get(cmp.status, ""))
-    return "\n".join(lines) + "\n"
+    return "\n".join(visible(line) for line in lines) + "\n"

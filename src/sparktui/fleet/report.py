@@ -4,6 +4,14 @@ It holds the host facts, every verdict with its evidence and fix, the training s
 and a telemetry summary (min / max / last). Building it is pure (data in, text out); the text then
 always goes through ``scrub_secrets`` (tokens and secret-looking values never leave), and through
 ``redact_paths`` when asked (home folders, the user's name and the host name become placeholders).
+
+Whatever it quotes from outside (command lines, file names, kernel-log lines, host names, a peer's
+answers) is inert Markdown (core/inert.py): prose and table cells with Markdown's structure
+characters escaped, details, environment, the peers' table and each fix in fenced blocks longer
+than any backtick run inside, control characters shown as escapes. A newline in another user's
+command line cannot end a fence or start a heading of the report's own, nor can text add an image.
+Each quoted piece is scrubbed of secrets before it is escaped, so an escape never hides a secret
+from the scrubber.
 """
 
 from __future__ import annotations
@@ -17,8 +25,9 @@ import socket
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Sequence
 
+from sparktui.core.inert import md_fence, md_text
 from sparktui.core.readings import Readings
-from sparktui.core.secrets import REDACTED, scrub_secrets, secret_env_values  # noqa: F401 (re-exported)
+from sparktui.core.secrets import REDACTED, redact_ipv6, scrub_secrets, secret_env_values  # noqa: F401 (re-exported)
 from sparktui.core.telemetry import CLOCK_EVENT_COUNTERS, GIB, THERMAL_POLICY_COUNTER, counter_ns
 from sparktui.core.verdict import Status, Verdict
 
@@ -71,7 +80,7 @@ def redact_paths(text: str, r: Redaction) -> str:
     if r.user and len(r.user) >= 3 and r.user.lower() not in _COMMON_WORDS:
         text = _word(r.user).sub("<user>", text)
     # ssh's own words name the peer's real address or name (from ~/.ssh/config, not from us)
-    text = _SSH_HOST.sub(lambda m: f"{m['pre']}<host>", text)
+    text = redact_ipv6(_SSH_HOST.sub(lambda m: f"{m['pre']}<host>", text))  # IPv6 too (::1 stays)
     return _IPV4.sub(lambda m: m[0] if _keep_ip(m[0]) else "<ip>", text)
 
 
@@ -180,10 +189,25 @@ def telemetry_summary(samples: Sequence[dict[str, Any]]) -> TelemetrySummary:
 
 # -- the document ----------------------------------------------------------------------------------
 
-def _cell(value: Any, limit: int = 300) -> str:
+def _scrubbed(text: str) -> str:
+    return scrub_secrets(text, secret_env_values())
+
+
+def _cell(value: Any, limit: int = 300, starts_line: bool = False) -> str:
+    """A table cell or prose after a label (``starts_line``: a line or list item of its own): secrets
+    scrubbed, line breaks as ⏎, then inert Markdown (md_text: `|` escaped too); cut to ``limit``
+    characters, never inside an escape."""
     text = value if isinstance(value, str) else json.dumps(value, default=str)
-    text = text.replace("\r", " ").replace("\n", " ⏎ ").replace("|", "\\|")
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    text = _scrubbed(text).replace("\r\n", "\n").replace("\n", " ⏎ ")
+    text = text if len(text) <= limit else text[: limit - 1] + "…"
+    return md_text(text, starts_line)
+
+
+def _fenced(lines: Any, info: str = "") -> list[str]:
+    """Lines in a fenced block no line inside can close (secrets scrubbed first)."""
+    if isinstance(lines, str):
+        lines = lines.split("\n")
+    return md_fence([_scrubbed(str(line)) for line in lines], info)
 
 
 def _when(t: float | None) -> str:
@@ -267,7 +291,7 @@ def stack_lines(readings: Readings) -> list[str]:
         lines += ["", f"{NOT_INSTALLED.capitalize()}: " + ", ".join(missing)]
     env = _obj(py.get("env"))
     if env:
-        lines += ["", "Environment seen by the interpreter:", "", "```"] + [f"{k}={v}" for k, v in sorted(env.items())] + ["```"]
+        lines += ["", "Environment seen by the interpreter:", ""] + _fenced([f"{k}={v}" for k, v in sorted(env.items())])
     return lines
 
 
@@ -283,8 +307,8 @@ def telemetry_lines(s: TelemetrySummary, source: str) -> list[str]:
             lines.append(f"| {r.what} ({r.unit}) | unavailable: {_cell(r.why, 80)} | | |")
     if s.reasons:
         lines += ["", "Clock-event reasons seen (samples): "
-                  + ", ".join(f"{k} ({n})" for k, n in sorted(s.reasons.items(), key=lambda kv: -kv[1]))]
-    parts = [f"{what} {v:.1f} s" for what, v in s.throttled_s.items()]
+                  + ", ".join(f"{_cell(k, 80)} ({n})" for k, n in sorted(s.reasons.items(), key=lambda kv: -kv[1]))]
+    parts = [f"{_cell(what, 80)} {v:.1f} s" for what, v in s.throttled_s.items()]
     if parts:
         lines += ["", "Time NVML counted the clocks held down during the window, per cause: " + ", ".join(parts) + "."]
     if s.errors:
@@ -297,18 +321,18 @@ def verdict_lines(v: Verdict) -> list[str]:
 
     g = REGISTRY.get(v.id)
     title = g.title if g else v.id
-    lines = [f"### {v.id} · {title}: {v.status.glyph} {v.status.value}", "", v.summary, ""]
+    lines = [f"### {v.id} · {title}: {v.status.glyph} {v.status.value}", "", _cell(v.summary, 100_000, starts_line=True), ""]
     if v.evidence:
         lines += ["| evidence | value | source |", "|---|---|---|"]
         lines += [f"| {_cell(e.what, 120)} | {_cell(e.value)} | {_cell(e.source, 160)} |" for e in v.evidence]
         lines.append("")
     if v.details:
         shown = list(v.details[:30])
-        lines += ["```"] + shown + ([f"… {len(v.details) - 30} more"] if len(v.details) > 30 else []) + ["```", ""]
+        lines += _fenced(shown + ([f"… {len(v.details) - 30} more"] if len(v.details) > 30 else [])) + [""]
     if v.status in (Status.WARN, Status.FAIL):
         fix = (v.fix or (g.fix if g else "")).strip()
-        if fix:
-            lines += ["**Fix.**", "", fix, ""]
+        if fix:  # its Markdown source, fenced: a command in it may quote a newline from outside
+            lines += ["**Fix.**", ""] + _fenced(fix.split("\n"), "markdown") + [""]
     return lines
 
 
@@ -334,8 +358,8 @@ def build_report(inp: ReportInput) -> str:
     """The Markdown text (not yet scrubbed: use ``render_report``)."""
     counts = {s: sum(1 for v in inp.verdicts if v.status is s) for s in Status}
     host_name = inp.host.get("hostname") or "?"
-    out = [f"# sparktui report: {host_name}", "",
-           f"Generated {_when(inp.generated_at)} by sparktui {inp.version} from {inp.source}. "
+    out = [f"# sparktui report: {_cell(host_name, 200)}", "",
+           f"Generated {_when(inp.generated_at)} by sparktui {_cell(inp.version, 80)} from {_cell(inp.source)}. "
            + ", ".join(f"{n} {s.value}" for s, n in counts.items() if n) + ".", ""]
     from sparktui.gotchas import REGISTRY
 
@@ -356,9 +380,9 @@ def build_report(inp: ReportInput) -> str:
     if inp.comparison is not None:
         from sparktui.fleet.compare import format_comparison
 
-        out += ["", "## Peers", "", "```", format_comparison(inp.comparison, inp.checklist).rstrip(), "```"]
+        out += ["", "## Peers", ""] + _fenced(format_comparison(inp.comparison, inp.checklist).rstrip())
     if inp.problems:
-        out += ["", "## Input problems", ""] + [f"- {_cell(p, 300)}" for p in inp.problems[:50]]
+        out += ["", "## Input problems", ""] + [f"- {_cell(p, 300, starts_line=True)}" for p in inp.problems[:50]]
     return "\n".join(out).rstrip() + "\n"
 
 
