@@ -26,9 +26,12 @@ not waited out.
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
 import json
 import math
 import os
+import stat
 import sys
 import threading
 import time
@@ -72,29 +75,51 @@ def header(*, interval_s: float, host: dict[str, Any], static: dict[str, Any] | 
 class RecordingWriter:
     """Appends lines, each in one write() to an O_APPEND descriptor (no user-space buffer, so a
     killed process leaves whole lines). An existing recording is continued, not overwritten; an
-    existing file that is not a recording is refused. ``bytes`` is the file's size as written."""
+    existing file that is not a recording is refused. ``bytes`` is the file's size as written.
 
-    def __init__(self, path: str | os.PathLike, head: dict[str, Any]) -> None:
+    The file is opened without following a symbolic link at its name (``O_NOFOLLOW``: a link
+    planted there cannot redirect the writes) and, with ``exclusive``, only when it does not exist
+    yet (``O_EXCL``: FileExistsError otherwise; a session file is always new). While open it holds
+    an exclusive ``flock``: a second writer of the same file is refused (RecordingInUse), and a
+    session pruner skips it (core/session.prune)."""
+
+    def __init__(self, path: str | os.PathLike, head: dict[str, Any], *, exclusive: bool = False) -> None:
         self.path = Path(path)
         self.lines = 0
-        existing = self.path.exists() and self.path.stat().st_size > 0
-        if existing:
-            first = _first_line(self.path)
-            try:
-                doc = json.loads(first)
-            except ValueError:
-                doc = None
-            if not isinstance(doc, dict) or doc.get("kind") != RECORDING_KIND:
-                raise RecordingError(f"{self.path}: exists and is not a sparktui recording; refusing to append")
         self._lock = threading.Lock()
-        self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        self.bytes = os.fstat(self._fd).st_size
-        if existing and not _ends_with_newline(self.path):
-            self._append(b"\n")  # a torn last line from an earlier crash stays on its own line
-        if not existing:
-            self._write(head)
-        else:
-            self._write({**head, "type": "segment"})  # where a continued recording resumes
+        flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | (os.O_EXCL if exclusive else 0)
+        try:
+            fd = os.open(self.path, flags, 0o644)
+        except OSError as e:
+            if e.errno == errno.ELOOP:
+                raise RecordingError(f"{self.path}: is a symbolic link; a recording is not written through one "
+                                     "(give the file it names)") from None
+            raise
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise RecordingError(f"{self.path}: not a regular file (a pipe, device or folder?); refusing to write")
+            hold_lock(fd, self.path)
+            existing = st.st_size > 0
+            if existing:
+                try:
+                    doc = json.loads(_first_line_fd(fd))
+                except (ValueError, RecursionError):
+                    doc = None
+                if not isinstance(doc, dict) or doc.get("kind") != RECORDING_KIND:
+                    raise RecordingError(f"{self.path}: exists and is not a sparktui recording; refusing to append")
+            self._fd: int | None = fd
+            self.bytes = st.st_size
+            if existing and os.pread(fd, 1, st.st_size - 1) != b"\n":
+                self._append(b"\n")  # a torn last line from an earlier crash stays on its own line
+            if not existing:
+                self._write(head)
+            else:
+                self._write({**head, "type": "segment"})  # where a continued recording resumes
+        except BaseException:
+            self._fd = None
+            os.close(fd)
+            raise
 
     def _append(self, data: bytes) -> None:
         with self._lock:  # the sampler thread writes samples, the dashboard's thread readings
@@ -138,6 +163,17 @@ class RecordingWriter:
     def closed(self) -> bool:
         return self._fd is None
 
+    def still_named(self) -> bool:
+        """Whether ``path`` still names the file being written (not deleted or replaced meanwhile)."""
+        with self._lock:
+            if self._fd is None:
+                return False
+            try:
+                held, named = os.fstat(self._fd), os.lstat(self.path)
+            except OSError:
+                return False
+            return (held.st_dev, held.st_ino) == (named.st_dev, named.st_ino)
+
     def close(self) -> None:
         with self._lock:
             if self._fd is not None:
@@ -151,16 +187,36 @@ class RecordingWriter:
         self.close()
 
 
-def _first_line(path: Path) -> str:
-    """The header line, read up to MAX_HEADER_BYTES (a huge file without newlines is not held)."""
-    with open(path, encoding="utf-8", errors="replace") as f:
-        return f.readline(MAX_HEADER_BYTES)
+class RecordingInUse(RecordingError):
+    """Another writer holds the file's lock: another sparktui (a dashboard, `record`) writes it now."""
 
 
-def _ends_with_newline(path: Path) -> bool:
-    with open(path, "rb") as f:
-        f.seek(-1, os.SEEK_END)
-        return f.read(1) == b"\n"
+def hold_lock(fd: int, path: Path) -> None:
+    """An exclusive, non-blocking ``flock`` on ``fd``, held until it is closed. RecordingInUse when
+    another open file holds it; a file system without flock (some network mounts) is not an error."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as e:
+        if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+            raise RecordingInUse(f"{path}: another sparktui is writing it now; refusing to write it too") from None
+        if e.errno not in (errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL):
+            raise
+
+
+def _first_line_fd(fd: int) -> str:
+    """The header line, read from ``fd`` up to MAX_HEADER_BYTES (a huge file without newlines is not held)."""
+    chunks, got = [], 0
+    while got < MAX_HEADER_BYTES:
+        chunk = os.pread(fd, min(64 * 1024, MAX_HEADER_BYTES - got), got)
+        if not chunk:
+            break
+        end = chunk.find(b"\n")
+        if end >= 0:
+            chunks.append(chunk[:end + 1])
+            break
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks).decode("utf-8", "replace")
 
 
 @dataclass

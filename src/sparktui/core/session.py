@@ -17,9 +17,12 @@ its verdict lines into the EventLog.
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import json
 import os
 import re
+import stat
 import threading
 import time
 from dataclasses import dataclass, field
@@ -29,7 +32,8 @@ from typing import Any
 
 from sparktui.core.config import SessionConfig, default_state_dir
 from sparktui.core.events import Change, EventLog
-from sparktui.core.recording import MAX_HEADER_BYTES, RecordingWriter, is_status_name, read_recording
+from sparktui.core.recording import (MAX_LINE_BYTES, RecordingError, RecordingInUse, RecordingWriter, _is_number,
+                                     _lines, is_status_name, read_recording)
 from sparktui.core.verdict import Status, Verdict
 
 SUFFIX = ".jsonl"
@@ -38,6 +42,8 @@ RESTORE_PROBE_BYTES = 64 * 1024  # the file's last 64 KB say how many bytes a sa
 RESTORE_BYTES_PER_SAMPLE = 3 * 1024  # when those hold no sample: a GB10 sample line is ~1 KB
 RESTORE_MAX_BYTES = 32 * MB  # however long the History, a restore never parses more than this
 _NAME_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+MAX_TIME = 253402300799.0  # 9999-12-31 23:59:59 UTC: a session time past this (or before 1970) is not a time
+NAME_TRIES = 100  # "+2", "+3"...: names taken (or a link planted there) are passed over, this many at most
 
 
 def sessions_dir() -> Path:
@@ -64,9 +70,17 @@ def session_files(folder: Path | None = None) -> list[Path]:
     """The session files, newest first (their names start with the start time)."""
     d = folder or sessions_dir()
     try:
-        return sorted((p for p in d.iterdir() if p.suffix == SUFFIX and p.is_file()), key=_start_order, reverse=True)
+        return sorted((p for p in d.iterdir() if p.suffix == SUFFIX and _plain_file(p)), key=_start_order, reverse=True)
     except OSError:
         return []
+
+
+def _plain_file(p: Path) -> bool:
+    """A regular file under its own name: a symbolic link in the folder is nobody's session."""
+    try:
+        return stat.S_ISREG(p.lstat().st_mode)
+    except OSError:
+        return False
 
 
 @dataclass
@@ -83,6 +97,8 @@ class SessionInfo:
     samples: int
     worst: str | None  # the worst status any verdict line reached; None: no verdict recorded
     continues: str | None = None
+    lines_skipped: int = 0  # lines longer than MAX_LINE_BYTES: skipped unread, counted
+    problems: list[str] = field(default_factory=list)  # fields refused (an absurd time...), in words
 
     @property
     def duration_s(self) -> float:
@@ -99,36 +115,85 @@ def _json_line(line: bytes) -> dict[str, Any] | None:
     return obj if isinstance(obj, dict) else None
 
 
-def _time_of(line: dict[str, Any] | None) -> float | None:
-    t = (line or {}).get("t")
-    return float(t) if isinstance(t, (int, float)) and not isinstance(t, bool) else None
+def as_time(v: Any) -> float | None:
+    """A time a session can carry (1970..9999), or None: ``1e308``, NaN, true or "x" are not times."""
+    return float(v) if _is_number(v) and 0 <= v <= MAX_TIME else None
+
+
+def _shown(v: Any) -> str:
+    r = repr(v)
+    return r if len(r) <= 40 else r[:37] + "..."
+
+
+def _time_field(obj: dict[str, Any] | None, key: str, where: str, problems: list[str]) -> float | None:
+    """``obj[key]`` when it is a time; a value that is not is refused, named in ``problems``."""
+    v = (obj or {}).get(key)
+    t = as_time(v)
+    if t is None and v is not None:
+        problems.append(f"{where} \"{key}\" is {_shown(v)}, not a time (1970..9999); ignored")
+    return t
+
+
+def _text_field(obj: dict[str, Any], key: str, where: str, problems: list[str], cut: int = 256) -> str | None:
+    v = obj.get(key)
+    if v is None or isinstance(v, str):
+        return v[:cut] if v else None
+    problems.append(f"{where} \"{key}\" is {_shown(v)}, not a string; ignored")
+    return None
+
+
+def _open_plain(path: Path) -> int:
+    """A read descriptor on ``path`` itself (never through a link at its name; a FIFO never hangs),
+    when it is a regular file; OSError otherwise."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, "not a regular file", str(path))
+    return fd
 
 
 def summarize(path: Path) -> SessionInfo:
     """Counts the samples by their line prefix (our writer's compact JSON) and parses only the
-    header, the last sample and the verdict lines: a 50 MB file is read in a fraction of a second."""
-    size = path.stat().st_size
+    header, the first and last sample and the verdict lines: a 50 MB file is read in a fraction of
+    a second. Lines are read with a cap (MAX_LINE_BYTES): a longer one is skipped without being
+    held and counted in ``lines_skipped``; a header field or time that is absurd (``1e308``) is
+    refused and named in ``problems``. Raises OSError when the file cannot be read (or is a link)."""
     samples, first_sample, last_sample, worst = 0, b"", b"", None
-    with open(path, "rb") as f:
-        head = _json_line(f.readline(MAX_HEADER_BYTES)) or {}
-        for line in f:
-            if line.startswith(b'{"type":"sample"'):
+    head: dict[str, Any] = {}
+    problems: list[str] = []
+    skipped = 0
+    with open(_open_plain(path), "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        for n, line, complete in _lines(f, 1, size + 1):  # a file still being written is not followed
+            if line is None:
+                skipped += 1
+                if n == 1:
+                    problems.append(f"line 1: header longer than {MAX_LINE_BYTES} bytes; not read")
+            elif n == 1:
+                head = _json_line(line) or {}
+            elif line.startswith(b'{"type":"sample"'):
                 samples += 1
                 first_sample = first_sample or line
-                last_sample = line
+                if complete:
+                    last_sample = line
             elif line.startswith(b'{"type":"verdict"'):
                 v = _json_line(line)
                 if v is not None and is_status_name(v.get("status")):
                     status = Status(v["status"])
                     worst = status if worst is None or status.severity > worst.severity else worst
-    first, last = _json_line(first_sample), _json_line(last_sample) if last_sample.endswith(b"\n") else None
     host: dict[str, Any] = head["host"] if isinstance(head.get("host"), dict) else {}
-    started = head.get("started_at")
     meta: dict[str, Any] = head["session"] if isinstance(head.get("session"), dict) else {}
-    return SessionInfo(id=path.stem, path=str(path), size=size, host=str(host.get("hostname") or host_of(path.stem)),
-                       started_at=float(started) if isinstance(started, (int, float)) else None,
-                       first_t=_time_of(first), ended_at=_time_of(last),
-                       samples=samples, worst=worst.value if worst else None, continues=meta.get("continues"))
+    started = _time_field(head, "started_at", "line 1: header", problems)
+    first_t = _time_field(_json_line(first_sample), "t", "first sample:", problems)
+    ended_at = _time_field(_json_line(last_sample), "t", "last sample:", problems)
+    hostname = _text_field(host, "hostname", "line 1: header host", problems)
+    continues = _text_field(meta, "continues", "line 1: header session", problems)
+    if skipped:
+        problems.append(f"{skipped} line{'s' if skipped != 1 else ''} longer than {MAX_LINE_BYTES} bytes skipped unread")
+    return SessionInfo(id=path.stem, path=str(path), size=size, host=hostname or host_of(path.stem),
+                       started_at=started, first_t=first_t, ended_at=ended_at, samples=samples,
+                       worst=worst.value if worst else None, continues=continues, lines_skipped=skipped,
+                       problems=problems)
 
 
 def list_sessions(folder: Path | None = None) -> list[SessionInfo]:
@@ -153,10 +218,61 @@ def resolve(name: str, folder: Path | None = None) -> str:
     return str(ids[0]) if len(ids) == 1 else name
 
 
+def in_use(path: Path) -> bool:
+    """Whether a writer (this or another dashboard, `record`) holds ``path`` open now: its flock."""
+    try:
+        fd = _open_plain(path)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError as e:
+        return e.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES)
+    finally:
+        os.close(fd)
+    return False
+
+
+def _delete_unless_open(p: Path) -> bool | None:
+    """Delete ``p`` unless a writer holds it (its flock, RecordingWriter): True when deleted, None
+    when it was gone already (another dashboard's pruning got there first), False when it is kept
+    (open, a link, replaced meanwhile, or it cannot be deleted). The lock is held while deleting,
+    so a writer cannot take the file in between."""
+    try:
+        fd = _open_plain(p)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return False
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as e:
+            if e.errno not in (errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL):
+                return False  # another dashboard writes it now: never deleted under it
+        held = os.fstat(fd)
+        try:
+            named = p.lstat()
+        except FileNotFoundError:
+            return None
+        if (named.st_dev, named.st_ino) != (held.st_dev, held.st_ino):
+            return False  # another file under that name now: not the one judged
+        p.unlink()
+        return True
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
 def prune(cfg: SessionConfig, folder: Path, reserve_bytes: int, now: float | None = None) -> list[Path]:
     """Delete sessions older than ``max_days``, then the oldest until the rest plus
     ``reserve_bytes`` (the cap of the file about to be opened) fit in ``max_mb``. Returns what
-    was deleted (a file that cannot be deleted is left, and not counted)."""
+    was deleted (a file that cannot be deleted is left, and not counted). A session a writer holds
+    open (another dashboard's, or this one's before a rotation) is never deleted: it is kept and
+    still counts, so older closed files go in its place."""
     now = time.time() if now is None else now
     doomed = []
     sizes = {}
@@ -170,20 +286,14 @@ def prune(cfg: SessionConfig, folder: Path, reserve_bytes: int, now: float | Non
         else:
             sizes[p] = st.st_size
     budget = cfg.max_mb * MB - reserve_bytes
+    deleted = [p for p in doomed if _delete_unless_open(p) is not False]
     kept_total = sum(sizes.values())
     for p in sorted(sizes, key=_start_order):  # oldest first
         if kept_total <= budget:
             break
+        if _delete_unless_open(p) is False:
+            continue  # open (or undeletable): kept, and still counted
         kept_total -= sizes[p]
-        doomed.append(p)
-    deleted = []
-    for p in doomed:
-        try:
-            p.unlink()
-        except FileNotFoundError:
-            pass  # another dashboard's pruning got there first
-        except OSError:
-            continue
         deleted.append(p)
     return deleted
 
@@ -192,12 +302,18 @@ class SessionWriter:
     """A RecordingWriter that rotates at ``max_session_mb`` and keeps the folder within its bounds.
 
     Raises OSError (or RecordingError) when the folder or first file cannot be made; the caller
-    says so and the dashboard carries on. ``deleted`` counts the files the bounds removed."""
+    says so and the dashboard carries on. ``deleted`` counts the files the bounds removed.
+
+    Each file is created new (``O_EXCL``, never through a link: a name taken, or a link planted
+    under it, is passed over for the next "+N") and locked while open (``flock``), so another
+    dashboard's pruning never deletes it. A folder that is a symbolic link to a folder of another
+    user is refused."""
 
     def __init__(self, cfg: SessionConfig, head: dict[str, Any], host: str, folder: Path | None = None) -> None:
         self.cfg, self.head, self.host = cfg, head, host
         self.folder = folder or sessions_dir()
         self.folder.mkdir(parents=True, exist_ok=True)
+        _check_folder(self.folder)
         self.cap_bytes = int(min(cfg.max_session_mb, cfg.max_mb) * MB)
         self.readings_now: dict[str, Any] = {}  # the latest reading per probe: a rotated file's header
         self.deleted = 0
@@ -205,18 +321,22 @@ class SessionWriter:
         self.writer = self._open(None)
 
     def _open(self, continues: str | None) -> RecordingWriter:
+        self.deleted += len(prune(self.cfg, self.folder, self.cap_bytes))
         started = time.time()
         name = session_id(started, self.host)
-        path = self.folder / f"{name}{SUFFIX}"
-        n = 1
-        while path.exists():  # two starts in one second
-            n += 1
-            path = self.folder / f"{name}+{n}{SUFFIX}"  # "+" is never in a host part
-        self.deleted += len(prune(self.cfg, self.folder, self.cap_bytes))
-        head = {**self.head, "started_at": started, "session": {"id": path.stem, "continues": continues}}
-        if self.readings_now:
-            head["readings"] = dict(self.readings_now)
-        return RecordingWriter(path, head)
+        for n in range(1, NAME_TRIES + 1):  # two starts in one second: "+2" ("+" is never in a host part)
+            path = self.folder / (f"{name}{SUFFIX}" if n == 1 else f"{name}+{n}{SUFFIX}")
+            head = {**self.head, "started_at": started, "session": {"id": path.stem, "continues": continues}}
+            if self.readings_now:
+                head["readings"] = dict(self.readings_now)
+            try:
+                writer = RecordingWriter(path, head, exclusive=True)
+            except (FileExistsError, RecordingInUse):
+                continue  # taken (a file, or a link planted there), or another pruner holds it
+            if writer.still_named():
+                return writer
+            writer.close()  # another dashboard's pruning deleted it before it was locked: a new name
+        raise RecordingError(f"{self.folder}: no free session file name after {NAME_TRIES} tries ({name}...)")
 
     @property
     def path(self) -> Path:
@@ -250,6 +370,17 @@ class SessionWriter:
     def close(self) -> None:
         with self._lock:
             self.writer.close()
+
+
+def _check_folder(folder: Path) -> None:
+    """The sessions folder is a folder; when it is a symbolic link, the folder it names must be this
+    user's (a link to someone else's folder would hand them the session). RecordingError if not."""
+    st = os.stat(folder)
+    if not stat.S_ISDIR(st.st_mode):
+        raise RecordingError(f"{folder}: not a folder; sessions are not kept")
+    if os.path.islink(folder) and st.st_uid != os.geteuid():
+        raise RecordingError(f"{folder}: a symbolic link to {os.path.realpath(folder)}, which belongs to user id "
+                             f"{st.st_uid}, not to you; sessions are not kept there")
 
 
 @dataclass
