@@ -210,7 +210,9 @@ class SparkApp(App):
         # G11 live: the kernel log followed on a live run (a test's own source follows only the file it names)
         self.kernel_watch = KernelWatch(self, kernel_log_path,
                                         enabled=not replay and (source is None or kernel_log_path is not None))
-        self.prefs: Prefs = load_prefs()  # the one copy: every panel changes it through update_prefs
+        self.prefs_problems: list[str] = []  # why prefs.json was not used (defaults then): said once mounted
+        self.prefs: Prefs = load_prefs(problems=self.prefs_problems)  # the one copy: every panel changes it through update_prefs
+        self._writer_errors_said: set[str] = set()
 
     # -- preferences -----------------------------------------------------------------------------
     def update_prefs(self, **changes: Any) -> None:
@@ -257,8 +259,9 @@ class SparkApp(App):
         self._layout_for(self.size.width)
         self.host_name = self._host_label()
         self.source.start()
-        if getattr(self.source, "record_error", None):
-            self.notify(self.source.record_error, title="recording", severity="error", timeout=15)
+        self._say_writer_errors()
+        for problem in self.prefs_problems:
+            self.notify(problem, title="preferences", severity="warning", timeout=15)
         self.set_interval(1.0, self.tick)
         self.checklist.focus()
         self.peer_watch.start()  # ssh to the peers in threads; nothing when none or a replay
@@ -381,8 +384,7 @@ class SparkApp(App):
 
     def on_session_opened(self, msg: SessionOpened) -> None:
         """The previous session's events (then a row for the gap), and why a session is not kept."""
-        if self.source.session_error:
-            self.notify(self.source.session_error, title="session", severity="error", timeout=15)
+        self._say_writer_errors()
         if self.source.restored is not None:
             from sparktui.core.session import restore_events
 
@@ -409,8 +411,21 @@ class SparkApp(App):
     def now(self) -> float:
         return self.source.now()
 
+    def _say_writer_errors(self) -> None:
+        """Why the --record file or the kept session is not written, each reason once: at start, and
+        when a write fails mid-run (a full disk): what was written stays whole, and the dashboard
+        keeps watching, in memory only."""
+        for attr, title in (("record_error", "recording"), ("session_error", "session")):
+            err = getattr(self.source, attr, None)
+            if err and err not in self._writer_errors_said:
+                self._writer_errors_said.add(err)
+                stopped = " stopped:" in f" {err}"
+                self.notify(err + ("; what was written is whole, and the dashboard keeps watching (in memory only)"
+                                   if stopped else ""), title=title, severity="error", timeout=30 if stopped else 15)
+
     def tick(self) -> None:
         self.tick_n += 1
+        self._say_writer_errors()
         if self.tick_n % malloc.TRIM_EVERY_TICKS == malloc.FIRST_TRIM_TICK:  # after the first checks, then each minute
             malloc.give_back_freed()
         mono = time.monotonic()
