@@ -552,7 +552,9 @@ class TpMatch(_TpMatchBase, total=False):
     key: str
     text: str  # the line, at most 200 characters
     key_path: str  # YAML/TOML parents, "vllm_cfg.tensor_parallel_size"
-    scope: str  # "generation": the TP of an inference engine inside a training job
+    scope: str  # "generation": the TP of an inference engine inside a training job; "dcn": MaxText's TP
+    # across the data-centre network (across nodes by definition)
+    inherited_by: str  # a file whose `defaults:` chain takes this setting (judged in that file's context)
     file: str
 
 
@@ -565,9 +567,14 @@ class FileContext(TypedDict, total=False):
     nodes: str  # "multi" | "single" | "unknown"
     node_count: int | None
     node_markers: list[str]
+    node_lines: list[int]  # the line of each node marker in this file (empty for markers lent by a launcher)
     node_unresolved: list[str]
+    gpus_per_node: int  # the smallest GPUs-per-node count written, where one is
+    gpus_per_node_marker: str  # and where (`trainer.n_gpus_per_node=8 (line 4)`)
+    lines_cut: int  # lines longer than tpscan.MAX_MATCH_LINE, matched on their start only
     kind: str  # "yaml" | "json" | "toml" | "shell" | "env" | "python" | "dockerfile" | "any"
     launched_by: list[str]  # launch scripts that lent it their context
+    defaults_from: list[str]  # YAML/Hydra `defaults:` files whose settings it takes
 
 
 class TpSkippedSample(TypedDict):

@@ -242,6 +242,14 @@ _GENERATION_NOTE = ("TP of a generation engine inside a training job: inference-
                     "can work, but make sure the trained model itself uses DDP/FSDP")
 
 
+_DCN_NOTE = ("MaxText dcn_*_parallelism is parallelism across the data-centre network, between nodes by "
+             "definition: TP over it is TP across nodes, not viable over the ConnectX-7 link")
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
 # Findings whose degree could not be read: what the verdict says of each in training, and where the
 # context is unknown.
 _UNREAD = {
@@ -257,13 +265,24 @@ def classify(match: dict[str, Any], ctx: dict[str, Any]) -> tuple[Status, str]:
     context = ctx.get("context") or "unknown"
     nodes = ctx.get("nodes") or "unknown"
     unresolved = match.get("status") in _UNREAD
+    scope = match.get("scope")
     if context == "serving":
         return Status.OK, _SERVING_NOTE
+    if scope == "dcn" and match.get("status") == "set":
+        return Status.FAIL, _DCN_NOTE
     if nodes == "single":
         return Status.OK, _SINGLE_NOTE
-    if context == "training" and match.get("scope") == "generation":
+    if context == "training" and scope == "generation":
+        # the same rule for every engine (NeMo-RL vllm_cfg, verl rollout, OpenRLHF --vllm_...): its TP
+        # group inside one node is fine; one that spans nodes, or may, warns
+        gpn, degree = ctx.get("gpus_per_node"), match.get("degree")
+        if _is_int(gpn) and _is_int(degree) and degree <= gpn:
+            return Status.OK, (f"TP {degree} of a generation engine fits in one node ({gpn} GPUs per node: "
+                               f"{ctx.get('gpus_per_node_marker') or 'written'}): it does not cross nodes")
         if nodes == "multi":
-            return Status.WARN, _GENERATION_NOTE
+            if _is_int(gpn) and _is_int(degree):
+                return Status.WARN, f"its TP group of {degree} spans nodes ({gpn} GPUs per node): " + _GENERATION_NOTE
+            return Status.WARN, _GENERATION_NOTE  # GPUs per node not found: its TP group may span nodes
         return Status.OK, _GENERATION_NOTE
     if context == "training":
         if unresolved:
@@ -483,8 +502,17 @@ def _context_value(ctx: dict[str, Any]) -> dict[str, Any]:
         "nodes": ctx.get("nodes", "unknown"),
         "node markers": ctx.get("node_markers") or [],
     }
+    lines = ctx.get("node_lines") or []
+    if lines and isinstance(lines, list):  # where each node marker is: file:line evidence
+        out["node markers at"] = [f"line {ln}: {m}" for ln, m in zip(lines, out["node markers"]) if ln]
+    if ctx.get("gpus_per_node"):
+        out["GPUs per node"] = f"{ctx['gpus_per_node']} ({ctx.get('gpus_per_node_marker', '')})"
     if ctx.get("node_unresolved"):
         out["unresolved node counts"] = ctx["node_unresolved"]
+    if ctx.get("lines_cut"):
+        out["lines cut"] = f"{ctx['lines_cut']} line(s) longer than 65536 characters were read on their start only"
+    if ctx.get("defaults_from"):
+        out["defaults from"] = ctx["defaults_from"]
     if ctx.get("launched_by"):
         out["launched by"] = ctx["launched_by"]
     return out

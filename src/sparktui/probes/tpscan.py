@@ -43,6 +43,10 @@ MAX_AT_ONE_SAMPLE = 10  # sample of TP settings found at 1 (proof the config was
 MAX_SKIP_SAMPLE = 50
 MAX_MARKERS = 6  # context markers kept per file
 MAX_LINE_CHARS = 200
+# Every line is cut to this many characters before any pattern sees it (issue 22): every pattern is
+# linear, and this bounds the work per line too (a 4 MB one-line file is matched on its first 64 KiB;
+# the file's context says how many lines were cut). Files themselves are bounded by max_file_bytes.
+MAX_MATCH_LINE = 65536
 MAX_LAUNCHERS = 20000  # launch scripts remembered for lending context to the configs they name
 LAUNCHER_BYTES = 16 * 1024 * 1024  # of those, bytes kept in memory (the rest are read again)
 SCAN_DEADLINE_S = 60.0  # a scan of the paths the user named stops here and says so
@@ -103,23 +107,70 @@ def _is_test_module(name: str) -> bool:
 
 # --- the keys (each framework's documentation; docs/gotchas.md, G10) -----------------------------
 # vLLM --tensor-parallel-size/-tp/tensor_parallel_size; SGLang --tp-size/--tp/tp_size; TRT-LLM
-# --tp_size; Megatron/NeMo tensor_model_parallel_size; NeMo-RL tensor_parallel_size; NeMo
-# AutoModel distributed.tp_size; torchtitan tensor_parallel_degree; DeepSpeed
-# tensor_parallel.autotp_size; accelerate parallelism_config_tp_size; transformers tp_size/tp_plan;
-# NIM NIM_TENSOR_PARALLEL_SIZE.
+# --tp_size; Megatron/NeMo/verl tensor_model_parallel_size; NeMo-RL tensor_parallel_size; NeMo
+# AutoModel distributed.tp_size; torchtitan tensor_parallel_degree; torchtune tensor_parallel_dim;
+# nanotron parallelism.tp; MaxText ici_/dcn_tensor_parallelism (and its transpose/sequence kin);
+# DeepSpeed tensor_parallel.autotp_size/tp_size; accelerate parallelism_config_tp_size; transformers
+# tp_size/tp_plan; neuronx --tp-degree/tp_degree; OpenRLHF --vllm_tensor_parallel_size (a prefix word
+# such as vllm_/ds_/expert_ is read as part of the key); --tensor-parallel N; --model.tp N; NIM
+# NIM_TENSOR_PARALLEL_SIZE.
 # The pre-filter runs on the lowercased bytes of every file, so it must be cheap: it starts with
 # the literal "p" (every key has one: "parallel", "tp"), which lets the regex engine run its
-# tight single-character scan and try the alternatives only at each "p". A superset of KEY.
-PREFILTER = re.compile(rb"p(?:arallel[-_](?:size|degree)|(?<=tp)[-_](?:size|plan)|(?<=-tp)\b)")
-_NAMES = (
-    r"tensor[-_]model[-_]parallel[-_]size|tensor[-_]parallel[-_](?:size|degree)"
-    r"|parallelism_config_tp_size|autotp[-_]size|tp[-_](?:size|plan)"
+# tight single-character scan and try the alternatives only at each "p". A superset of KEY; one
+# pass over the file, before any per-line work.
+PREFILTER = re.compile(
+    rb"p(?:arallel(?:[-_](?:size|degree|dim)|(?<=tensor[-_]parallel)(?![a-z0-9_])"
+    rb"|(?<=tensor_parallel)ism|(?<=transpose_parallel)ism|(?<=sequence_parallel)ism)"
+    rb"|(?<=tp)(?:[-_](?:size|plan|degree)|(?<![a-z0-9_]tp)(?![a-z0-9_])))"
 )
+_NAMES = (  # these may carry a prefix word (vllm_, expert_, moe-dense-); the ones below may not
+    r"tensor[-_]model[-_]parallel[-_]size|tensor[-_]parallel[-_](?:size|degree|dim)|tp[-_](?:size|degree)"
+)
+_WHOLE_NAMES = r"parallelism_config_tp_size|autotp[-_]size|tp[-_]plan"  # base_model_tp_plan is no setting
+# Every repetition is bounded and its items end in a character the next part cannot start with
+# (a dot, a `-`/`_`), so no match backtracks more than a bounded stretch: linear per line.
+_DOTS = r"(?:[A-Za-z_][\w-]{0,60}\.){0,8}"  # a.b. of a dotted override or flag
+_PFX = r"(?:[A-Za-z][A-Za-z0-9]{0,15}[-_]){0,2}"  # vllm_, ds_, expert_, moe-dense-
 KEY = re.compile(
-    r"(?P<key>(?<![\w.\-])--?tp(?![\w-])"  # vLLM -tp, SGLang --tp (flags only)
-    r"|(?<![\w.\-])(?:--?)?(?:[A-Za-z_][\w-]*\.)*(?:" + _NAMES + r")(?![\w-])"  # keys, flags, a.b.key overrides
-    r"|(?<![\w.])(?:[A-Z][A-Z0-9]*_)*TENSOR_PARALLEL_SIZE(?![\w-]))"  # NIM_TENSOR_PARALLEL_SIZE and kin
+    r"(?P<key>(?<![\w.\-])--?" + _DOTS + r"tp(?![\w-])"  # vLLM -tp, SGLang --tp, --model.tp (flags)
+    r"|(?<![\w.\-])--tensor[-_]parallel(?![\w.-])"  # --tensor-parallel N (a flag only)
+    r"|(?<![\w.\-])(?:--?)?" + _DOTS + r"(?:ici|dcn)[-_]tensor(?:[-_](?:transpose|sequence))?[-_]parallelism(?![\w-])"
+    r"|(?<![\w.\-])(?:--?)?" + _DOTS + r"(?:" + _WHOLE_NAMES + r"|" + _PFX + r"(?:" + _NAMES + r"))(?![\w-])"  # keys, flags, a.b.key overrides
+    r"|(?<![\w.])(?:[A-Z][A-Z0-9]{0,30}_){0,4}TENSOR_PARALLEL_SIZE(?![\w-])"  # NIM_TENSOR_PARALLEL_SIZE and kin
+    r"|(?<![\w.\-$])" + _DOTS + r"tp(?=[\"']?[ \t]*[:=]))"  # a bare `tp` key (nanotron `tp: 2`), keyed only
 )
+# The TP of a generation engine inside an RL/training job: a key path segment (or a key's prefix
+# word) naming the engine, read from the innermost segment out; the first segment naming either an
+# engine or a trained model decides (verl `actor_rollout_ref.rollout.` is an engine,
+# `actor_rollout_ref.actor.megatron.` is not).
+_ENGINE_WORDS = frozenset({"generation", "vllm", "sglang", "rollout", "inference", "infer", "sampler", "vllm_cfg"})
+_MODEL_WORDS = frozenset({"actor", "policy", "critic", "ref", "reward", "megatron", "fsdp", "trainer", "training",
+                          "model", "ds", "dtensor", "teacher", "student"})
+
+
+def _scope_of(key: str, key_path: str | None) -> str | None:
+    """'generation' for an engine's TP inside a training job, 'dcn' for MaxText's TP across the
+    data-centre network (across nodes by definition), else None."""
+    bare = key.lstrip("-").lower()
+    name = bare.rsplit(".", 1)[-1]
+    if name.startswith("dcn"):
+        return "dcn"
+    path = (key_path or bare).lower().replace("-", "_")
+    parts = path.split(".")
+    last = parts[-1]
+    cut = min((i for i in (last.find("tensor"), last.find("tp_"), last.find("autotp"), last.find("ici_"))
+               if i >= 0), default=-1)
+    segments = parts[:-1] + ([last[:cut]] if cut > 0 else [])
+    for seg in reversed(segments):
+        words = {w for w in seg.split("_") if w}
+        engine, model = bool(words & _ENGINE_WORDS), bool(words & _MODEL_WORDS)
+        if engine and not model:
+            return "generation"
+        if model and not engine:
+            return None
+    return None
+
+
 # Every part is bounded: an unbounded `${...` would be read to the end of the line once per key on it
 # (`--tp=${--tp=${...`: quadratic). A number is taken whole in every spelling (`0x2`, `+2`, `1_0`,
 # `1e10`, `2.0`) and read by _number; `*name` is a YAML alias.
@@ -208,9 +259,9 @@ _SERVE_NAME = re.compile(r"serv|infer|deploy|(?<![a-z])nim(?![a-z])", re.I)
 # `- "2"`). The `,` and `- ` separators count after a flag only (`getattr(a, "num_nodes", 1)` is
 # not a node count).
 _NODE_COUNT = re.compile(
-    r"(?P<k>(?<![\w-])--?nnodes|(?:(?<![\w-])(?:[\w-]+\.)+|(?<!\w))nnodes|(?<![\w-])--?num[-_]nodes"
-    r"|(?:(?<![\w-])(?:[\w-]+\.)+|(?<!\w))num_nodes"
-    r"|(?<![\w-])--?num[-_]machines|(?<![\w])num_machines|(?<![\w-])--nodes|#SBATCH\s+-N|\bsrun\s+-N)"
+    r"(?P<k>(?<![\w-])--?nnodes|(?<!\w)nnodes|(?<![\w-])--?(?:[A-Za-z]{1,20}_){0,2}num[-_]nodes"
+    r"|(?<![\w-])(?:[A-Za-z]{1,20}_){0,2}num_nodes"
+    r"|(?<![\w-])--?num[-_]machines|(?<![\w])num_machines|(?<![\w-])--nodes|#SBATCH[ \t]{1,8}-N|\bsrun[ \t]{1,8}-N)"
     r"""(?P<sep>["']?\s*(?:[:=,]\s*)?(?:\\\r?\n\s*)?(?:-\s+)?""" + _PROPS + r"""["']?)"""
     r"""(?P<v>\$\{[^}\n]{0,200}\}|\$[A-Za-z_]\w{0,200}|\*[\w.\-]{1,100}|[-+]?\.?\d[\w.+\-:]{0,60})""",
     re.I,
@@ -231,15 +282,23 @@ _MULTI_HINTS = re.compile(
     re.M,
 )
 _SINGLE_HINTS = re.compile(r"--standalone\b")
-# Pipeline parallelism > 1 spans GPUs, so Sparks (one GPU each): a multi-node hint, its value read in
-# any spelling (`--pipeline-parallel-size 0x2`, `pipeline_model_parallel_size: 1_6`).
-_PIPELINE = re.compile(r"""(?<![\w-])(?:--)?pipeline[-_](?:model[-_])?parallel[-_]size["']?"""
-                       r"""(?:[ \t]*[:=][ \t]*|[ \t]+)["']?(?P<v>[-+]?\.?\d[\w.+\-]{0,60})""")
+# Pipeline parallelism is not read as a node count: PP alone (`--pipeline-parallel-size 2` on one
+# 8-GPU node) says nothing of nodes, and is no TP (issue 22).
+# GPUs per node (verl trainer.n_gpus_per_node, NeMo-RL cluster.gpus_per_node, OpenRLHF
+# --actor_num_gpus_per_node, torchrun --nproc-per-node, SLURM --gpus-per-node): an engine's TP
+# group no larger than this fits inside one node.
+_GPUS_PER_NODE = re.compile(
+    r"""(?<![\w-])(?:--?)?(?:[A-Za-z][A-Za-z0-9]{0,15}_){0,2}(?:n_gpus_per_node|num_gpus_per_node|gpus[-_]per[-_]node"""
+    r"""|nproc[-_]per[-_]node)["']?(?:[ \t]*[:=][ \t]*|[ \t]+)["']?(?P<v>\$\{[^}\n]{0,200}\}|\$[A-Za-z_]\w{0,100}|\d{1,5})(?![\w.])""",
+    re.I,
+)
+# The DeepSpeed launcher without a hostfile or a node count runs on this node only (its default:
+# /job/hostfile, absent on a workstation); `--num_gpus N` is this node's GPUs.
+_DEEPSPEED = re.compile(r"""(?<![\w./\-"'])deepspeed[ \t]+(?:--|-[A-Za-z]|[^\s"'=:]+\.py\b)""")
+_DEEPSPEED_MULTI = re.compile(r"(?<![\w-])(?:--hostfile|-H|--num_nodes|--include|--exclude|--master_addr|--launcher)\b")
 # Config files a launch script passes along (`--config configs/tp.yaml`), to lend them its context.
 _REFERENCED = re.compile(r"""(?<![\w./~${}-])[\w./~${}-]*[\w-]\.(?:ya?ml|json|toml)\b""")
 _CFG_REF = re.compile(rb"\.(?:ya?ml|json|toml)\b").search  # a shell script naming a config file
-# YAML paths whose TP belongs to a generation engine inside a training job (NeMo-RL vllm_cfg ...).
-_GENERATION_SEGMENT = re.compile(r"generation|vllm|sglang|rollout|inference|sampler", re.I)
 
 
 class _Stopped(Exception):
@@ -669,10 +728,22 @@ def _read_rest(fd: int, data: bytes, limit: int) -> bytes | None:
     return b"".join(parts)
 
 
+def _cut_lines(text: str) -> tuple[str, int]:
+    """``text`` with every line cut to MAX_MATCH_LINE characters, and how many were cut (line
+    numbers stay as they were)."""
+    if len(text) <= MAX_MATCH_LINE:
+        return text, 0
+    lines = text.split("\n")
+    long = sum(1 for ln in lines if len(ln) > MAX_MATCH_LINE)
+    if not long:
+        return text, 0
+    return "\n".join(ln[:MAX_MATCH_LINE] for ln in lines), long
+
+
 def _take_hit(st: _Scan, path: str, kind: str, data: bytes) -> None:
     """A file that passed the pre-filter: its settings, line by line, and its context."""
     st.prefilter_hits += 1
-    text = data.decode("utf-8", "replace")
+    text, cut = _cut_lines(data.decode("utf-8", "replace"))
     found = _find_settings(text, kind, st.check)
     if not found:
         return
@@ -680,6 +751,8 @@ def _take_hit(st: _Scan, path: str, kind: str, data: bytes) -> None:
     st.check()
     ctx = file_context(text, os.path.basename(path), kind, st.check)
     ctx["kind"] = kind
+    if cut:
+        ctx["lines_cut"] = cut
     kept = False
     for m in found:
         if m["status"] == "one":
@@ -700,11 +773,16 @@ def _take_hit(st: _Scan, path: str, kind: str, data: bytes) -> None:
 # --- finding the settings in one file's text ------------------------------------------------------
 
 
-def _find_settings(text: str, kind: str, check: Check = None) -> list[TpMatch]:
+_SHELLISH = ("shell", "env", "dockerfile", "any")
+
+
+def _find_settings(text: str, kind: str, check: Check = None, assigns: Assignments | None = None) -> list[TpMatch]:
     """Every TP setting in ``text``: value > 1, at 1 (status 'one', for evidence) or unresolved.
-    ``check`` is called every few thousand lines (it raises to stop a scan within a large file)."""
+    ``check`` is called every few thousand lines (it raises to stop a scan within a large file).
+    ``assigns``: the script's variables (with those of files it sources), else read here."""
     lines = text.split("\n")  # not splitlines(): form feeds and U+2028 must not shift line numbers
-    assigns = _assignments(text, check) if kind in ("shell", "env", "dockerfile", "any") else None
+    if assigns is None and kind in _SHELLISH:
+        assigns = _assignments(text, check)
     parents = _Nesting(kind)
     anchors: Anchors | None = None  # YAML anchors, read the first time an alias is met
     out: list[TpMatch] = []
@@ -726,9 +804,13 @@ def _find_settings(text: str, kind: str, check: Check = None) -> list[TpMatch]:
             if check is not None and not n % _CHECK_EVERY_KEYS:  # a megabyte line holds thousands
                 check()
             key = km.group("key")
+            bare_tp = not key.startswith("-") and key.rsplit(".", 1)[-1] == "tp"
+            if bare_tp and kind in _SHELLISH and "." not in key:
+                continue  # `tp=2` in a script is a variable: read where it is used
             raw, keyed = _value_at(code, km.end(), key, kind, lines, i)
             if raw is None:
                 continue
+            keyed = keyed and not bare_tp  # `tp: true` is no degree; `tp: 2` is read as one below
             if anchors is None and kind == "yaml" and raw.startswith("*"):
                 anchors = _anchors(text, check)
             m = _judge_value(key, raw, kind, assigns, i + 1, anchors, keyed)
@@ -738,8 +820,9 @@ def _find_settings(text: str, kind: str, check: Check = None) -> list[TpMatch]:
             path = parents.path_for(key)
             if path:
                 m["key_path"] = path
-                if _GENERATION_SEGMENT.search(path.rsplit(".", 1)[0]):
-                    m["scope"] = "generation"
+            scope = _scope_of(key, path)
+            if scope:
+                m["scope"] = scope
             out.append(m)
     return out
 
@@ -1132,13 +1215,13 @@ def file_context(text: str, name: str, kind: str | None = None, check: Check = N
     return ctx
 
 
-def _torchrun_default(text: str) -> tuple[str | None, str | None]:
+def _torchrun_default(text: str) -> tuple[str | None, str | None, int]:
     """(marker, None) when the file launches torchrun with no node count anywhere, so torchrun's
     default of one node applies; (None, why) when torchrun's options come from a variable, so
     --nnodes may hide in it; (None, None) when there is no torchrun launch to speak of."""
     if _NNODES_ANYWHERE.search(text):
-        return None, None  # a node count (read above, or unresolved) decides, not the default
-    found = None
+        return None, None, 0  # a node count (read above, or unresolved) decides, not the default
+    found, at = None, 0
     seen_to = 0
     for m in _TORCHRUN.finditer(text):
         if m.start() < seen_to:
@@ -1152,19 +1235,34 @@ def _torchrun_default(text: str) -> tuple[str | None, str | None]:
         opts = line[: script.start()] if script else line
         seen_to = m.end() + len(opts)  # a torchrun inside these options is a word in them, not a launch
         if "$" in opts:
-            return None, f"{m.group(0)} options from a variable: {' '.join(opts.split())[:40]}"
-        found = found or m.group(0)
+            return None, f"{m.group(0)} options from a variable: {' '.join(opts.split())[:40]}", 0
+        if found is None:
+            found, at = m.group(0), m.start()
     if found:
-        return f"{found} without --nnodes: one node (torchrun's default)", None
-    return None, None
+        return f"{found} without --nnodes: one node (torchrun's default)", None, at
+    return None, None, 0
+
+
+def _dotted_prefix(text: str, at: int) -> str:
+    """`trainer.` of `trainer.num_nodes=2`: the dotted path written before a key that starts at
+    ``at``, read backwards a bounded stretch (the pattern itself takes no dotted prefix: over
+    `a.a.a...` that was quadratic)."""
+    if at == 0 or text[at - 1] != ".":
+        return ""
+    i = at
+    lo = max(0, at - 100)
+    while i > lo and (text[i - 1].isalnum() or text[i - 1] in "_.-"):
+        i -= 1
+    return text[i:at].lstrip(".-")
 
 
 def _node_marker(m: re.Match) -> str:
     """`--nnodes=2` as written; a flag and value from an argument array as `--nnodes 2`."""
     sep = m.group("sep")
+    prefix = _dotted_prefix(m.string, m.start())
     if "," in sep or "\n" in sep or "-" in sep:
-        return f"{m.group('k')} {m.group('v')}"[:60]
-    return " ".join(m.group(0).split())[:60]
+        return f"{prefix}{m.group('k')} {m.group('v')}"[:60]
+    return (prefix + " ".join(m.group(0).split()))[:60]
 
 
 def _count(v: str) -> int | None:
@@ -1175,13 +1273,30 @@ def _count(v: str) -> int | None:
     return max(n for n in parts if n is not None)
 
 
-def node_info(text: str, kind: str | None = None, check: Check = None) -> FileContext:
+def _marker_lines(rx: re.Pattern, text: str, check: Check, line_of: _LineOf) -> tuple[list[str], list[int]]:
+    seen: list[str] = []
+    lines: list[int] = []
+    for m in _finditer(rx, text, check):
+        s = " ".join(m.group(0).split())[:60]
+        if s not in seen:
+            seen.append(s)
+            lines.append(line_of(m.start()))
+            if len(seen) >= MAX_MARKERS:
+                break
+    return seen, lines
+
+
+def node_info(text: str, kind: str | None = None, check: Check = None,
+              assigns: Assignments | None = None) -> FileContext:
     """Multi-node or single node, from node counts, multi-node hints (--node-rank, a remote
-    MASTER_ADDR ...), --standalone, or torchrun's one-node default (not for Python code)."""
+    MASTER_ADDR ...), --standalone, or torchrun's or the DeepSpeed launcher's one-node default
+    (not for Python code); every marker with its line; and the GPUs per node where written."""
     counts: list[int] = []
     unresolved: list[str] = []
     markers: list[str] = []
-    assigns = _assignments(text, check)
+    lines: list[int] = []
+    if assigns is None:
+        assigns = _assignments(text, check)
     anchors: Anchors | None = None
     line_of = _LineOf(text)
     for m in _finditer(_NODE_COUNT, text, check):
@@ -1189,45 +1304,79 @@ def node_info(text: str, kind: str | None = None, check: Check = None) -> FileCo
             continue  # `"num_nodes", 1` in code, `num_nodes:\n  - 2`: not a setting
         written = m.group("v")
         v: str | None = written
+        lineno = line_of(m.start())
         if written.startswith("$"):
-            v, _via = _resolve(written, assigns, line_of(m.start()) + 1)
+            v, _via = _resolve(written, assigns, lineno + 1)
         elif written.startswith("*") and kind == "yaml":
             anchors = _anchors(text, check) if anchors is None else anchors
-            v, _via = _alias(written[1:], anchors, line_of(m.start()))
+            v, _via = _alias(written[1:], anchors, lineno)
         n = _count(v) if v is not None else None
         if n is None:  # a variable it cannot resolve, or a value that is no node count
-            unresolved.append(_node_marker(m) if written.startswith("$") else f"{_node_marker(m)} (value not understood)")
+            what = _node_marker(m) if written.startswith("$") else f"{_node_marker(m)} (value not understood)"
+            unresolved.append(f"line {lineno}: {what}")
             continue
         counts.append(n)
         if len(markers) < MAX_MARKERS:
             markers.append(_node_marker(m))
-    hints = _markers(_MULTI_HINTS, text, check)
-    for m in _finditer(_PIPELINE, text, check):
-        n = _number(m.group("v"))
-        if n is not None and n > 1 and len(hints) < MAX_MARKERS:
-            hints.append(" ".join(m.group(0).split())[:60])
-    single = _markers(_SINGLE_HINTS, text, check)
+            lines.append(lineno)
+    line_of = _LineOf(text)
+    hints, hint_lines = _marker_lines(_MULTI_HINTS, text, check, _LineOf(text))
+    single, single_lines = _marker_lines(_SINGLE_HINTS, text, check, _LineOf(text))
     if counts:
         nodes = "multi" if max(counts) > 1 else "single"
         count = max(counts)
     elif hints:
         nodes, count = "multi", None
-        markers = hints
+        markers, lines = hints, hint_lines
     elif single:
         nodes, count = "single", 1
-        markers = single
+        markers, lines = single, single_lines
     else:
         nodes, count = "unknown", None
         if kind != "python" and not unresolved:  # Python code composes commands: no default there
-            default, why = _torchrun_default(text)
+            default, why, at = _torchrun_default(text)
+            if not default and not why:
+                default, at = _deepspeed_default(text)
             if default:
-                nodes, count, markers = "single", 1, [default]
+                nodes, count, markers, lines = "single", 1, [default], [line_of(at)]
             elif why:
                 unresolved.append(why)
     if counts and max(counts) > 1:
-        markers += [h for h in hints if h not in markers][: MAX_MARKERS - len(markers)]
-    return {"nodes": nodes, "node_count": count, "node_markers": markers[:MAX_MARKERS],
-            "node_unresolved": unresolved[:MAX_MARKERS]}
+        for h, ln in zip(hints, hint_lines):
+            if h not in markers and len(markers) < MAX_MARKERS:
+                markers.append(h)
+                lines.append(ln)
+    out: FileContext = {"nodes": nodes, "node_count": count, "node_markers": markers[:MAX_MARKERS],
+                        "node_lines": lines[:MAX_MARKERS], "node_unresolved": unresolved[:MAX_MARKERS]}
+    gpn = _gpus_per_node(text, assigns, check)
+    if gpn:
+        out["gpus_per_node"], out["gpus_per_node_marker"] = gpn
+    return out
+
+
+def _gpus_per_node(text: str, assigns: Assignments | None, check: Check) -> tuple[int, str] | None:
+    """The smallest GPUs-per-node count written (a variable resolved where it can be), with where."""
+    best: tuple[int, str] | None = None
+    line_of = _LineOf(text)
+    for m in _finditer(_GPUS_PER_NODE, text, check):
+        v: str | None = m.group("v")
+        lineno = line_of(m.start())
+        if v and v.startswith("$"):
+            v, _via = _resolve(v, assigns, lineno + 1)
+        n = _number(v) if v is not None else None
+        if n is None or n < 1:
+            continue
+        if best is None or n < best[0]:
+            best = (n, f"{' '.join(m.group(0).split())[:60]} (line {lineno})")
+    return best
+
+
+def _deepspeed_default(text: str) -> tuple[str | None, int]:
+    """The DeepSpeed launcher with no hostfile, node count or host list: one node."""
+    m = _DEEPSPEED.search(text)
+    if m is None or _DEEPSPEED_MULTI.search(text):
+        return None, 0
+    return "deepspeed without --hostfile/--num_nodes: one node (the launcher's default)", m.start()
 
 
 def _note_launcher(st: _Scan, path: str, data: bytes) -> None:
@@ -1258,7 +1407,7 @@ def _lend_launcher_context(st: _Scan) -> None:
                 data = _reread(lpath, st.limit)
             if not data or not names_in(data):
                 continue
-            text = data.decode("utf-8", "replace")
+            text = _cut_lines(data.decode("utf-8", "replace"))[0]
             lshown = os.path.normpath(lpath)
             lctx = None
             for ref in dict.fromkeys(_REFERENCED.findall(text)):
@@ -1279,7 +1428,13 @@ def _lend(ctx: FileContext, lctx: FileContext, lshown: str) -> None:
     if ctx["nodes"] == "unknown" and lctx["nodes"] != "unknown":
         ctx["nodes"] = lctx["nodes"]
         ctx["node_count"] = lctx["node_count"]
-        ctx["node_markers"] = [f"{lshown}: {m}" for m in lctx["node_markers"]][:MAX_MARKERS]
+        lines = lctx.get("node_lines") or []
+        ctx["node_markers"] = [f"{lshown}:{lines[i]}: {m}" if i < len(lines) and lines[i] else f"{lshown}: {m}"
+                               for i, m in enumerate(lctx["node_markers"])][:MAX_MARKERS]
+        ctx["node_lines"] = []  # the lines are in the markers: they are the launch script's
+    if "gpus_per_node" not in ctx and lctx.get("gpus_per_node"):
+        ctx["gpus_per_node"] = lctx["gpus_per_node"]
+        ctx["gpus_per_node_marker"] = f"{lshown}: {lctx.get('gpus_per_node_marker', '')}"
     if ctx["context"] == "unknown" and lctx["context"] != "unknown":
         ctx["context"] = lctx["context"]
         key: Literal["training_markers", "serving_markers"] = \
