@@ -43,7 +43,7 @@ THRESHOLDS: dict[str, tuple[str, ...]] = {
     "G10": ("MAX_DETAILS",),
     "G11": ("MAX_DETAILS", "MAX_SUMMARY_PARTS"),
     "G12": ("JUMBO_MTU", "MIN_SPEED_MBPS", "MIN_MTU", "REACHABLE_BUSBW_GBS", "DEFAULT_BUSBW_GBS", "OK_BUSBW_GBS",
-            "DEFAULT_LIKE_BUSBW_GBS", "MAX_BUSBW_GBS"),
+            "DEFAULT_LIKE_BUSBW_GBS", "MAX_BUSBW_GBS", "CX7_MAX_MTU", "ETHERNET_MAX_MTU"),
     "G13": ("GB10_CAPABILITY",),
 }
 MODULES = {"G1": g01_cuda_abi, "G2": g02_flash_attn, "G3": g03_unified_memory, "G4": g04_throttling,

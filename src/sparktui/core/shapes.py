@@ -826,6 +826,8 @@ class LinkData(TypedDict, total=False):
     reason: str
     rdma_seen: bool  # /sys/class/infiniband exists
     unattached_rdma: list[LinkRdmaPort]
+    netdevs: list[str]  # every name in /sys/class/net (lo, docker0 ...): what NCCL_SOCKET_IFNAME can select
+    rdma_devices: dict[str, list[int | str]]  # /sys/class/infiniband/<hca>/ports/<n>: what NCCL_IB_HCA can name
     nccl: dict[str, list[NcclSetting]]  # variable -> where set, the environment first
     nccl_files: list[str]
     nccl_scan: "LinkNcclScan"  # present when the probe walked G10's scan paths itself

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Mapping, TypeGuard
 
 from sparktui.core.config import Config
@@ -17,6 +18,14 @@ ID = "G12"
 JUMBO_MTU = 9000
 MIN_SPEED_MBPS = 200_000  # the Spark's ConnectX-7 ports are 200 GbE; below that the cable or port negotiated down
 MIN_MTU = 68  # the smallest MTU IPv4 allows (RFC 791): a lower one is a misread, not a setting
+# The largest MTU the hardware takes: `ip -d link` on mlx5 (ConnectX) ports reports "minmtu 68 maxmtu 9978"
+# (the port's 10000-byte frame less Ethernet header, VLAN tag and FCS); 9216 is the usual Ethernet jumbo
+# ceiling for any other NIC. A larger MTU in a reading (70000, 1e23) is a misread or an edited snapshot.
+CX7_MAX_MTU = 9978
+ETHERNET_MAX_MTU = 9216
+# operstate values the kernel reports (Documentation/ABI/testing/sysfs-class-net, RFC 2863) that say
+# whether the link is up; "unknown" (and anything else) says nothing either way.
+OPERSTATES = ("up", "down", "lowerlayerdown", "notpresent", "dormant", "testing")
 REACHABLE_BUSBW_GBS = 23.7
 DEFAULT_BUSBW_GBS = 3.0
 ROCE_V2 = "RoCE v2"
@@ -64,13 +73,86 @@ def _effective(nccl: Mapping[str, Any], name: str) -> tuple[str | None, str]:
     return None, ""
 
 
-def _hca_names(value: str) -> tuple[set[str], bool]:
-    """NCCL_IB_HCA -> (device names, excluded?). `^a,b` excludes; `=a` is exact; `a:1` names a port."""
+@dataclass(frozen=True)
+class NcclList:
+    """NCCL_IB_HCA or NCCL_SOCKET_IFNAME as NCCL reads it. NCCL's documented syntax
+    (https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html):
+
+    * NCCL_SOCKET_IFNAME: "a list of prefixes ... separated by the , symbol. Using the ^ symbol, NCCL
+      will exclude interfaces starting with any prefix in that list. To match (or not) an exact
+      interface name, begin the prefix string with the = character" (`eth`, `=eth0`, `^docker`, `^=docker0`);
+    * NCCL_IB_HCA: "The list is comma-separated; port numbers can be specified using the : symbol. An
+      optional prefix ^ indicates the list is an exclude list. A second optional prefix = indicates that
+      the tokens are exact names, otherwise by default NCCL would treat each token as a prefix"
+      (`mlx5`, `=mlx5_0:1,mlx5_1:1`, `^=mlx5_1,mlx5_4`; `mlx5_1` alone also selects mlx5_10 ..);
+      newer releases add `<hca>[:<port>[:<rail>[:<plane>]]]`, an empty port meaning all ports.
+    """
+
+    exclude: bool
+    exact: bool
+    tokens: tuple[tuple[str, str | None], ...]  # (name or prefix, port as written or None: every port)
+
+    def matches(self, token: str, name: str) -> bool:
+        return name == token if self.exact else name.startswith(token)
+
+    def selects_netdev(self, name: str) -> bool:
+        return any(self.matches(t, name) for t, _ in self.tokens) != self.exclude
+
+    def selects_port(self, device: str, port: Any) -> bool:
+        hit = any(self.matches(t, device) and (p is None or p == str(port)) for t, p in self.tokens)
+        return hit != self.exclude
+
+
+def parse_nccl_list(value: str, ports: bool = False) -> NcclList:
+    """`^` first, then `=` (NCCL strips them in that order: `=^x` is a name starting with ^)."""
     v = value.strip()
     exclude = v.startswith("^")
-    v = v.lstrip("^=")
-    names = {p.split(":")[0].strip() for p in v.split(",") if p.strip()}
-    return names, exclude
+    v = v[1:] if exclude else v
+    exact = v.startswith("=")
+    v = v[1:] if exact else v
+    tokens: list[tuple[str, str | None]] = []
+    for part in v.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if ports:
+            name, _, rest = part.partition(":")
+            port = rest.split(":")[0].strip() if rest else ""
+            tokens.append((name.strip(), port or None))
+        else:
+            tokens.append((part, None))
+    return NcclList(exclude, exact, tuple(tokens))
+
+
+def _operstate(i: Mapping[str, Any]) -> str:
+    return str(i.get("operstate") or "").strip().lower()
+
+
+def _max_mtu(i: Mapping[str, Any]) -> tuple[int, str]:
+    """The hardware's largest MTU: ConnectX (mlx5_core, the Spark's) or any other Ethernet NIC."""
+    if i.get("driver") in (None, "mlx5_core"):
+        return CX7_MAX_MTU, "ConnectX-7 maximum"
+    return ETHERNET_MAX_MTU, "Ethernet jumbo maximum"
+
+
+def _rdma_ports_known(data: Mapping[str, Any], ifaces: list[Mapping[str, Any]]) -> dict[str, set[str]]:
+    """RDMA device -> its port numbers as text: the probe's ``rdma_devices`` (every
+    /sys/class/infiniband/<hca>/ports/<n>), else (an older reading) the ports listed with the interfaces."""
+    known: dict[str, set[str]] = {}
+    devs = data.get("rdma_devices")
+    if isinstance(devs, Mapping):
+        for d, ports in devs.items():
+            known[str(d)] = {str(p) for p in ports} if isinstance(ports, list) else set()
+        return known
+    rows = [p for i in ifaces for p in _rdma(i)]
+    extra = data.get("unattached_rdma")
+    rows += [p for p in extra if isinstance(p, Mapping)] if isinstance(extra, list) else []
+    for p in rows:
+        if p.get("device"):
+            known.setdefault(str(p["device"]), set())
+            if p.get("port") is not None:
+                known[str(p["device"])].add(str(p["port"]))
+    return known
 
 
 def _up(i: Mapping[str, Any]) -> bool:
@@ -115,6 +197,83 @@ def roce_v2_index(ports: list[Mapping[str, Any]]) -> int | None:
     return best
 
 
+def _check_hca(lst: NcclList, hca: str, src: str, data: Mapping[str, Any], ifaces: list[Mapping[str, Any]],
+               already: set[int], problems: list[str], unread: list[str], ev: EvidenceList,
+               flagged: bool, notes: list[str]) -> None:
+    """What NCCL_IB_HCA names exists (/sys/class/infiniband/<hca>/ports/<n>), and each port it names
+    outright is usable (port ACTIVE, its interface up): NCCL skips a port that is not, silently."""
+    if lst.exclude:
+        return  # excluding what does not exist, or a port that is down, harms nothing
+    known = _rdma_ports_known(data, ifaces)
+    missing: list[str] = []
+    if known:
+        for name, port in lst.tokens:
+            devs = sorted(d for d in known if lst.matches(name, d))
+            shown = f"{name}:{port}" if port is not None else name
+            if not devs:
+                missing.append(f"{shown}: no RDMA device {'named' if lst.exact else 'starting with'} {name!r} in "
+                               f"/sys/class/infiniband (there: {', '.join(sorted(known))})")
+            elif port is not None and not (port.isascii() and port.isdigit()):
+                missing.append(f"{shown}: {port!r} is not a port number")
+            elif port is not None and not any(str(int(port)) in known[d] for d in devs):
+                d = devs[0]
+                missing.append(f"{shown}: /sys/class/infiniband/{d}/ports/{int(port)} does not exist "
+                               f"({d} has port {', '.join(sorted(known[d], key=lambda x: (len(x), x))) or 'none'})")
+    if missing and flagged:  # the devices it selects are already the problem: this is why, beside it
+        ev.add("NCCL_IB_HCA names not found", "/sys/class/infiniband", missing)
+        notes.append(f"NCCL_IB_HCA names what is not there: {'; '.join(missing)}")
+    elif missing:
+        problems.append(f"NCCL_IB_HCA={hca} ({src}) names what is not there: {'; '.join(missing)}; NCCL skips it")
+    for i in ifaces:
+        for p in _rdma(i):
+            dev = str(p.get("device") or "")
+            if not dev or id(p) in already:
+                continue
+            if not any(t == dev and (q is None or q == str(p.get("port"))) for t, q in lst.tokens):
+                continue  # only a port NCCL_IB_HCA names outright: a prefix may cover the uncabled port too
+            state = p.get("state")
+            where = f"{dev}/{p.get('port')}"
+            if not isinstance(state, str) or not state.strip():
+                unread.append(f"{where} (named in NCCL_IB_HCA): port state unreadable")
+            elif not _port_active(p):
+                problems.append(f"NCCL_IB_HCA={hca} ({src}) names {where}, which is {state.split(':')[-1].strip()} "
+                                f"(phys_state {p.get('phys_state') or 'unread'}, {i.get('name')} {i.get('operstate')}): "
+                                "NCCL skips a port that is not ACTIVE, so that NIC half carries nothing")
+            elif _operstate(i) in OPERSTATES and not _up(i):
+                problems.append(f"NCCL_IB_HCA={hca} ({src}) names {where}, whose interface {i.get('name')} is "
+                                f"{i.get('operstate')}")
+
+
+def _check_socket_ifname(lst: NcclList, sock: str, src: str, data: Mapping[str, Any],
+                         ifaces: list[Mapping[str, Any]], up: list[Mapping[str, Any]]) -> str | None:
+    """NCCL_SOCKET_IFNAME must leave NCCL a ConnectX-7 link that is up (not lo, not a name that is not
+    there, not only the 10 GbE port); a problem in words, or None."""
+    if any(lst.selects_netdev(str(i.get("name", ""))) for i in up):
+        return None
+    netdevs = data.get("netdevs")
+    cx = [str(i.get("name", "")) for i in ifaces]
+    every = [str(n) for n in netdevs] if isinstance(netdevs, list) else cx
+    up_names = ", ".join(str(i.get("name")) for i in up) or "none"
+    if lst.exclude:
+        return (f"NCCL_SOCKET_IFNAME={sock} ({src}) excludes every ConnectX-7 link that is up ({up_names}): "
+                "NCCL's bootstrap and socket traffic go elsewhere")
+    chosen = [n for n in every if lst.selects_netdev(n)]
+    parts: list[str] = []
+    other = [n for n in chosen if n not in cx]
+    if other:
+        parts.append(f"it selects {', '.join(other[:5])}{' ...' if len(other) > 5 else ''}, not a ConnectX-7 interface"
+                     + (" (lo is loopback: the other Spark is not reachable over it)" if "lo" in other else ""))
+    down = [n for n in chosen if n in cx]
+    if down:
+        parts.append(f"{', '.join(down)} {'is' if len(down) == 1 else 'are'} not up")
+    nothing = [t for t, _ in lst.tokens if not any(lst.matches(t, n) for n in every)]
+    if nothing:
+        where = "/sys/class/net" if isinstance(netdevs, list) else "the ConnectX-7 interfaces read"
+        parts.append(f"{', '.join(repr(t) for t in nothing)}: no such interface in {where}")
+    return (f"NCCL_SOCKET_IFNAME={sock} ({src}) selects no ConnectX-7 link that is up ({up_names}): "
+            + "; ".join(parts or ["nothing selected"]))
+
+
 def judge(r: Readings, cfg: Config) -> Verdict:
     """skip when there is no peer, no multi-node launch and no cabled CX-7 link up; unknown when the
     link cannot be read or there is no ConnectX-7 to judge while a peer or multi-node launch needs one;
@@ -146,22 +305,45 @@ def judge(r: Readings, cfg: Config) -> Verdict:
         return Verdict(ID, Status.UNKNOWN, f"a peer or multi-node launch is configured, but there is no ConnectX-7 "
                        f"interface to judge: {why}", evidence=ev.tuple())
     up = [i for i in ifaces if _up(i)]
+    nccl: Mapping[str, Any] = data.get("nccl") or {}
+    settings = {k: _effective(nccl, k) for k in ("NCCL_IB_HCA", "NCCL_SOCKET_IFNAME", "NCCL_IB_GID_INDEX",
+                                                   "NCCL_IB_MERGE_NICS", "NCCL_NET_GDR_LEVEL")}
+    sock, sock_src = settings["NCCL_SOCKET_IFNAME"]
+    hca_now, _ = settings["NCCL_IB_HCA"]
+    sock_list = parse_nccl_list(sock) if sock is not None else None
+    hca_list = parse_nccl_list(hca_now, ports=True) if hca_now is not None else None
+
+    def _told(i: Mapping[str, Any]) -> bool:
+        """NCCL is told to use this interface: NCCL_IB_HCA selects one of its ports (unset: all of them),
+        or NCCL_SOCKET_IFNAME picks it."""
+        by_hca = hca_list is None or any(hca_list.selects_port(str(p.get("device")), p.get("port"))
+                                         for p in _rdma(i) if p.get("device"))
+        by_sock = sock_list is not None and not sock_list.exclude and sock_list.selects_netdev(str(i.get("name", "")))
+        return by_hca or by_sock
+
+    # "unknown" (or an unreadable operstate) says neither up nor down: never silently dropped
+    odd = [i for i in ifaces if _operstate(i) not in OPERSTATES and _told(i)]
+    odd_words = [f"{i.get('name')}: operstate {i.get('operstate')!r} (carrier "
+                 f"{i.get('carrier') if i.get('carrier') is not None else 'unread'}): cannot tell whether this link is up"
+                 for i in odd]
     ev.add("ConnectX-7 interfaces", "/sys/class/net",
            [f"{i.get('name')}: {i.get('operstate')}, MTU {i.get('mtu')}, "
             f"{str(i['speed_mbps'] // 1000) + ' Gb/s' if isinstance(i.get('speed_mbps'), int) else 'speed n/a'}"
             for i in ifaces])
-    if not applies and not up:
+    if not applies and not up and not odd:
         return Verdict(ID, Status.SKIP, "no peer, no multi-node launch, and no cabled ConnectX-7 link is up",
                        evidence=ev.tuple())
-    nccl: Mapping[str, Any] = data.get("nccl") or {}
-    settings = {k: _effective(nccl, k) for k in ("NCCL_IB_HCA", "NCCL_SOCKET_IFNAME", "NCCL_IB_GID_INDEX",
-                                                   "NCCL_IB_MERGE_NICS", "NCCL_NET_GDR_LEVEL")}
     for k, (v, src) in settings.items():
         ev.add(k, src or "environment and launch files", v if v is not None else "not set")
 
     problems: list[str] = []
     unread: list[str] = []  # parts that could not be checked: unknown when nothing else is wrong
+    notes: list[str] = []  # why a problem found is one (shown after the problems, not counted)
     fix_lines: list[str] = []
+    if not up and odd:
+        return Verdict(ID, Status.UNKNOWN, "cannot tell whether the link is up: " + "; ".join(odd_words),
+                       evidence=ev.tuple(), details=tuple(odd_words),
+                       fix=block([sh("ip", "link", "show", str(i.get("name"))) for i in odd]))
     if not up:
         problems.append("no ConnectX-7 link is up: check the cable between the two Sparks and `ip link`")
         fix_lines += [comment("every ConnectX-7 interface is down: check the QSFP cable, then bring the cabled one up"),
@@ -169,27 +351,28 @@ def judge(r: Readings, cfg: Config) -> Verdict:
         return Verdict(ID, Status.WARN, "link down: " + problems[0], evidence=ev.tuple(),
                        details=tuple(problems), fix=block(fix_lines))
 
+    unread += odd_words
     # The link in use: the netdevs of the RDMA devices NCCL_IB_HCA selects (RoCE takes its MTU from
     # them) plus what NCCL_SOCKET_IFNAME names; every link that is up when neither narrows it down.
-    sock, _ = settings["NCCL_SOCKET_IFNAME"]
-    hca_now, _ = settings["NCCL_IB_HCA"]
-    sock_names = {s.strip().lstrip("^=") for s in (sock or "").split(",") if s.strip()}
     hca_sel: set[str] = set()
-    if hca_now is not None:
-        names, exclude = _hca_names(hca_now)
+    if hca_list is not None:
         hca_sel = {str(p.get("device")) for i in up for p in _rdma(i)
-                   if isinstance(p, Mapping) and (str(p.get("device")) not in names) == exclude}
+                   if p.get("device") and hca_list.selects_port(str(p.get("device")), p.get("port"))}
 
     def _selected(i: Mapping[str, Any]) -> bool:
-        by_sock = bool(sock) and not str(sock).startswith("^") and any(str(i.get("name", "")).startswith(n) for n in sock_names)
-        by_hca = any(isinstance(p, Mapping) and str(p.get("device")) in hca_sel for p in _rdma(i))
+        by_sock = sock_list is not None and not sock_list.exclude and sock_list.selects_netdev(str(i.get("name", "")))
+        by_hca = any(str(p.get("device")) in hca_sel for p in _rdma(i))
         return by_sock or by_hca
 
     in_use = [i for i in up if _selected(i)] or up
     for i in in_use:
         mtu = i.get("mtu")
+        top, top_words = _max_mtu(i)
         if not _count(mtu) or mtu < MIN_MTU:
             unread.append(f"{i.get('name')}: MTU unreadable ({mtu!r})")
+        elif mtu > top:
+            unread.append(f"{i.get('name')}: MTU {mtu} is above the {top_words} {top}: a misread or an edited "
+                          "reading, not a setting")
         elif mtu < JUMBO_MTU:
             problems.append(f"{i.get('name')}: MTU {mtu} < {JUMBO_MTU} (MTU 1500 gives 19-21 GB/s busbw vs 23.7 with jumbo frames)")
             fix_lines.append(sh("sudo", "ip", "link", "set", "dev", str(i.get("name")), "mtu", str(JUMBO_MTU)))
@@ -206,6 +389,7 @@ def judge(r: Readings, cfg: Config) -> Verdict:
 
     up_ports = [p for i in up for p in _rdma(i) if isinstance(p, Mapping) and p.get("device")]
     active = [p for p in up_ports if _port_active(p)]
+    reported_down = bool(up_ports and not active)
     if up_ports and not active:
         down = [p for p in up_ports if isinstance(p.get("state"), str) and p.get("state")]
         if down:
@@ -225,8 +409,8 @@ def judge(r: Readings, cfg: Config) -> Verdict:
                             f"(vs {REACHABLE_BUSBW_GBS} GB/s naming both halves)")
             export_lines.append(f"export NCCL_IB_HCA={','.join(up_devs)}")
         else:
-            names, exclude = _hca_names(hca)
-            used = [d for d in up_devs if (d not in names) == exclude]
+            sel = hca_list or parse_nccl_list(hca, ports=True)
+            used = [d for d in up_devs if any(sel.selects_port(d, p.get("port")) for p in active if str(p.get("device")) == d)]
             if len(up_devs) >= 2 and len(used) < 2:
                 problems.append(f"NCCL_IB_HCA={hca} ({hca_src}) uses {', '.join(used) or 'none'} of the up RDMA devices "
                                 f"{', '.join(up_devs)}: one NIC half (98 Gb/s) instead of both (161 Gb/s merged)")
@@ -239,6 +423,16 @@ def judge(r: Readings, cfg: Config) -> Verdict:
         problems.append(f"no RDMA device on the links that are up: {why}; NCCL falls back to sockets (~{DEFAULT_BUSBW_GBS:g} GB/s)")
     if sock is None and in_use:
         export_lines.append(f"export NCCL_SOCKET_IFNAME={in_use[0].get('name')}")
+    if hca_list is not None and hca is not None:
+        flagged = any(x.startswith(f"NCCL_IB_HCA={hca} ") for x in problems)  # already said: wrong devices
+        _check_hca(hca_list, hca, hca_src, data, ifaces, {id(p) for p in up_ports} if reported_down else set(),
+                   problems, unread, ev, flagged, notes)
+    if sock_list is not None and sock is not None and sock_list.tokens:
+        bad_sock = _check_socket_ifname(sock_list, sock, sock_src, data, ifaces, up)
+        if bad_sock:
+            problems.append(bad_sock)
+            if in_use:
+                export_lines.append(f"export NCCL_SOCKET_IFNAME={in_use[0].get('name')}")
     gid, gid_src = settings["NCCL_IB_GID_INDEX"]
     v2 = roce_v2_index(active)
     if gid is not None:
@@ -274,7 +468,7 @@ def judge(r: Readings, cfg: Config) -> Verdict:
                   f"{'/'.join(str(i.get('mtu')) for i in in_use)}, NCCL_IB_HCA={hca}")
     if problems:
         return Verdict(ID, Status.WARN, problems[0] + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""),
-                       evidence=ev.tuple(), details=tuple(problems + [f"not checked: {u}" for u in unread]),
+                       evidence=ev.tuple(), details=tuple(problems + notes + [f"not checked: {u}" for u in unread]),
                        fix=block(fix_lines) if fix_lines else FIX)
     if unread:
         return Verdict(ID, Status.UNKNOWN, "cannot confirm the link: " + "; ".join(unread), evidence=ev.tuple(),

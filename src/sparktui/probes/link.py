@@ -1,9 +1,12 @@
 """Probe "link": the two-Spark ConnectX-7 link (G12), read from sysfs and the NCCL settings in effect.
 
-Reads, under a root folder (default "/", so tests build fake /sys trees):
+Reads, under a root folder (default "/", so tests build fake /sys trees; `sparktui check --sys-root DIR`
+sets it for a post-mortem of a copied /sys, see ``sys_root``):
 
 * /sys/class/net/*: the interfaces whose ``device/driver`` is mlx5_core (ConnectX-7 on a Spark; also
   any netdev listed in /sys/class/infiniband/*/device/net/*): MTU, operstate, carrier, speed (Mb/s);
+* every name in /sys/class/net (``netdevs``: lo, docker0 ...) and every RDMA device's port numbers
+  (``rdma_devices``), so G12 can check that what NCCL_SOCKET_IFNAME / NCCL_IB_HCA name exists;
 * /sys/class/infiniband/<dev>/ports/<n>/: state, rate, link_layer, the GID table (gids/N with
   gid_attrs/types/N, to find the RoCE v2 index), counters (port_xmit_data / port_rcv_data are in
   4-byte words: kept raw and as bytes) and hw_counters;
@@ -20,11 +23,12 @@ read is a failed reading (``data is None`` with ``error``). Never raises.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import time
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Reading
@@ -50,6 +54,8 @@ _DOCKER_ENV = re.compile(r"""^\s*ENV\s+(?P<k>""" + _NAMES + r""")\s+(?P<v>"[^"\n
 
 
 SYSFS_BYTES = 4096  # a sysfs attribute is one page at most
+MAX_NETDEVS = 4096  # interface names kept (a host with more is not a Spark; the ConnectX-7 ones are read whole)
+MAX_RDMA_DEVICES = 256
 
 
 def _text(p: Path) -> str | None:
@@ -113,6 +119,23 @@ def _rdma_ports(ib: Path) -> dict[str, list[dict[str, Any]]]:
         for n in nets or [""]:
             out.setdefault(n, []).extend(ports if ports else [{"device": dev.name, "port": None,
                                                                "error": f"no ports under {dev / 'ports'}"}])
+    return out
+
+
+def _rdma_device_ports(ib: Path) -> dict[str, list[int | str]]:
+    """Every RDMA device under ``ib`` -> its port numbers (/sys/class/infiniband/<hca>/ports/<n>), so
+    G12 can tell whether NCCL_IB_HCA's ``<hca>:<port>`` exists; {} when there is no such folder."""
+    out: dict[str, list[int | str]] = {}
+    try:
+        devs = sorted(d.name for d in ib.iterdir())[:MAX_RDMA_DEVICES]
+    except OSError:
+        return out
+    for dev in devs:
+        try:
+            ports = sorted((p.name for p in (ib / dev / "ports").iterdir()), key=lambda n: (len(n), n))[:MAX_GIDS]
+        except OSError:
+            ports = []
+        out[dev] = [int(n) if _decimal(n) else n for n in ports]
     return out
 
 
@@ -289,6 +312,7 @@ def scan(root: str = "/", env: Mapping[str, str] | None = None,
         return None, f"{net} unreadable: {e.strerror or e}; run where /sys is readable"
     rdma = _rdma_ports(ib)
     ib_seen = ib.is_dir()
+    netdevs = names[:MAX_NETDEVS]  # every interface, so G12 can tell "lo" or a missing name from the link
     interfaces: list[dict[str, Any]] = []
     for name in names:
         d = net / name
@@ -313,6 +337,8 @@ def scan(root: str = "/", env: Mapping[str, str] | None = None,
         "interfaces": interfaces,
         "rdma_seen": ib_seen,
         "unattached_rdma": rdma.get("", []),
+        "netdevs": netdevs,
+        "rdma_devices": _rdma_device_ports(ib),
         "nccl": nccl_settings(env, files),
         "nccl_files": [str(p) for p, _ in files],
         "read_at": time.time(),
@@ -325,9 +351,29 @@ def scan(root: str = "/", env: Mapping[str, str] | None = None,
     return data, None
 
 
-def read(cfg: Config, root: str = "/", env: Mapping[str, str] | None = None,
+_SYS_ROOT: list[str] = []  # set by ``sys_root`` (`sparktui check --sys-root DIR`); empty: "/"
+
+
+@contextlib.contextmanager
+def sys_root(root: str | None) -> Iterator[None]:
+    """Within the block, ``read`` looks for sys/class/net and sys/class/infiniband under ``root``
+    instead of / (a copied /sys for a post-mortem, a fake tree in a test). None changes nothing.
+    Process-wide (the probes run in worker threads), restored on exit."""
+    if root is None:
+        yield
+        return
+    _SYS_ROOT.append(str(root))
+    try:
+        yield
+    finally:
+        _SYS_ROOT.pop()
+
+
+def read(cfg: Config, root: str | None = None, env: Mapping[str, str] | None = None,
          files: Iterable[tuple[str, str]] | None = None) -> Reading[Any]:
-    """``files`` None: the launch configs under G10's scan paths (``[scan] paths``) that mention NCCL_."""
+    """``files`` None: the launch configs under G10's scan paths (``[scan] paths``) that mention NCCL_.
+    ``root`` None: the folder ``sys_root`` set, else "/"."""
+    root = root if root is not None else (_SYS_ROOT[-1] if _SYS_ROOT else "/")
     env = os.environ if env is None else env
     t0 = time.perf_counter()
     walk_note: str | None = None
