@@ -18,23 +18,42 @@ from glob import escape as glob_escape
 from pathlib import Path
 
 
-def write_text_atomic(path: Path | str, text: str, encoding: str = "utf-8") -> Path:
+def write_text_atomic(path: Path | str, text: str, encoding: str = "utf-8", *, follow_links: bool = True) -> Path:
     """Replace ``path`` with ``text`` atomically and durably. Raises OSError with ``filename`` set to
     ``path`` (the temporary file's name means nothing to the user); the target is untouched then.
 
-    A symlink is followed (the file it names is replaced, the link stays). A target that is not a
-    regular file (``-o /dev/stdout``, a FIFO, ``/dev/null``) is written in place: renaming over it
-    would replace the device, and there is no old content to keep."""
+    A symlink is followed (the file it names is replaced, the link stays): a path the user gave
+    (``-o FILE``). A target that is not a regular file (``-o /dev/stdout``, a FIFO, ``/dev/null``)
+    is written in place: renaming over it would replace the device, and there is no old content
+    to keep.
+
+    ``follow_links=False``, for the files sparktui names itself (prefs.json): whatever is at the
+    name (a link planted there, dangling or not, a FIFO) is replaced by the new regular file and
+    nothing it points to is opened or written. The temporary file is created exclusively
+    (``mkstemp``: ``O_EXCL``), so a link planted under its name cannot redirect it either."""
+    if not follow_links:
+        with _naming(path):
+            try:
+                st: os.stat_result | None = os.lstat(path)
+            except FileNotFoundError:
+                st = None
+        if st is not None and not stat.S_ISREG(st.st_mode):
+            st = None  # a link, a FIFO: replaced, never opened; the new file gets the default mode
+        return _replace(path, Path(os.path.abspath(path)), text, encoding, st)
     with _naming(path):
         try:
-            st: os.stat_result | None = os.stat(path)  # through links: /dev/stdout is the pipe it names
+            st = os.stat(path)  # through links: /dev/stdout is the pipe it names
         except FileNotFoundError:
             st = None
     if st is not None and not stat.S_ISREG(st.st_mode):
         with _naming(path), open(path, "w", encoding=encoding) as fh:
             fh.write(text)
         return Path(path)
-    target = Path(os.path.realpath(path))
+    return _replace(path, Path(os.path.realpath(path)), text, encoding, st)
+
+
+def _replace(path: Path | str, target: Path, text: str, encoding: str, st: os.stat_result | None) -> Path:
+    """``text`` into a new temporary file beside ``target``, fsynced, then renamed over it."""
     with _naming(path):
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
         try:
