@@ -246,3 +246,42 @@ def test_a_write_failure_mid_session_is_said_and_the_dashboard_keeps_watching(tm
     for path in (session, rec_path):  # what was written before is whole lines
         got = read_recording(path)
         assert got.samples and got.problems == [] and path.stat().st_size <= limit
+
+
+def test_record_ends_with_74_when_a_check_readings_line_is_refused(tmp_path):
+    """A readings line the disk refuses (one large line that no longer fits while the small sample
+    lines still do) once cost the readings silently: `record` went on and exited 0. Now it stops
+    there with 74 and the message, and the file is whole. The refusal is the kernel's EFBIG, raised
+    at the write of a readings line (sitecustomize), so it is the same on every run."""
+    out = tmp_path / "run.jsonl"
+    env = fake_nvml.subprocess_env(tmp_path, "gb10_loaded()")
+    site = tmp_path / "fake-nvml-site" / "sitecustomize.py"
+    site.write_text(site.read_text() + textwrap.dedent("""
+        import errno, os
+        from sparktui.core import recording
+
+        def refused(self, readings, t=None):
+            raise OSError(errno.EFBIG, os.strerror(errno.EFBIG))
+
+        recording.RecordingWriter.readings = refused
+    """))
+    r = subprocess.run([sys.executable, "-m", "sparktui", "record", "-o", str(out), "--interval", "0.05",
+                        "--duration", "10", "--processes-every", "0"],
+                       capture_output=True, text=True, timeout=90, env=env, cwd=tmp_path)
+    assert r.returncode == 74, r.stderr
+    assert f"sparktui: cannot write {out}: File too large; the recording stopped there" in r.stderr
+    assert "Traceback" not in r.stderr
+    rec = read_recording(out)
+    assert rec.problems == []
+
+
+def test_record_never_appends_through_a_link_planted_at_its_file(tmp_path):
+    out = tmp_path / "run.jsonl"
+    elsewhere = tmp_path / "elsewhere.jsonl"
+    out.symlink_to(elsewhere)  # dangling: O_CREAT would make the file it names
+    env = fake_nvml.subprocess_env(tmp_path, "gb10_loaded()")
+    r = subprocess.run([sys.executable, "-m", "sparktui", "record", "-o", str(out), "--interval", "0.05",
+                        "--duration", "1", "--processes-every", "0"],
+                       capture_output=True, text=True, timeout=90, env=env, cwd=tmp_path)
+    assert r.returncode == 64 and "is a symbolic link" in r.stderr, r.stderr
+    assert not elsewhere.exists() and out.is_symlink()
