@@ -67,7 +67,21 @@ _BINARY_WINDOW = 8192
 _EXT_KIND = {
     "yaml": "yaml", "yml": "yaml", "json": "json", "toml": "toml",
     "sh": "shell", "bash": "shell", "zsh": "shell", "env": "env", "py": "python",
+    "slurm": "shell", "sbatch": "shell",  # SLURM batch scripts (issue 22)
+    # templates: the kind of the name without this extension (`job.yaml.j2` is YAML), else any
+    "j2": "template", "jinja": "template", "jinja2": "template", "tmpl": "template", "tpl": "template",
+    "template": "template",
 }
+
+
+def _template_kind(name: str) -> str:
+    """`job.yaml.j2` -> yaml, `run.sh.tmpl` -> shell, `run.j2` -> any (read whatever it holds)."""
+    stem = name[: name.rfind(".")]
+    dot = stem.rfind(".")
+    inner = _EXT_KIND.get(stem[dot + 1:]) if dot > 0 else None
+    return inner if inner and inner != "template" else "any"
+
+
 _NAME_KIND = {"Dockerfile": "dockerfile", "Containerfile": "dockerfile", ".env": "env"}
 _SHEBANG = re.compile(rb"#![^\n]*\b(?:sh|bash|zsh|dash|ksh)\b")
 
@@ -298,7 +312,15 @@ _DEEPSPEED = re.compile(r"""(?<![\w./\-"'])deepspeed[ \t]+(?:--|-[A-Za-z]|[^\s"'
 _DEEPSPEED_MULTI = re.compile(r"(?<![\w-])(?:--hostfile|-H|--num_nodes|--include|--exclude|--master_addr|--launcher)\b")
 # Config files a launch script passes along (`--config configs/tp.yaml`), to lend them its context.
 _REFERENCED = re.compile(r"""(?<![\w./~${}-])[\w./~${}-]*[\w-]\.(?:ya?ml|json|toml)\b""")
-_CFG_REF = re.compile(rb"\.(?:ya?ml|json|toml)\b").search  # a shell script naming a config file
+# a shell script naming a config (`cfg.yaml`, torchtune's `--config llama3_3/70B_full`) or sourcing a file
+_CFG_REF = re.compile(rb"(?m)\.(?:ya?ml|json|toml)\b|--config|(?:^|[;&|])[ \t]*(?:source|\.)[ \t]").search
+# `--config NAME` without an extension (torchtune, Hydra --config-name): NAME.yaml in a configs folder
+_CONFIG_NAME = re.compile(r"""(?<![\w-])--config(?:[-_](?:name|file|path))?(?:[ \t]*=[ \t]*|[ \t]+)["']?([\w./~-]{1,200})""")
+_ANCESTORS = 6  # a launcher's folder and this many above it (inside the scan paths) are where its names resolve
+# `source env.sh` / `. ./vars.sh`: a file whose variables the script takes (bash rules: the words
+# after `source` or `.` at a command's start); its path may start at `$(dirname "$0")` or `$DIR`.
+_SOURCE = re.compile(r"""(?m)(?:^|[;&|])[ \t]*(?:source|\.)[ \t]+["']?([^\s"';&|<>]{1,300})""")
+_SOURCE_DEPTH = 3  # files sourced by sourced files, this deep
 
 
 class _Stopped(Exception):
@@ -523,7 +545,8 @@ def _kind_of(name: str) -> str | None:
     dot = name.rfind(".")
     if dot <= 0:
         return "" if dot < 0 else None
-    return _EXT_KIND.get(name[dot + 1:])
+    kind = _EXT_KIND.get(name[dot + 1:])
+    return _template_kind(name) if kind == "template" else kind
 
 
 _FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -606,6 +629,8 @@ def _sort_entries(st: _Scan, entries: list[os.DirEntry], prefix: str, depth: int
                 if kind is None:
                     dot = name.rfind(".")
                     kind = "" if dot < 0 else ext_kind.get(name[dot + 1:]) if dot > 0 else None
+                    if kind == "template":
+                        kind = _template_kind(name)
                     if kind is None:
                         st.other_files += 1
                         continue
@@ -744,13 +769,19 @@ def _take_hit(st: _Scan, path: str, kind: str, data: bytes) -> None:
     """A file that passed the pre-filter: its settings, line by line, and its context."""
     st.prefilter_hits += 1
     text, cut = _cut_lines(data.decode("utf-8", "replace"))
-    found = _find_settings(text, kind, st.check)
+    assigns: Assignments | None = None
+    sourced: list[str] = []
+    if kind in _SHELLISH:
+        assigns, sourced = _sourced_assignments(text, path, st.limit, _safe_cwd(), st.check)
+    found = _find_settings(text, kind, st.check, assigns)
     if not found:
         return
     shown = os.path.normpath(path)
     st.check()
-    ctx = file_context(text, os.path.basename(path), kind, st.check)
+    ctx = file_context(text, os.path.basename(path), kind, st.check, assigns)
     ctx["kind"] = kind
+    if sourced:
+        ctx["sourced"] = sourced
     if cut:
         ctx["lines_cut"] = cut
     kept = False
@@ -1086,6 +1117,11 @@ class _LineOf:
         return self.line
 
 
+# `: ${TP:=4}` (or `${TP:=4}` anywhere): TP is 4 from here on unless set before; kept as written and
+# resolved by _resolve against the lines above it.
+_DEFAULT_ASSIGN = re.compile(r"\$\{([A-Za-z_]\w{0,100}):?=([^}\s]{0,100})\}")
+
+
 def _assignments(text: str, check: Check = None) -> Assignments:
     out: Assignments = {}
     line_of = _LineOf(text)
@@ -1093,7 +1129,93 @@ def _assignments(text: str, check: Check = None) -> Assignments:
         lines, values = out.setdefault(m.group(1), ([], []))
         lines.append(line_of(m.start()))
         values.append(m.group(2))
+    if "=" in text and "${" in text:
+        line_of = _LineOf(text)
+        extra = [(m.group(1), line_of(m.start()), m.group(0)) for m in _finditer(_DEFAULT_ASSIGN, text, check)]
+        for name, ln, written in extra:
+            if name in out and written in out[name][1]:
+                continue  # `TP=${TP:=4}`: the assignment itself already holds it
+            _add_assignment(out, name, ln, written)
     return out
+
+
+def _add_assignment(out: Assignments, name: str, line: int, value: str) -> None:
+    """One more assignment, kept in line order (bisect reads the lists)."""
+    lines, values = out.setdefault(name, ([], []))
+    i = bisect.bisect_right(lines, line)
+    lines.insert(i, line)
+    values.insert(i, value)
+
+
+def _sourced_assignments(text: str, path: str, limit: int, cwd: str | None, check: Check = None,
+                         depth: int = 0, seen: set[str] | None = None) -> tuple[Assignments, list[str]]:
+    """The script's assignments with those of the files it sources (`source env.sh`, `. ./vars.sh`,
+    `. "$(dirname "$0")/env.sh"`), each taken at the line that sources it (a value the sourced file
+    sets from its own variables is resolved there first); and the files read for them."""
+    assigns = _assignments(text, check)
+    read: list[str] = []
+    if depth >= _SOURCE_DEPTH or ("source" not in text and ". " not in text):
+        return assigns, read
+    seen = set() if seen is None else seen
+    seen.add(os.path.realpath(path))
+    line_of = _LineOf(text)
+    for m in _finditer(_SOURCE, text, check):
+        target = _sourced_path(m.group(1), path, cwd)
+        if target is None or target in seen:
+            continue
+        seen.add(target)
+        data = _reread(target, limit)
+        if not data or data.find(b"\0", 0, _BINARY_WINDOW) != -1:
+            continue
+        sub_text = _cut_lines(data.decode("utf-8", "replace"))[0]
+        sub, sub_read = _sourced_assignments(sub_text, target, limit, cwd, check, depth + 1, seen)
+        read += [os.path.normpath(target)] + sub_read
+        at = line_of(m.start())
+        for name, (lines, values) in sub.items():
+            if not lines:
+                continue
+            value = values[-1]
+            if value.startswith("$"):
+                resolved, _via = _resolve(value, sub, lines[-1] + 1)
+                value = resolved if resolved is not None else value
+            _add_assignment(assigns, name, at, value)
+    return assigns, read[:MAX_MARKERS]
+
+
+_LEADING_VAR = re.compile(r"\$[A-Za-z_]\w{0,100}/")
+
+
+def _after_variable(ref: str) -> str | None:
+    """`$(dirname "$0")/env.sh`, `${SCRIPT_DIR}/cfg.yaml`, `$EXAMPLE_PATH/cfg.yaml`, `` `pwd`/x.sh ``: the
+    part after the (folder) variable, read relative to the script; None if a variable remains."""
+    if "$" not in ref and "`" not in ref and "{" not in ref:
+        return ref
+    cut = max(ref.rfind(")/"), ref.rfind("}/"), ref.rfind("`/"))
+    rest = ref[cut + 2:] if cut >= 0 else None
+    if rest is None:
+        m = _LEADING_VAR.match(ref)
+        rest = ref[m.end():] if m else None
+    if rest is None or "$" in rest or "`" in rest or "{" in rest:
+        return None
+    return rest
+
+
+def _sourced_path(written: str, script: str, cwd: str | None) -> str | None:
+    """The file a `source` names, as a real path, if it is one: relative to the script's folder
+    (where `$(dirname "$0")`, `$SCRIPT_DIR` and kin point) or to the current folder."""
+    rel = _after_variable(written.strip("\"'"))
+    if rel is None:
+        return None
+    rel = os.path.expanduser(rel)
+    bases = [os.path.dirname(script)] + ([cwd] if cwd else [])
+    for base in bases:
+        cand = os.path.realpath(os.path.join(base, rel))
+        try:
+            if stat.S_ISREG(os.stat(cand).st_mode) and not _under_any(cand, _SYSTEM_TOPS):
+                return cand
+        except OSError:
+            continue
+    return None
 
 
 def _resolve(value: str, assigns: Assignments | None, before: int, depth: int = 0) -> tuple[str | None, str | None]:
@@ -1193,7 +1315,8 @@ def _markers(rx: re.Pattern, text: str, check: Check = None) -> list[str]:
     return seen
 
 
-def file_context(text: str, name: str, kind: str | None = None, check: Check = None) -> FileContext:
+def file_context(text: str, name: str, kind: str | None = None, check: Check = None,
+                 assigns: Assignments | None = None) -> FileContext:
     """Training or serving, multi-node or single node, from a file's content and name (with the
     markers that decided it, so the verdict can show its evidence)."""
     training = _markers(_TRAINING_STRONG, text, check)
@@ -1211,7 +1334,7 @@ def file_context(text: str, name: str, kind: str | None = None, check: Check = N
             serving.append(f"file name '{name}'")
         context = "training" if training else "serving" if serving else "unknown"
     ctx: FileContext = {"context": context, "training_markers": training, "serving_markers": serving}
-    ctx.update(node_info(text, kind, check))
+    ctx.update(node_info(text, kind, check, assigns))
     return ctx
 
 
@@ -1398,7 +1521,7 @@ def _lend_launcher_context(st: _Scan) -> None:
     needy = {st.real[shown]: shown for shown, ctx in st.files.items()
              if ctx["nodes"] == "unknown" or ctx["context"] == "unknown"}
     if needy and st.launchers:
-        names = sorted({os.path.basename(r).encode("utf-8", "surrogateescape") for r in needy})
+        names = sorted({os.path.splitext(os.path.basename(r))[0].encode("utf-8", "surrogateescape") for r in needy})
         names_in = re.compile(b"|".join(re.escape(n) for n in names)).search
         cwd = _safe_cwd() or ""
         for lpath, data in st.launchers:
@@ -1410,18 +1533,57 @@ def _lend_launcher_context(st: _Scan) -> None:
             text = _cut_lines(data.decode("utf-8", "replace"))[0]
             lshown = os.path.normpath(lpath)
             lctx = None
-            for ref in dict.fromkeys(_REFERENCED.findall(text)):
-                if "$" in ref or "{" in ref:
+            targets = _ref_targets(text, _bases(st, lpath, cwd))
+            for sm in _SOURCE.finditer(text):  # a sourced file with a TP setting takes the launcher's context
+                target = _sourced_path(sm.group(1), lpath, cwd)
+                if target:
+                    targets.append(target)
+            done: set[str] = set()
+            for real in targets:
+                shown = needy.get(real)
+                if shown is None or shown == lshown or shown in done:
                     continue
-                ref = os.path.expanduser(ref)
-                for base in (os.path.dirname(lpath), cwd):
-                    shown = needy.get(os.path.realpath(os.path.join(base, ref)))
-                    if shown is None or shown == lshown:
-                        continue
-                    if lctx is None:
-                        lctx = file_context(text, os.path.basename(lpath), "shell", st.check)
-                    _lend(st.files[shown], lctx, lshown)
-                    break
+                done.add(shown)
+                if lctx is None:
+                    assigns, _ = _sourced_assignments(text, lpath, st.limit, cwd, st.check)
+                    lctx = file_context(text, os.path.basename(lpath), "shell", st.check, assigns)
+                _lend(st.files[shown], lctx, lshown)
+
+
+def _bases(st: _Scan, lpath: str, cwd: str) -> list[str]:
+    """Where a launcher's relative names resolve: its folder, the folders above it inside the scan
+    paths (a repository's root, where `examples/cfg.yaml` starts), and the current folder."""
+    out = []
+    d = os.path.realpath(os.path.dirname(lpath) or ".")
+    for _ in range(_ANCESTORS + 1):
+        out.append(d)
+        up = os.path.dirname(d)
+        if up == d or not _under_any(up, st.root_reals):
+            break
+        d = up
+    if cwd and cwd not in out:
+        out.append(cwd)
+    return out
+
+
+def _ref_targets(text: str, bases: list[str]) -> list[str]:
+    """Real paths of the configs a launcher names: `cfg/tp.yaml`, `$DIR/tp.yaml`, and `--config NAME`
+    without an extension as NAME.yaml (in a configs folder too: torchtune's recipes/configs)."""
+    out: list[str] = []
+    for ref in dict.fromkeys(_REFERENCED.findall(text)):
+        rel = _after_variable(ref)
+        if rel is None:
+            continue
+        rel = os.path.expanduser(rel)
+        out += [os.path.realpath(os.path.join(b, rel)) for b in bases]
+    for m in _CONFIG_NAME.finditer(text):
+        name = m.group(1).rstrip(".")
+        if not name or os.path.splitext(name)[1] in (".yaml", ".yml", ".json", ".toml"):
+            continue
+        for b in bases:
+            for sub in ("", "configs"):
+                out += [os.path.realpath(os.path.join(b, sub, name + ext)) for ext in (".yaml", ".yml")]
+    return out
 
 
 def _lend(ctx: FileContext, lctx: FileContext, lshown: str) -> None:
