@@ -18,7 +18,7 @@ from sparktui.gotchas import g11_kernel_log as g11
 from tests.conftest import readings_of
 
 T0 = 1764870000.0  # 2025-12-04, a time the kmsg reader computes (boot epoch + usec since boot)
-KINDS = ("xid", "nv_no_memory", "oom_kill", "aer", "soft_lockup")
+KINDS = ("xid", "nv_no_memory", "oom_kill", "aer", "soft_lockup", "gpu_lost")
 
 
 def when(t: float) -> str:
@@ -135,7 +135,9 @@ def test_evidence_of_a_read_log_lines_boot_id_and_count_per_kind():
     assert [(e.what, e.source, e.value) for e in v.evidence] == [
         ("lines read since boot", "journalctl", 1234), ("boot id", "journalctl", "4e7c9d0a111122223333444455556666"),
         ("xid events", "journalctl", 2), ("nv_no_memory events", "journalctl", 0),
-        ("oom_kill events", "journalctl", 1), ("aer events", "journalctl", 1), ("soft_lockup events", "journalctl", 0)]
+        ("oom_kill events", "journalctl", 1), ("aer events", "journalctl", 1), ("soft_lockup events", "journalctl", 0),
+        ("gpu_lost events", "journalctl", 0),
+        ("aer events by severity", "journalctl", "fatal 0, non-fatal 0, corrected 1, unknown 0")]
 
 
 def test_the_note_on_sources_tried_first_is_evidence_when_there_is_one():
@@ -155,12 +157,13 @@ def test_a_missing_source_is_question_mark_everywhere():
 
 
 def test_counts_beyond_the_kept_events_are_the_evidence():
-    # the probe keeps 500 events and counts all of them: the count is what happened
+    # the probe keeps some events and counts all of them: the count is what happened
     evs = [xid(13, pid=None, t=T0 + i) for i in range(500)]
     v = verdict(data(evs, truncated=True, counts={"xid": 525, "nv_no_memory": 0, "oom_kill": 0, "aer": 0,
                                                    "soft_lockup": 0}))
     assert evidence(v)["xid events"] == ("kmsg", 525)
-    assert "more happened" in v.summary and v.details[-1] == "... and 460 more"
+    assert evidence(v)["events not kept"] == ("kmsg", "25 counted but not kept in the reading (500 kept)")
+    assert v.summary.endswith("; and 522 more (522 Xid)") and v.details[-1] == "... and 460 more"
 
 
 @pytest.mark.parametrize("counts", [None, "garbled", [1, 2]])
@@ -207,7 +210,7 @@ def test_the_summary_names_three_incidents_then_counts_the_rest():
     assert three.summary.count("Xid 13") == 3 and "more" not in three.summary
     assert f"at {when(T0)}; Xid 13" in three.summary and three.summary.endswith(f"at {when(T0 + 2)}")
     four = verdict(data([xid(13, pid=None, t=T0 + i) for i in range(4)]))
-    assert four.summary.count("Xid 13") == 3 and four.summary.endswith("; and 1 more")
+    assert four.summary.count("Xid 13") == 3 and four.summary.endswith("; and 1 more (1 Xid)")
     assert f"at {when(T0)}" in four.summary and f"at {when(T0 + 2)}" in four.summary
 
 
@@ -333,7 +336,7 @@ def test_no_memory_fix_says_the_driver_ran_out_not_the_oom_killer():
 
 def test_aer_fix_names_the_devices_and_the_lspci_of_the_first():
     v = verdict(data([aer(device="GPU (nvidia)", pci="0009:01:00.0"), aer(), aer(device=None, pci=None)]))
-    assert "PCIe errors on ConnectX-7 (mlx5), GPU (nvidia), unknown:" in v.fix
+    assert "PCIe errors on GPU (nvidia) at 0009:01:00.0, ConnectX-7 (mlx5) at 0000:01:00.0, unknown:" in v.fix
     assert blocks(v.fix) == [["journalctl -k -b --no-pager | grep -E -A3 'AER|PCIe Bus Error'",
                               "sudo lspci -vvv -s 0009:01:00.0 | grep -A4 -i 'UESta\\|CESta'"]]
 
@@ -345,7 +348,7 @@ def test_aer_fix_without_an_address_shows_a_placeholder_to_fill():
 
 def test_corrected_aer_beside_a_fatal_one_is_not_named_in_the_fix():
     v = verdict(data([aer("corrected", device="GPU (nvidia)", pci="0009:01:00.0"), aer()]))
-    assert "PCIe errors on ConnectX-7 (mlx5):" in v.fix and "0009:01:00.0" not in v.fix
+    assert "PCIe errors on ConnectX-7 (mlx5) at 0000:01:00.0:" in v.fix and "0009:01:00.0" not in v.fix
 
 
 def test_lockup_fix_greps_before_it_and_only_for_a_lockup():

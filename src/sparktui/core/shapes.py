@@ -553,8 +553,9 @@ class TpMatch(_TpMatchBase, total=False):
     text: str  # the line, at most 200 characters
     key_path: str  # YAML/TOML parents, "vllm_cfg.tensor_parallel_size"
     scope: str  # "generation": the TP of an inference engine inside a training job; "dcn": MaxText's TP
-    # across the data-centre network (across nodes by definition)
-    inherited_by: str  # a file whose `defaults:` chain takes this setting (judged in that file's context)
+    # across the data-centre network (across nodes by definition); "ici": MaxText's TP inside a node
+    judged_in: str  # the file whose context judges it (a launcher that sources this file, a config
+    # whose `defaults:` chain takes it); absent: its own file's
     file: str
 
 
@@ -575,6 +576,7 @@ class FileContext(TypedDict, total=False):
     kind: str  # "yaml" | "json" | "toml" | "shell" | "env" | "python" | "dockerfile" | "any"
     launched_by: list[str]  # launch scripts that lent it their context
     defaults_from: list[str]  # YAML/Hydra `defaults:` files whose settings it takes
+    sourced: list[str]  # files a script sources (`source env.sh`), read for its variables
 
 
 class TpSkippedSample(TypedDict):
@@ -845,33 +847,46 @@ class LinkNcclScan(TypedDict, total=False):
 
 class KernelLogEvent(TypedDict, total=False):
     """One incident in the kernel log (probes/kernel_log.py ``Parser``). ``kind`` is one of "xid",
-    "nv_no_memory", "oom_kill", "aer", "soft_lockup"; the other fields belong to some kinds only."""
+    "nv_no_memory", "oom_kill", "aer", "soft_lockup", "gpu_lost"; the other fields belong to some kinds only."""
 
     kind: str
     t: float | None  # unix time; None where the line carried no usable time (a saved file)
+    t_boot: float  # seconds since boot, where the line said it but no unix time is known (a saved dmesg)
     text: str  # the line, at most 500 characters
     xid: int  # xid
-    pci: str  # xid: "0000:01:00"; aer: the device the error was reported for, "0000:01:00.0"
+    pci: str | None  # xid: "0000:01:00"; aer: the device the error was reported for, "0000:01:00.0"; gpu_lost
     pid: int | None  # xid, oom_kill (the victim), soft_lockup (the task on the stuck CPU)
     name: str | None  # process name, same kinds as pid
     rss_kb: int | None  # oom_kill: anon+file+shmem RSS of the victim (None: only the summary line seen)
     anon_rss_kb: int | None  # oom_kill
+    cgroup: bool  # oom_kill: a memory cgroup's limit was hit (a container's), not the whole pool
+    memcg: str | None  # oom_kill: the cgroup whose limit was hit, where the log names it
     severity: str  # aer: "fatal" | "non-fatal" | "corrected" | "unknown"
     device: str  # "GPU (nvidia)" | "ConnectX-7 (mlx5)" | "PCIe port" | another driver's name | "unknown"
+    driver: str | None  # aer: the driver bound at ``pci`` as the log showed it
+    reporter: str | None  # aer: the port that reported it ("0000:00:00.0")
     cpu: int  # soft_lockup
-    stuck_s: int  # soft_lockup
+    stuck_s: int | None  # soft_lockup (None for a hard lockup)
+    hard: bool  # soft_lockup: a hard lockup (NMI watchdog)
+    reason: str  # gpu_lost: "fallen off the bus" | "RmInitAdapter failed" | ...
 
 
 class KernelLogData(TypedDict, total=False):
-    """The kernel log since boot (probes/kernel_log.py ``read``)."""
+    """The kernel log since boot (probes/kernel_log.py ``read``), or a saved one (``read_file``)."""
 
     source: str  # "kmsg" | "journalctl" | "dmesg" | "file"
     boot_id: str | None  # /proc/sys/kernel/random/boot_id (dashes removed) or the journal's _BOOT_ID
     lines_read: int
-    events: list[KernelLogEvent]  # at most 500, in log order
+    events: list[KernelLogEvent]  # bounded per kind (core/xids.py EventKeeper), in log order
     truncated: bool  # more events happened than are kept (see counts)
     counts: dict[str, int]  # kind -> events seen, kept or not
+    severities: dict[str, int]  # AER severity -> events seen, kept or not
+    not_kept: int  # events counted but not kept
     note: str | None  # sources tried before this one and why they failed; records overwritten while reading
+    first_seq: int | None  # kmsg sequence number of the first record read (> 0: the ring buffer wrapped)
+    lost_records: int  # kmsg records missing between those read (gaps in the sequence numbers)
+    first_boot_s: float | None  # the first line's time since boot, where the lines carry one
+    formats: dict[str, int]  # line format ("kmsg", "dmesg", "dmesg -T", "journal JSON", "syslog", "iso") -> lines
 
 
 SHAPES["kernel_log"] = KernelLogData

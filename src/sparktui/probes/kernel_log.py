@@ -27,22 +27,25 @@ import stat
 import subprocess
 import threading
 import time
+from datetime import datetime
 from typing import Any, Callable, Iterable, Iterator
 
 from sparktui.core import children
 from sparktui.core.config import Config
 from sparktui.core.readings import Reading
 from sparktui.core.xids import XIDS  # noqa: F401  (re-exported: the meanings, shared with G11's judge)
+from sparktui.core.xids import EVENT_KINDS, MAX_KEPT, EventKeeper
 
 KMSG = "/dev/kmsg"
 BOOT_ID = "/proc/sys/kernel/random/boot_id"
 MAX_TEXT = 500  # characters of a line kept in an event
 MAX_PARSE = 4096  # a line is cut here before any pattern runs (linear, bounded work per line)
-MAX_EVENTS = 500  # events kept in a reading; the rest are counted ("truncated")
+MAX_EVENTS = MAX_KEPT  # events kept in a reading, by class (core/xids.py EventKeeper); every one is counted
 MAX_PARTIAL = 65536  # bytes of an unterminated line the follower buffers before cutting it
 JOURNAL_TIMEOUT_S = 30.0
 COALESCE_S = 0.05  # the follower's batching delay after a wake-up: 20 wake-ups/s at most in a storm (benchmarks/kernel_log_follow.py: 0.02 s cost ~1.1% of a core at 1000 lines/s, 0.05 s ~0.6%)
-KINDS = ("xid", "nv_no_memory", "oom_kill", "aer", "soft_lockup")
+KINDS = EVENT_KINDS  # xid, nv_no_memory, oom_kill, aer, soft_lockup, gpu_lost
+PENDING_FLUSH_S = 0.3  # the follower's wait for more lines of an incident (an AER report's details) once the log is quiet
 
 GRANT_HINT = ("grant read access to the kernel log without running sparktui as root: "
               "`sudo usermod -aG adm,systemd-journal $USER` (then log in again), "
@@ -51,25 +54,54 @@ GRANT_HINT = ("grant read access to the kernel log without running sparktui as r
 # Xids that point at memory exhaustion (G3/G6) rather than the driver or hardware.
 OPEN_MODULE_XIDS = frozenset({169})
 
-# --------------------------------------------------------------------------- line patterns
-# Numbers are bounded: a time of 400 digits is no record's (and overflows a float); such a line is text.
-_KMSG = re.compile(r"^(\d{1,20}),(\d{1,20}),(\d{1,20}),[^;]*;")
-_DMESG_TS = re.compile(r"^\s*\[\s*(\d{1,12}\.\d{1,9})\]\s?")
-_XID = re.compile(r"NVRM: Xid \(PCI:([0-9A-Fa-f:.]+)\): (\d+),\s?(.*)")
-_XID_PID = re.compile(r"pid=(\d+|'<unknown>'|<unknown>)(?:, name=([^,]*))?")
-_NOMEM = re.compile(r"NV_ERR_NO_MEMORY")
-_OOM_KILLED = re.compile(r"[Oo]ut of memory(?: \([^)]*\))?: Killed process (\d+) \(([^)]*)\)(.*)")
-_RSS = re.compile(r"(anon|file|shmem)-rss:(\d+)kB")
-_OOM_SUMMARY = re.compile(r"oom-kill:.*?,task=([^,]*),pid=(\d+)")
-_AER_RECEIVED = re.compile(r"(\S+) ([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d): AER: (?:Multiple )?"
-                           r"(Uncorrect(?:ed|able) \((Fatal|Non-Fatal)\)|Corrected) error (?:message )?received: "
-                           r"([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d)")
-_AER_BUS = re.compile(r"(\S+) ([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d): PCIe Bus Error: "
-                      r"severity=(Uncorrect(?:ed|able) \((Fatal|Non-Fatal)\)|Corrected)")
-_DRIVER_BDF = re.compile(r"^(mlx5_core|nvidia|pcieport) ([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d): ")
-_LOCKUP = re.compile(r"BUG: soft lockup - CPU#(\d+) stuck for (\d+)s!(?: \[([^\]]*?):(\d+)\])?")
+# --------------------------------------------------------------------------- line formats
+# Every pattern is anchored (``match`` at a known position) or runs on a bounded window, and every
+# repeat is bounded: a line costs linear time whatever it holds (4 KB of "AER" without a blank
+# included). Numbers are bounded: a time of 400 digits is no record's; such a line is text.
+_KMSG = re.compile(r"(\d{1,20}),(\d{1,20}),(\d{1,20}),[^;]{0,64};")
+_KMSG_DICT = re.compile(r" [A-Z_]{1,32}=")  # a kmsg record's dictionary line (" SUBSYSTEM=pci")
+_DMESG_TS = re.compile(r"\s{0,32}(?:<\d{1,3}>)?\[\s{0,16}(\d{1,12}\.\d{1,9})\]\s?")  # dmesg, dmesg -r
+_DMESG_REL = re.compile(r"\s{0,16}\[\s{0,16}\+\s{0,4}\d{1,12}[.,]\d{1,9}\]\s?")  # dmesg --reltime / -H
+_MONTHS = {m: i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov",
+                                        "Dec"), 1)}
+_DMESG_T = re.compile(r"\s{0,16}\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) "
+                      r"{1,2}(\d{1,2}) (\d\d):(\d\d):(\d\d) (\d{4})\]\s?")
+_ISO = re.compile(r"\[?(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?)\]?:?\s")
+_DECODE = re.compile(r"(?:kern|user|mail|daemon|auth|syslog|lpr|news|local\d) {0,4}:"
+                     r"(?:emerg|alert|crit|err|warn|notice|info|debug) {0,4}: ")  # dmesg -x: "kern  :warn  : "
+_TALOS = re.compile(r"\S{1,64}: kern: {0,4}[a-z]{2,8}: ")  # talosctl dmesg: "NODE: kern: warning: [TIME]: "
+_SYSLOG = re.compile(r"(\S{1,12}) {1,2}(\d{1,2}) (\d\d):(\d\d):(\d\d)(?:\.\d{1,9})? (?:\S{1,255} )?(?:\S{1,32} )?kernel: ?")
+_KERNEL_TAG = re.compile(r"\s{0,16}kernel: ?")  # a syslog line whose time was cut ("kernel: msg", " kernel:[ts] msg")
+FORMATS = ("kmsg", "dmesg", "dmesg -T", "journal JSON", "syslog", "iso")  # what a saved kernel log may be in
 
-DEVICES = {"mlx5_core": "ConnectX-7 (mlx5)", "nvidia": "GPU (nvidia)", "pcieport": "PCIe port"}
+# ------------------------------------------------------------------------- event patterns
+_BDF = r"[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]"
+_DEVICE = re.compile(r"([\w.-]{1,40}) (" + _BDF + r")(?::[\w.-]{1,20})?: ")  # "driver BDF: " (dev_printk), at the start
+_XID = re.compile(r"NVRM: Xid \((?:PCI:)?([0-9A-Fa-f:.]{1,16})\): (\d{1,6}),\s?")
+_XID_PID = re.compile(r"pid=(\d{1,10}|'<unknown>'|<unknown>)(?:, name=([^,]{0,64}))?")
+_NV_GPU = re.compile(r"GPU (?:at )?(?:PCI:)?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?)")
+_KILLED = re.compile(r"Killed process (\d{1,10})(?:, UID \d{1,10},)? \((.{0,64}?)\)(?=[ ,]|$)")
+_KILL_CHOSEN = re.compile(r"Kill process (\d{1,10}) \((.{0,64}?)\) score")
+_RSS = re.compile(r"(anon|file|shmem)-rss:(\d[\d,]{0,24})kB")
+_PID_UID_END = re.compile(r",pid=(\d{1,10}),uid=\d{1,10}\s{0,8}$")
+_PID_DIGITS = re.compile(r",pid=(\d{1,10})")
+_MEMCG_FIELD = re.compile(r",(oom_memcg|task_memcg)=([^,]{0,200})")
+_TASK_IN = re.compile(r"Task in (\S{1,200}) killed as a result of limit of (\S{1,200})")
+_AER_HEAD = re.compile(r"(Multiple )?(Corrected|Correctable|Uncorrect(?:ed|able) \((Fatal|Non-Fatal)\)) error "
+                       r"(?:message )?received(?::| from) ?(?:id=([0-9a-fA-F]{4})|(" + _BDF + r"))?")
+_AER_SEV = re.compile(r"(Corrected|Correctable|Uncorrect(?:ed|able) \((Fatal|Non-Fatal)\))")
+_LOCKUP = re.compile(r"BUG: soft lockup (?:- CPU#(\d{1,5}) stuck for (\d{1,7})s!(?: \[(.{0,64}?):(\d{1,10})\])?"
+                     r"|detected on CPU#(\d{1,5}))")
+_HARD_LOCKUP = re.compile(r"[Hh]ard LOCKUP on cpu (\d{1,5})")
+
+DEVICES = {"mlx5_core": "ConnectX-7 (mlx5)", "nvidia": "GPU (nvidia)", "pcieport": "PCIe port", "aer": "PCIe port"}
+PORT_DRIVERS = frozenset({"pcieport", "aer"})
+GPU_LOST_REASONS = (("fallen off the bus", "fallen off the bus"), ("RmInitAdapter failed", "RmInitAdapter failed"),
+                    ("rm_init_adapter failed", "RmInitAdapter failed"), ("probe routine failed", "the driver's probe failed"),
+                    ("is not supported by the", "not supported by the loaded module"), ("GPU is lost", "GPU lost"))
+AER_GAP_LINES = 4  # lines of other text that end an AER report (its header, then its devices' detail lines)
+OOM_WAIT_LINES = 8  # lines an OOM header (oom-kill: summary, "Kill process ... or sacrifice child") waits for its kill
+MEMCG_HINT_LINES = 5000  # "Task in X killed as a result of limit of Y" holds until the kill it announces
 
 Event = dict[str, Any]
 
@@ -77,25 +109,95 @@ Event = dict[str, Any]
 def _severity(full: str, inner: str | None) -> str:
     if inner:
         return "fatal" if inner == "Fatal" else "non-fatal"
-    return "corrected" if full == "Corrected" else "unknown"
+    return "corrected" if full in ("Corrected", "Correctable") else "unknown"
+
+
+def _device(driver: str | None) -> str:
+    return DEVICES.get(driver or "", driver or "unknown")
+
+
+def _iso_epoch(s: str) -> float | None:
+    s = s.replace(",", ".").replace(" ", "T")
+    if s.endswith("Z"):
+        s = s[:-1] + "+00:00"
+    elif len(s) > 5 and s[-5] in "+-" and s[-4:].isdigit():
+        s = s[:-2] + ":" + s[-2:]
+    if "." in s:  # at most 6 fraction digits for Python 3.10's fromisoformat
+        head, frac = s.split(".", 1)
+        digits = frac[:len(frac) - len(frac.lstrip("0123456789"))]
+        s = f"{head}.{(digits + '000000')[:6]}{frac[len(digits):]}"
+    try:
+        return datetime.fromisoformat(s).timestamp()
+    except (ValueError, OverflowError, OSError):
+        return None
+
+
+def split_any(line: str) -> tuple[str, str, float | None, float | None, int | None]:
+    """(format, message, seconds since boot or None, unix time or None, kmsg sequence or None) of one
+    line of a saved or live kernel log, its format detected on the line itself: a /dev/kmsg record,
+    ``dmesg`` (``[secs]``, also ``dmesg -r``'s ``<prio>`` and the relative ``[+secs]``), ``dmesg -T``,
+    ISO times (``dmesg --time-format iso``, ``journalctl -o short-iso``, ``dmesg -x``'s facility
+    first), the journal's or syslog's short form (``Mon DD HH:MM:SS host kernel:``, the month may be
+    localized) or ``kernel:`` alone, else "text" (the line as it is). Journal JSON is ``journal_record``'s."""
+    m = _KMSG.match(line)
+    if m:
+        return "kmsg", line[m.end():], int(m.group(3)) / 1e6, None, int(m.group(2))
+    rest, fmt, epoch, boot = line, None, None, None
+    m = _DECODE.match(rest) or _TALOS.match(rest)
+    if m:
+        rest = rest[m.end():]
+    m = _DMESG_T.match(rest)
+    if m:
+        mon, day, hh, mm, ss, year = m.groups()
+        try:
+            epoch = time.mktime((int(year), _MONTHS[mon], int(day), int(hh), int(mm), int(ss), 0, 0, -1))
+        except (OverflowError, ValueError):
+            epoch = None
+        return "dmesg -T", rest[m.end():], None, epoch, None
+    m = _ISO.match(rest)
+    if m:
+        fmt, epoch, rest = "iso", _iso_epoch(m.group(1)), rest[m.end():]
+    else:
+        m = _SYSLOG.match(rest)
+        if m:
+            fmt, rest = "syslog", rest[m.end():]
+    if fmt is not None:
+        k = _KERNEL_TAG.match(rest)
+        if k:
+            rest = rest[k.end():]
+    else:
+        k = _KERNEL_TAG.match(rest)
+        if k:
+            fmt, rest = "syslog", rest[k.end():]
+    m = _DMESG_TS.match(rest)
+    if m:
+        return fmt or "dmesg", rest[m.end():], float(m.group(1)), epoch, None
+    m = _DMESG_REL.match(rest)
+    if m:
+        return fmt or "dmesg", rest[m.end():], None, epoch, None
+    return fmt or "text", rest, None, epoch, None
 
 
 def split_record(line: str) -> tuple[str, float | None]:
     """(message, seconds since boot or None) of one line: a /dev/kmsg record, a dmesg line, or text."""
-    m = _KMSG.match(line)
-    if m:
-        return line[m.end():], int(m.group(3)) / 1e6
-    m = _DMESG_TS.match(line)
-    if m:
-        return line[m.end():], float(m.group(1))
-    return line, None
+    _fmt, msg, since_boot, _epoch, _seq = split_any(line)
+    return msg, since_boot
 
 
 class Parser:
-    """Turns kernel log lines into events. Stateful only for what spans lines: the BDF -> driver map
-    (to name the device behind a port's AER line) and one pending event (an ``oom-kill:`` summary
-    waits for its ``Killed process`` line, an AER ``error received`` for the device's ``PCIe Bus
-    Error`` line) so one incident is one event. Call ``flush()`` at the end of input."""
+    """Turns kernel log lines into events, one per incident as the kernel counts them.
+
+    Stateful only for what spans lines, each bounded: the BDF -> driver map (to name the device at an
+    AER error's address), the last GPU address an NVRM line named (multi-line NVRM messages), a
+    memory-cgroup hint ("Task in X killed as a result of limit of Y"), and one pending event: an OOM
+    header (``oom-kill:`` summary, ``Kill process N ... or sacrifice child``) waits for its ``Killed
+    process`` line, an AER report (its header line) for its devices' ``PCIe Bus Error`` detail
+    lines, so one incident is one event. ``feed`` takes a line in any format ``split_any`` knows, or
+    a journal JSON record; ``flush()`` at the end of input (or when the log goes quiet).
+
+    Kept on the parser for the reader: ``formats`` (lines per format), ``first_seq``/``last_seq`` and
+    ``seq_gaps`` (kmsg records missing between those read), ``first_boot_s`` (the first line's time
+    since boot)."""
 
     MAX_DEVICES = 256
 
@@ -103,104 +205,268 @@ class Parser:
         self.boot_epoch = boot_epoch
         self.drivers: dict[str, str] = {}
         self.pending: Event | None = None
+        self.formats: dict[str, int] = {}
+        self.first_seq: int | None = None
+        self.last_seq: int | None = None
+        self.seq_gaps = 0
+        self.first_boot_s: float | None = None
+        self.non_kernel = 0  # journal records of another transport (a `journalctl -o json` without -k)
+        self._line = 0
+        self._pending_line = 0
+        self._gap = 0
+        self._prev_fmt = ""
+        self._nv_gpu: tuple[str, int] | None = None
+        self._lost: tuple[str | None, str, int] | None = None
+        self._memcg: tuple[str, int] | None = None
 
+    # ------------------------------------------------------------------ lines in
     def feed(self, line: str, t: float | None = None) -> list[Event]:
-        """Events completed by this line (0, 1 or 2). ``t`` (epoch) overrides the line's own time."""
-        msg, since_boot = split_record(line[:MAX_PARSE].rstrip("\r\n"))
-        if t is None and since_boot is not None and self.boot_epoch is not None:
-            t = self.boot_epoch + since_boot
-        out: list[Event] = []
-        ev = self._match(msg, t)
-        pend = self.pending
-        if pend is not None:
-            self.pending = None
-            if ev is not None and self._merge(pend, ev):
-                return [pend]
-            out.append(pend)
-        if ev is not None:
-            if (ev["kind"] == "oom_kill" and ev.get("rss_kb") is None) or ev.get("_wait"):
-                ev.pop("_wait", None)
-                self.pending = ev
+        """Events completed by this line. ``t`` (epoch) overrides the line's own time."""
+        line = line[:MAX_PARSE].rstrip("\r\n")
+        seq = since_boot = None
+        if line.startswith("{"):
+            rec = journal_record(line, with_transport=True)
+            if rec is None:
+                fmt, msg = "text", line
             else:
-                out.append(ev)
+                msg, epoch, _boot, transport = rec
+                if transport not in (None, "kernel"):
+                    self.non_kernel += 1
+                    self._count_format("journal JSON")
+                    return []
+                fmt, t = "journal JSON", t if t is not None else epoch
+        elif self._prev_fmt == "kmsg" and _KMSG_DICT.match(line):
+            self._count_format("kmsg")  # a record's dictionary line, not a message
+            return []
+        else:
+            fmt, msg, since_boot, epoch, seq = split_any(line)
+            if t is None:
+                t = epoch
+        self._count_format(fmt)
+        self._prev_fmt = fmt if fmt != "text" else self._prev_fmt
+        if seq is not None:
+            if self.first_seq is None:
+                self.first_seq = seq
+            elif self.last_seq is not None and seq > self.last_seq + 1:
+                self.seq_gaps += seq - self.last_seq - 1
+            self.last_seq = seq
+        if since_boot is not None:
+            if self.first_boot_s is None:
+                self.first_boot_s = since_boot
+            if t is None and self.boot_epoch is not None:
+                t = self.boot_epoch + since_boot
+        out: list[Event] = []
+        # one record may hold several lines: the journal keeps "\n", /dev/kmsg escapes it as "\x0a"
+        parts = msg.split("\n") if "\n" in msg else msg.split("\\x0a") if "\\x0a" in msg else (msg,)
+        for part in parts:
+            out += self._message(part, t, since_boot)
         return out
+
+    def _count_format(self, fmt: str) -> None:
+        self.formats[fmt] = self.formats.get(fmt, 0) + 1
 
     def flush(self) -> list[Event]:
         pend, self.pending = self.pending, None
-        if pend is not None:
-            pend.pop("_wait", None)
-        return [pend] if pend is not None else []
+        return [self._done(pend)] if pend is not None else []
 
     @staticmethod
-    def _merge(pend: Event, ev: Event) -> bool:
-        if pend["kind"] == "oom_kill" and ev["kind"] == "oom_kill" and pend.get("pid") == ev.get("pid"):
-            pend.update({k: v for k, v in ev.items() if v is not None})
-            return True
-        if pend["kind"] == "aer" and ev["kind"] == "aer" and ev.get("pci") == pend.get("pci"):
-            pend["device"] = ev["device"]
-            return True
-        return False
+    def _done(ev: Event) -> Event:
+        ev.pop("_wait", None)
+        return ev
 
-    def _match(self, msg: str, t: float | None) -> Event | None:
-        d = _DRIVER_BDF.match(msg)
-        if d and d.group(2) not in self.drivers and len(self.drivers) < self.MAX_DEVICES:
-            self.drivers[d.group(2)] = d.group(1)
-        text = msg[:MAX_TEXT]
+    # ------------------------------------------------------------------ one message
+    def _message(self, msg: str, t: float | None, since_boot: float | None) -> list[Event]:
+        self._line += 1
+        msg = msg.lstrip()
+        dev = _DEVICE.match(msg)
+        if dev and dev.group(2) not in self.drivers and len(self.drivers) < self.MAX_DEVICES:
+            self.drivers[dev.group(2)] = dev.group(1)
+        ev, detail = self._match(msg, dev, t)
+        if ev is not None:
+            ev["t"] = t
+            if since_boot is not None and t is None:
+                ev["t_boot"] = since_boot
+            ev.setdefault("text", msg[:MAX_TEXT])
+        out: list[Event] = []
+        pend = self.pending
+        if pend is not None:
+            if ev is not None and pend["kind"] == "oom_kill" and ev["kind"] == "oom_kill" and not ev.get("_wait") \
+                    and (pend.get("pid") == ev.get("pid") or pend.get("_wait") == "chosen"):
+                merged = {**pend, **{k: v for k, v in ev.items() if v is not None}}
+                merged["cgroup"] = bool(pend.get("cgroup") or ev.get("cgroup"))
+                merged["memcg"] = ev.get("memcg") or pend.get("memcg")
+                self.pending = None
+                return [self._done(merged)]
+            waited = self._line - self._pending_line
+            if ev is not None or (pend["kind"] == "aer" and self._gap >= AER_GAP_LINES) \
+                    or (pend["kind"] == "oom_kill" and waited > OOM_WAIT_LINES):
+                self.pending = None
+                out.append(self._done(pend))
+        if ev is not None:
+            if ev.get("_wait"):
+                self.pending, self._pending_line, self._gap = ev, self._line, 0
+            else:
+                out.append(ev)
+        elif detail:
+            self._gap = 0
+        elif self.pending is not None:
+            self._gap += 1
+        return out
+
+    def _match(self, msg: str, dev: re.Match[str] | None, t: float | None) -> tuple[Event | None, bool]:
+        """(the event this message starts, or None; whether it is a detail of the pending AER report)."""
         if "NVRM" in msg:
-            m = _XID.search(msg)
+            ev = self._nvrm(msg)
+            if ev is not None:
+                return ev, False
+        elif "NV_ERR_NO_MEMORY" in msg:
+            return {"kind": "nv_no_memory", "device": DEVICES["nvidia"]}, False
+        if "process" in msg or "oom" in msg or "Task in" in msg:
+            ev = self._oom(msg)
+            if ev is not None:
+                return ev, False
+        if "AER" in msg or "PCIe Bus Error" in msg or "error received" in msg or "error message received" in msg:
+            return self._aer(msg, dev, t)
+        if "soft lockup" in msg:
+            i = msg.find("BUG: soft lockup")
+            m = _LOCKUP.match(msg, i) if i >= 0 else None
+            if m:
+                cpu = m.group(1) or m.group(5)
+                return {"kind": "soft_lockup", "cpu": int(cpu), "stuck_s": int(m.group(2)) if m.group(2) else None,
+                        "name": m.group(3), "pid": int(m.group(4)) if m.group(4) else None}, False
+        if "LOCKUP" in msg:
+            m = _HARD_LOCKUP.search(msg, 0, 200)
+            if m:
+                return {"kind": "soft_lockup", "cpu": int(m.group(1)), "stuck_s": None, "name": None, "pid": None,
+                        "hard": True}, False
+        pend = self.pending
+        detail = pend is not None and pend["kind"] == "aer" and (
+            "status/mask" in msg or "TLP Header" in msg or (dev is not None and msg[dev.end():dev.end() + 1] in (" ", "["))
+            or msg.startswith("type="))
+        return None, detail
+
+    def _nvrm(self, msg: str) -> Event | None:
+        i = msg.find("NVRM: Xid (")
+        if i >= 0:
+            m = _XID.match(msg, i)
             if m:
                 pid = name = None
-                p = _XID_PID.search(m.group(3))
+                p = _XID_PID.match(msg, m.end())
                 if p:
                     pid = int(p.group(1)) if p.group(1).isdigit() else None
-                    name = p.group(2).strip() if p.group(2) else None
+                    name = p.group(2).strip() if p.group(2) and p.group(2).strip() != "<unknown>" else None
                 pci = m.group(1)
                 if len(self.drivers) < self.MAX_DEVICES:
                     self.drivers.setdefault(pci, "nvidia")
-                return {"kind": "xid", "t": t, "text": text, "xid": int(m.group(2)), "pci": pci,
-                        "pid": pid, "name": name, "device": DEVICES["nvidia"]}
-        if "NV_ERR_NO_MEMORY" in msg and _NOMEM.search(msg):
-            return {"kind": "nv_no_memory", "t": t, "text": text, "device": DEVICES["nvidia"]}
-        if "ut of memory" in msg:
-            m = _OOM_KILLED.search(msg)
+                return {"kind": "xid", "xid": int(m.group(2)), "pci": pci, "pid": pid, "name": name,
+                        "device": DEVICES["nvidia"]}
+        if "NV_ERR_NO_MEMORY" in msg:
+            return {"kind": "nv_no_memory", "device": DEVICES["nvidia"]}
+        g = _NV_GPU.search(msg, 0, 200)
+        if g:
+            self._nv_gpu = (g.group(1), self._line)
+        reason = next((why for key, why in GPU_LOST_REASONS if key in msg), None)
+        if reason is None:
+            return None
+        pci = g.group(1) if g else (self._nv_gpu[0] if self._nv_gpu and self._line - self._nv_gpu[1] <= 4 else None)
+        last = self._lost
+        self._lost = (pci, reason, self._line)
+        if last is not None and last[:2] == (pci, reason) and self._line - last[2] <= 2:
+            return None  # the same failure's next line (RmInitAdapter failed / rm_init_adapter failed)
+        return {"kind": "gpu_lost", "reason": reason, "pci": pci, "device": DEVICES["nvidia"]}
+
+    def _oom(self, msg: str) -> Event | None:
+        i = msg.find("Killed process ")
+        if i >= 0:
+            m = _KILLED.match(msg, i)
             if m:
-                rss = {k: int(v) for k, v in _RSS.findall(m.group(3))}
-                total = sum(rss.values()) if rss else None
-                return {"kind": "oom_kill", "t": t, "text": text, "pid": int(m.group(1)), "name": m.group(2),
-                        "rss_kb": total, "anon_rss_kb": rss.get("anon")}
-        if "oom-kill:" in msg:
-            m = _OOM_SUMMARY.search(msg)
+                rss = {k: int(v.replace(",", "")) for k, v in _RSS.findall(msg, m.end())}
+                cgroup = "Memory cgroup out of memory" in msg[:i]
+                hint = self._memcg if self._memcg and self._line - self._memcg[1] <= MEMCG_HINT_LINES else None
+                self._memcg = None
+                return {"kind": "oom_kill", "pid": int(m.group(1)), "name": m.group(2),
+                        "rss_kb": sum(rss.values()) if rss else None, "anon_rss_kb": rss.get("anon"),
+                        "cgroup": cgroup or hint is not None, "memcg": hint[0] if hint else None}
+        i = msg.find("Kill process ")
+        if i >= 0:
+            m = _KILL_CHOSEN.match(msg, i)
             if m:
-                return {"kind": "oom_kill", "t": t, "text": text, "pid": int(m.group(2)), "name": m.group(1),
-                        "rss_kb": None, "anon_rss_kb": None}
-        if "AER" in msg or "PCIe Bus Error" in msg:
-            m = _AER_RECEIVED.search(msg)
+                hint = self._memcg if self._memcg and self._line - self._memcg[1] <= MEMCG_HINT_LINES else None
+                return {"kind": "oom_kill", "pid": int(m.group(1)), "name": m.group(2), "rss_kb": None,
+                        "anon_rss_kb": None, "cgroup": "Memory cgroup out of memory" in msg[:i] or hint is not None,
+                        "memcg": hint[0] if hint else None, "_wait": "chosen"}
+        i = msg.find("oom-kill:")
+        if i >= 0:
+            return self._oom_summary(msg, i)
+        i = msg.find("Task in ")
+        if i >= 0:
+            m = _TASK_IN.match(msg, i)
             if m:
-                pci = m.group(5)
-                drv = self.drivers.get(pci)
-                return {"kind": "aer", "t": t, "text": text, "severity": _severity(m.group(3), m.group(4)),
-                        "pci": pci, "device": DEVICES.get(drv or "", drv or "unknown"), "_wait": True}
-            m = _AER_BUS.search(msg)
-            if m:
-                drv, pci = m.group(1), m.group(2)
-                return {"kind": "aer", "t": t, "text": text, "severity": _severity(m.group(3), m.group(4)),
-                        "pci": pci, "device": DEVICES.get(drv, drv)}
-        if "soft lockup" in msg:
-            m = _LOCKUP.search(msg)
-            if m:
-                return {"kind": "soft_lockup", "t": t, "text": text, "cpu": int(m.group(1)),
-                        "stuck_s": int(m.group(2)), "name": m.group(3),
-                        "pid": int(m.group(4)) if m.group(4) else None}
+                self._memcg = (m.group(2), self._line)
         return None
+
+    def _oom_summary(self, msg: str, i: int) -> Event | None:
+        """``oom-kill:constraint=...,task_memcg=/x,task=NAME,pid=N,uid=U``: the name is what lies
+        between ``,task=`` and the LAST ``,pid=N,uid=U`` (a process may be called ``x,pid=1``)."""
+        end = _PID_UID_END.search(msg, i)  # anchored at the end of the line ($)
+        j = msg.rfind(",pid=", i)
+        if end is not None:
+            j, pid = end.start(), int(end.group(1))
+        else:
+            p = _PID_DIGITS.match(msg, j) if j >= 0 else None
+            if p is None:
+                return None
+            pid = int(p.group(1))
+        k = msg.find(",task=", i, j)
+        name = msg[k + 6:j] if k >= 0 else None
+        fields = dict(_MEMCG_FIELD.findall(msg, i, k if k >= 0 else j))
+        memcg = fields.get("oom_memcg") or None
+        cgroup = "CONSTRAINT_MEMCG" in msg[i:j]
+        return {"kind": "oom_kill", "pid": pid, "name": name, "rss_kb": None, "anon_rss_kb": None,
+                "cgroup": cgroup, "memcg": memcg if cgroup else None, "_wait": "summary"}
+
+    def _aer(self, msg: str, dev: re.Match[str] | None, t: float | None) -> tuple[Event | None, bool]:
+        pend = self.pending
+        i = msg.find("error received")
+        if i < 0:
+            i = msg.find("error message received")
+        if i >= 0:
+            m = _AER_HEAD.search(msg, max(0, i - 60), i + 90)  # a bounded window around the words
+            if m:
+                reporter = dev.group(2) if dev else None
+                src = m.group(5)
+                if src is None and m.group(4):  # "id=00e5": bus, device, function of the reporter's domain
+                    rid = int(m.group(4), 16)
+                    src = f"{(reporter or '0000')[:4]}:{rid >> 8:02x}:{(rid >> 3) & 0x1f:02x}.{rid & 7}"
+                src = src or reporter
+                drv = self.drivers.get(src or "")
+                return {"kind": "aer", "severity": _severity(m.group(2), m.group(3)), "pci": src, "driver": drv,
+                        "device": _device(drv), "reporter": reporter, "_wait": "report"}, False
+        i = msg.find("PCIe Bus Error: severity=")
+        if i >= 0:
+            m = _AER_SEV.match(msg, i + 25)
+            sev = _severity(m.group(1), m.group(2)) if m else "unknown"
+            drv, bdf = (dev.group(1), dev.group(2)) if dev else (None, None)
+            if pend is not None and pend["kind"] == "aer" and self._gap < AER_GAP_LINES \
+                    and (t is None or pend.get("t") is None or abs(t - pend["t"]) <= 2.0):
+                if drv and drv not in PORT_DRIVERS and (pend.get("driver") in (None, *PORT_DRIVERS)):
+                    pend.update({"pci": bdf, "driver": drv, "device": _device(drv)})
+                if pend.get("severity") == "unknown":
+                    pend["severity"] = sev
+                return None, True  # a detail of the report being read
+            return {"kind": "aer", "severity": sev, "pci": bdf, "driver": drv, "device": _device(drv),
+                    "reporter": None, "_wait": "report"}, False  # its header was cut off, or never printed
+        return None, pend is not None and pend["kind"] == "aer"
 
 
 MAX_JOURNAL_LINE = 1 << 20  # a `journalctl -o json` record longer than this is not one of the kernel's
 
 
-def journal_record(raw: bytes | str) -> tuple[str, float | None, str | None] | None:
+def journal_record(raw: bytes | str, with_transport: bool = False) -> Any:
     """(message, unix time or None, boot id or None) of one `journalctl -o json` line; None when
     it is not a record with a message. A time that is no time (not a whole number of microseconds,
-    negative, past a float) is None; a boot id that is not a string is None."""
+    negative, past a float) is None; a boot id that is not a string is None. ``with_transport``
+    adds the record's ``_TRANSPORT`` ("kernel" for the kernel's; None when absent) as a fourth item."""
     if len(raw) > MAX_JOURNAL_LINE:
         return None
     try:
@@ -219,6 +485,9 @@ def journal_record(raw: bytes | str) -> tuple[str, float | None, str | None] | N
         usec = int(usec)
     t = usec / 1e6 if type(usec) is int and 0 <= usec < 10 ** 20 else None
     boot = rec.get("_BOOT_ID")
+    if with_transport:
+        transport = rec.get("_TRANSPORT")
+        return msg, t, boot if isinstance(boot, str) else None, transport if isinstance(transport, str) else None
     return msg, t, boot if isinstance(boot, str) else None
 
 
@@ -255,14 +524,15 @@ class _Collector:
         self.parser = Parser(boot)
         self.source = source
         self.lines = 0
-        self.events: list[Event] = []
-        self.counts: dict[str, int] = {k: 0 for k in KINDS}
+        self.keeper = EventKeeper()
+
+    @property
+    def events(self) -> list[Event]:
+        return self.keeper.events
 
     def add(self, evs: list[Event]) -> None:
         for ev in evs:
-            self.counts[ev["kind"]] += 1
-            if len(self.events) < MAX_EVENTS:
-                self.events.append(ev)
+            self.keeper.add(ev)
 
     def line(self, text: str, t: float | None = None) -> None:
         self.lines += 1
@@ -270,14 +540,19 @@ class _Collector:
 
     def data(self, boot_id: str | None, note: str | None = None) -> dict[str, Any]:
         self.add(self.parser.flush())
-        return {"source": self.source, "boot_id": boot_id, "lines_read": self.lines, "events": self.events,
-                "truncated": sum(self.counts.values()) > len(self.events), "counts": self.counts,
-                "note": note}
+        k, p = self.keeper, self.parser
+        recognised = {f: n for f, n in sorted(p.formats.items()) if f != "text"}
+        return {"source": self.source, "boot_id": boot_id, "lines_read": self.lines, "events": k.events,
+                "truncated": k.not_kept > 0, "counts": dict(k.counts), "severities": dict(k.severities),
+                "not_kept": k.not_kept, "note": note, "first_seq": p.first_seq, "lost_records": p.seq_gaps,
+                "first_boot_s": p.first_boot_s, "formats": recognised}
 
 
 def read_kmsg(path: str = KMSG, boot: float | None = None) -> tuple[_Collector, str | None]:
     """All records still in the ring buffer, non-blocking from the first. Raises OSError when the
-    device cannot be opened or read (EPERM/EACCES under kernel.dmesg_restrict=1)."""
+    device cannot be opened or read (EPERM/EACCES under kernel.dmesg_restrict=1). The first record's
+    sequence number says whether the ring buffer has wrapped (older records overwritten: the
+    reading is "since SEQ", not since boot); gaps in the numbers count records lost while reading."""
     col = _Collector("kmsg", boot if boot is not None else boot_epoch())
     lost = 0
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
@@ -366,17 +641,39 @@ def read_dmesg(cmd: tuple[str, ...] = ("dmesg",), timeout_s: float = JOURNAL_TIM
     return col, None
 
 
+MAX_FILE_LINES = 2_000_000  # lines of a saved kernel log read; the rest is said, not read
+
+
 def read_file(path: str) -> Reading[Any]:
-    """A saved kernel log (kmsg records, dmesg output or journal text) judged as this boot's."""
+    """A saved kernel log judged as it is: ``dmesg``, ``dmesg -T``, ``journalctl -k -o json`` (one
+    object a line), /dev/kmsg records, also the journal's or syslog's short form and ISO times; the
+    format is detected on each line. A file with no line in any of them is not a kernel log: the
+    reading then fails with the reason (G11 says unknown), never "0 events"."""
     started = time.time()
     col = _Collector("file", None)
+    cut = False
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
             for ln in f:
+                if col.lines >= MAX_FILE_LINES:
+                    cut = True
+                    break
                 col.line(ln)
     except OSError as e:
         return Reading("kernel_log", None, error=f"cannot read {path}: {e.strerror or e}", source=path, started_at=started)
-    return Reading("kernel_log", col.data(None), source=path, started_at=started)
+    data = col.data(None, f"only the first {MAX_FILE_LINES} lines were read" if cut else None)
+    if col.lines == 0:
+        return Reading("kernel_log", None, error=f"{path} is empty: no kernel log to judge", source=path,
+                       started_at=started)
+    if not data["formats"]:
+        seen = sum(data["counts"].values())
+        return Reading("kernel_log", None, source=path, started_at=started,
+                       error=f"{path} is not a kernel log this reader knows: none of its {col.lines} line(s) is a "
+                             "dmesg, dmesg -T, journal JSON (journalctl -k -o json), /dev/kmsg or journal/syslog line"
+                             + (f" (it holds {seen} line(s) that read like kernel messages, without their time or "
+                                "record prefix)" if seen else "")
+                             + "; save the log with `journalctl -k -b -o json > FILE` or `dmesg > FILE`")
+    return Reading("kernel_log", data, source=path, started_at=started, took_s=time.time() - started)
 
 
 def _why(e: BaseException) -> str:
@@ -580,7 +877,8 @@ class KernelLogFollower:
                         continue
                     # at the end of a growing file: wait for a write (inotify) or stop
                     waits = [self._wake_r] + ([self._notify] if self._notify is not None else [])
-                    ready, _, _ = select.select(waits, [], [], None if self._notify is not None else 0.25)
+                    quiet = (PENDING_FLUSH_S if self.parser.pending is not None else None) if self._notify is not None else 0.25
+                    ready, _, _ = select.select(waits, [], [], quiet)
                     if self._notify is not None and self._notify in ready:
                         try:
                             os.read(self._notify, 4096)
@@ -589,7 +887,11 @@ class KernelLogFollower:
                     if self.parser.pending is not None and not ready:
                         self._emit(self.parser.flush())
                 else:
-                    ready, _, _ = select.select([self._fd, self._wake_r], [], [])
+                    quiet = PENDING_FLUSH_S if self.parser.pending is not None else None
+                    ready, _, _ = select.select([self._fd, self._wake_r], [], [], quiet)
+                    if not ready:  # the log went quiet: an incident waiting for more lines is complete
+                        self._emit(self.parser.flush())
+                        continue
                     if self._wake_r in ready:
                         continue
                 if self.coalesce_s > 0:  # let a storm's lines gather: one wake-up per coalesce_s, not per line
