@@ -98,7 +98,7 @@ _SHORT_FLAG_COMMAND_TEXT = (
     + r")(?P<seg>[ \t][^\n;|&]*)")
 # inside one such command: the flag, attached (-pSECRET) or followed by spaces (-p SECRET)
 _SHORT_FLAG_TEXT = r"(?P<pre>[ \t])(?P<flag>-[pa])(?P<sp>[ \t]*)(?P<val>[^\s\"']\S*|\"[^\"]*\"|'[^']*')"
-_PLACEHOLDER_TEXT = r"\.\.\.|<[^>\s]*>|\$\{?[A-Za-z_]+\}?"
+_PLACEHOLDER_TEXT = r"\.\.\.|<[^<>\s]*>|\$\{?[A-Za-z_]+\}?"
 # an IPv6 candidate: hex digits, colons and dots (for ::ffff:10.0.0.1) holding a colon
 _IPV6_TEXT = r"(?P<pre>^|[^0-9A-Za-z_:.])(?P<ip>[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*)"
 _TOKENISH_USER_TEXT = r"[A-Za-z0-9_-]+"  # and a digit among them
@@ -117,7 +117,8 @@ _PLACEHOLDER = re.compile(_PLACEHOLDER_TEXT)
 _IPV6 = re.compile(_IPV6_TEXT)
 _TOKENISH_USER = re.compile(_TOKENISH_USER_TEXT)
 _PORT_PATH = re.compile(_PORT_PATH_TEXT, re.S)
-_SECRET_ENV_NAME = re.compile(r"(?i)" + _SECRET_KEY)  # used with fullmatch: the whole name
+# used with fullmatch on the whole name; starts only where a run of name characters starts
+_SECRET_ENV_NAME = re.compile(r"(?i)(?:^|[^" + _KEY_RUN + r"])" + _SECRET_KEY)
 
 PATTERN_TEXTS = {  # name -> (text, flags): what benchmarks/regex_linear.py compiles under each engine
     "tokens": (_TOKENS_TEXT, 0), "key_value": (_KEY_VALUE_TEXT, 0), "flag_value": (_FLAG_VALUE_TEXT, 0),

@@ -44,6 +44,7 @@ MAX_KNOWN_BAD_BYTES = 1024 * 1024
 # "NVRM version: NVIDIA UNIX aarch64 Kernel Module  580.95.05  Tue Sep 23 ..."
 _NVRM_OPEN = re.compile(r"NVRM version:.*\bOpen Kernel Module\b.*?\s(\d+\.\d+(?:\.\d+)?)\s")
 _NVRM_PROP = re.compile(r"NVRM version:.*\bKernel Module\s+(\d+\.\d+(?:\.\d+)?)\s")
+NVRM_LINE_MAX = 1024  # characters of the NVRM line matched (the kernel writes about 150)
 _VERSION = re.compile(r"^\d+\.\d+(?:\.\d+)?$")
 # Ubuntu kernel releases: 6.17.0-1008-nvidia, 6.8.0-87-generic, 6.11.0-1016-nvidia-64k
 _UBUNTU_RELEASE = re.compile(r"^\d+\.\d+(?:\.\d+)?-\d+-(?P<flavour>[a-z][a-z0-9-]*)$")
@@ -87,11 +88,11 @@ def parse_nvrm(text: str) -> tuple[str | None, str | None]:
     line = next((ln for ln in text.splitlines() if ln.startswith("NVRM version:")), "")
     if not line:
         return None, None
-    line += " "
-    m = _NVRM_OPEN.search(line)
+    line = line[:NVRM_LINE_MAX] + " "  # matched from its start, cut first: linear (issue 22)
+    m = _NVRM_OPEN.match(line)
     if m:
         return "open", m.group(1)
-    m = _NVRM_PROP.search(line)
+    m = _NVRM_PROP.match(line)
     if m:
         return "proprietary", m.group(1)
     return None, None
