@@ -787,13 +787,23 @@ class SparkApp(App):
     def on_process_table_view_changed(self, msg: ProcessTable.ViewChanged) -> None:
         self.update_prefs(**msg.changes)
 
+    # -- notifications -----------------------------------------------------------------------------
+    def notify(self, message: str, *, title: str = "", severity: str = "information", timeout: float | None = None,
+               markup: bool = True) -> None:
+        """Every notification is plain text, never markup, whoever asks (a screen's notify passes
+        markup=True): they quote outside text (a process killed by the OOM killer named "[/]", a
+        script "[x=\"]train.py" in a G6 finding) that Textual's markup parser raised on, which ended
+        the dashboard. Control characters are shown visibly (core/inert.py); line breaks stay."""
+        from sparktui.core.inert import visible, visible_lines
+
+        kw = {} if timeout is None else {"timeout": timeout}
+        super().notify(visible_lines(message), title=visible(title), severity=severity, markup=False, **kw)
+
     # -- k: signal a process (flows/signals.py decides who and sends; here it is only asked) ----
     def action_readonly_note(self) -> None:
         self.notify("read-only mode (--readonly): processes are not signalled", severity="warning")
 
     def action_signal_process(self) -> None:
-        from rich.markup import escape
-
         from sparktui.flows import signals
 
         self.query_one(TabbedContent).active = "tab-processes"
@@ -806,7 +816,8 @@ class SparkApp(App):
         except signals.Refused as e:
             self.notify(f"not signalled: {e}", severity="warning", timeout=10)
             return
-        body = escape(target.summary(row.get("gpu_mem_bytes"))) + \
+        # plain text (ConfirmScreen): the whole command line is another user's, `[X="]` and ESC included
+        body = target.summary(row.get("gpu_mem_bytes")) + \
             f"\n\nSIGTERM asks it to exit; if it is still running after {self.signal_grace_s:g} s, SIGKILL is offered."
         self.push_screen(ConfirmScreen(f"Send SIGTERM to pid {target.pid}?", body, yes="Send SIGTERM"),
                          lambda yes: self._send_signal(target, "TERM") if yes else None)
@@ -823,12 +834,10 @@ class SparkApp(App):
         self.call_from_thread(self._signal_sent, target, which, ended)
 
     def _signal_sent(self, target: Any, which: str, ended: bool) -> None:
-        from rich.markup import escape
-
         if ended:
             self.notify(f"pid {target.pid} ended after SIG{which}")
         elif which == "TERM":
-            body = escape(target.summary()) + "\n\nSIGKILL ends it at once: no cleanup, unsaved work (checkpoints) is lost."
+            body = target.summary() + "\n\nSIGKILL ends it at once: no cleanup, unsaved work (checkpoints) is lost."
             self.push_screen(ConfirmScreen(f"pid {target.pid} is still running {self.signal_grace_s:g} s after SIGTERM. "
                                            "Send SIGKILL?", body, yes="Send SIGKILL"),
                              lambda yes: self._send_signal(target, "KILL") if yes else None)

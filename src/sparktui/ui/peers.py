@@ -23,6 +23,7 @@ from sparktui.core.readings import Readings
 from sparktui.core.verdict import Status, Verdict
 from sparktui.fleet.compare import Comparison, Machine, checklists, compare
 from sparktui.fleet.peers import PeerFetcher, PeerResult, PeerState, local_machine, specs_from_config
+from sparktui.ui.inert import plain, plain_lines, visible
 from sparktui.ui.format import SPINNER, STATUS_STYLE
 from sparktui.ui.screens import BACK
 from sparktui.ui.widgets import BoundedTable
@@ -192,8 +193,8 @@ def sync_table(table: DataTable, columns: Sequence[tuple[str, str, int]], rows: 
     shown = table.__dict__.setdefault("_sparktui_shown", {"cols": None, "rows": []})
     if shown["cols"] != cols:
         table.clear(columns=True)
-        for key, label, width in cols:
-            table.add_column(label, key=key, width=width)
+        for key, label, width in cols:  # a str label would be markup: a peer named "[/]" ended the dashboard
+            table.add_column(plain(label) if isinstance(label, str) else label, key=key, width=width)
         shown["cols"], shown["rows"] = cols, []
     keys = [k for k, _ in rows]
     if [k for k, _ in shown["rows"]] != keys:
@@ -297,7 +298,7 @@ class PeersScreen(Screen):
                           "machine; run sparktui without --replay)."
                           + (f" Configured peers: {', '.join(s.host for s in w.specs)}." if w.specs else ""))
         notice_w = self.query_one("#peers-notice", Static)
-        update_text(notice_w, Text("\n\n".join(notice)))  # Text: "[fleet]" is not markup
+        update_text(notice_w, plain_lines("\n\n".join(notice)))  # Text: "[fleet]" is not markup
         notice_w.display = bool(notice)
         machines = self.machines()
         self._show_machines(machines)
@@ -332,7 +333,7 @@ class PeersScreen(Screen):
             extra = [f"sparktui {res.sparktui_version}" if res.sparktui_version else "", f"answered in {res.took_s:.1f}s"]
             extra += res.notes
             return Text(f"✔ {word}", style=STATUS_STYLE[Status.OK]), f"{word} · " + " · ".join(e for e in extra if e)
-        return Text(f"✘ {word}: {res.reason or ''}".rstrip(": "), style=STATUS_STYLE[Status.FAIL]), f"{word}: {res.reason}"
+        return plain(f"✘ {word}: {res.reason or ''}".rstrip(": "), style=STATUS_STYLE[Status.FAIL]), f"{word}: {res.reason}"
 
     def _show_machines(self, machines: list[Machine]) -> None:
         text = Text()
@@ -340,8 +341,8 @@ class PeersScreen(Screen):
             cell, line = self._state(i, m)
             if i:
                 text.append("\n")
-            text.append(f"{m.name}: ", style="bold")
-            text.append(line, style=cell.style)
+            text.append(visible(f"{m.name}: "), style="bold")  # a peer's name and answers: outside text
+            text.append(visible(line), style=cell.style)
         update_text(self.query_one("#peers-machines", Static), text)
 
     def _show_checks(self, machines: list[Machine]) -> None:
@@ -372,14 +373,14 @@ class PeersScreen(Screen):
         rows = []
         for r in cmp.rows:
             local = r.cells[0]
-            cells: list[Any] = [Text(r.what, style="" if r.required else "dim", no_wrap=True, overflow="ellipsis")]
-            for c in r.cells:
+            cells: list[Any] = [plain(r.what, style="" if r.required else "dim", no_wrap=True, overflow="ellipsis")]
+            for c in r.cells:  # each machine's value or reason came from that machine: plain, controls visible
                 if not c.known:
-                    cells.append(Text(f"? {c.why or 'unknown'}", style=UNKNOWN_STYLE, no_wrap=True, overflow="ellipsis"))
+                    cells.append(plain(f"? {c.why or 'unknown'}", style=UNKNOWN_STYLE, no_wrap=True, overflow="ellipsis"))
                 elif c is not local and local.known and c.value != local.value:
-                    cells.append(Text(c.value or "", style=DIFF_STYLE[r.required], no_wrap=True, overflow="ellipsis"))
+                    cells.append(plain(c.value or "", style=DIFF_STYLE[r.required], no_wrap=True, overflow="ellipsis"))
                 else:
-                    cells.append(Text(c.value or "", no_wrap=True, overflow="ellipsis"))
+                    cells.append(plain(c.value or "", no_wrap=True, overflow="ellipsis"))
             st = r.status
             word = {Status.OK: "same", Status.FAIL: "DIFFERS", Status.WARN: "differs"}.get(st, "cannot tell")
             cells.append(Text(f"{st.glyph} {word}", style=STATUS_STYLE[st]))
@@ -391,11 +392,11 @@ class PeersScreen(Screen):
         st = cmp.status
         out = Text()
         if st is Status.FAIL:
-            out.append(f"✘ must match for DDP/FSDP, but differ: {', '.join(r.what for r in cmp.differing(True))}",
+            out.append(visible(f"✘ must match for DDP/FSDP, but differ: {', '.join(r.what for r in cmp.differing(True))}"),
                        style=STATUS_STYLE[st])
         elif st is Status.UNKNOWN:
             out.append("? nothing seen differs, but these could not be compared on every machine: "
-                       + ", ".join(r.what for r in cmp.unknown()), style=STATUS_STYLE[st])
+                       + visible(", ".join(r.what for r in cmp.unknown())), style=STATUS_STYLE[st])
         elif st is Status.WARN:
             out.append("▲ what must match does; advisory rows differ", style=STATUS_STYLE[st])
         else:
@@ -405,7 +406,7 @@ class PeersScreen(Screen):
         for r in cmp.rows:
             for m, c in zip(cmp.machines, r.cells):
                 if r.required and not c.known and m.reachable:
-                    whys.append(f"{r.what} on {m.name}: {c.why}")
+                    whys.append(visible(f"{r.what} on {m.name}: {c.why}"))
         if whys:
             out.append("\nunknown, with the reason:\n  " + "\n  ".join(whys[:12]), style="dim")
             if len(whys) > 12:

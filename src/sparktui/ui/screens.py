@@ -22,8 +22,10 @@ from textual.widget import Widget
 from textual.widgets import Button, DataTable, Footer, Label, Static
 
 from sparktui.core.events import EventLog
+from sparktui.core.inert import md_text, visible, visible_lines
 from sparktui.core.verdict import Status, Verdict
 from sparktui.gotchas.base import Gotcha
+from sparktui.ui.inert import plain, plain_lines
 from sparktui.ui.widgets import BoundedTable
 
 _BLOCK = re.compile(r"```[a-zA-Z]*\n(.*?)```", re.S)
@@ -170,12 +172,12 @@ def markdown_widget(text: str, **kwargs: Any) -> Widget:
 
 def _md_cell(value: Any) -> str:
     """Evidence as table-cell text: lists joined, Markdown syntax taken literally (torch.__version__
-    must not turn bold), one line, bounded."""
+    must not turn bold), one line, bounded, controls visible."""
     if isinstance(value, (list, tuple)):
         text = "; ".join(str(x) for x in value)
     else:
         text = _json(value)
-    text = " ".join(text.split())[:EVIDENCE_CHARS]
+    text = visible(" ".join(text.split())[:EVIDENCE_CHARS])
     for ch in ("\\", "|", "_", "*", "`", "<", "[", "]"):
         text = text.replace(ch, "\\" + ch)
     return text
@@ -185,7 +187,7 @@ def card_markdown(g: Gotcha, v: Verdict | None, age_text: str, running_s: float 
     """A failing or warning card leads with its fix: that is what someone opening it needs. While
     the check runs (``running_s`` seconds so far) the card says so, above the previous verdict."""
     lines = [f"# {g.id}: {g.title}", ""]
-    fix = _number_blocks((v.fix if v is not None and v.fix else g.fix).strip())
+    fix = _number_blocks(visible_lines((v.fix if v is not None and v.fix else g.fix).strip()))
     acting = v is not None and v.status in (Status.WARN, Status.FAIL)
     if running_s is not None:
         lines += [f"**Status: running for {int(running_s)} s**" + (" · no previous verdict" if v is None else ""), ""]
@@ -193,7 +195,7 @@ def card_markdown(g: Gotcha, v: Verdict | None, age_text: str, running_s: float 
         lines += ["**Status:** not checked yet", ""]
     if v is not None:
         previous = "Previous verdict: " if running_s is not None else "Status: "
-        lines += [f"**{previous}{v.status.value.upper()}** · {v.summary}", "",
+        lines += [f"**{previous}{v.status.value.upper()}** · {md_text(v.summary, False)}", "",
                   f"*measured {age_text} ago" + (f", took {v.took_s:.1f} s*" if v.took_s is not None else "*"), ""]
         if acting:
             lines += ["## Fix", "", fix, ""]
@@ -202,7 +204,7 @@ def card_markdown(g: Gotcha, v: Verdict | None, age_text: str, running_s: float 
             lines += [f"- **{_md_cell(e.what)}:** {_md_cell(e.value)} · *from {_md_cell(e.source)}*" for e in v.evidence]
             lines.append("")
         if v.details:
-            lines += ["## Details", ""] + [f"- {d}" for d in v.details[:50]] + [""]
+            lines += ["## Details", ""] + [f"- {md_text(d)}" for d in v.details[:50]] + [""]
     lines += [f"**Symptom.** {g.symptom}", "", f"**Cause.** {g.cause}", "", f"**How sparktui checks it.** {g.check}", ""]
     if not acting:
         lines += ["## Fix" + ("" if v is None else " (for reference)"), "", fix, ""]
@@ -286,14 +288,17 @@ class ConfirmScreen(ModalScreen[bool]):
     BINDINGS = [Binding("y", "answer(True)", "yes"), Binding("n", "answer(False)", "no"),
                 Binding("escape", "answer(False)", "no", show=False), Binding("q", "answer(False)", "no", show=False)]
 
-    def __init__(self, title: str, body: str, yes: str = "Run it", no: str = "Cancel") -> None:
+    def __init__(self, title: str, body: str | Text, yes: str = "Run it", no: str = "Cancel") -> None:
         super().__init__()
         self.title_text, self.body, self.yes, self.no = title, body, yes, no
 
     def compose(self) -> ComposeResult:
+        # Plain text, never markup: the body quotes a process's whole command line (an argv holding
+        # `[X="]` made the dialog raise, and the process could not be signalled from the dashboard)
+        body = self.body if isinstance(self.body, Text) else plain_lines(self.body)
         with Vertical(id="confirm"):
-            yield Label(Text(self.title_text, style="bold"), id="confirm-title")
-            yield Static(self.body, id="confirm-body")
+            yield Label(plain(self.title_text, style="bold"), id="confirm-title")
+            yield Static(body, id="confirm-body")
             with Horizontal(id="confirm-buttons"):
                 yield Button(f"{self.yes} (y)", variant="warning", id="yes")
                 yield Button(f"{self.no} (n)", variant="primary", id="no")
@@ -321,11 +326,13 @@ class MessageScreen(ModalScreen[None]):
         self.title_text, self.markdown, self.url = title, markdown, url
 
     def compose(self) -> ComposeResult:
+        """The title plain; the Markdown with its controls made visible (its callers escape or
+        fence the outside text in it: core/inert.py)."""
         with VerticalScroll(id="message"):
-            yield Label(Text(self.title_text, style="bold"))
+            yield Label(plain(self.title_text, style="bold"))
             if self.url:
-                yield Static(SlashWrapped(self.url, style="underline"), id="message-url")
-            yield markdown_widget(self.markdown)
+                yield Static(SlashWrapped(visible(self.url), style="underline"), id="message-url")
+            yield markdown_widget(visible_lines(self.markdown))
         yield Footer()
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
@@ -394,10 +401,12 @@ class EventsScreen(Screen):
         for ch in self._shown:
             style = "bold red" if ch.new is Status.FAIL else "bold yellow" if ch.new is Status.WARN else ""
             when = self.fmt_time(ch.t) + (f" (x{ch.repeats}, last {self.fmt_time(ch.last_t)})" if ch.repeats > 1 else "")
-            t.add_row(when, ch.id, ch.old.value if ch.old else "—", Text(ch.new.value, style=style),
-                      Text(ch.summary, overflow="ellipsis", no_wrap=True))
+            # Text cells: a str is markup (a restored event id "[/]" ended the dashboard); the id and
+            # the finding come from a kept session or quote outside text: controls visible
+            t.add_row(Text(when), plain(ch.id), Text(ch.old.value if ch.old else "—"), Text(ch.new.value, style=style),
+                      plain(ch.summary, overflow="ellipsis", no_wrap=True))
         if not len(self.event_log):
-            t.add_row("", "", "", "", Text("no changes yet", style="dim"))
+            t.add_row(Text(""), Text(""), Text(""), Text(""), Text("no changes yet", style="dim"))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         """Enter: the whole finding, which the table cuts to its width."""
@@ -406,4 +415,4 @@ class EventsScreen(Screen):
             ch = self._shown[i]
             when = self.fmt_time(ch.t) + (f", {ch.repeats} times, last {self.fmt_time(ch.last_t)}" if ch.repeats > 1 else "")
             self.app.push_screen(MessageScreen(f"{ch.id}: {ch.old.value if ch.old else '—'} → {ch.new.value} ({when})",
-                                               ch.summary))
+                                               md_text(ch.summary)))

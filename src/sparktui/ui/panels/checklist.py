@@ -8,6 +8,7 @@ from textual.binding import Binding
 from sparktui.core.verdict import Status, Verdict
 from sparktui.gotchas import REGISTRY
 from sparktui.ui.format import SPINNER, age, status_styles
+from sparktui.ui.inert import plain
 from sparktui.ui.widgets.tables import BoundedTable
 
 
@@ -59,8 +60,8 @@ class Checklist(BoundedTable):
         else:
             style = status_styles(self.app.current_theme.dark)[verdict.status]
             glyph = Text(verdict.status.glyph, style=style)
-            finding = Text(verdict.summary, style="" if verdict.status is not Status.SKIP else "dim", no_wrap=True,
-                           overflow="ellipsis")
+            finding = plain(verdict.summary, style="" if verdict.status is not Status.SKIP else "dim", no_wrap=True,
+                            overflow="ellipsis")  # it quotes outside text: never markup, controls visible
         when = Text(age(now - verdict.measured_at) if verdict is not None and verdict.measured_at else "—")
         cache = self.__dict__.setdefault("_shown", {})
         for col, cell in (("glyph", glyph), ("finding", finding), ("age", when)):

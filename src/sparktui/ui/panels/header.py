@@ -5,6 +5,8 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widget import Widget
 
+from sparktui.core.inert import visible
+
 
 class HeaderBar(Widget):
     """Host, GPU, driver, CUDA, source, and how long sparktui has been watching. Built at paint
@@ -32,6 +34,8 @@ class HeaderBar(Widget):
             t.append(" ⏸ PAUSED ", style="bold reverse yellow")
         if not narrow:
             t.append(" sparktui ", style="bold reverse")
+        # host, GPU, driver and the source's label come from the machine or a recording: made visible
+        host, gpu, driver, cuda, source = (visible(x) for x in (host, gpu, driver, cuda, source))
         t.append(f" {host} ", style="bold")
         if narrow:
             t.append(f"· {gpu.replace('NVIDIA ', '')} · {driver} · CUDA {cuda} · ")

@@ -12,6 +12,7 @@ from textual.widgets import Label
 
 from sparktui.core.verdict import Status, Verdict
 from sparktui.ui.format import age
+from sparktui.ui.inert import plain
 from sparktui.ui.widgets.tables import BoundedTable
 from sparktui.ui.widgets.text import set_content
 
@@ -40,7 +41,7 @@ class PlaybookPanel(Vertical):
         if data is None and verdict is not None and verdict.status is not Status.SKIP:
             # no listing this time (cancelled while the API hung, or the probe failed): not "not configured"
             kept = "; the rows below are from the last listing" if t.row_count else ""
-            set_content(note, Text(verdict.summary + kept, style="yellow"))
+            set_content(note, plain(verdict.summary + kept, style="yellow"))
             return
         if data is None or not (data.get("slugs") or data.get("commands")):
             set_content(note, Text("Not configured. Follow a playbook with `sparktui --playbook vllm` or "
@@ -50,18 +51,19 @@ class PlaybookPanel(Vertical):
         stale = stale_line(data, now, next_run_at)
         err = data.get("error")
         if stale:
-            set_content(note, Text.assemble(head, "\n", (stale, "yellow")))
+            set_content(note, Text.assemble(plain(head), "\n", plain(stale, style="yellow")))
         else:
-            set_content(note, f"{head}  ({err})" if err else head)
+            set_content(note, plain(f"{head}  ({err})" if err else head))
         t.clear()
         self.issues = {}
         for iss in data.get("matches") or data.get("issues") or []:
             key = str(iss.get("number"))
             self.issues[key] = iss
             reasons = iss.get("reasons") or []
-            t.add_row(Text(f"#{key}"), Text(str(iss.get("title") or ""), overflow="ellipsis", no_wrap=True),
-                      Text(_iso_age(iss.get("created_at"), now)), Text(str(iss.get("comments", ""))),
-                      Text("; ".join(str(x) for x in reasons), overflow="ellipsis", no_wrap=True), key=key)
+            # an issue's title (anyone on GitHub wrote it) and what matched in it: plain, controls visible
+            t.add_row(plain(f"#{key}"), plain(iss.get("title") or "", overflow="ellipsis", no_wrap=True),
+                      Text(_iso_age(iss.get("created_at"), now)), plain(iss.get("comments", "")),
+                      plain("; ".join(str(x) for x in reasons), overflow="ellipsis", no_wrap=True), key=key)
 
     def selected(self) -> dict[str, Any] | None:
         t = self._table

@@ -13,8 +13,10 @@ from textual.message import Message
 from textual.widgets import DataTable, Input, Label
 from textual.widgets.data_table import ColumnKey
 
+from sparktui.core.inert import md_fence, md_text, visible
 from sparktui.core.verdict import Status, Verdict
 from sparktui.ui.format import age, gib
+from sparktui.ui.inert import plain
 from sparktui.ui.prefs import Prefs
 from sparktui.ui.widgets.tables import BoundedTable
 from sparktui.ui.widgets.text import set_content
@@ -262,10 +264,11 @@ class ProcessTable(Vertical):
         style = {"server": "yellow", "training": "cyan"}.get(kind, "")
         named = pid in self.blamed
         mark = "bold red" if named else ""
-        return [Text(f"!{pid}" if named else str(pid), style=mark), Text(str(r.get("user") or "?")), Text(kind, style=style),
-                Text(prefix + str(r.get("name") or "?"), style=mark, overflow="ellipsis", no_wrap=True),
-                Text(_amount(gpu, gpu_more)), Text(_amount(rss, rss_more)), Text(cap_text(r.get("cap"))),
-                Text(age(r.get("age_s"))), Text(str(r.get("command") or ""), overflow="ellipsis", no_wrap=True)]
+        # user, name and command are other users' text: plain (never markup), controls visible
+        return [Text(f"!{pid}" if named else str(pid), style=mark), plain(r.get("user") or "?"), plain(kind, style=style),
+                plain(prefix + str(r.get("name") or "?"), style=mark, overflow="ellipsis", no_wrap=True),
+                Text(_amount(gpu, gpu_more)), Text(_amount(rss, rss_more)), plain(cap_text(r.get("cap"))),
+                Text(age(r.get("age_s"))), plain(r.get("command") or "", overflow="ellipsis", no_wrap=True)]
 
 
 def _amount(v: int | None, more: bool) -> str:
@@ -345,18 +348,21 @@ def blamed_pids(verdict: Verdict | None) -> frozenset[int]:
 
 
 def process_details(r: dict[str, Any]) -> str:
-    """One process as Markdown for its pop-up: what the table cuts short."""
+    """One process as Markdown for its pop-up: what the table cuts short. What the process says of
+    itself (user, server, cap source, command line) is inert: escaped prose, a fenced command line
+    whose fence no backtick run inside can close, controls visible (core/inert.py)."""
     cap = r.get("cap") or {}
-    lines = [f"- **kind:** {r.get('kind') or '?'}" + (f" ({r['server']})" if r.get("server") else ""),
-             f"- **user:** {r.get('user') or '?'}",
+    lines = [f"- **kind:** {md_text(r.get('kind') or '?', False)}" + (f" ({md_text(r['server'], False)})" if r.get("server") else ""),
+             f"- **user:** {md_text(r.get('user') or '?', False)}",
              f"- **GPU memory:** {gib(r.get('gpu_mem_bytes')) + ' GiB' if r.get('gpu_mem_bytes') is not None else 'not listed by NVML'}",
              f"- **resident memory:** {gib(r.get('rss_bytes'))} GiB",
              f"- **running for:** {age(r.get('age_s'))}"]
     if cap:
-        lines.append(f"- **memory cap:** {cap_text(cap) or 'none'}: {cap.get('source') or ''} {cap.get('detail') or ''}".rstrip())
+        lines.append("- **memory cap:** " + md_text(f"{cap_text(cap) or 'none'}: {cap.get('source') or ''} "
+                                                     f"{cap.get('detail') or ''}".rstrip(), False))
     if r.get("group") not in (None, r.get("pid")):
         lines.append(f"- **part of:** pid {r['group']}")
-    return "\n".join(lines) + f"\n\n```\n{r.get('command') or '(command line not readable)'}\n```\n"
+    return "\n".join(lines) + "\n\n" + "\n".join(md_fence([visible(r.get("command") or "(command line not readable)")])) + "\n"
 
 
 def cap_text(cap: dict[str, Any] | None) -> str:

@@ -13,6 +13,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Label
 
+from sparktui.core.inert import visible
 from sparktui.core.telemetry import GIB, History, Trend, free_gib
 from sparktui.ui.format import duration, short_reason
 from sparktui.ui.widgets.meter import Meter
@@ -92,7 +93,8 @@ class TelemetryPanel(Vertical):
         down = outage_note(s)
         if down:
             note = f"{down}  {note}"
-        set_content(self.note, Text(note, style="yellow" if reasons or down else "dim"))
+        # a recording's reasons and errors are outside text: visible, never markup
+        set_content(self.note, Text(visible(note), style="yellow" if reasons or down else "dim"))
 
     def _window(self, history: History, end: float) -> tuple[float, str, bool]:
         """(seconds shown, the words for them, whether they come from the per-minute trend: the ring
