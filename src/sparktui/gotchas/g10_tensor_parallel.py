@@ -246,6 +246,10 @@ _DCN_NOTE = ("MaxText dcn_*_parallelism is parallelism across the data-centre ne
              "definition: TP over it is TP across nodes, not viable over the ConnectX-7 link")
 
 
+_ICI_NOTE = ("MaxText ici_*_parallelism is parallelism inside one node (slice) by definition: it does not "
+             "cross the ConnectX-7 link (dcn_*_parallelism would)")
+
+
 def _is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
@@ -272,17 +276,18 @@ def classify(match: dict[str, Any], ctx: dict[str, Any]) -> tuple[Status, str]:
         return Status.FAIL, _DCN_NOTE
     if nodes == "single":
         return Status.OK, _SINGLE_NOTE
+    if scope == "ici" and match.get("status") == "set":
+        return Status.OK, _ICI_NOTE
     if context == "training" and scope == "generation":
-        # the same rule for every engine (NeMo-RL vllm_cfg, verl rollout, OpenRLHF --vllm_...): its TP
-        # group inside one node is fine; one that spans nodes, or may, warns
-        gpn, degree = ctx.get("gpus_per_node"), match.get("degree")
-        if _is_int(gpn) and _is_int(degree) and degree <= gpn:
-            return Status.OK, (f"TP {degree} of a generation engine fits in one node ({gpn} GPUs per node: "
-                               f"{ctx.get('gpus_per_node_marker') or 'written'}): it does not cross nodes")
+        # one rule for every engine (NeMo-RL vllm_cfg, verl rollout, OpenRLHF --vllm_...): on one node its
+        # TP group stays inside the node (ok); in a multi-node job on two Sparks (one GPU each) any TP
+        # group > 1 spans both, even where the recipe's own cluster keeps it inside a node: warn
         if nodes == "multi":
-            if _is_int(gpn) and _is_int(degree):
-                return Status.WARN, f"its TP group of {degree} spans nodes ({gpn} GPUs per node): " + _GENERATION_NOTE
-            return Status.WARN, _GENERATION_NOTE  # GPUs per node not found: its TP group may span nodes
+            gpn, degree = ctx.get("gpus_per_node"), match.get("degree")
+            if _is_int(gpn) and _is_int(degree) and degree <= gpn:
+                return Status.WARN, (f"{_GENERATION_NOTE} (on its own cluster, {gpn} GPUs per node, the group of "
+                                     f"{degree} stays inside a node; on two Sparks, one GPU each, it spans them)")
+            return Status.WARN, _GENERATION_NOTE
         return Status.OK, _GENERATION_NOTE
     if context == "training":
         if unresolved:
@@ -310,7 +315,15 @@ def describe(match: dict[str, Any], ctx: dict[str, Any]) -> str:
         value = f"{value} = {match.get('degree')} ({match['via']})"
     context = _CONTEXT.get(ctx.get("context") or "unknown", "context unknown")
     nodes = _NODES.get(ctx.get("nodes") or "unknown", "nodes unknown")
-    return f"{match.get('file', '?')}:{match.get('line', '?')}: {key}={value} ({context}, {nodes})"
+    through = f", as {match['judged_in']} runs it" if match.get("judged_in") else ""
+    return f"{match.get('file', '?')}:{match.get('line', '?')}: {key}={value} ({context}, {nodes}{through})"
+
+
+def _ctx_of(match: dict[str, Any], files: dict[str, Any]) -> dict[str, Any]:
+    """The context a finding is judged in: its own file's, or that of the file that reads it
+    (a launcher that sources it, a config whose `defaults:` take it)."""
+    ctx = files.get(match.get("judged_in") or match.get("file"))
+    return ctx if isinstance(ctx, dict) else {}
 
 
 def judge(r: Readings, cfg: Config) -> Verdict:
@@ -353,7 +366,7 @@ def judge(r: Readings, cfg: Config) -> Verdict:
     files = data.get("files") or {}
     graded: list[tuple[Status, str, str]] = []
     for m in matches:
-        ctx = files.get(m.get("file"), {})
+        ctx = _ctx_of(m, files)
         status, why = classify(m, ctx)
         graded.append((status, describe(m, ctx), why))
     for shown in _flagged_files(matches, files, graded):
@@ -486,7 +499,7 @@ def _details(graded: list[tuple[Status, str, str]], not_listed: int) -> tuple[st
 def _flagged_files(matches, files, graded, limit: int = 10) -> list[str]:
     out: list[str] = []
     for m, g in sorted(zip(matches, graded), key=lambda mg: -mg[1][0].severity):
-        f = m.get("file")
+        f = m.get("judged_in") or m.get("file")
         if f in files and f not in out:
             out.append(f)
             if len(out) >= limit:

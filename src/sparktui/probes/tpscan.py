@@ -169,6 +169,8 @@ def _scope_of(key: str, key_path: str | None) -> str | None:
     name = bare.rsplit(".", 1)[-1]
     if name.startswith("dcn"):
         return "dcn"
+    if name.startswith("ici"):
+        return "ici"
     path = (key_path or bare).lower().replace("-", "_")
     parts = path.split(".")
     last = parts[-1]
@@ -236,9 +238,13 @@ _NULLISH = {"null", "none", "false", "no", "off", "~", ""}
 # a `^\s*` under re.M runs over every following blank line from every line start (quadratic).
 _ASSIGN = re.compile(
     r"""^[ \t]*(?:export[ \t]+|declare[ \t]+(?:-\w+[ \t]+)?|local[ \t]+|readonly[ \t]+|ENV[ \t]+|ARG[ \t]+)?"""
-    r"""([A-Za-z_]\w*)=["']?([^\s"';#]*)""",
+    r"""([A-Za-z_]\w*)=["']?(\$\(\((?:[^()\n]|\([^()\n]{0,100}\)){0,200}\)\)|[^\s"';#]*)""",
     re.M,
 )
+_RESOLVE_DEPTH = 8  # variables resolved through this many others (TP=$((64/PP)), PP=${PP:-2} ...)
+_RESOLVE_BUDGET = 200  # and at most this many looked up for one value
+_BRANCH = "\x01"  # marks an indented assignment (inside an if/case branch) in Assignments
+_ARITH_TOKEN = re.compile(r"[ \t]*(\d{1,18}|\$?\{?[A-Za-z_]\w{0,100}\}?|[-+*/%()])")
 _VAR_REF = re.compile(r"^\$\{?([A-Za-z_]\w*)(?:(:?[-=])([^}]*))?\}?$")
 
 # --- context of a file: training or serving; multi-node or single node --------------------------
@@ -260,6 +266,10 @@ _SERVING_STRONG = re.compile(
     r"|\btritonserver\b|\bollama\s+serve\b|openai\.api_server|vllm/vllm-openai|lmsysorg/sglang"
     r"|nvcr\.io/nvidia/vllm|tensorrt-llm/release"
 )
+# Offline generation entry points: inference, though they take trainer.* settings (verl's
+# main_generation reads trainer.nnodes); they decide unless the file also runs a training entry point.
+_OFFLINE_GENERATION = re.compile(r"\bverl\.trainer\.main_generation\b|\bmain_generation\.py\b")
+_TRAINING_ENTRY = re.compile(r"\bmain_(?:ppo|grpo|dpo|sft|dapo)\b|sft_trainer|\bpretrain_\w+\.py\b")
 _SERVING_WEAK = re.compile(
     r"--served-model-name|--max-num-seqs|--max-model-len|\bkv_cache_config\b|from\s+vllm\s+import|\bvllm\.LLM\b|\bLLM\("
 )
@@ -395,6 +405,7 @@ def scan(paths: list[str], max_file_bytes: int, deadline_s: float = SCAN_DEADLIN
                root_reals=tuple(os.path.realpath(os.path.expanduser(p)) for p in paths))
     roots = [_scan_root(st, p) for p in paths]
     try:
+        _read_through_sourcing(st)
         _lend_launcher_context(st)
     except _Stopped as stop:
         st.truncated = st.truncated or f"{stop} while reading launch scripts for context"
@@ -1128,12 +1139,12 @@ def _assignments(text: str, check: Check = None) -> Assignments:
     for m in _finditer(_ASSIGN, text, check):
         lines, values = out.setdefault(m.group(1), ([], []))
         lines.append(line_of(m.start()))
-        values.append(m.group(2))
+        values.append(_BRANCH + m.group(2) if m.group(0)[:1] in " \t" else m.group(2))
     if "=" in text and "${" in text:
         line_of = _LineOf(text)
         extra = [(m.group(1), line_of(m.start()), m.group(0)) for m in _finditer(_DEFAULT_ASSIGN, text, check)]
         for name, ln, written in extra:
-            if name in out and written in out[name][1]:
+            if name in out and (written in out[name][1] or _BRANCH + written in out[name][1]):
                 continue  # `TP=${TP:=4}`: the assignment itself already holds it
             _add_assignment(out, name, ln, written)
     return out
@@ -1174,7 +1185,7 @@ def _sourced_assignments(text: str, path: str, limit: int, cwd: str | None, chec
         for name, (lines, values) in sub.items():
             if not lines:
                 continue
-            value = values[-1]
+            value = values[-1].lstrip(_BRANCH)
             if value.startswith("$"):
                 resolved, _via = _resolve(value, sub, lines[-1] + 1)
                 value = resolved if resolved is not None else value
@@ -1218,27 +1229,129 @@ def _sourced_path(written: str, script: str, cwd: str | None) -> str | None:
     return None
 
 
-def _resolve(value: str, assigns: Assignments | None, before: int, depth: int = 0) -> tuple[str | None, str | None]:
+def _resolve(value: str, assigns: Assignments | None, before: int, depth: int = 0,
+             budget: list[int] | None = None) -> tuple[str | None, str | None]:
     """Resolve `$TP`, `${TP}`, `${TP:-2}` from assignments on lines before ``before`` in the same
     script (`TP=${TP:-2}` resolves to its default, not to itself)."""
+    budget = [_RESOLVE_BUDGET] if budget is None else budget
+    budget[0] -= 1
+    if budget[0] < 0:  # `A=$((B+B+B)) B=$((C+C+C)) ...` would fan out exponentially
+        return None, "too many variables to resolve"
+    if value.startswith("$((") and value.endswith("))") and assigns is not None and depth <= _RESOLVE_DEPTH:
+        return _arith(value[3:-2], assigns, before, depth, budget)
     m = _VAR_REF.match(value)
-    if not m or assigns is None or depth > 3:
+    if not m or assigns is None or depth > _RESOLVE_DEPTH:
         return None, None
     name, op, default = m.group(1), m.group(2), m.group(3)
     last = None
     lines, values = assigns.get(name, ((), ()))
     i = bisect.bisect_left(lines, before)  # the last assignment above line ``before``
     if i:
-        last = (lines[i - 1], values[i - 1])
+        last = (lines[i - 1], values[i - 1].lstrip(_BRANCH))
+        if values[i - 1].startswith(_BRANCH) and any(v.lstrip(_BRANCH) != last[1] for v in values[:i - 1]):
+            # set one way in an if/case branch and another way elsewhere: which one runs is not written
+            where = ", ".join(f"{name}={v.lstrip(_BRANCH)} (line {ln})" for ln, v in zip(lines[:i], values[:i]))[:200]
+            return None, f"set in several branches: {where}"
     if last is not None:
         inner = last[1]
         if inner.startswith("$"):
-            r, via = _resolve(inner, assigns, last[0], depth + 1)
+            r, via = _resolve(inner, assigns, last[0], depth + 1, budget)
             return r, f"{name}={inner} (line {last[0]})" + (f"; {via}" if via else "")
         return inner, f"{name}={inner} (line {last[0]})"
     if op and default:
         return default, f"default of ${{{name}}}"
     return None, None
+
+
+def _arith(expr: str, assigns: Assignments, before: int, depth: int,
+           budget: list[int]) -> tuple[str | None, str | None]:
+    """A shell `$((64/PP))`: integers, + - * / %, parentheses and variables resolved above ``before``;
+    (None, why) for anything else. Bash's integer division (toward zero)."""
+    tokens: list[str] = []
+    pos = 0
+    expr = expr.rstrip()
+    while pos < len(expr) and len(tokens) < 64:
+        m = _ARITH_TOKEN.match(expr, pos)
+        if m is None:
+            return None, f"$(({expr[:40]})) not read"
+        tokens.append(m.group(1))
+        pos = m.end()
+    if pos < len(expr):
+        return None, f"$(({expr[:40]})) not read"
+    vias: list[str] = []
+    values: list[int | str] = []
+    for t in tokens:
+        if t[0].isdigit():
+            values.append(int(t))
+        elif t[0] == "$" or t[0].isalpha() or t[0] == "_":
+            name = t.strip("${}")
+            got, via = _resolve("${" + name + "}", assigns, before, depth + 1, budget)
+            n = _number(got) if got is not None else None
+            if n is None:
+                return None, f"$(({expr[:40]})): {name} not resolved"
+            values.append(n)
+            if via:
+                vias.append(via)
+        else:
+            values.append(t)
+    try:
+        result = _Arith(values).parse()
+    except (ValueError, ZeroDivisionError, IndexError):
+        return None, f"$(({expr[:40]})) not read"
+    return str(result), f"$(({expr[:40]})) = {result}" + (f" ({'; '.join(vias)})" if vias else "")
+
+
+class _Arith:
+    """Precedence climbing over resolved tokens (ints and operator strings)."""
+
+    def __init__(self, toks: list[int | str]) -> None:
+        self.toks, self.i = toks, 0
+
+    def parse(self) -> int:
+        v = self.expr()
+        if self.i != len(self.toks):
+            raise ValueError("trailing tokens")
+        return v
+
+    def expr(self) -> int:
+        v = self.term()
+        while self.i < len(self.toks) and self.toks[self.i] in ("+", "-"):
+            op = self.toks[self.i]
+            self.i += 1
+            w = self.term()
+            v = v + w if op == "+" else v - w
+        return v
+
+    def term(self) -> int:
+        v = self.unary()
+        while self.i < len(self.toks) and self.toks[self.i] in ("*", "/", "%"):
+            op = self.toks[self.i]
+            self.i += 1
+            w = self.unary()
+            if op == "*":
+                v = v * w
+            elif op == "/":
+                v = int(v / w) if abs(v) < 2 ** 52 else v // w
+            else:
+                v = v % w
+        return v
+
+    def unary(self) -> int:
+        t = self.toks[self.i]
+        if t in ("+", "-"):
+            self.i += 1
+            return self.unary() if t == "+" else -self.unary()
+        if t == "(":
+            self.i += 1
+            v = self.expr()
+            if self.toks[self.i] != ")":
+                raise ValueError("unbalanced")
+            self.i += 1
+            return v
+        if isinstance(t, int):
+            self.i += 1
+            return t
+        raise ValueError(f"unexpected {t}")
 
 
 class _Nesting:
@@ -1321,7 +1434,11 @@ def file_context(text: str, name: str, kind: str | None = None, check: Check = N
     markers that decided it, so the verdict can show its evidence)."""
     training = _markers(_TRAINING_STRONG, text, check)
     serving = _markers(_SERVING_STRONG, text, check)
-    if training:
+    offline = _markers(_OFFLINE_GENERATION, text, check) if "generation" in text else []
+    if offline and not _TRAINING_ENTRY.search(text):
+        training, serving = [], [f"{m} (offline generation)" for m in offline]
+        context = "serving"
+    elif training:
         context = "training"
     elif serving:
         context = "serving"
@@ -1548,6 +1665,132 @@ def _lend_launcher_context(st: _Scan) -> None:
                     assigns, _ = _sourced_assignments(text, lpath, st.limit, cwd, st.check)
                     lctx = file_context(text, os.path.basename(lpath), "shell", st.check, assigns)
                 _lend(st.files[shown], lctx, lshown)
+
+
+_EXPANDED_CHARS = 4 * 1024 * 1024  # a script with the files it sources inlined: at most this long
+_LINE_REF = re.compile(r"\(line (\d+)\)")
+_LINE_AT = re.compile(r"^line (\d+): ")
+
+
+def _expand(text: str, path: str, limit: int, cwd: str | None, depth: int = 0,
+            seen: set[str] | None = None) -> tuple[list[str], list[tuple[str, int]]]:
+    """The script's lines with each sourced file's lines put in after the line that sources it, as
+    the shell runs them; and where each line comes from (file, line)."""
+    seen = {os.path.realpath(path)} if seen is None else seen
+    lines = text.split("\n")
+    out: list[str] = []
+    origin: list[tuple[str, int]] = []
+    shown = os.path.normpath(path)
+    for i, line in enumerate(lines, 1):
+        out.append(line)
+        origin.append((shown, i))
+        if depth >= _SOURCE_DEPTH or ("source" not in line and ". " not in line):
+            continue
+        for m in _SOURCE.finditer(line):
+            target = _sourced_path(m.group(1), path, cwd)
+            if target is None or target in seen:
+                continue
+            seen.add(target)
+            data = _reread(target, limit)
+            if not data or data.find(b"\0", 0, _BINARY_WINDOW) != -1:
+                continue
+            sub, sub_origin = _expand(_cut_lines(data.decode("utf-8", "replace"))[0], target, limit, cwd,
+                                      depth + 1, seen)
+            if sum(map(len, out)) + sum(map(len, sub)) > _EXPANDED_CHARS:
+                continue
+            out += sub
+            origin += sub_origin
+    return out, origin
+
+
+def _read_through_sourcing(st: _Scan) -> None:
+    """A file with TP findings that a launch script sources (`. CONFIG.sh` after `TP=$((64/PP))`) is
+    read as the shell runs it: inlined into that script, its settings resolved from the script's
+    variables and judged in the script's context (its node count may come from another sourced
+    file). Each such script gives one reading of the file's settings (`judged_in` names it); the
+    file's own reading, without the script's variables, is then dropped."""
+    if not st.files or not st.launchers:
+        return
+    wanted = {st.real[shown]: shown for shown in st.files}
+    names = sorted({os.path.basename(r).encode("utf-8", "surrogateescape") for r in wanted})
+    names_in = re.compile(b"|".join(re.escape(n) for n in names)).search
+    cwd = _safe_cwd()
+    new: list[TpMatch] = []
+    read_through: set[str] = set()
+    for lpath, data in st.launchers:
+        st.check()
+        if data is None:
+            data = _reread(lpath, st.limit)
+        if not data or not names_in(data) or not _CFG_REF(data):
+            continue
+        text = _cut_lines(data.decode("utf-8", "replace"))[0]
+        targets = {_sourced_path(m.group(1), lpath, cwd) for m in _SOURCE.finditer(text)}
+        if not any(t in wanted for t in targets if t):
+            continue
+        lines, origin = _expand(text, lpath, st.limit, cwd)
+        lshown = os.path.normpath(lpath)
+        expanded = "\n".join(lines)
+        found = _find_settings(expanded, "shell", st.check)
+        ctx = file_context(expanded, os.path.basename(lpath), "shell", st.check)
+        ctx["kind"] = "shell"
+        ctx["sourced"] = sorted({f for f, _ in origin if f != lshown})[:MAX_MARKERS]
+        _map_node_lines(ctx, origin, lshown)
+        took = False
+        for m in found:
+            f, ln = origin[m["line"] - 1]
+            if f == lshown:
+                continue  # the script's own settings: read with the script itself
+            m["file"], m["line"], m["judged_in"] = f, ln, lshown
+            if m.get("via"):
+                m["via"] = _LINE_REF.sub(lambda r: _where(origin, int(r.group(1))), m["via"])
+            read_through.add(f)
+            took = True
+            new.append(m)
+        if took:
+            st.files[lshown] = ctx
+            st.real[lshown] = os.path.realpath(lpath)
+    if not read_through:
+        return
+    kept = [m for m in st.matches if m["file"] not in read_through or m.get("judged_in")]
+    st.matches_total -= len(st.matches) - len(kept)
+    st.matches = kept
+    for m in new:
+        if m["status"] == "one":
+            st.at_one += 1
+            if len(st.at_one_sample) < MAX_AT_ONE_SAMPLE:
+                st.at_one_sample.append(f"{m['file']}:{m['line']}: {m['key']}={m['value']}")
+            continue
+        st.matches_total += 1
+        if len(st.matches) < MAX_MATCHES:
+            st.matches.append(m)
+
+
+def _where(origin: list[tuple[str, int]], line: int) -> str:
+    if 1 <= line <= len(origin):
+        f, ln = origin[line - 1]
+        return f"({f}:{ln})"
+    return f"(line {line})"
+
+
+def _map_node_lines(ctx: FileContext, origin: list[tuple[str, int]], lshown: str) -> None:
+    """Node markers of an expanded script: those from a sourced file name it (`SBATCH.sh:7: --nodes=8`)."""
+    markers, lines = ctx.get("node_markers") or [], ctx.get("node_lines") or []
+    out_m, out_l = [], []
+    for i, mk in enumerate(markers):
+        ln = lines[i] if i < len(lines) else 0
+        if ln and 1 <= ln <= len(origin):
+            f, oln = origin[ln - 1]
+            if f != lshown:
+                out_m.append(f"{f}:{oln}: {mk}")
+                out_l.append(0)
+                continue
+            out_l.append(oln)
+        else:
+            out_l.append(0)
+        out_m.append(mk)
+    ctx["node_markers"], ctx["node_lines"] = out_m, out_l
+    ctx["node_unresolved"] = [_LINE_AT.sub(lambda r: _where(origin, int(r.group(1)))[1:-1] + ": ", u)
+                              for u in ctx.get("node_unresolved") or []]
 
 
 def _bases(st: _Scan, lpath: str, cwd: str) -> list[str]:
