@@ -285,3 +285,20 @@ def test_record_never_appends_through_a_link_planted_at_its_file(tmp_path):
                        capture_output=True, text=True, timeout=90, env=env, cwd=tmp_path)
     assert r.returncode == 64 and "is a symbolic link" in r.stderr, r.stderr
     assert not elsewhere.exists() and out.is_symlink()
+
+
+def test_a_second_dashboard_does_not_restore_the_session_another_is_writing_now(tmp_path):
+    from sparktui.core.session import newest_for_host
+
+    head = header(interval_s=1.0, host={"hostname": "spark"}, static={}, version="test")
+    before = SessionWriter(SessionConfig(), head, "spark", folder=tmp_path)
+    before.sample({"t": time.time()})
+    before.close()  # the previous run: ended
+    time.sleep(1.1)
+    running = SessionWriter(SessionConfig(), head, "spark", folder=tmp_path)  # another dashboard, still watching
+    running.sample({"t": time.time()})
+    try:
+        assert newest_for_host("spark", 3600, folder=tmp_path) == before.path
+    finally:
+        running.close()
+    assert newest_for_host("spark", 3600, folder=tmp_path) == running.path

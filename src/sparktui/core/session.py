@@ -410,11 +410,12 @@ class Restored:
 
 
 def newest_for_host(host: str, within_s: float, folder: Path | None = None, now: float | None = None) -> Path | None:
-    """This host's newest session, when it was last written less than ``within_s`` ago."""
+    """This host's newest session, when it was last written less than ``within_s`` ago. A session
+    another dashboard is writing now (its lock is held) is that one's, not a previous run: passed over."""
     now = time.time() if now is None else now
     safe = _NAME_UNSAFE.sub("_", host)[:64]
     for p in session_files(folder):
-        if re.fullmatch(rf"\d{{8}}T\d{{6}}Z-{re.escape(safe)}(\+\d+)?", p.stem) is None:
+        if re.fullmatch(rf"\d{{8}}T\d{{6}}Z-{re.escape(safe)}(\+\d+)?", p.stem) is None or in_use(p):
             continue
         try:
             return p if now - p.stat().st_mtime <= within_s else None
