@@ -48,8 +48,7 @@ MAX_WORDS = 16  # literal words of one pattern tried (the longest first)
 # super-linear, it is listed here as a strict xfail with its owner, so the fix turns it green.
 _TPSCAN = ("G10's training-config scan (probes/tpscan.py): its issue-22 helper is making it linear; "
            "remove this entry when it passes")
-KNOWN_SUPER_LINEAR: dict[str, str] = {f"sparktui.probes.tpscan.{name}": _TPSCAN
-                                      for name in ("_AFTER_FLAG", "_AFTER_KEY", "_AFTER_KEY_PY", "_SHEBANG")}
+KNOWN_SUPER_LINEAR: dict[str, str] = {}  # tpscan's four made linear (issue 22, G10 helper)
 
 
 class _TooSlow(Exception):

@@ -83,7 +83,7 @@ def _template_kind(name: str) -> str:
 
 
 _NAME_KIND = {"Dockerfile": "dockerfile", "Containerfile": "dockerfile", ".env": "env"}
-_SHEBANG = re.compile(rb"#![^\n]*\b(?:sh|bash|zsh|dash|ksh)\b")
+_SHEBANG = re.compile(rb"#![^\n]{0,128}\b(?:sh|bash|zsh|dash|ksh)\b")  # bounded: linear even if searched
 
 # Folders never entered (their names). Any folder holding pyvenv.cfg or conda-meta/ is an
 # environment and is skipped too.
@@ -211,9 +211,12 @@ _MAX_SWEEP_ITEMS = 32
 # After a key: `key: 2`, `key = 2`, `"key": 2`, `KEY=2`; after a flag also `--flag 2` and
 # `"--flag", "2"` (argument arrays). In Python only Python forms count (`key=2`, `"key": 2`,
 # `"--flag", "2"`), so prose and docstrings do not.
-_AFTER_KEY = re.compile(r"""["']?\s*[:=]\s*""" + _PROPS + r"""["']?""" + _VALUE)
-_AFTER_FLAG = re.compile(r"""["']?(?:\s*[:=,]\s*|\s+)["']?""" + _VALUE)
-_AFTER_KEY_PY = re.compile(r"""(?:\s*=\s*|["']\s*[:,]\s*)["']?""" + _VALUE)
+# Each starts only right after a key's last character (a word character or its closing quote), so
+# even searched over a run of blanks it makes one attempt per run: linear (it is used anchored at
+# the key's end anyway).
+_AFTER_KEY = re.compile(r"""(?<=[\w"'])["']?\s*[:=]\s*""" + _PROPS + r"""["']?""" + _VALUE)
+_AFTER_FLAG = re.compile(r"""(?<=[\w"'])["']?(?:\s*[:=,]\s*|\s+)["']?""" + _VALUE)
+_AFTER_KEY_PY = re.compile(r"""(?<=[\w"'])(?:\s*=\s*|["']\s*[:,]\s*)["']?""" + _VALUE)
 # A key written as a setting (`key: x`, `key = x`, `--flag=x`): whatever follows is its value, so a
 # value that cannot be read is reported, never passed over as prose.
 _ENV_SPACED = re.compile(r"[ \t]*(?i:ENV)[ \t]+([A-Za-z_][\w.\-]*)[ \t]")  # instructions: any case
