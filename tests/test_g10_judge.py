@@ -97,7 +97,10 @@ def test_generation_engine_tp_inside_training_warns_across_nodes_only():
     m = match(file="grpo.yaml", key="tensor_parallel_size", key_path="policy.generation.vllm_cfg.tensor_parallel_size",
               scope="generation")
     assert judge(scan_data([m], {"grpo.yaml": ctx("training", "multi")})).status is Status.WARN
-    assert judge(scan_data([m], {"grpo.yaml": ctx("training", "unknown")})).status is Status.OK
+    assert judge(scan_data([m], {"grpo.yaml": ctx("training", "single")})).status is Status.OK
+    # issue 22: a node count not found is never ok (on two Sparks an engine's TP group > 1 spans them)
+    v = judge(scan_data([m], {"grpo.yaml": ctx("training", "unknown")}))
+    assert v.status is Status.WARN and "node count not found" in v.details[0]
 
 
 def test_unresolved_values_warn_in_training_and_are_unknown_without_context():

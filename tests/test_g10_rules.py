@@ -103,7 +103,8 @@ GEN_NOTE = ("TP of a generation engine inside a training job: inference-style TP
     ("unknown", "single", None, True, Status.OK, SINGLE_NOTE),
     (None, "single", None, False, Status.OK, SINGLE_NOTE),
     ("training", "multi", "generation", False, Status.WARN, GEN_NOTE),
-    ("training", "unknown", "generation", False, Status.OK, GEN_NOTE),
+    ("training", "unknown", "generation", False, Status.WARN, "node count not found: " + GEN_NOTE),  # issue 22
+    ("training", "single", "generation", False, Status.OK, SINGLE_NOTE),
     ("training", "multi", "generation", True, Status.WARN, GEN_NOTE),
     ("training", "multi", None, True, Status.WARN, "TP comes from a variable sparktui cannot resolve: a value > 1 fails across two Sparks"),
     ("training", "unknown", None, True, Status.WARN, "TP comes from a variable sparktui cannot resolve: a value > 1 fails across two Sparks"),

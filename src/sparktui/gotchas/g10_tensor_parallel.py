@@ -288,6 +288,8 @@ def classify(match: dict[str, Any], ctx: dict[str, Any]) -> tuple[Status, str]:
                 return Status.WARN, (f"{_GENERATION_NOTE} (on its own cluster, {gpn} GPUs per node, the group of "
                                      f"{degree} stays inside a node; on two Sparks, one GPU each, it spans them)")
             return Status.WARN, _GENERATION_NOTE
+        if nodes == "unknown":  # not ok on what was not seen: on two Sparks a group > 1 spans them
+            return Status.WARN, "node count not found: " + _GENERATION_NOTE
         return Status.OK, _GENERATION_NOTE
     if context == "training":
         if unresolved:

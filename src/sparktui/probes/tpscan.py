@@ -140,7 +140,10 @@ PREFILTER = re.compile(
 _NAMES = (  # these may carry a prefix word (vllm_, expert_, moe-dense-); the ones below may not
     r"tensor[-_]model[-_]parallel[-_]size|tensor[-_]parallel[-_](?:size|degree|dim)|tp[-_](?:size|degree)"
 )
-_WHOLE_NAMES = r"parallelism_config_tp_size|autotp[-_]size|tp[-_]plan"  # base_model_tp_plan is no setting
+# base_model_tp_plan is no setting; GPT-NeoX's and old Megatron's model_parallel_size is TP (never
+# pipeline_/expert_/tensor_model_parallel_size: no prefix word here)
+_WHOLE_NAMES = r"parallelism_config_tp_size|autotp[-_]size|tp[-_]plan|model[-_]parallel[-_]size"
+_MAXTEXT_GPU = re.compile(r"""\bhardware["']?[ \t]*[=:][ \t]*["']?gpu""")
 # Every repetition is bounded and its items end in a character the next part cannot start with
 # (a dot, a `-`/`_`), so no match backtracks more than a bounded stretch: linear per line.
 _DOTS = r"(?:[A-Za-z_][\w-]{0,60}\.){0,8}"  # a.b. of a dotted override or flag
@@ -162,15 +165,15 @@ _MODEL_WORDS = frozenset({"actor", "policy", "critic", "ref", "reward", "megatro
                           "model", "ds", "dtensor", "teacher", "student"})
 
 
-def _scope_of(key: str, key_path: str | None) -> str | None:
+def _scope_of(key: str, key_path: str | None, gpu: bool = False) -> str | None:
     """'generation' for an engine's TP inside a training job, 'dcn' for MaxText's TP across the
     data-centre network (across nodes by definition), else None."""
     bare = key.lstrip("-").lower()
     name = bare.rsplit(".", 1)[-1]
     if name.startswith("dcn"):
         return "dcn"
-    if name.startswith("ici"):
-        return "ici"
+    if name.startswith("ici") and gpu:
+        return "ici"  # on GPUs ICI is inside a node; on TPUs a slice's ICI spans its hosts
     path = (key_path or bare).lower().replace("-", "_")
     parts = path.split(".")
     last = parts[-1]
@@ -322,6 +325,7 @@ _GPUS_PER_NODE = re.compile(
 # The DeepSpeed launcher without a hostfile or a node count runs on this node only (its default:
 # /job/hostfile, absent on a workstation); `--num_gpus N` is this node's GPUs.
 _DEEPSPEED = re.compile(r"""(?<![\w./\-"'])deepspeed[ \t]+(?:--|-[A-Za-z]|[^\s"'=:]+\.py\b)""")
+_DEEPSPEED_LOCAL = re.compile(r"(?<![\w-])--num_gpus\b|(?<![\w-])--include[= ]+[\"']?localhost")  # this node's GPUs
 _DEEPSPEED_MULTI = re.compile(r"(?<![\w-])(?:--hostfile|-H|--num_nodes|--include|--exclude|--master_addr|--launcher)\b")
 # Config files a launch script passes along (`--config configs/tp.yaml`), to lend them its context.
 _REFERENCED = re.compile(r"""(?<![\w./~${}-])[\w./~${}-]*[\w-]\.(?:ya?ml|json|toml)\b""")
@@ -829,6 +833,8 @@ def _find_settings(text: str, kind: str, check: Check = None, assigns: Assignmen
     if assigns is None and kind in _SHELLISH:
         assigns = _assignments(text, check)
     parents = _Nesting(kind)
+    gpu = "hardware" in text and bool(_MAXTEXT_GPU.search(text))
+    mp_is_product = "tensor_model_parallel" in text or "tensor-model-parallel" in text
     anchors: Anchors | None = None  # YAML anchors, read the first time an alias is met
     out: list[TpMatch] = []
     for i, line in enumerate(lines):
@@ -852,6 +858,8 @@ def _find_settings(text: str, kind: str, check: Check = None, assigns: Assignmen
             bare_tp = not key.startswith("-") and key.rsplit(".", 1)[-1] == "tp"
             if bare_tp and kind in _SHELLISH and "." not in key:
                 continue  # `tp=2` in a script is a variable: read where it is used
+            if mp_is_product and key.lstrip("-").rsplit(".", 1)[-1].startswith("model"):
+                continue  # NeMo's model_parallel_size beside tensor_model_parallel_size is TP x PP
             raw, keyed = _value_at(code, km.end(), key, kind, lines, i)
             if raw is None:
                 continue
@@ -865,7 +873,7 @@ def _find_settings(text: str, kind: str, check: Check = None, assigns: Assignmen
             path = parents.path_for(key)
             if path:
                 m["key_path"] = path
-            scope = _scope_of(key, path)
+            scope = _scope_of(key, path, gpu)
             if scope:
                 m["scope"] = scope
             out.append(m)
@@ -1252,8 +1260,18 @@ def _resolve(value: str, assigns: Assignments | None, before: int, depth: int = 
     if i:
         last = (lines[i - 1], values[i - 1].lstrip(_BRANCH))
         if values[i - 1].startswith(_BRANCH) and any(v.lstrip(_BRANCH) != last[1] for v in values[:i - 1]):
-            # set one way in an if/case branch and another way elsewhere: which one runs is not written
+            # set one way in an if/case branch and another way elsewhere: which runs is not written; the
+            # largest value a branch gives > 1 is judged (as a sweep's), else it is not resolved
             where = ", ".join(f"{name}={v.lstrip(_BRANCH)} (line {ln})" for ln, v in zip(lines[:i], values[:i]))[:200]
+            best: int | None = None
+            for ln, v in zip(lines[:i], values[:i]):
+                v = v.lstrip(_BRANCH)
+                got = _resolve(v, assigns, ln, depth + 1, budget)[0] if v.startswith("$") else v
+                n = _number(got) if got is not None else None
+                if n is not None and (best is None or n > best):
+                    best = n
+            if best is not None and best > 1:
+                return str(best), f"set in several branches: {where}; the largest, {best}, is judged"
             return None, f"set in several branches: {where}"
     if last is not None:
         inner = last[1]
@@ -1568,7 +1586,7 @@ def node_info(text: str, kind: str | None = None, check: Check = None,
     if counts:
         nodes = "multi" if max(counts) > 1 else "single"
         count = max(counts)
-    elif hints:
+    elif hints and not unresolved:  # `--nnodes $WORLD_SIZE` beside --node_rank: the count decides, and it is not written
         nodes, count = "multi", None
         markers, lines = hints, hint_lines
     elif single:
@@ -1615,9 +1633,11 @@ def _gpus_per_node(text: str, assigns: Assignments | None, check: Check) -> tupl
 
 
 def _deepspeed_default(text: str) -> tuple[str | None, int]:
-    """The DeepSpeed launcher with no hostfile, node count or host list: one node."""
+    """The DeepSpeed launcher given this node's GPUs (`--num_gpus N`, `--include localhost`) and no
+    hostfile, node count or host list: one node. Bare `deepspeed` reads /job/hostfile when there is one,
+    so it says nothing of nodes."""
     m = _DEEPSPEED.search(text)
-    if m is None or _DEEPSPEED_MULTI.search(text):
+    if m is None or _DEEPSPEED_MULTI.search(text) or not _DEEPSPEED_LOCAL.search(text):
         return None, 0
     return "deepspeed without --hostfile/--num_nodes: one node (the launcher's default)", m.start()
 
