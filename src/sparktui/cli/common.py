@@ -279,3 +279,20 @@ def interruptibly(fn, first: str | None = "judging what was read so far"):
     if "error" in box:
         raise box["error"]
     return box["result"]
+
+
+def kernel_log_readings(path: str, ids: list[str], cfg: Config, readings: Any = None, cancel: Any = None) -> Any:
+    """`--kernel-log FILE`: the readings for ``ids`` with the kernel_log reading taken from a saved
+    kernel log (dmesg, dmesg -T, journal JSON, /dev/kmsg records; probes/kernel_log.py read_file),
+    the others from ``readings`` (a snapshot, a recording) or read from this machine."""
+    from sparktui.core.readings import Readings
+    from sparktui.gotchas import REGISTRY
+    from sparktui.probes.kernel_log import read_file
+    from sparktui.runner import collect, needed_probes
+
+    if readings is None:
+        rest = [p for p in needed_probes([REGISTRY[i] for i in ids]) if p != "kernel_log"]
+        readings = collect(rest, cfg, cancel=cancel) if rest else Readings()
+    out = Readings({n: readings.get_reading(n) for n in readings if n != "kernel_log"})
+    out.add(read_file(path))
+    return out

@@ -46,6 +46,8 @@ def add_parsers(sub, common) -> None:
     r.add_argument("--redact", action="store_true", help="replace home paths, the user name and host names with placeholders")
     r.add_argument("--replay", metavar="FILE", default=argparse.SUPPRESS, help="report on a recording instead of this machine")
     r.add_argument("--snapshot", metavar="FILE", help="report on a saved snapshot instead of this machine")
+    r.add_argument("--kernel-log", metavar="FILE", help="G11 on a saved kernel log (dmesg, dmesg -T, journalctl -k -o "
+                                                        "json, /dev/kmsg records) instead of this boot's")
     r.add_argument("--watch", type=positive_minutes, metavar="MIN", help="sample telemetry this many minutes first (default: a few seconds)")
     common(r)
 
@@ -171,7 +173,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from sparktui import __version__
-    from sparktui.cli.common import EXIT_IOERR, EXIT_OK, parse_ids, config_from_args
+    from sparktui.cli.common import EXIT_IOERR, EXIT_OK, config_from_args, kernel_log_readings, parse_ids
     from sparktui.core.atomic import write_text_atomic
     from sparktui.fleet.compare import checklists
     from sparktui.fleet.report import Redaction, ReportInput, render_report
@@ -185,6 +187,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 
         rec, readings = _recording(replay)
         ids = parse_ids(args.ids) if args.ids else replay_ids_for(readings)
+        if getattr(args, "kernel_log", None):
+            readings = kernel_log_readings(args.kernel_log, ids, cfg, readings)
         verdicts, _ = run_checks(ids, cfg, readings)
         name = Path(replay).name
         inp = ReportInput(verdicts, readings, dict(rec.header.get("host") or {}),
@@ -197,6 +201,9 @@ def cmd_report(args: argparse.Namespace) -> int:
         if args.watch:
             print(f"sparktui: sampling telemetry for {args.watch:g} min ...", file=sys.stderr)
         (readings, host, source), peers = _with_peers(cfg, ids, lambda: _local(cfg, args.snapshot))
+        if getattr(args, "kernel_log", None):
+            readings = kernel_log_readings(args.kernel_log, ids, cfg, readings)
+            source += f", kernel log {args.kernel_log}"
         verdicts, _ = run_checks(ids, cfg, readings)
         from sparktui.core.recording import _is_number, sample_problem
 

@@ -22,8 +22,8 @@ from sparktui import __version__
 from sparktui.cli.common import (EXIT_BROKEN_PIPE, EXIT_CONFIG, EXIT_FAIL, EXIT_FOR,  # noqa: F401
                                  EXIT_INTERNAL, EXIT_IOERR, EXIT_OK, EXIT_REFUSED, EXIT_UNKNOWN, EXIT_USAGE,
                                  EXIT_WARN, UsageError, _Parser, add_common_options, add_sub_common_options,
-                                 bounded, config_from_args, interpreter_problem, interruptibly, parse_ids,
-                                 positive_minutes)
+                                 bounded, config_from_args, interpreter_problem, interruptibly, kernel_log_readings,
+                                 parse_ids, positive_minutes)
 from sparktui.core.config import Config, ConfigError
 from sparktui.core.readings import SnapshotError, read_snapshot, snapshot_text, write_snapshot
 from sparktui.core.verdict import worst
@@ -57,6 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--watch", type=positive_minutes, metavar="MIN", help="sample telemetry this many minutes for G4 (default: a few seconds)")
     c.add_argument("--replay", metavar="FILE", default=argparse.SUPPRESS,
                    help="judge a recording (G3, G4, G6 and whatever its readings answer) instead of this machine")
+    c.add_argument("--kernel-log", metavar="FILE",
+                   help="G11: judge a saved kernel log (dmesg, dmesg -T, journalctl -k -o json, /dev/kmsg records) "
+                        "instead of this boot's")
     c.add_argument("--sys-root", type=sys_root_folder, metavar="DIR",
                    help="G12: read DIR/sys/class/net and DIR/sys/class/infiniband instead of /sys (a copied /sys, a test tree)")
     add_sub_common_options(c)
@@ -111,7 +114,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     if getattr(args, "replay", None):
         from sparktui.cli.record import check_replay
 
-        other = [f for f, on in (("--snapshot", args.snapshot), ("--watch", getattr(args, "watch", None))) if on]
+        other = [f for f, on in (("--snapshot", args.snapshot), ("--watch", getattr(args, "watch", None)),
+                                 ("--kernel-log", getattr(args, "kernel_log", None))) if on]
         if other:
             raise UsageError(f"sparktui check: --replay and {', '.join(other)} are alternatives; give one")
 
@@ -122,6 +126,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         raise UsageError("sparktui check: --snapshot and --sys-root are alternatives; give one")
     if args.snapshot:
         readings, host, _ = read_snapshot(args.snapshot)
+        if getattr(args, "kernel_log", None):
+            readings = kernel_log_readings(args.kernel_log, ids, cfg, readings)
         verdicts, _ = run_checks(ids, cfg, readings)
         source = f"snapshot {args.snapshot}"
     else:
@@ -130,9 +136,15 @@ def cmd_check(args: argparse.Namespace) -> int:
         from sparktui.probes import link as _link
 
         with _link.sys_root(getattr(args, "sys_root", None)):
-            verdicts, readings = _run_interruptibly(ids, cfg)
+            if getattr(args, "kernel_log", None):
+                verdicts, readings = interruptibly(lambda cancel: run_checks(
+                    ids, cfg, kernel_log_readings(args.kernel_log, ids, cfg, cancel=cancel)))
+            else:
+                verdicts, readings = _run_interruptibly(ids, cfg)
         host = host_facts(readings)
         source = "live" if not getattr(args, "sys_root", None) else f"live, /sys under {args.sys_root}"
+    if getattr(args, "kernel_log", None):
+        source += f", kernel log {args.kernel_log}"
     if args.json:
         json.dump(render.document(verdicts, host, source), sys.stdout, indent=2, default=str)
         sys.stdout.write("\n")

@@ -17,9 +17,10 @@ from textual.message import Message
 
 from sparktui.core.readings import Reading
 from sparktui.core.verdict import Status
+from sparktui.core.xids import AER_SEVERITIES, MAX_KEPT, EventKeeper
 from sparktui.gotchas.g11_kernel_log import KINDS, is_fail, is_warn, describe
 
-MAX_LIVE = 500  # live events kept for the re-judge (the events view has its own bound)
+MAX_LIVE = MAX_KEPT  # live events kept for the re-judge, per class (EventKeeper: every one is counted)
 
 
 class KernelEventArrived(Message):
@@ -40,14 +41,19 @@ def status_of(ev: Mapping[str, Any]) -> Status:
     return Status.FAIL if is_fail(ev) else Status.WARN if is_warn(ev) else Status.OK
 
 
-def merged_reading(boot: Reading[Any] | None, live: list[dict[str, Any]], live_lines: int) -> Reading[Any]:
+def merged_reading(boot: Reading[Any] | None, live: list[dict[str, Any]], live_lines: int,
+                   keeper: EventKeeper | None = None) -> Reading[Any]:
     """The kernel_log reading G11 is re-judged on: the boot-time reading's events plus those seen
     live. Without a readable boot-time reading, the live events alone (a follower that read lines
-    read the log), with the boot-time failure kept as a note."""
-    counts = {k: 0 for k in KINDS}
-    for ev in live:
-        if ev.get("kind") in counts:
-            counts[ev["kind"]] += 1
+    read the log), with the boot-time failure kept as a note. ``keeper`` (the live events' counts,
+    kept or not) decides the counts: 500 corrected AER after an Xid do not make it ok again."""
+    if keeper is None:
+        keeper = EventKeeper()
+        for ev in live:
+            keeper.add(ev)
+    counts = {k: keeper.counts.get(k, 0) for k in KINDS}
+    severities = {s: keeper.severities.get(s, 0) for s in AER_SEVERITIES}
+    not_kept = keeper.not_kept
     bd = boot.data if boot is not None and isinstance(boot.data, Mapping) else None
     if bd is not None:
         events = list(bd.get("events") or []) + live
@@ -55,14 +61,22 @@ def merged_reading(boot: Reading[Any] | None, live: list[dict[str, Any]], live_l
         for k in KINDS:
             n = old.get(k) if isinstance(old, Mapping) else None
             counts[k] += n if isinstance(n, int) and not isinstance(n, bool) else 0
+        old_sev = bd.get("severities")
+        for sv in AER_SEVERITIES:
+            n = old_sev.get(sv) if isinstance(old_sev, Mapping) else None
+            severities[sv] += n if isinstance(n, int) and not isinstance(n, bool) else 0
+        n = bd.get("not_kept")
+        not_kept += n if isinstance(n, int) and not isinstance(n, bool) else 0
         lines = bd.get("lines_read")
         lines = (lines if isinstance(lines, int) and not isinstance(lines, bool) else 0) + live_lines
-        data = {**bd, "events": events, "counts": counts, "lines_read": lines,
+        data = {**bd, "events": events, "counts": counts, "severities": severities, "not_kept": not_kept,
+                "truncated": not_kept > 0 or bool(bd.get("truncated")), "lines_read": lines,
                 "note": "; ".join(x for x in (bd.get("note"), f"{len(live)} event(s) seen live since") if x)}
         return Reading("kernel_log", data, source=f"{boot.source if boot else ''} + live follower".strip(" +"))
     why = (boot.error if boot is not None else None) or "no boot-time reading yet"
     data = {"source": "live follower", "boot_id": None, "lines_read": max(live_lines, len(live)), "events": list(live),
-            "truncated": False, "counts": counts, "note": f"events seen live only; the boot-time log: {why}"}
+            "truncated": not_kept > 0, "counts": counts, "severities": severities, "not_kept": not_kept,
+            "note": f"events seen live only; the boot-time log: {why}"}
     return Reading("kernel_log", data, source="live follower")
 
 
@@ -72,7 +86,8 @@ class KernelWatch:
     def __init__(self, app: Any, path: str | None = None, enabled: bool = True) -> None:
         self.app, self.path, self.enabled = app, path, enabled
         self.follower: Any = None
-        self.live: list[dict[str, Any]] = []
+        self.keeper = EventKeeper()  # the live events: bounded per class, every one counted
+        self.live: list[dict[str, Any]] = self.keeper.events
         self.boot: Reading[Any] | None = None
         self.error: str | None = None
 
@@ -103,18 +118,18 @@ class KernelWatch:
         """A fresh boot-time reading (it holds what was logged before it was taken): live events
         from before it are dropped, not counted twice. True when live events remain to merge."""
         self.boot = r
-        self.live = [e for e in self.live if (e.get("t") or 0) > r.started_at]
-        return bool(self.live)
+        self.keeper = self.keeper.since(r.started_at)
+        self.live = self.keeper.events
+        return bool(self.live) or self.keeper.not_kept > 0
 
     def add(self, ev: dict[str, Any]) -> None:
         if not isinstance(ev.get("t"), (int, float)):
             ev["t"] = time.time()
-        self.live.append(ev)
-        del self.live[:-MAX_LIVE]
+        self.keeper.add(ev)
 
     def reading(self) -> Reading[Any]:
         lines = getattr(self.follower, "lines", 0) if self.follower is not None else 0
-        return merged_reading(self.boot, self.live, lines if isinstance(lines, int) else 0)
+        return merged_reading(self.boot, self.live, lines if isinstance(lines, int) else 0, self.keeper)
 
     def text(self, ev: Mapping[str, Any]) -> str:
         return f"kernel log: {describe(ev)}"
