@@ -105,3 +105,80 @@ def test_redact_hides_ipv6_addresses_and_keeps_loopback_and_what_is_no_address()
     assert "<ip>%enp1s0f0np0" in out and "[<ip>]:29500" in out
     for kept in ("[::1]:9400", "12:34:56", "aa:bb:cc:dd:ee:ff", "std::vector", "580.95.05"):
         assert kept in out, out
+
+
+# -- the argv the process scan matches is cut first (probes/processes.py) ---------------------------
+
+GIB = 1024 ** 3
+
+
+@pytest.fixture
+def fake_gpu():
+    from tests.fakes import fake_nvml
+
+    with fake_nvml.installed(fake_nvml.gb10_loaded()) as f:
+        yield f
+
+
+def _row_of(server, fake_gpu):
+    from sparktui.probes import processes
+    from sparktui.probes.nvml import NvmlSession
+
+    fake_gpu.set_processes([(server.pid, 20 * GIB)])
+    s = NvmlSession()
+    try:
+        data = processes.scan(s, exclude_own=False)
+    finally:
+        s.close()
+    (row,) = [r for r in data["rows"] if r["pid"] == server.pid]
+    return row, data
+
+
+def test_a_megabyte_of_dashes_in_a_servers_argv_is_scanned_in_milliseconds(kids, fake_gpu):
+    """Issue 22 item 6: every training job's and server's argv (read up to 1 MiB) went whole through
+    the scrubber, which was quadratic on runs of dashes; now a stated window is scrubbed."""
+    filler = ["-" * (127 * 1024)] * 8  # 1 MiB: one argument may hold at most 128 KiB
+    server = kids.run("vllm", "serve", "m", "--hf-token", "hf_" + "s" * 30, *filler)
+    try:
+        took = _time_once(lambda _: _row_of(server, fake_gpu), None, guard_s=10.0)
+    except _TooSlow:
+        pytest.fail("scanning a server with 1 MiB of dashes in its argv took over 10 s")
+    row, _ = _row_of(server, fake_gpu)
+    assert took < 5.0
+    assert "hf_sss" not in row["command"] and "--hf-token [redacted]" in row["command"]
+    from sparktui.gotchas.g06_contention import with_cap
+
+    assert with_cap(row["command"], "--gpu-memory-utilization", 0.4) is None  # G6: not kept whole
+
+
+def test_a_cap_flag_past_what_was_read_is_unreadable_never_the_default(kids, fake_gpu):
+    """A vLLM whose --gpu-memory-utilization comes after 1 MiB of other arguments: the flag was
+    never read, so the cap is not known. It was the default (0.9) 'as if no flag were given'."""
+    filler = ["a" * (127 * 1024)] * 9
+    server = kids.run("vllm", "serve", "m", *filler, "--gpu-memory-utilization", "0.3")
+    row, data = _row_of(server, fake_gpu)
+    assert row["cap"]["state"] == "unreadable", row["cap"]
+    assert "over 1 MiB" in row["cap"]["source"] and "KiB" in row["cap"]["source"]
+
+
+def test_a_cap_flag_past_the_matched_window_is_unreadable_and_g6_is_not_ok(kids, fake_gpu):
+    from sparktui.core.config import Config
+    from sparktui.core.readings import Reading, Readings
+    from sparktui.gotchas.g06_contention import judge
+
+    filler = ["b" * 60_000, "c" * 60_000]  # past the matched 64 KiB (ARGV_MATCHED), well inside what is read
+    server = kids.run("vllm", "serve", "m", *filler, "--gpu-memory-utilization", "0.3")
+    row, data = _row_of(server, fake_gpu)
+    assert row["cap"]["state"] == "unreadable" and "64 KiB" in row["cap"]["source"]
+    assert "more characters" in row["cap"]["source"]
+    data["rows"] = [row]
+    data["container"] = {"inside": False, "markers": [], "pid1": "systemd"}
+    r = Readings()
+    r.add(Reading("processes", data, source="NVML process lists + psutil"))
+    assert judge(r, Config()).status.value != "ok"
+
+
+def test_a_short_argv_is_matched_whole(kids, fake_gpu):
+    server = kids.run("vllm", "serve", "m", "--gpu-memory-utilization", "0.3")
+    row, _ = _row_of(server, fake_gpu)
+    assert row["cap"]["state"] == "set" and row["cap"]["fraction"] == 0.3

@@ -32,7 +32,7 @@ import stat
 import time
 from typing import Any, Iterable
 
-from sparktui.core.secrets import scrub_secrets
+from sparktui.core.secrets import REDACTED, scrub_secrets
 from sparktui.core.config import Config
 from sparktui.core.readings import Reading
 from sparktui.probes.nvml import NvmlSession
@@ -409,20 +409,83 @@ class ProcLister:
             return known  # same process, same name, settled: argv as read before
         if flags & 0x00200000:  # PF_KTHREAD: a kernel thread has no argv and never a GPU
             cmd: list[str] = []
+            whole = True
         else:
             raw = _read(os.path.join(self.proc, str(pid), "cmdline"), CMDLINE_BYTES, binary=True)
             if raw is None:
                 skipped["vanished"] += 1
                 return None
+            whole = len(raw) < CMDLINE_BYTES
+            if not whole and b"\x00" in raw:  # cut mid-argument: NUL-separated still, the cut one dropped
+                raw = raw[:raw.rindex(b"\x00") + 1]
             cmd = _split_cmdline(raw)
+        cmd, cut, over = cut_argv(cmd, read_whole=whole)
         name = _full_name(comm, cmd)
         kind, server, label = classify(name, cmd)
         return started, comm, {"pid": pid, "ppid": ppid, "name": name, "cmdline": cmd, "kind": kind,
-                               "server": server, "label": label}
+                               "server": server, "label": label, "argv_cut": cut, "argv_over": over}
 
 
 STAT_BYTES = 4096  # /proc/<pid>/stat: 52 numbers and a 16-byte name
-CMDLINE_BYTES = 1 << 20  # argv beyond this is not needed to tell what a process runs
+CMDLINE_BYTES = 1 << 20  # the most of an argv read from /proc; a longer one counts as "over 1 MiB"
+# Another user's argv is outside text: what is matched is cut first (issue 22). Classification,
+# the cap flags and G8's suggestions see the first ARGV_MATCHED characters of the argv; the rest is
+# counted (``argv_cut``) and never read as absent: a server whose argv was cut has its cap
+# "unreadable" (G6: unknown), never the default "as if no flag were given". The row's command is
+# scrubbed from its first COMMAND_SCRUBBED characters and keeps COMMAND_KEPT of them; a longer line
+# is then that long or holds [redacted], which G6 reads as "not kept whole" (``command_text``).
+ARGV_MATCHED = 64 * 1024
+COMMAND_SCRUBBED = 4096
+_CAP_FROM_ARGV = ("vllm", "sglang", "trtllm", "tgi")  # servers whose cap is a flag (TGI: a flag beats its env)
+
+
+def cut_argv(cmd: list[str], read_whole: bool = True) -> tuple[list[str], int, bool]:
+    """(the argv words matched, characters left out of them, whether the argv was longer than what
+    was read). The words are kept whole up to ARGV_MATCHED characters joined; the word crossing it
+    is cut there."""
+    kept: list[str] = []
+    used = 0
+    for word in cmd:
+        room = ARGV_MATCHED - used - (1 if kept else 0)
+        if room <= 0:
+            break
+        if len(word) > room:
+            kept.append(word[:room])
+            used = ARGV_MATCHED
+            break
+        kept.append(word)
+        used += len(word) + (1 if len(kept) > 1 else 0)
+    total = sum(len(w) for w in cmd) + max(0, len(cmd) - 1)
+    return kept, total - used, not read_whole
+
+
+COMMAND_KEPT = 400  # characters of the scrubbed command kept in the row (G6's COMMAND_KEPT)
+
+
+def command_text(cmdline: list[str]) -> str:
+    """The row's command: the joined argv's first COMMAND_SCRUBBED characters, secrets scrubbed, then
+    COMMAND_KEPT characters. A word cut at COMMAND_SCRUBBED is never shown (a secret cut short has
+    no shape the scrubber knows): where it would show, it reads ``[redacted]``, which also tells G6
+    the line was not kept whole (as a line of COMMAND_KEPT characters does)."""
+    joined = " ".join(cmdline)
+    if len(joined) <= COMMAND_SCRUBBED:
+        return scrub_secrets(joined)[:COMMAND_KEPT]
+    head, sep, _ = joined[:COMMAND_SCRUBBED].rpartition(" ")
+    shown = scrub_secrets(head) if sep else ""
+    if len(shown) < COMMAND_KEPT:
+        shown = f"{shown} {REDACTED}" if shown else REDACTED
+    return shown[:COMMAND_KEPT]
+
+
+def _cap_after_cut(cap: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
+    """A cap read from a cut argv: a flag past the cut would be missed (or, repeated, would win, as in
+    argparse), so the cap is unreadable, saying what was seen."""
+    if not base.get("argv_cut") and not base.get("argv_over"):
+        return cap
+    seen = f"{cap['source']}" if cap.get("state") == "set" else "no cap flag"
+    more = "over 1 MiB" if base.get("argv_over") else f"{base['argv_cut']:,} more characters"
+    return _cap("unreadable", None, f"command line cut for matching at {ARGV_MATCHED // 1024} KiB ({more}): "
+                f"{seen} in what was read, a later flag would win", cap.get("detail", ""))
 
 
 def parse_stat(text: str) -> tuple[str, int, int, int] | None:
@@ -512,10 +575,11 @@ def _psutil_candidates() -> tuple[list[dict[str, Any]], dict[str, int]]:
             continue
         if info.get("pid") == me:
             continue
-        cmd = info.get("cmdline") or []
+        cmd, cut, _ = cut_argv(list(info.get("cmdline") or []))
         kind, server, label = classify(info.get("name") or "", cmd)
         rows.append({"pid": info["pid"], "ppid": info.get("ppid"), "name": info.get("name") or "",
-                     "cmdline": list(cmd), "kind": kind, "server": server, "label": label})
+                     "cmdline": cmd, "kind": kind, "server": server, "label": label, "argv_cut": cut,
+                     "argv_over": False})
     return rows, skipped
 
 
@@ -536,7 +600,10 @@ def describe(pid: int, base: dict[str, Any], now: float, skipped: dict[str, int]
                 rss = None
                 skipped["denied"] += 1
             created = p.create_time()
-            cmdline = base.get("cmdline") or p.cmdline()
+            cmdline = base.get("cmdline")
+            if not cmdline:
+                cmdline, cut, _ = cut_argv(list(p.cmdline() or []))
+                base = {**base, "argv_cut": cut}
         env, env_error = None, None
         if base.get("server"):
             try:
@@ -556,11 +623,13 @@ def describe(pid: int, base: dict[str, Any], now: float, skipped: dict[str, int]
     row = {
         "pid": pid, "ppid": base.get("ppid"), "user": user, "kind": base.get("kind") or "gpu-process",
         "server": base.get("server"), "name": base.get("label") or base.get("name") or "",
-        "process_name": base.get("name") or "", "command": scrub_secrets(" ".join(cmdline))[:400],
+        "process_name": base.get("name") or "", "command": command_text(cmdline),
         "gpu_mem_bytes": None, "rss_bytes": rss, "age_s": round(max(0.0, now - created), 1), "cap": None,
     }
     if base.get("server"):
         row["cap"] = parse_cap(base["server"], list(cmdline), env, env_error)
+        if base["server"] in _CAP_FROM_ARGV:
+            row["cap"] = _cap_after_cut(row["cap"], base)
         keys = SERVER_ENV.get(base["server"], ())
         row["env"] = ({k: env[k] for k in keys if k in env} if env is not None else "unreadable")
     return row
