@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from sparktui.core.config import Config
 from sparktui.core.readings import Reading
 from sparktui.playbooks.matching import CATALOG, Matcher, is_own_probe, suggest_slugs
+from sparktui.probes.processes import cut_argv
 
 if TYPE_CHECKING:  # httpx is imported only when a fetch actually happens
     from sparktui.playbooks import github
@@ -140,7 +141,7 @@ def _process_cmdlines(limit: int = 5000, own_pid: int | None = None) -> list[str
             if isinstance(pid, int):
                 if isinstance(ppid, int):
                     parent[pid] = ppid
-                rows.append((pid, [str(a) for a in argv if a is not None]))
+                rows.append((pid, cut_argv([str(a) for a in argv if a is not None])[0]))  # matched: 64 KiB
     except Exception as e:  # /proc unreadable, psutil broken: a failed scan, not an empty machine
         raise ProcessScanError(f"process list unreadable: {e}") from None
     out = []
