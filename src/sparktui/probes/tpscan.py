@@ -363,6 +363,7 @@ class _Scan:
     real: dict[str, str] = field(default_factory=dict)  # display path -> real path, for those files
     launchers: list[tuple[str, bytes | None]] = field(default_factory=list)  # (path, bytes or None) of shell launch scripts
     launcher_bytes: int = 0
+    composers: list[tuple[str, bytes | None]] = field(default_factory=list)  # YAML files with a `defaults:` list
     skipped: dict[str, int] = field(default_factory=dict)
     skipped_sample: list[TpSkippedSample] = field(default_factory=list)
     visited: set[tuple[int, int]] = field(default_factory=set)
@@ -412,6 +413,7 @@ def scan(paths: list[str], max_file_bytes: int, deadline_s: float = SCAN_DEADLIN
                root_reals=tuple(os.path.realpath(os.path.expanduser(p)) for p in paths))
     roots = [_scan_root(st, p) for p in paths]
     try:
+        _compose_defaults(st)
         _read_through_sourcing(st)
         _lend_launcher_context(st)
     except _Stopped as stop:
@@ -748,6 +750,8 @@ def _read_files(st: _Scan, dfd: int | None, folder: str, files: list[tuple[str, 
                 _note_launcher(st, prefix + name, data)
         elif kind == "shell" and _CFG_REF(low):
             _note_launcher(st, prefix + name, data)
+        if kind == "yaml" and b"defaults" in low and _DEFAULTS_B(low):
+            _note_launcher(st, prefix + name, data, st.composers)
     st.files_considered += considered
     st.files_read += read
     st.bytes_read += nbytes
@@ -1642,16 +1646,18 @@ def _deepspeed_default(text: str) -> tuple[str | None, int]:
     return "deepspeed without --hostfile/--num_nodes: one node (the launcher's default)", m.start()
 
 
-def _note_launcher(st: _Scan, path: str, data: bytes) -> None:
-    """Remember a launch script (its bytes while a memory budget lasts, else just its path); it is
-    only looked at after the walk, and only if a finding needs the context it may carry."""
-    if len(st.launchers) >= MAX_LAUNCHERS:
+def _note_launcher(st: _Scan, path: str, data: bytes, into: list[tuple[str, bytes | None]] | None = None) -> None:
+    """Remember a launch script (or a YAML file with a `defaults:` list: ``into``), its bytes while a
+    memory budget lasts, else just its path; it is only looked at after the walk, and only if a
+    finding needs the context it may carry."""
+    into = st.launchers if into is None else into
+    if len(into) >= MAX_LAUNCHERS:
         return
     if st.launcher_bytes + len(data) <= LAUNCHER_BYTES:
         st.launcher_bytes += len(data)
-        st.launchers.append((path, data))
+        into.append((path, data))
     else:
-        st.launchers.append((path, None))
+        into.append((path, None))
 
 
 def _lend_launcher_context(st: _Scan) -> None:
@@ -1852,7 +1858,169 @@ def _ref_targets(text: str, bases: list[str]) -> list[str]:
     return out
 
 
-def _lend(ctx: FileContext, lctx: FileContext, lshown: str) -> None:
+# --- YAML/Hydra `defaults:` lists ------------------------------------------------------------------
+# Hydra (`- group@pkg: option` -> group/option.yaml at package pkg; `- name` -> name.yaml; `_self_`,
+# `override`, `optional`) and NeMo-RL (`defaults: "base.yaml"`, a path from the file's folder).
+_DEFAULTS_B = re.compile(rb"(?m)^defaults[ \t]*:").search
+_DEFAULTS_LINE = re.compile(r"^defaults[ \t]*:[ \t]*(.*)$")
+_DEFAULTS_ITEM = re.compile(r"^[ \t]+-[ \t]+([^#\n]{0,300})")
+_DEFAULTS_DEPTH = 4  # defaults of defaults, this deep
+_MAX_DEFAULTS = 64  # entries read from one list
+
+
+def _defaults_entries(text: str) -> list[tuple[list[str], str, bool]]:
+    """The files a `defaults:` list names: (candidate relative paths, package prefix, Hydra group
+    member?) for each entry."""
+    lines = text.split("\n")
+    items: list[str] = []
+    for i, line in enumerate(lines):
+        m = _DEFAULTS_LINE.match(line)
+        if not m:
+            continue
+        rest = m.group(1).split(" #")[0].strip()
+        if rest.startswith("["):
+            items = [x for x in rest.strip("[]").split(",")]
+        elif rest:
+            items = [rest]
+        else:
+            for line2 in lines[i + 1: i + 1 + 4 * _MAX_DEFAULTS]:
+                if not line2.strip() or line2.lstrip().startswith("#"):
+                    continue
+                im = _DEFAULTS_ITEM.match(line2)
+                if not im:
+                    break
+                items.append(im.group(1))
+        break
+    out = []
+    for item in items[:_MAX_DEFAULTS]:
+        parsed = _parse_default(item)
+        if parsed:
+            out.append(parsed)
+    return out
+
+
+def _parse_default(item: str) -> tuple[list[str], str, bool] | None:
+    item = item.strip().strip("{}").strip().strip("'\"")
+    for word in ("override ", "optional "):
+        if item.startswith(word):
+            item = item[len(word):].strip()
+    if not item or item == "_self_" or "$" in item:
+        return None
+    group = False
+    if ":" in item:
+        left, opt = (x.strip().strip("'\"") for x in item.split(":", 1))
+        if opt.lower() in ("null", "???", "", "~"):
+            return None
+        grp, _, pkg = left.partition("@")
+        rel = os.path.join(grp.lstrip("/"), opt)
+        package = pkg if pkg else grp.lstrip("/").replace("/", ".")
+        group = True
+    else:
+        name, _, pkg = item.partition("@")
+        rel, package = name.lstrip("/"), pkg
+        group = bool(pkg)
+    if package in ("_here_", "_global_") or package.startswith("_global_."):
+        package = package[len("_global_."):] if package.startswith("_global_.") else ""
+    cands = [rel] if rel.endswith((".yaml", ".yml")) else [rel + ".yaml", rel + ".yml"]
+    return cands, package, group
+
+
+def _defaults_chain(st: _Scan, path: str, text: str, cwd: str, depth: int, prefix: str,
+                    seen: set[str]) -> list[tuple[str, str, str, bool]]:
+    """(real path, text, package prefix, Hydra group member?) of every file a `defaults:` list takes,
+    depth first; names not found are skipped (said in the evidence)."""
+    out: list[tuple[str, str, str, bool]] = []
+    if depth >= _DEFAULTS_DEPTH:
+        return out
+    for cands, package, group in _defaults_entries(text):
+        st.check()
+        real = None
+        for base in _bases(st, path, cwd):
+            for c in cands:
+                r = os.path.realpath(os.path.join(base, os.path.expanduser(c)))
+                try:
+                    if stat.S_ISREG(os.stat(r).st_mode) and not _under_any(r, _SYSTEM_TOPS):
+                        real = r
+                        break
+                except OSError:
+                    continue
+            if real:
+                break
+        if real is None or real in seen:
+            continue
+        seen.add(real)
+        data = _reread(real, st.limit)
+        if not data or data.find(b"\0", 0, _BINARY_WINDOW) != -1:
+            continue
+        sub = _cut_lines(data.decode("utf-8", "replace"))[0]
+        full = ".".join(x for x in (prefix, package) if x)
+        out.append((real, sub, full, group))
+        out += _defaults_chain(st, real, sub, cwd, depth + 1, full, seen)
+    return out
+
+
+def _compose_defaults(st: _Scan) -> None:
+    """A YAML file with a `defaults:` list is the config composed from it and the files it names:
+    their TP settings are judged in its context (`judged_in`, with the package prefix on the key
+    path, so `rollout@actor_rollout_ref.rollout: rollout` is the rollout engine's), unless the file
+    sets the same key itself; and where its own node count or context is unknown it takes theirs.
+    A Hydra group member's own reading (it never runs alone) is then dropped."""
+    if not st.composers:
+        return
+    cwd = _safe_cwd() or ""
+    new: list[TpMatch] = []
+    members: set[str] = set()
+    for xpath, data in st.composers:
+        st.check()
+        if data is None:
+            data = _reread(xpath, st.limit)
+        if not data:
+            continue
+        text = _cut_lines(data.decode("utf-8", "replace"))[0]
+        chain = _defaults_chain(st, xpath, text, cwd, 0, "", {os.path.realpath(xpath)})
+        if not chain:
+            continue
+        xshown = os.path.normpath(xpath)
+        own = {(m.get("key_path") or m["key"]) for m in _find_settings(text, "yaml", st.check)}
+        ctx = st.files.get(xshown)
+        if ctx is None:
+            ctx = file_context(text, os.path.basename(xpath), "yaml", st.check)
+            ctx["kind"] = "yaml"
+        took: list[TpMatch] = []
+        for real, sub, package, group in chain:
+            yshown = os.path.normpath(os.path.relpath(real) if not os.path.isabs(xpath) else real)
+            _lend(ctx, file_context(sub, os.path.basename(real), "yaml", st.check), yshown, "defaults_from")
+            for m in _find_settings(sub, "yaml", st.check):
+                full = ".".join(x for x in (package, m.get("key_path") or m["key"]) if x)
+                if full in own:
+                    continue  # the composing file sets it itself
+                m["file"], m["judged_in"], m["key_path"] = yshown, xshown, full
+                scope = _scope_of(m["key"], full)
+                if scope:
+                    m["scope"] = scope
+                took.append(m)
+            if group:
+                members.add(yshown)
+        if took or xshown in st.files:
+            st.files[xshown] = ctx
+            st.real[xshown] = os.path.realpath(xpath)
+            new += took
+    if members:
+        kept = [m for m in st.matches if m["file"] not in members or m.get("judged_in")]
+        st.matches_total -= len(st.matches) - len(kept)
+        st.matches = kept
+    for m in new:
+        if m["status"] == "one":
+            st.at_one += 1
+            if len(st.at_one_sample) < MAX_AT_ONE_SAMPLE:
+                st.at_one_sample.append(f"{m['file']}:{m['line']}: {m['key']}={m['value']}")
+            continue
+        st.matches_total += 1
+        if len(st.matches) < MAX_MATCHES:
+            st.matches.append(m)
+
+
+def _lend(ctx: FileContext, lctx: FileContext, lshown: str, how: str = "launched_by") -> None:
     if ctx["nodes"] == "unknown" and lctx["nodes"] != "unknown":
         ctx["nodes"] = lctx["nodes"]
         ctx["node_count"] = lctx["node_count"]
@@ -1868,7 +2036,7 @@ def _lend(ctx: FileContext, lctx: FileContext, lshown: str) -> None:
         key: Literal["training_markers", "serving_markers"] = \
             "training_markers" if lctx["context"] == "training" else "serving_markers"
         ctx[key] = [f"{lshown}: {m}" for m in lctx[key]][:MAX_MARKERS]
-    launched = ctx.setdefault("launched_by", [])
+    launched = ctx.setdefault("defaults_from" if how == "defaults_from" else "launched_by", [])
     if lshown not in launched and len(launched) < MAX_MARKERS:
         launched.append(lshown)
 
