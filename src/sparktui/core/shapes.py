@@ -865,7 +865,7 @@ class KernelLogEvent(TypedDict, total=False):
     device: str  # "GPU (nvidia)" | "ConnectX-7 (mlx5)" | "PCIe port" | another driver's name | "unknown"
     driver: str | None  # aer: the driver bound at ``pci`` as the log showed it
     reporter: str | None  # aer: the port that reported it ("0000:00:00.0")
-    cpu: int  # soft_lockup
+    cpu: int | None  # soft_lockup (None: a hard lockup known only from its panic line)
     stuck_s: int | None  # soft_lockup (None for a hard lockup)
     hard: bool  # soft_lockup: a hard lockup (NMI watchdog)
     reason: str  # gpu_lost: "fallen off the bus" | "RmInitAdapter failed" | ...

@@ -89,9 +89,10 @@ def describe(ev: Mapping[str, Any]) -> str:
         return f"PCIe AER {ev.get('severity', 'unknown')} error on {ev.get('device') or 'unknown'} ({ev.get('pci') or '?'})"
     if kind == "soft_lockup":
         who = f", task {ev.get('name')} pid {ev.get('pid')}" if ev.get("pid") is not None else ""
+        cpu = ev.get("cpu") if ev.get("cpu") is not None else "?"
         if ev.get("hard") is True:
-            return f"hard lockup: CPU#{ev.get('cpu', '?')}{who}"
-        return f"soft lockup: CPU#{ev.get('cpu', '?')} stuck for {ev.get('stuck_s', '?')} s{who}"
+            return f"hard lockup: CPU#{cpu}{who}"
+        return f"soft lockup: CPU#{cpu} stuck for {ev.get('stuck_s', '?')} s{who}"
     if kind == "gpu_lost":
         return f"GPU {ev.get('pci') or '?'} lost: {ev.get('reason') or 'the NVIDIA driver cannot reach it'}"
     return f"unrecognised event kind {kind!r}"

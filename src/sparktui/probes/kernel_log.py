@@ -101,6 +101,7 @@ GPU_LOST_REASONS = (("fallen off the bus", "fallen off the bus"), ("RmInitAdapte
                     ("is not supported by the", "not supported by the loaded module"), ("GPU is lost", "GPU lost"))
 AER_GAP_LINES = 4  # lines of other text that end an AER report (its header, then its devices' detail lines)
 OOM_WAIT_LINES = 8  # lines an OOM header (oom-kill: summary, "Kill process ... or sacrifice child") waits for its kill
+HARD_PANIC_LINES = 200  # a "not syncing: Hard LOCKUP" panic this close after a hard-lockup line is the same lockup
 MEMCG_HINT_LINES = 5000  # "Task in X killed as a result of limit of Y" holds until the kill it announces
 
 Event = dict[str, Any]
@@ -218,6 +219,7 @@ class Parser:
         self._nv_gpu: tuple[str, int] | None = None
         self._lost: tuple[str | None, str, int] | None = None
         self._memcg: tuple[str, int] | None = None
+        self._hard: int | None = None
 
     # ------------------------------------------------------------------ lines in
     def feed(self, line: str, t: float | None = None) -> list[Event]:
@@ -336,8 +338,13 @@ class Parser:
                         "name": m.group(3), "pid": int(m.group(4)) if m.group(4) else None}, False
         if "LOCKUP" in msg:
             m = _HARD_LOCKUP.search(msg, 0, 200)
+            last, self._hard = self._hard, self._line
             if m:
                 return {"kind": "soft_lockup", "cpu": int(m.group(1)), "stuck_s": None, "name": None, "pid": None,
+                        "hard": True}, False
+            if "not syncing: Hard LOCKUP" in msg and (last is None or self._line - last > HARD_PANIC_LINES):
+                # the panic a hard lockup ends in, its watchdog line not seen (cut off, or not printed)
+                return {"kind": "soft_lockup", "cpu": None, "stuck_s": None, "name": None, "pid": None,
                         "hard": True}, False
         pend = self.pending
         detail = pend is not None and pend["kind"] == "aer" and (
