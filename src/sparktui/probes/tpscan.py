@@ -190,6 +190,9 @@ def _scope_of(key: str, key_path: str | None, gpu: bool = False) -> str | None:
     return None
 
 
+# DeepSpeed's `"tensor_parallel": {"enabled": true, "size": 2}` (and `tensor_parallel:` then `size: 2`
+# in YAML): the degree is a `size` (or `tp_size`/`degree`) key inside that block.
+_TP_BLOCK = re.compile(r"""["']?tensor_parallel["']?[ \t]*:[ \t]*\{""")
 # Every part is bounded: an unbounded `${...` would be read to the end of the line once per key on it
 # (`--tp=${--tp=${...`: quadratic). A number is taken whole in every spelling (`0x2`, `+2`, `1_0`,
 # `1e10`, `2.0`) and read by _number; `*name` is a YAML alias.
@@ -217,6 +220,7 @@ _MAX_SWEEP_ITEMS = 32
 # Each starts only right after a key's last character (a word character or its closing quote), so
 # even searched over a run of blanks it makes one attempt per run: linear (it is used anchored at
 # the key's end anyway).
+_TP_BLOCK_SIZE = re.compile(r"""[ \t]*["']?(size|degree)["']?[ \t]*:[ \t]*["']?""" + _VALUE)
 _AFTER_KEY = re.compile(r"""(?<=[\w"'])["']?\s*[:=]\s*""" + _PROPS + r"""["']?""" + _VALUE)
 _AFTER_FLAG = re.compile(r"""(?<=[\w"'])["']?(?:\s*[:=,]\s*|\s+)["']?""" + _VALUE)
 _AFTER_KEY_PY = re.compile(r"""(?<=[\w"'])(?:\s*=\s*|["']\s*[:,]\s*)["']?""" + _VALUE)
@@ -274,7 +278,8 @@ _SERVING_STRONG = re.compile(
 )
 # Offline generation entry points: inference, though they take trainer.* settings (verl's
 # main_generation reads trainer.nnodes); they decide unless the file also runs a training entry point.
-_OFFLINE_GENERATION = re.compile(r"\bverl\.trainer\.main_generation\b|\bmain_generation\.py\b")
+_OFFLINE_GENERATION = re.compile(r"\bverl\.trainer\.main_generation\b|\bmain_generation\.py\b|\beval_harness/evaluate\.py\b"
+                                 r"|(?<![\w-])lm_eval\b|(?<![\w-])lm-eval\b")
 _TRAINING_ENTRY = re.compile(r"\bmain_(?:ppo|grpo|dpo|sft|dapo)\b|sft_trainer|\bpretrain_\w+\.py\b")
 _SERVING_WEAK = re.compile(
     r"--served-model-name|--max-num-seqs|--max-model-len|\bkv_cache_config\b|from\s+vllm\s+import|\bvllm\.LLM\b|\bLLM\("
@@ -841,10 +846,24 @@ def _find_settings(text: str, kind: str, check: Check = None, assigns: Assignmen
     mp_is_product = "tensor_model_parallel" in text or "tensor-model-parallel" in text
     anchors: Anchors | None = None  # YAML anchors, read the first time an alias is met
     out: list[TpMatch] = []
+    block = 0  # brace depth inside a DeepSpeed `"tensor_parallel": {` block (JSON, or a heredoc of it)
     for i, line in enumerate(lines):
         if check is not None and not i % _CHECK_EVERY_LINES:
             check()
         parents.feed(line)
+        if block > 0 or (kind == "yaml" and parents.stack and parents.stack[-1][1] == "tensor_parallel"):
+            sm = _TP_BLOCK_SIZE.match(line)
+            if sm and not (kind == "yaml" and parents.indent <= parents.stack[-1][0]):
+                m = _judge_value("tensor_parallel." + sm.group(1), sm.group("val"), kind, assigns, i + 1, None, True)
+                if m is not None:
+                    m["line"], m["key"], m["text"] = i + 1, "tensor_parallel." + sm.group(1), line.strip()[:MAX_LINE_CHARS]
+                    out.append(m)
+            if block > 0:
+                block += line.count("{") - line.count("}")
+        if "tensor_parallel" in line:
+            bm = _TP_BLOCK.search(line)
+            if bm:
+                block = max(block, line.count("{", bm.start()) - line.count("}", bm.start()))
         if "tp" not in line and "TP" not in line and "arallel" not in line and "ARALLEL" not in line:
             continue
         stripped = line.strip()
@@ -1459,9 +1478,9 @@ def file_context(text: str, name: str, kind: str | None = None, check: Check = N
     markers that decided it, so the verdict can show its evidence)."""
     training = _markers(_TRAINING_STRONG, text, check)
     serving = _markers(_SERVING_STRONG, text, check)
-    offline = _markers(_OFFLINE_GENERATION, text, check) if "generation" in text else []
+    offline = _markers(_OFFLINE_GENERATION, text, check) if ("generation" in text or "eval" in text) else []
     if offline and not _TRAINING_ENTRY.search(text):
-        training, serving = [], [f"{m} (offline generation)" for m in offline]
+        training, serving = [], [f"{m} (offline inference or evaluation)" for m in offline]
         context = "serving"
     elif training:
         context = "training"
