@@ -35,7 +35,7 @@ def isolated_dirs(tmp_path, monkeypatch):
         d = tmp_path / var.lower()
         d.mkdir()
         monkeypatch.setenv(var, str(d))
-    for var in ("GITHUB_TOKEN", "GH_TOKEN", "SPARKTUI_GITHUB_API"):
+    for var in ("GITHUB_TOKEN", "GH_TOKEN", "SPARKTUI_GITHUB_API", "SPARKTUI_GITHUB_TOKEN_HOST"):
         monkeypatch.delenv(var, raising=False)
     yield
 

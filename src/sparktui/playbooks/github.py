@@ -12,9 +12,14 @@ Built to be cheap and honest about what it saw:
 - a cache dir that cannot be written still works (every run then asks the server) and says so;
 - bodies are streamed and capped; malformed JSON is an error in words.
 
-The token (``GITHUB_TOKEN``/``GH_TOKEN``, else ``gh auth token``) goes only to the configured API
-origin, never over plain http except to a literal loopback address or ``localhost``, and never into
-logs, reprs, errors or the cache. An API URL with a user name or password, a query or a fragment,
+The token goes only to the configured API origin, never over plain http except to a literal
+loopback address or ``localhost``, and never into logs, reprs, errors or the cache. Which token
+(``discover_token``): ``GITHUB_TOKEN``/``GH_TOKEN`` are github.com's tokens (as for ``gh``), so they
+go only to ``https://api.github.com``, or to the one API host the user names for them in
+``SPARKTUI_GITHUB_TOKEN_HOST`` (``ghe.example.com``, ``127.0.0.1:8080``; a host without a port means
+the URL scheme's default port); never to another ``--api-url``, loopback included (any local user
+can listen on a loopback port). Otherwise ``gh auth token --hostname HOST``, which gh keeps per host
+(the user's own login for that host), for a non-loopback API host. An API URL with a user name or password, a query or a fragment,
 or a bad host or port is refused before anything is sent (``api_url_problem``).
 Nothing raises past ``fetch_open_issues``: it returns a ``FetchResult``; whatever goes wrong during
 a refresh, the last good listing comes back with the error in words.
@@ -52,6 +57,8 @@ if TYPE_CHECKING:  # imported by the first request: ~6 MB that a G8 with nothing
 DEFAULT_API_URL = "https://api.github.com"
 ENV_API_URL = "SPARKTUI_GITHUB_API"
 TOKEN_ENV_VARS = ("GITHUB_TOKEN", "GH_TOKEN")
+ENV_TOKEN_HOST = "SPARKTUI_GITHUB_TOKEN_HOST"  # the API host[:port] the user allows the env token to go to
+GITHUB_API_HOST = "api.github.com"
 MAX_BODY_BYTES = 20 * 1024 * 1024
 BODY_KEEP_CHARS = 20_000  # of each issue body, kept for matching and the cache
 ANONYMOUS_LIMIT_NOTE = "anonymous: 60 requests/hour"
@@ -187,13 +194,44 @@ class Token:
         raise TypeError("Token is not picklable")
 
 
-def discover_token(api_url: str, env: Mapping[str, str] | None = None, gh_timeout_s: float = 3.0) -> Token | None:
-    """GITHUB_TOKEN / GH_TOKEN, else ``gh auth token`` for a non-loopback API host when gh is on PATH."""
+def env_token_may_go_to(api_url: str, env: Mapping[str, str] | None = None) -> bool:
+    """May GITHUB_TOKEN / GH_TOKEN be sent to ``api_url``? Only to ``https://api.github.com`` (port
+    443) and to the host the user names in ``SPARKTUI_GITHUB_TOKEN_HOST`` (``host`` for the scheme's
+    default port, or ``host:port``; several separated by commas). Never raises."""
     env = os.environ if env is None else env
-    for var in TOKEN_ENV_VARS:
-        value = (env.get(var) or "").strip()
-        if value:
-            return Token(value, var)
+    try:
+        parts = urlsplit(str(api_url))
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return False
+    host = (parts.hostname or "").lower()
+    if not host or parts.scheme not in ("http", "https"):
+        return False
+    if parts.scheme == "https" and host == GITHUB_API_HOST and port == 443:
+        return True
+    shown = f"[{host}]" if ":" in host else host
+    allowed = {n.strip().lower() for n in (env.get(ENV_TOKEN_HOST) or "").split(",") if n.strip()}
+    default_port = 443 if parts.scheme == "https" else 80
+    return f"{shown}:{port}" in allowed or (port == default_port and shown in allowed)
+
+
+def withheld_env_token(api_url: str, env: Mapping[str, str] | None = None) -> str | None:
+    """The name of a set GITHUB_TOKEN / GH_TOKEN that is not sent to ``api_url`` (None when none is
+    set, or it may go there): for the messages that would otherwise say "set GITHUB_TOKEN"."""
+    env = os.environ if env is None else env
+    var = next((v for v in TOKEN_ENV_VARS if (env.get(v) or "").strip()), None)
+    return var if var and not env_token_may_go_to(api_url, env) else None
+
+
+def discover_token(api_url: str, env: Mapping[str, str] | None = None, gh_timeout_s: float = 3.0) -> Token | None:
+    """GITHUB_TOKEN / GH_TOKEN where they may go (``env_token_may_go_to``), else ``gh auth token``
+    for a non-loopback API host when gh is on PATH."""
+    env = os.environ if env is None else env
+    if env_token_may_go_to(api_url, env):
+        for var in TOKEN_ENV_VARS:
+            value = (env.get(var) or "").strip()
+            if value:
+                return Token(value, var)
     if api_url_problem(api_url):
         return None  # nothing is sent to an unusable URL, so no token is needed for it
     host = urlsplit(api_url).hostname or ""
@@ -671,7 +709,11 @@ class GitHubClient:
             if reset_at is None or reset_at <= now:
                 reset_at = now + 60.0  # GitHub: wait at least a minute when it does not say
             reset_at = self._remember_wait(status, reset_at, now, _int_header(headers, "x-ratelimit-limit"))
-            hint = "" if self._token else " (unauthenticated; set GITHUB_TOKEN or log in with `gh auth login`)"
+            withheld = None if self._token else withheld_env_token(self.api_url)
+            hint = ("" if self._token else
+                    f" (unauthenticated: {withheld} is sent only to {GITHUB_API_HOST}; name this host in "
+                    f"{ENV_TOKEN_HOST} to send it here)" if withheld else
+                    " (unauthenticated; set GITHUB_TOKEN or log in with `gh auth login`)")
             return (f"rate limited by {self._api_origin[1]} (HTTP {status}) until {_fmt_when(reset_at, now)}; "
                     f"not asking again before then{hint}")
         if asked is not None and asked > now:  # Retry-After on any other status (a 503 most often)
