@@ -270,3 +270,78 @@ def _got(value: Any) -> str:
     if isinstance(value, (dict, list)):
         return f"{type(value).__name__} of {len(value)}"
     return f"{type(value).__name__} {_show(value)}"
+
+
+# --------------------------------------------------------------------------- user-given patterns
+
+KERNEL_RELEASE_MAX = 64  # the kernel's release string (uname -r) holds at most 64 characters (__NEW_UTS_LEN)
+PATTERN_MAX_CHARS = 200
+PATTERN_MAX_PATHS = 1_000_000  # ways a pattern can be tried on a KERNEL_RELEASE_MAX-character text, at most
+
+
+def pattern_problem(pattern: object, subject_max: int = KERNEL_RELEASE_MAX) -> str | None:
+    """Why a user-given regular expression (a known-bad table's ``kernel_release``) cannot be matched in
+    bounded time by Python's backtracking ``re``, or None. Outside text matched in linear time: a
+    quantifier may stand on one character or class only (``[0-9]+``, ``.*``, ``(-64k)?``), never on a
+    group that repeats (``(.*.*)*``, ``(a+)+``, ``(ab){2,}``: exponential), and the ways the pattern can be
+    tried on a ``subject_max``-character text (each repeat: up to subject_max + 1 lengths, each
+    alternative: one more) are bounded by PATTERN_MAX_PATHS (``.*.*.*`` is fine, five of them are not).
+    Backreferences and lookarounds are refused. The subject itself is never longer than subject_max."""
+    if sys.version_info >= (3, 11):
+        from re import _constants as c  # type: ignore[attr-defined]
+        from re import _parser as parser  # type: ignore[attr-defined]
+    else:  # pragma: no cover - Python 3.10
+        import sre_constants as c
+        import sre_parse as parser
+    import re
+
+    if not isinstance(pattern, str) or not pattern:
+        return f"must be a non-empty regular expression string, not {_show(pattern)}"
+    if len(pattern) > PATTERN_MAX_CHARS:
+        return f"{len(pattern)} characters; a pattern holds at most {PATTERN_MAX_CHARS}"
+    try:
+        tree = parser.parse(pattern)
+    except (re.error, RecursionError, OverflowError) as e:
+        return f"bad regular expression: {e}"
+    single = {c.LITERAL, c.NOT_LITERAL, c.ANY, c.IN}
+    refused = {c.GROUPREF: "a backreference", c.GROUPREF_EXISTS: "a conditional group",
+               c.ASSERT: "a lookahead/lookbehind", c.ASSERT_NOT: "a negative lookahead/lookbehind"}
+    for name, what in (("ATOMIC_GROUP", "an atomic group"), ("POSSESSIVE_REPEAT", "a possessive quantifier")):
+        if hasattr(c, name):
+            refused[getattr(c, name)] = what
+    repeats = {c.MAX_REPEAT, c.MIN_REPEAT}
+
+    class Refused(Exception):
+        pass
+
+    def cost(items: Any) -> int:
+        total = 1
+        for op, av in items:
+            if op in refused:
+                raise Refused(f"{refused[op]} is not allowed in a pattern (it cannot be matched in bounded time)")
+            if op in repeats:
+                lo, hi, body = av
+                if hi > 1:
+                    if len(body) != 1 or body[0][0] not in single:
+                        raise Refused("a quantifier on a group that repeats ((...)*, (...)+, (...){n,}) can take "
+                                      "exponential time; quantify one character or class, e.g. 10[0-9]+ or .*")
+                    n = min(hi, subject_max) - min(lo, subject_max) + 1
+                else:
+                    n = 1 + cost(body)
+            elif op == c.SUBPATTERN:
+                n = cost(av[-1])
+            elif op == c.BRANCH:
+                n = sum(cost(b) for b in av[1])
+            else:
+                n = 1
+            total = min(total * max(n, 1), PATTERN_MAX_PATHS + 1)
+        return total
+
+    try:
+        paths = cost(tree)
+    except Refused as e:
+        return str(e)
+    if paths > PATTERN_MAX_PATHS:
+        return (f"can be tried more than {PATTERN_MAX_PATHS:,} ways on a {subject_max}-character release "
+                "(too many .* / + / alternatives one after another); make it more literal")
+    return None

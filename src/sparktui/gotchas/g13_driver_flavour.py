@@ -9,6 +9,7 @@ from typing import Any
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
+from sparktui.core.validate import KERNEL_RELEASE_MAX, pattern_problem
 from sparktui.core.verdict import EvidenceList, Status, Verdict
 from sparktui.gotchas._facts import GpuFacts
 from sparktui.gotchas._fix import block, comment
@@ -84,7 +85,8 @@ def _gb10(f: Mapping[str, Any], gpu: GpuFacts) -> tuple[bool | None, str]:
 def _entry_ok(e: Any) -> bool:
     """An entry as the loader builds it (a recording can hold anything)."""
     return (isinstance(e, dict) and all(isinstance(e.get(k), str) for k in ("id", "status", "what", "source", "added"))
-            and e["status"] in ("warn", "fail") and isinstance(e.get("match"), dict) and bool(e["match"]))
+            and e["status"] in ("warn", "fail") and isinstance(e.get("match"), dict) and bool(e["match"])
+            and ("kernel_release" not in e["match"] or pattern_problem(e["match"]["kernel_release"]) is None))
 
 
 def match_entry(entry: Mapping[str, Any], f: Mapping[str, Any], gb10: bool | None) -> tuple[str, list[str]]:
@@ -105,7 +107,9 @@ def match_entry(entry: Mapping[str, Any], f: Mapping[str, Any], gb10: bool | Non
             have = f.get("driver_version")
         elif key == "kernel_release":
             have = f.get("kernel_release")
-            ok = None if not isinstance(have, str) else re.fullmatch(str(want), have) is not None
+            # the pattern passed pattern_problem (_entry_ok); the text is never longer than a release can be
+            ok = (None if not isinstance(have, str) or len(have) > KERNEL_RELEASE_MAX
+                  else re.fullmatch(str(want), have) is not None)
         elif key == "kernel_flavour":
             have = f.get("kernel_flavour")
             # a release that was read but has no flavour suffix is known not to be that flavour
@@ -164,11 +168,18 @@ def judge(r: Readings, cfg: Config) -> Verdict:
                        evidence=ev.tuple(), fix=f"Restore or fix the table ({kb.get('path') or DATA_FILE}); "
                        "its header lists the fields each entry may use.")
     entries = kb["entries"]
+    if not entries:  # nothing to check against is no evidence that nothing applies
+        ev.add("known-bad table", kb.get("path") or DATA_FILE, "0 entries")
+        return Verdict(ID, Status.UNKNOWN, f"cannot check: the known-bad table {kb.get('path') or DATA_FILE} has no "
+                       "entries (an empty table is not evidence that nothing is known bad)", evidence=ev.tuple(),
+                       fix=f"Name a table with entries in [driver] known_bad, or remove the setting to use the shipped "
+                       f"{DATA_FILE}; its header lists the fields each entry may use.")
     bad = [i for i, e in enumerate(entries, 1) if not _entry_ok(e)]
     if bad:
         ev.add("known-bad table", kb.get("path") or DATA_FILE, f"malformed entries {bad} in the reading")
         return Verdict(ID, Status.UNKNOWN, f"cannot check: the reading's known-bad entries {bad} are malformed "
-                       "(a hand-edited recording?)", evidence=ev.tuple())
+                       "(a hand-edited recording, or a pattern that cannot be matched in bounded time?)",
+                       evidence=ev.tuple())
     updated = kb.get("updated") or "unknown date"
     ev.add("known-bad table", kb.get("path") or DATA_FILE, f"{len(entries)} entries, data of {updated}")
     errors = f.get("errors") or {}
