@@ -255,7 +255,7 @@ _RESOLVE_DEPTH = 8  # variables resolved through this many others (TP=$((64/PP))
 _RESOLVE_BUDGET = 200  # and at most this many looked up for one value
 _BRANCH = "\x01"  # marks an indented assignment (inside an if/case branch) in Assignments
 _ARITH_TOKEN = re.compile(r"[ \t]*(\d{1,18}|\$?\{?[A-Za-z_]\w{0,100}\}?|[-+*/%()])")
-_VAR_REF = re.compile(r"^\$\{?([A-Za-z_]\w*)(?:(:?[-=])([^}]*))?\}?$")
+_VAR_REF = re.compile(r"^\$\{?([A-Za-z_]\w*|[1-9])(?:(:?[-=])([^}]*))?\}?$")  # $1..$9: a script's arguments
 
 # --- context of a file: training or serving; multi-node or single node --------------------------
 # Strong markers decide; weak ones (words that also turn up in the names of served models, like
@@ -334,8 +334,8 @@ _DEEPSPEED_LOCAL = re.compile(r"(?<![\w-])--num_gpus\b|(?<![\w-])--include[= ]+[
 _DEEPSPEED_MULTI = re.compile(r"(?<![\w-])(?:--hostfile|-H|--num_nodes|--include|--exclude|--master_addr|--launcher)\b")
 # Config files a launch script passes along (`--config configs/tp.yaml`), to lend them its context.
 _REFERENCED = re.compile(r"""(?<![\w./~${}-])[\w./~${}-]*[\w-]\.(?:ya?ml|json|toml)\b""")
-# a shell script naming a config (`cfg.yaml`, torchtune's `--config llama3_3/70B_full`) or sourcing a file
-_CFG_REF = re.compile(rb"(?m)\.(?:ya?ml|json|toml)\b|--config|(?:^|[;&|])[ \t]*(?:source|\.)[ \t]").search
+# a shell script naming a config (`cfg.yaml`, torchtune's `--config llama3_3/70B_full`), another script, or sourcing a file
+_CFG_REF = re.compile(rb"(?m)\.(?:ya?ml|json|toml|sh)\b|--config|(?:^|[;&|])[ \t]*(?:source|\.)[ \t]").search
 # `--config NAME` without an extension (torchtune, Hydra --config-name): NAME.yaml in a configs folder
 _CONFIG_NAME = re.compile(r"""(?<![\w-])--config(?:[-_](?:name|file|path))?(?:[ \t]*=[ \t]*|[ \t]+)["']?([\w./~-]{1,200})""")
 _ANCESTORS = 6  # a launcher's folder and this many above it (inside the scan paths) are where its names resolve
@@ -420,6 +420,7 @@ def scan(paths: list[str], max_file_bytes: int, deadline_s: float = SCAN_DEADLIN
     try:
         _compose_defaults(st)
         _read_through_sourcing(st)
+        _read_through_calls(st)
         _lend_launcher_context(st)
     except _Stopped as stop:
         st.truncated = st.truncated or f"{stop} while reading launch scripts for context"
@@ -1800,6 +1801,93 @@ def _read_through_sourcing(st: _Scan) -> None:
     if not read_through:
         return
     kept = [m for m in st.matches if m["file"] not in read_through or m.get("judged_in")]
+    st.matches_total -= len(st.matches) - len(kept)
+    st.matches = kept
+    for m in new:
+        if m["status"] == "one":
+            st.at_one += 1
+            if len(st.at_one_sample) < MAX_AT_ONE_SAMPLE:
+                st.at_one_sample.append(f"{m['file']}:{m['line']}: {m['key']}={m['value']}")
+            continue
+        st.matches_total += 1
+        if len(st.matches) < MAX_MATCHES:
+            st.matches.append(m)
+
+
+_MAX_ARGS = 64
+
+
+def _read_through_calls(st: _Scan) -> None:
+    """A script whose TP setting comes from its arguments (`MP_SIZE=$7`) is read again with the
+    arguments a launcher in the scan calls it with (`bash ds_pretrain_gpt2.sh $CONFIG ... $MP_SIZE`),
+    each resolved in the launcher; one reading per call, judged in the script's context as called
+    (`judged_in`: "script (called by launcher:line)"); its own reading is then dropped."""
+    needy = {}
+    for m in st.matches:
+        if m["status"] == "unresolved" and not m.get("judged_in") and st.files.get(m["file"], {}).get("kind") == "shell":
+            needy[st.real.get(m["file"], m["file"])] = m["file"]
+    if not needy or not st.launchers:
+        return
+    cwd = _safe_cwd() or ""
+    new: list[TpMatch] = []
+    done: set[str] = set()
+    for lpath, data in st.launchers:
+        st.check()
+        if data is None:
+            data = _reread(lpath, st.limit)
+        if not data:
+            continue
+        text = _cut_lines(data.decode("utf-8", "replace"))[0]
+        lines = text.split("\n")
+        lshown = os.path.normpath(lpath)
+        assigns: Assignments | None = None
+        for real, shown in needy.items():
+            name = os.path.basename(real)
+            if name not in text or real == os.path.realpath(lpath):
+                continue
+            for i, line in enumerate(lines):
+                at = line.find(name)
+                if at < 0 or line.lstrip().startswith("#"):
+                    continue
+                word_start = line.rfind(" ", 0, at) + 1
+                target = os.path.realpath(os.path.join(os.path.dirname(lpath), os.path.expanduser(line[word_start:at + len(name)])))
+                if target != real:
+                    continue
+                args = line[at + len(name):]
+                j = i
+                while args.rstrip().endswith("\\") and j + 1 < len(lines) and len(args) < 4096:
+                    j += 1
+                    args = args.rstrip()[:-1] + " " + lines[j]
+                words = args.split()[:_MAX_ARGS]
+                if assigns is None:
+                    assigns = _sourced_assignments(text, lpath, st.limit, cwd, st.check)[0]
+                sdata = _reread(real, st.limit)
+                if not sdata:
+                    continue
+                stext = _cut_lines(sdata.decode("utf-8", "replace"))[0]
+                sassigns = _assignments(stext, st.check)
+                for k, w in enumerate(words[:9], 1):
+                    w = w.strip("\"'")
+                    if w in (";", "&&", "||", "|", "&") or w.startswith((">", "<", "2>", "&>")):
+                        break
+                    got = _resolve(w, assigns, i + 1)[0] if w.startswith("$") else w
+                    if got is not None:
+                        _add_assignment(sassigns, str(k), 0, got)
+                key = f"{shown} (called by {lshown}:{i + 1})"
+                found = _find_settings(stext, "shell", st.check, sassigns)
+                ctx = file_context(stext, name, "shell", st.check, sassigns)
+                ctx["kind"] = "shell"
+                for m in found:
+                    m["file"], m["judged_in"] = shown, key
+                    if m.get("via"):
+                        m["via"] += f" (arguments of {lshown}:{i + 1})"
+                    new.append(m)
+                st.files[key] = ctx
+                st.real[key] = real
+                done.add(shown)
+    if not done:
+        return
+    kept = [m for m in st.matches if m["file"] not in done or m.get("judged_in")]
     st.matches_total -= len(st.matches) - len(kept)
     st.matches = kept
     for m in new:
