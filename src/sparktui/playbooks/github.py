@@ -415,7 +415,7 @@ def _trim_issue_page(payload: Any) -> dict[str, Any]:
             prs += 1
             continue
         number, title = _issue_number(item.get("number")), _issue_title(item.get("title"))
-        if number is None or title is None:
+        if number is None or title is None or not _looks_like_an_issue(item):
             unreadable += 1  # counted, never silently gone: the verdict says how many
             continue
         user = item.get("user")
@@ -450,6 +450,20 @@ def _issue_number(v: Any) -> int | None:
     if isinstance(v, float) and math.isfinite(v) and v.is_integer() and v > 0:
         return int(v)
     return None
+
+
+# Fields GitHub sends as strings with every issue object (REST "List repository issues"); an item holding
+# none of them, nor a title, is not an issue: `{"number": 1}` alone would read as "1 open issue, none
+# names vllm", an ok on nothing (issue 22).
+_ISSUE_TEXT_FIELDS = ("html_url", "url", "node_id", "state", "created_at", "updated_at", "body")
+
+
+def _looks_like_an_issue(item: dict[str, Any]) -> bool:
+    """A non-empty string title, or one of the string fields every GitHub issue carries."""
+    title = item.get("title")
+    if isinstance(title, str) and title.strip():
+        return True
+    return any(isinstance(item.get(k), str) and item[k].strip() for k in _ISSUE_TEXT_FIELDS)
 
 
 def _issue_title(v: Any) -> str | None:
