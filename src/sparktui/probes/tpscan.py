@@ -343,6 +343,7 @@ _ANCESTORS = 6  # a launcher's folder and this many above it (inside the scan pa
 # after `source` or `.` at a command's start); its path may start at `$(dirname "$0")` or `$DIR`.
 _SOURCE = re.compile(r"""(?m)(?:^|[;&|])[ \t]*(?:source|\.)[ \t]+["']?([^\s"';&|<>]{1,300})""")
 _SOURCE_DEPTH = 3  # files sourced by sourced files, this deep
+_MAX_SOURCED_VALUES = 8  # assignments of one name taken from a sourced file (the last ones)
 
 
 class _Stopped(Exception):
@@ -1218,13 +1219,12 @@ def _sourced_assignments(text: str, path: str, limit: int, cwd: str | None, chec
         read += [os.path.normpath(target)] + sub_read
         at = line_of(m.start())
         for name, (lines, values) in sub.items():
-            if not lines:
-                continue
-            value = values[-1].lstrip(_BRANCH)
-            if value.startswith("$"):
-                resolved, _via = _resolve(value, sub, lines[-1] + 1)
-                value = resolved if resolved is not None else value
-            _add_assignment(assigns, name, at, value)
+            for ln, written in list(zip(lines, values))[-_MAX_SOURCED_VALUES:]:  # branches kept as branches
+                value = written.lstrip(_BRANCH)
+                if value.startswith("$"):
+                    resolved, _via = _resolve(value, sub, ln + 1)
+                    value = resolved if resolved is not None else value
+                _add_assignment(assigns, name, at, (_BRANCH if written.startswith(_BRANCH) else "") + value)
     return assigns, read[:MAX_MARKERS]
 
 
