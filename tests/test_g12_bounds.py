@@ -116,6 +116,14 @@ def test_a_named_half_whose_interface_is_down_is_a_warning(tmp_path):
                          f"{B} down): NCCL skips a port that is not ACTIVE, so that NIC half carries nothing")
 
 
+def test_naming_the_uncabled_port_beside_both_cabled_halves_says_it_costs_nothing_now(tmp_path):
+    v = judged(spark(tmp_path), env={**BOTH, "NCCL_IB_HCA": f"{RA},{RB},rocep1s0f0"})
+    assert v.status is Status.WARN
+    assert v.summary == (f"NCCL_IB_HCA={RA},{RB},rocep1s0f0 (environment) names rocep1s0f0/1, which is DOWN "
+                         "(phys_state 3: Disabled, enp1s0f0np0 down): NCCL skips a port that is not ACTIVE (2 named "
+                         "ports are up, so it costs nothing now: name only the cabled port's halves)")
+
+
 def test_a_prefix_covering_the_uncabled_port_is_not_blamed_for_it(tmp_path):
     v = judged(spark(tmp_path), env={**BOTH, "NCCL_IB_HCA": "roce"})  # selects the down f0 halves too
     assert v.status is Status.OK, v.details

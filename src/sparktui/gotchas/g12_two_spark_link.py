@@ -224,24 +224,30 @@ def _check_hca(lst: NcclList, hca: str, src: str, data: Mapping[str, Any], iface
         notes.append(f"NCCL_IB_HCA names what is not there: {'; '.join(missing)}")
     elif missing:
         problems.append(f"NCCL_IB_HCA={hca} ({src}) names what is not there: {'; '.join(missing)}; NCCL skips it")
+    named: list[tuple[Mapping[str, Any], Mapping[str, Any]]] = []
     for i in ifaces:
         for p in _rdma(i):
             dev = str(p.get("device") or "")
-            if not dev or id(p) in already:
-                continue
-            if not any(t == dev and (q is None or q == str(p.get("port"))) for t, q in lst.tokens):
-                continue  # only a port NCCL_IB_HCA names outright: a prefix may cover the uncabled port too
-            state = p.get("state")
-            where = f"{dev}/{p.get('port')}"
-            if not isinstance(state, str) or not state.strip():
-                unread.append(f"{where} (named in NCCL_IB_HCA): port state unreadable")
-            elif not _port_active(p):
-                problems.append(f"NCCL_IB_HCA={hca} ({src}) names {where}, which is {state.split(':')[-1].strip()} "
-                                f"(phys_state {p.get('phys_state') or 'unread'}, {i.get('name')} {i.get('operstate')}): "
-                                "NCCL skips a port that is not ACTIVE, so that NIC half carries nothing")
-            elif _operstate(i) in OPERSTATES and not _up(i):
-                problems.append(f"NCCL_IB_HCA={hca} ({src}) names {where}, whose interface {i.get('name')} is "
-                                f"{i.get('operstate')}")
+            if dev and any(t == dev and (q is None or q == str(p.get("port"))) for t, q in lst.tokens):
+                named.append((i, p))  # only a port NCCL_IB_HCA names outright: a prefix may cover the uncabled port too
+    usable = sum(1 for i, p in named if _port_active(p) and _up(i))
+    cost = ("NCCL skips a port that is not ACTIVE, so that NIC half carries nothing" if usable < 2 else
+            f"NCCL skips a port that is not ACTIVE ({usable} named ports are up, so it costs nothing now: "
+            "name only the cabled port's halves)")
+    for i, p in named:
+        if id(p) in already:
+            continue
+        state = p.get("state")
+        where = f"{p.get('device')}/{p.get('port')}"
+        if not isinstance(state, str) or not state.strip():
+            unread.append(f"{where} (named in NCCL_IB_HCA): port state unreadable")
+        elif not _port_active(p):
+            problems.append(f"NCCL_IB_HCA={hca} ({src}) names {where}, which is {state.split(':')[-1].strip()} "
+                            f"(phys_state {p.get('phys_state') or 'unread'}, {i.get('name')} {i.get('operstate')}): "
+                            + cost)
+        elif _operstate(i) in OPERSTATES and not _up(i):
+            problems.append(f"NCCL_IB_HCA={hca} ({src}) names {where}, whose interface {i.get('name')} is "
+                            f"{i.get('operstate')}")
 
 
 def _check_socket_ifname(lst: NcclList, sock: str, src: str, data: Mapping[str, Any],
