@@ -379,6 +379,18 @@ class _Scan:
     max_files: int | None = None  # the walk stops at the file past this many seen (any kind)
     files_seen: int = 0
     root_reals: tuple[str, ...] = ()  # real paths of the folders named: symlinks stay inside them
+    roots_given: tuple[str, ...] = ()  # the same as named (display paths start there)
+
+    def shown(self, real: str) -> str:
+        """The display path of a file known by its real path (a sourced file, a defaults target):
+        as the walk shows it where it was read, else under the root it lies in, as that was named."""
+        for shown, r in self.real.items():
+            if r == real and "(" not in shown:
+                return shown
+        for given, root in zip(self.roots_given, self.root_reals):
+            if real == root or real.startswith(root.rstrip(os.sep) + os.sep):
+                return os.path.normpath(os.path.join(os.path.expanduser(given), os.path.relpath(real, root)))
+        return real
 
     def check(self) -> None:
         """Stop the scan (raise _Stopped) on a cancel or past the deadline."""
@@ -416,7 +428,8 @@ def scan(paths: list[str], max_file_bytes: int, deadline_s: float = SCAN_DEADLIN
     t0 = time.perf_counter()
     st = _Scan(limit=max_file_bytes, deadline_s=deadline_s, deadline=time.monotonic() + deadline_s,
                cancel=cancel, max_depth=max_depth, max_files=max_files,
-               root_reals=tuple(os.path.realpath(os.path.expanduser(p)) for p in paths))
+               root_reals=tuple(os.path.realpath(os.path.expanduser(p)) for p in paths),
+               roots_given=tuple(paths))
     roots = [_scan_root(st, p) for p in paths]
     try:
         _compose_defaults(st)
@@ -1729,7 +1742,7 @@ def _expand(text: str, path: str, limit: int, cwd: str | None, depth: int = 0,
     lines = text.split("\n")
     out: list[str] = []
     origin: list[tuple[str, int]] = []
-    shown = os.path.normpath(path)
+    shown = os.path.normpath(path) if depth == 0 else path  # sourced files by real path (shown later)
     for i, line in enumerate(lines, 1):
         out.append(line)
         origin.append((shown, i))
@@ -1778,6 +1791,7 @@ def _read_through_sourcing(st: _Scan) -> None:
             continue
         lines, origin = _expand(text, lpath, st.limit, cwd)
         lshown = os.path.normpath(lpath)
+        origin = [(f if f == lshown else st.shown(f), ln) for f, ln in origin]
         expanded = "\n".join(lines)
         found = _find_settings(expanded, "shell", st.check)
         ctx = file_context(expanded, os.path.basename(lpath), "shell", st.check)
@@ -2095,7 +2109,7 @@ def _compose_defaults(st: _Scan) -> None:
             ctx["kind"] = "yaml"
         took: list[TpMatch] = []
         for real, sub, package, group in chain:
-            yshown = os.path.normpath(os.path.relpath(real) if not os.path.isabs(xpath) else real)
+            yshown = st.shown(real)
             _lend(ctx, file_context(sub, os.path.basename(real), "yaml", st.check), yshown, "defaults_from")
             for m in _find_settings(sub, "yaml", st.check):
                 full = ".".join(x for x in (package, m.get("key_path") or m["key"]) if x)
