@@ -21,7 +21,7 @@ import pytest
 from sparktui.cli.main import main
 from sparktui.core.verdict import Status
 from sparktui.gotchas import g12_two_spark_link as g12
-from tests.test_g12_link import BOTH, HALVES, judged, make_nic, spark
+from tests.test_g12_link import BOTH, HALVES, OTHER_PORT, judged, make_nic, spark
 
 A, B = "enp1s0f1np1", "enP2p1s0f1np1"
 RA, RB = "rocep1s0f1", "roceP2p1s0f1"
@@ -252,3 +252,16 @@ def test_the_parser_follows_ncclss_documented_examples():
     assert mlx.selects_port("mlx5_10", 1) and not p("=mlx5_1", ports=True).selects_port("mlx5_10", 1)
     assert p("^docker").selects_netdev("eth0") and not p("^docker").selects_netdev("docker0")
     assert p("^=docker0").selects_netdev("docker01") and not p("^=docker0").selects_netdev("docker0")
+
+
+def test_snapshot_sys_root_keeps_the_link_reading_of_the_tree_given(tmp_path, monkeypatch, capsys):
+    from sparktui import probes
+
+    root = spark(tmp_path / "copied")
+    monkeypatch.setattr(probes, "names", lambda: ["host", "link"])  # the other probes read this machine anyway
+    assert main(["snapshot", "--json", "--sys-root", str(root), "--path", str(tmp_path)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    reading = doc["readings"]["link"]
+    assert reading["data"]["root"] == str(root)
+    assert sorted(i["name"] for i in reading["data"]["interfaces"]) == sorted(n for n, _, _ in HALVES + OTHER_PORT)
+    assert str(root / "sys/class/net") in reading["source"]

@@ -493,8 +493,11 @@ GOTCHA = Gotcha(
           "a link that negotiated below 200 Gb/s or is down do the rest. GPUDirect RDMA is absent on GB10.",
     check="Reads the mlx5_core interfaces under /sys/class/net (MTU, operstate, speed) and their RDMA "
           "ports under /sys/class/infiniband (state, rate, GID table with its RoCE types, counters), and "
-          "the NCCL_* settings from the environment and the launch files G10 found. Applies when a peer "
-          "is configured, a launch names more than one node, or a ConnectX-7 link is up.",
+          "the NCCL_* settings from the environment and the launch files G10 found. What NCCL_SOCKET_IFNAME "
+          "and NCCL_IB_HCA name (NCCL's prefix, ^ and = syntax) must exist and leave a ConnectX-7 link "
+          "that is up; an MTU above the hardware's maximum or an operstate 'unknown' is not ok. Applies "
+          "when a peer is configured, a launch names more than one node, or a ConnectX-7 link is up. "
+          "`check --sys-root DIR` judges a copied /sys.",
     fix=FIX,
     intrusive=False,
     cadence_s=300.0,
