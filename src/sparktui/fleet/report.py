@@ -297,8 +297,8 @@ def stack_lines(readings: Readings) -> list[str]:
 
 def telemetry_lines(s: TelemetrySummary, source: str) -> list[str]:
     if not s.samples:
-        return [f"_No telemetry samples ({source})._"]
-    lines = [f"{s.samples} samples over {s.span_s:.0f} s ({source}; {_when(s.first_t)} → {_when(s.last_t)}).", "",
+        return [f"_No telemetry samples ({_cell(source)})._"]
+    lines = [f"{s.samples} samples over {s.span_s:.0f} s ({_cell(source)}; {_when(s.first_t)} → {_when(s.last_t)}).", "",
              "| metric | min | max | last |", "|---|---|---|---|"]
     for r in s.rows:
         if r.n:
