@@ -27,7 +27,7 @@ line 58 and 59 microseconds. RE2 is faster on hostile runs, but ``re`` is alread
 target on them, and the process scan scrubs at most 4 KiB of a command line
 (probes/processes.py). RE2 would add a C-extension dependency that every fresh install and CI
 must find a wheel for (x86-64 and aarch64, Python 3.10-3.13), with a second dialect to keep in
-mind (no lookarounds; ``\b`` and ``\w`` ASCII only), for no gain a user would notice; the rest of
+mind (no lookarounds; ``\\b`` and ``\\w`` ASCII only), for no gain a user would notice; the rest of
 the package's patterns are held linear the same way by tests/test_linear_patterns.py, which grows
 adversarial inputs for every compiled pattern of the package and fails on super-linear growth.
 
