@@ -44,11 +44,9 @@ GUARD_S = 1.0  # one match on 4N characters taking this long fails at once
 BASE_CHARS = "aA0_-. \t/:=,\nx"
 MAX_WORDS = 16  # literal words of one pattern tried (the longest first)
 
-# Patterns that other helpers are making linear at the time of writing (issue 22): if one is still
-# super-linear, it is listed here as a strict xfail with its owner, so the fix turns it green.
-_TPSCAN = ("G10's training-config scan (probes/tpscan.py): its issue-22 helper is making it linear; "
-           "remove this entry when it passes")
-KNOWN_SUPER_LINEAR: dict[str, str] = {}  # tpscan's four made linear (issue 22, G10 helper)
+# A pattern known to be super-linear while someone makes it linear: "module.NAME" -> the reason
+# (its owner); it runs as a strict xfail, so the fix turns it into a failure until the entry goes.
+KNOWN_SUPER_LINEAR: dict[str, str] = {}  # tpscan's four were here until the G10 helper made them linear
 
 
 class _TooSlow(Exception):
