@@ -553,7 +553,7 @@ class TpMatch(_TpMatchBase, total=False):
     text: str  # the line, at most 200 characters
     key_path: str  # YAML/TOML parents, "vllm_cfg.tensor_parallel_size"
     scope: str  # "generation": the TP of an inference engine inside a training job; "dcn": MaxText's TP
-    # across the data-centre network (across nodes by definition); "ici": MaxText's TP inside a node
+    # across the data-centre network (across nodes by definition)
     judged_in: str  # the file whose context judges it (a launcher that sources this file, a config
     # whose `defaults:` chain takes it); absent: its own file's
     file: str

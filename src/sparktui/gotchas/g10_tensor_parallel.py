@@ -246,10 +246,6 @@ _DCN_NOTE = ("MaxText dcn_*_parallelism is parallelism across the data-centre ne
              "definition: TP over it is TP across nodes, not viable over the ConnectX-7 link")
 
 
-_ICI_NOTE = ("MaxText ici_*_parallelism is parallelism inside one node (slice) by definition: it does not "
-             "cross the ConnectX-7 link (dcn_*_parallelism would)")
-
-
 def _is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
@@ -276,8 +272,6 @@ def classify(match: dict[str, Any], ctx: dict[str, Any]) -> tuple[Status, str]:
         return Status.FAIL, _DCN_NOTE
     if nodes == "single":
         return Status.OK, _SINGLE_NOTE
-    if scope == "ici" and match.get("status") == "set":
-        return Status.OK, _ICI_NOTE
     if context == "training" and scope == "generation":
         # one rule for every engine (NeMo-RL vllm_cfg, verl rollout, OpenRLHF --vllm_...): on one node its
         # TP group stays inside the node (ok); in a multi-node job on two Sparks (one GPU each) any TP

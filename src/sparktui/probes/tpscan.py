@@ -143,7 +143,6 @@ _NAMES = (  # these may carry a prefix word (vllm_, expert_, moe-dense-); the on
 # base_model_tp_plan is no setting; GPT-NeoX's and old Megatron's model_parallel_size is TP (never
 # pipeline_/expert_/tensor_model_parallel_size: no prefix word here)
 _WHOLE_NAMES = r"parallelism_config_tp_size|autotp[-_]size|tp[-_]plan|model[-_]parallel[-_]size"
-_MAXTEXT_GPU = re.compile(r"""\bhardware["']?[ \t]*[=:][ \t]*["']?gpu""")
 # Every repetition is bounded and its items end in a character the next part cannot start with
 # (a dot, a `-`/`_`), so no match backtracks more than a bounded stretch: linear per line.
 _DOTS = r"(?:[A-Za-z_][\w-]{0,60}\.){0,8}"  # a.b. of a dotted override or flag
@@ -165,15 +164,13 @@ _MODEL_WORDS = frozenset({"actor", "policy", "critic", "ref", "reward", "megatro
                           "model", "ds", "dtensor", "teacher", "student"})
 
 
-def _scope_of(key: str, key_path: str | None, gpu: bool = False) -> str | None:
+def _scope_of(key: str, key_path: str | None) -> str | None:
     """'generation' for an engine's TP inside a training job, 'dcn' for MaxText's TP across the
     data-centre network (across nodes by definition), else None."""
     bare = key.lstrip("-").lower()
     name = bare.rsplit(".", 1)[-1]
     if name.startswith("dcn"):
         return "dcn"
-    if name.startswith("ici") and gpu:
-        return "ici"  # on GPUs ICI is inside a node; on TPUs a slice's ICI spans its hosts
     path = (key_path or bare).lower().replace("-", "_")
     parts = path.split(".")
     last = parts[-1]
@@ -316,7 +313,9 @@ _MULTI_HINTS = re.compile(
     r"|(?<![\w-])(?:-H|--host)\s+[\w.-]+,[\w.-]+",
     re.M,
 )
-_SINGLE_HINTS = re.compile(r"--standalone\b")
+# MaxText's ici_* axes span a slice, which is all the job's devices unless dcn_*/num_slices split
+# them: on one node it is that node; `hardware=gpu` (not gpu_multiprocess) is one process, one node.
+_SINGLE_HINTS = re.compile(r"""--standalone\b|\bhardware["']?[ \t]*[=:][ \t]*["']?gpu\b""")
 # Pipeline parallelism is not read as a node count: PP alone (`--pipeline-parallel-size 2` on one
 # 8-GPU node) says nothing of nodes, and is no TP (issue 22).
 # GPUs per node (verl trainer.n_gpus_per_node, NeMo-RL cluster.gpus_per_node, OpenRLHF
@@ -857,7 +856,6 @@ def _find_settings(text: str, kind: str, check: Check = None, assigns: Assignmen
     if assigns is None and kind in _SHELLISH:
         assigns = _assignments(text, check)
     parents = _Nesting(kind)
-    gpu = "hardware" in text and bool(_MAXTEXT_GPU.search(text))
     mp_is_product = "tensor_model_parallel" in text or "tensor-model-parallel" in text
     anchors: Anchors | None = None  # YAML anchors, read the first time an alias is met
     out: list[TpMatch] = []
@@ -911,7 +909,7 @@ def _find_settings(text: str, kind: str, check: Check = None, assigns: Assignmen
             path = parents.path_for(key)
             if path:
                 m["key_path"] = path
-            scope = _scope_of(key, path, gpu)
+            scope = _scope_of(key, path)
             if scope:
                 m["scope"] = scope
             out.append(m)
