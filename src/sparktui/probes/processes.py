@@ -627,9 +627,8 @@ def describe(pid: int, base: dict[str, Any], now: float, skipped: dict[str, int]
         "gpu_mem_bytes": None, "rss_bytes": rss, "age_s": round(max(0.0, now - created), 1), "cap": None,
     }
     if base.get("server"):
-        row["cap"] = parse_cap(base["server"], list(cmdline), env, env_error)
-        if base["server"] in _CAP_FROM_ARGV:
-            row["cap"] = _cap_after_cut(row["cap"], base)
+        cap = parse_cap(base["server"], list(cmdline), env, env_error)
+        row["cap"] = _cap_after_cut(cap, base) if base["server"] in _CAP_FROM_ARGV else cap
         keys = SERVER_ENV.get(base["server"], ())
         row["env"] = ({k: env[k] for k in keys if k in env} if env is not None else "unreadable")
     return row
