@@ -226,7 +226,9 @@ class Parser:
         """Events completed by this line. ``t`` (epoch) overrides the line's own time."""
         line = line[:MAX_PARSE].rstrip("\r\n")
         seq = since_boot = None
-        if line.startswith("{"):
+        formats = self.formats
+        first = line[:1]
+        if first == "{":
             rec = journal_record(line, with_transport=True)
             if rec is None:
                 fmt, msg = "text", line
@@ -234,18 +236,23 @@ class Parser:
                 msg, epoch, _boot, transport = rec
                 if transport not in (None, "kernel"):
                     self.non_kernel += 1
-                    self._count_format("journal JSON")
+                    formats["journal JSON"] = formats.get("journal JSON", 0) + 1
                     return []
                 fmt, t = "journal JSON", t if t is not None else epoch
-        elif self._prev_fmt == "kmsg" and _KMSG_DICT.match(line):
-            self._count_format("kmsg")  # a record's dictionary line, not a message
+        elif first == " " and self._prev_fmt == "kmsg" and _KMSG_DICT.match(line):
+            formats["kmsg"] += 1  # a record's dictionary line, not a message
             return []
         else:
-            fmt, msg, since_boot, epoch, seq = split_any(line)
-            if t is None:
-                t = epoch
-        self._count_format(fmt)
-        self._prev_fmt = fmt if fmt != "text" else self._prev_fmt
+            m = _KMSG.match(line) if "0" <= first <= "9" else None
+            if m is not None:  # /dev/kmsg, the live case: split here, without split_any's other formats
+                fmt, msg, since_boot, seq = "kmsg", line[m.end():], int(m.group(3)) / 1e6, int(m.group(2))
+            else:
+                fmt, msg, since_boot, epoch, seq = split_any(line)
+                if t is None:
+                    t = epoch
+        formats[fmt] = formats.get(fmt, 0) + 1
+        if fmt != "text":
+            self._prev_fmt = fmt
         if seq is not None:
             if self.first_seq is None:
                 self.first_seq = seq
@@ -257,15 +264,13 @@ class Parser:
                 self.first_boot_s = since_boot
             if t is None and self.boot_epoch is not None:
                 t = self.boot_epoch + since_boot
-        out: list[Event] = []
         # one record may hold several lines: the journal keeps "\n", /dev/kmsg escapes it as "\x0a"
-        parts = msg.split("\n") if "\n" in msg else msg.split("\\x0a") if "\\x0a" in msg else (msg,)
-        for part in parts:
-            out += self._message(part, t, since_boot)
-        return out
-
-    def _count_format(self, fmt: str) -> None:
-        self.formats[fmt] = self.formats.get(fmt, 0) + 1
+        if "\n" in msg or "\\x0a" in msg:
+            out: list[Event] = []
+            for part in (msg.split("\n") if "\n" in msg else msg.split("\\x0a")):
+                out += self._message(part, t, since_boot)
+            return out
+        return self._message(msg, t, since_boot)
 
     def flush(self) -> list[Event]:
         pend, self.pending = self.pending, None
@@ -279,11 +284,15 @@ class Parser:
     # ------------------------------------------------------------------ one message
     def _message(self, msg: str, t: float | None, since_boot: float | None) -> list[Event]:
         self._line += 1
-        msg = msg.lstrip()
-        dev = _DEVICE.match(msg)
+        if msg[:1] in (" ", "\t"):
+            msg = msg.lstrip()
+        sp = msg.find(" ", 1, 42)  # "driver 0000:01:00.0: ": only such a line is tried as a device's
+        dev = _DEVICE.match(msg) if sp > 0 and msg[sp + 5:sp + 6] == ":" else None
         if dev and dev.group(2) not in self.drivers and len(self.drivers) < self.MAX_DEVICES:
             self.drivers[dev.group(2)] = dev.group(1)
         ev, detail = self._match(msg, dev, t)
+        if ev is None and self.pending is None:
+            return []  # most lines: nothing to do
         if ev is not None:
             ev["t"] = t
             if since_boot is not None and t is None:
