@@ -18,6 +18,8 @@ SHAPES = [
     ("DATABASE_URL=postgres://u:p@ssw0rd@db.example.com:5432/x", "ssw0rd", "db.example.com:5432/x"),
     ("python worker.py --broker mysql://app:p@ssw0rd@db/x", "ssw0rd", "@db/x"),
     ("python worker.py --broker redis://:hunter2pw@cache.example.com:6379/0", "hunter2pw", "@cache.example.com:6379/0"),
+    ("python fetch.py --src https://x.example.com/r?next=https://u:Hunter2Secret@mirror.example.com/f", "Hunter2Secret",
+     "https://x.example.com/r?next=https://"),  # a URL inside another one's query
     ("AWS_ID=ASIAQWERTYUIOPASDFGH aws s3 ls", "ASIAQWERTYUIOPASDFGH", "aws s3 ls"),
     ("aws configure set aws_access_key_id ASIAQWERTYUIOPASDFGH", "ASIAQWERTYUIOPASDFGH", "aws configure"),
     ("sshpass -p Hunter2Secret ssh -p 2222 user@spark-2", "Hunter2Secret", "ssh -p 2222 user@spark-2"),

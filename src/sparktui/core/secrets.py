@@ -170,11 +170,14 @@ class _Scrubber:
         return f"{m.group('pre')}{m.group('flag')}{_quoted(val)}"
 
     def _url(self, m: Any) -> str:
-        rest = m.group("rest")
-        userinfo = self._userinfo(rest)
-        if userinfo is None:
-            return m.group(0)
-        return f"{m.group('pre')}{m.group('scheme')}{REDACTED}@{rest[len(userinfo) + 1:]}"
+        """Each URL in the matched run (one may hold another: ``?next=https://u:pw@host``): the part
+        after each ``://`` loses its user name and password."""
+        parts = m.group("rest").split("://")
+        for i, part in enumerate(parts):
+            userinfo = self._userinfo(part)
+            if userinfo is not None:
+                parts[i] = f"{REDACTED}@{part[len(userinfo) + 1:]}"
+        return f"{m.group('pre')}{m.group('scheme')}{'://'.join(parts)}"
 
     def _userinfo(self, rest: str) -> str | None:
         """The secret part of a URL after ``scheme://`` (up to its ``@``), or None when it has none."""
