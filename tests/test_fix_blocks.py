@@ -209,8 +209,10 @@ CASES: dict[str, tuple[Callable[[], Verdict], tuple[str, ...]]] = {
                                               "paths": [{"path": "./jobs", "status": "missing"}]}), Config()),
         ("grep -rlE --include='*.sh'",)),
     "G11 Xid 169 and an OOM kill this boot": (
-        lambda: _g11_from_lines("NVRM: Xid (PCI:000f:01:00): 169, pid='<unknown>', name=<unknown>, RmInitAdapter failed!",
-                                "Out of memory: Killed process 4242 (python3) total-vm:131234567kB, anon-rss:104857600kB, "
+        lambda: _g11_from_lines("[    7.250000] NVRM: Xid (PCI:000f:01:00): 169, pid='<unknown>', name=<unknown>, "
+                                "RmInitAdapter failed!",
+                                "[ 9120.000000] Out of memory: Killed process 4242 (python3) total-vm:131234567kB, "
+                                "anon-rss:104857600kB, "
                                 "file-rss:0kB, shmem-rss:0kB, UID:1000 pgtables:210000kB oom_score_adj:0"),
         ("open",)),
     "G12 MTU 1500 on the cabled halves": (_g12_single_half_mtu_1500, ("mtu 9000",)),
