@@ -4,12 +4,13 @@ Each spelling is tested on the real config that uses it: a recipe of tests/data/
 is in MANIFEST.toml), or a short public excerpt quoted below with its repository, path and commit.
 Then the spellings the issue names as read ok at 788276f, each in a multi-node training launch.
 
-Contents written here put ``@`` in every value (``put`` drops it), so this module itself holds no
+Contents written here put ``@`` before every number (``put`` drops it), so this module itself holds no
 setting a scan of the repository would report.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -26,7 +27,7 @@ RECIPES = Path(__file__).resolve().parent / "data" / "recipes"
 def put(root: Path, rel: str, text: str) -> Path:
     p = root / rel
     p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(text.replace("@", ""))
+    p.write_text(re.sub(r"@(?=\d)", "", text))  # `@2` -> `2`; Hydra's `group@pkg` stays
     return p
 
 

@@ -262,6 +262,7 @@ _TRAINING_STRONG = re.compile(
     r"|zero_optimization|\b(?:SFT|DPO|GRPO|PPO|Seq2Seq)?Trainer\(|^[ \t]*trainer[ \t]*:|\btrainer\.\w"
     r"|\bmax_steps\b|\bnum_train_epochs\b|\blearning_rate\b|\blr[ \t]*[:=]|\boptim(?:izer)?[ \t]*[:=]"
     r"|\bgradient_accumulation|\bmicro_batch_size\b|\bglobal_batch_size\b|\btrain_batch_size\b"
+    r"|--(?:micro|global)-batch-size\b|--train-(?:iters|samples)\b"  # Megatron's training flags
     r"|\bdistributed_type\s*:|\bdtensor_cfg\b|llm\.finetune|^[ \t]*\[training\]"
     r"|\bnemo\s+llm\s+(?:finetune|pretrain)|\btrain\w*\.py\b",
     re.I | re.M,
@@ -295,9 +296,12 @@ _NODE_COUNT = re.compile(
     r"|(?<![\w-])(?:[A-Za-z]{1,20}_){0,2}num_nodes"
     r"|(?<![\w-])--?num[-_]machines|(?<![\w])num_machines|(?<![\w-])--nodes|#SBATCH[ \t]{1,8}-N|\bsrun[ \t]{1,8}-N)"
     r"""(?P<sep>["']?\s*(?:[:=,]\s*)?(?:\\\r?\n\s*)?(?:-\s+)?""" + _PROPS + r"""["']?)"""
-    r"""(?P<v>\$\{[^}\n]{0,200}\}|\$[A-Za-z_]\w{0,200}|\*[\w.\-]{1,100}|[-+]?\.?\d[\w.+\-:]{0,60})""",
+    r"""(?P<v>\$\{[^}\n]{0,200}\}|\$[A-Za-z_]\w{0,200}|\{\{[^}\n]{0,200}\}\}|\*[\w.\-]{1,100}|[-+]?\.?\d[\w.+\-:]{0,60})""",
     re.I,
 )
+# A template's value with a default (Jinja/Helm `{{ tp | default(2) }}`): the default is what renders
+# when nothing sets it.
+_TEMPLATE_DEFAULT = re.compile(r"""^\{\{[^}|]{0,200}\|[ \t]*default\([ \t]*["']?([\w.+\-]{1,40})["']?[ \t]*\)[ \t]*\}\}$""")
 # torchrun (and torch.distributed.run/launch) without --nnodes runs on one node; PET_NNODES is the
 # environment variable that sets it instead.
 _TORCHRUN = re.compile(r"\btorchrun\b|torch\.distributed\.(?:run|launch)\b")
@@ -340,7 +344,8 @@ _CONFIG_NAME = re.compile(r"""(?<![\w-])--config(?:[-_](?:name|file|path))?(?:[ 
 _ANCESTORS = 6  # a launcher's folder and this many above it (inside the scan paths) are where its names resolve
 # `source env.sh` / `. ./vars.sh`: a file whose variables the script takes (bash rules: the words
 # after `source` or `.` at a command's start); its path may start at `$(dirname "$0")` or `$DIR`.
-_SOURCE = re.compile(r"""(?m)(?:^|[;&|])[ \t]*(?:source|\.)[ \t]+["']?([^\s"';&|<>]{1,300})""")
+_SOURCE = re.compile(r"""(?m)(?:^|[;&|])[ \t]*(?:source|\.)[ \t]+["']?(\$\(dirname[^)\n]{0,100}\)/[^\s"';&|<>]{1,300}"""
+                     r"""|[^\s"';&|<>]{1,300})""")
 _SOURCE_DEPTH = 3  # files sourced by sourced files, this deep
 _MAX_SOURCED_VALUES = 8  # assignments of one name taken from a sourced file (the last ones)
 
@@ -1279,6 +1284,9 @@ def _resolve(value: str, assigns: Assignments | None, before: int, depth: int = 
              budget: list[int] | None = None) -> tuple[str | None, str | None]:
     """Resolve `$TP`, `${TP}`, `${TP:-2}` from assignments on lines before ``before`` in the same
     script (`TP=${TP:-2}` resolves to its default, not to itself)."""
+    if value.startswith("{{"):
+        tm = _TEMPLATE_DEFAULT.match(value)
+        return (tm.group(1), f"the template's default ({value[:60]})") if tm else (None, None)
     budget = [_RESOLVE_BUDGET] if budget is None else budget
     budget[0] -= 1
     if budget[0] < 0:  # `A=$((B+B+B)) B=$((C+C+C)) ...` would fan out exponentially
@@ -1601,14 +1609,14 @@ def node_info(text: str, kind: str | None = None, check: Check = None,
         written = m.group("v")
         v: str | None = written
         lineno = line_of(m.start())
-        if written.startswith("$"):
+        if written.startswith(("$", "{{")):
             v, _via = _resolve(written, assigns, lineno + 1)
         elif written.startswith("*") and kind == "yaml":
             anchors = _anchors(text, check) if anchors is None else anchors
             v, _via = _alias(written[1:], anchors, lineno)
         n = _count(v) if v is not None else None
         if n is None:  # a variable it cannot resolve, or a value that is no node count
-            what = _node_marker(m) if written.startswith("$") else f"{_node_marker(m)} (value not understood)"
+            what = _node_marker(m) if written.startswith(("$", "{{")) else f"{_node_marker(m)} (value not understood)"
             unresolved.append(f"line {lineno}: {what}")
             continue
         counts.append(n)
