@@ -268,7 +268,8 @@ def test_any_outside_text_is_inert_in_every_cli_renderer_and_the_report(text):
     _no_raw(history_table([info]))
     readings = Readings()
     readings.add(Reading("target", {"interpreter": text, "selected_by": text,
-                                    "python": {"version": text, "env": {f"CUDA_{text}": text}}}))
+                                    "python": {"version": text, "env": {f"CUDA_{text}": text}},
+                                    "packages": {f"pkg{text}": text, f"gone{text}": None}}))
     samples = [{"t": float(i), "errors": {text: text}, "mem": {"MemAvailable": 1 << 30},
                 "gpus": [{"temp_c": 50, "reasons": [text], "errors": {"power_w": text}}]} for i in range(2)]
     rep = render_report(ReportInput([v], readings, {"hostname": text, "os_release": text}, f"snapshot {text}", "0", 0.0,

@@ -286,9 +286,10 @@ def stack_lines(readings: Readings) -> list[str]:
     installed = {k: v for k, v in sorted(pk.items()) if v}
     missing = sorted(k for k, v in pk.items() if not v)
     if installed:
-        lines += ["", "| package | version |", "|---|---|"] + [f"| {k} | {_cell(v)} |" for k, v in installed.items()]
+        # names and versions as the interpreter's own metadata gives them: outside text
+        lines += ["", "| package | version |", "|---|---|"] + [f"| {_cell(k, 120)} | {_cell(v)} |" for k, v in installed.items()]
     if missing:
-        lines += ["", f"{NOT_INSTALLED.capitalize()}: " + ", ".join(missing)]
+        lines += ["", f"{NOT_INSTALLED.capitalize()}: " + _cell(", ".join(missing), 2000)]
     env = _obj(py.get("env"))
     if env:
         lines += ["", "Environment seen by the interpreter:", ""] + _fenced([f"{k}={v}" for k, v in sorted(env.items())])
