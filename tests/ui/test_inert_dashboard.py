@@ -193,6 +193,32 @@ async def test_a_peer_host_named_with_markup_is_a_column_not_a_crash(tmp_path):
         assert_inert(screen_text(app))
 
 
+async def test_a_recording_whose_host_and_gpu_names_hold_markup_and_escapes_replays_inert(tmp_path):
+    """A recording (another machine's, sent for a post-mortem) names its host and GPU: the header
+    and the peers view's column for it show them as written, inert; `[/]` as a column label raised."""
+    import json
+
+    from tests.ui.test_dashboard import DEMO
+
+    lines = DEMO.read_text().splitlines()
+    head = json.loads(lines[0])
+    head["host"]["hostname"] = f"[/]{OSC52}\x1b]2;TITLE\x07"
+    head["static"]["devices"][0]["name"]["value"] = f"GB10 [X=\"] \x9b2J \u202e"
+    rec = tmp_path / "rec.jsonl"
+    rec.write_text("\n".join([json.dumps(head), *lines[1:]]) + "\n")
+    app = SparkApp(Config(), replay=str(rec), speed=None)
+    async with app.run_test(size=(200, 50), notifications=True) as pilot:
+        await until(pilot, lambda: getattr(app.source, "finished", False), 20)
+        await pilot.pause(0.3)
+        shown = screen_text(app)
+        assert "[/]\\e]52;c;" in shown
+        assert_inert(shown)
+        await pilot.press("m")
+        await pilot.pause(0.5)
+        assert app.is_running and app.screen.__class__.__name__ == "PeersScreen"
+        assert_inert(screen_text(app))
+
+
 async def test_a_restored_session_event_with_a_markup_id_is_listed(monkeypatch):
     """A kept session whose verdict change has the id `[/]` (a session file is outside text):
     restoring it and opening the events view raised."""

@@ -42,8 +42,8 @@ class HeaderBar(Widget):
         else:
             t.append(f"· {gpu} · driver {driver} · CUDA {cuda} · ")
         t.append(f"{'' if narrow else 'watching '}{watching}", style="bold")
-        for text, style in badges:
+        for text, style in badges:  # a peer's badge names that peer
             t.append(" · ")
-            t.append(text, style=style)
+            t.append(visible(text), style=style)
         t.append(f" · {source}", style="dim")
         return t
