@@ -107,6 +107,13 @@ def test_an_xid_storm_does_not_push_out_the_line_naming_the_process(tmp_path):
     assert v.summary.endswith("; and 698 more (698 Xid)")
 
 
+def test_a_storm_of_xids_naming_a_process_still_leads_with_the_oom_kill(tmp_path):
+    xid43 = "NVRM: Xid (PCI:0000:38:00): 43, pid=1797828, name=pt_main_thread, Ch 00000008"
+    d = read_kmsg_file(tmp_path, [xid43] * 300 + [OOM_SUMMARY, OOM_KILLED])
+    v = judge_data(d)
+    assert v.summary.split(": ", 1)[1].startswith("OOM killer killed python3 (pid 4242")
+
+
 # --------------------------------------------------------------------------- Seen 1: since SEQ, not since boot
 def test_a_wrapped_ring_buffer_says_since_seq_not_since_boot(tmp_path):
     d = read_kmsg_file(tmp_path, ["usb 1-1: new high-speed USB device number 2 using xhci_hcd"] * 2000, seq0=250_000)

@@ -264,10 +264,16 @@ def _span(d: Mapping[str, Any], source: str, lines: int) -> tuple[str, str | Non
     return f"{lines} lines since boot", None
 
 
+def _lead_order(e: Mapping[str, Any]) -> int:
+    """The order incidents are named in: OOM kills (they say which process died), then those naming a
+    process (an Xid's or a lock-up's task), then the rest; log order within each."""
+    return 0 if e.get("kind") == "oom_kill" else 1 if names_a_process(e) else 2
+
+
 def _summary_parts(worst: list[Mapping[str, Any]]) -> list[str]:
-    """The incidents the summary names: those naming a process first (an Xid storm must not push out
-    the one line saying which process the OOM killer ended), then the rest, each in log order."""
-    ordered = sorted(worst, key=lambda e: 0 if names_a_process(e) else 1)
+    """The incidents the summary names: an Xid storm must not push out the one line saying which
+    process the OOM killer ended."""
+    ordered = sorted(worst, key=_lead_order)
     return [f"{describe(e)} at {_at(e)}" for e in ordered[:MAX_SUMMARY_PARTS]]
 
 
@@ -343,7 +349,7 @@ def judge(r: Readings, cfg: Config) -> Verdict:
         details += (f"... and {len(events) - MAX_DETAILS} more",)
     if fail_n or warn_n:
         worst = fails if fail_n else warns
-        named_events = sorted(worst, key=lambda e: 0 if names_a_process(e) else 1)[:MAX_SUMMARY_PARTS]
+        named_events = sorted(worst, key=_lead_order)[:MAX_SUMMARY_PARTS]
         named = "; ".join(_summary_parts(worst))
         rest = _not_named(counts, sev, named_events, bool(fail_n))
         status = Status.FAIL if fail_n else Status.WARN
