@@ -44,6 +44,12 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 # The keys of FACTS.md "Tensor-parallel keys (G10)", as one extended regex for grep.
 GREP_PATTERN = r"tensor[-_](model[-_])?parallel[-_](size|degree)|TENSOR_PARALLEL_SIZE|tp[-_](size|plan)|-tp\b"
+# The vocabulary issue 22 added (torchtune tensor_parallel_dim, nanotron `tp`, MaxText *_tensor_parallelism,
+# tp_degree, --tensor-parallel, GPT-NeoX model_parallel_size): grep for it too, for information only. The
+# target stays measured against GREP_PATTERN, so the ratio compares with the figures saved before it
+# (grep's `\b` makes this pattern slower, which would flatter the ratio).
+GREP_PATTERN_22 = (r"tensor[-_](model[-_])?parallel([-_](size|degree|dim)|ism|\b)|TENSOR_PARALLEL_SIZE"
+                   r"|tp[-_](size|plan|degree)|\btp\b|model[-_]parallel[-_]size|(transpose|sequence)_parallelism")
 
 YAML = """# training recipe {i}
 model:
@@ -142,9 +148,9 @@ def generate(root: Path, n_files: int, seed: int = 10) -> int:
     return tp
 
 
-def time_grep(root: Path) -> tuple[float, int]:
+def time_grep(root: Path, pattern: str = GREP_PATTERN) -> tuple[float, int]:
     t0 = time.perf_counter()
-    proc = subprocess.run(["grep", "-rlE", GREP_PATTERN, str(root)], capture_output=True, text=True)
+    proc = subprocess.run(["grep", "-rlE", pattern, str(root)], capture_output=True, text=True)
     took = time.perf_counter() - t0
     if proc.returncode not in (0, 1):
         raise SystemExit(f"grep failed: {proc.stderr}")
@@ -313,12 +319,15 @@ def _run(args: argparse.Namespace) -> int:
                     scan_t.append(t)
         g, s = statistics.median(grep_t), statistics.median(scan_t)
         best = min(scan_t) / min(grep_t)
+        g22 = statistics.median([time_grep(root, GREP_PATTERN_22)[0] for _ in range(args.rounds)])
         print(f"grep -rlE      : median {g * 1000:7.1f} ms  (runs: {', '.join(f'{x * 1000:.0f}' for x in grep_t)}) -> {grep_files} files")
         print(f"sparktui scan  : median {s * 1000:7.1f} ms  (runs: {', '.join(f'{x * 1000:.0f}' for x in scan_t)}) -> "
               f"{len(data['files'])} files, {data['matches_total']} TP findings, {data['files_read']} files read")
         ratio = s / g
         verdict = "within" if ratio <= 1.5 else "OVER"
         print(f"ratio scan/grep: {ratio:.2f}x of medians ({verdict} the 1.5x target); {best:.2f}x of best runs")
+        print(f"grep -rlE with the issue-22 vocabulary too (information only): median {g22 * 1000:.1f} ms; "
+              f"scan/that grep {s / g22:.2f}x")
         print(f"sparktui check G10 --path --json (whole command, interpreter start-up included): {time_cli(root)}")
         over = check_bounds(base)
         print(f"bounds: {len(over)} over their limit")

@@ -338,7 +338,8 @@ _DEEPSPEED_MULTI = re.compile(r"(?<![\w-])(?:--hostfile|-H|--num_nodes|--include
 # Config files a launch script passes along (`--config configs/tp.yaml`), to lend them its context.
 _REFERENCED = re.compile(r"""(?<![\w./~${}-])[\w./~${}-]*[\w-]\.(?:ya?ml|json|toml)\b""")
 # a shell script naming a config (`cfg.yaml`, torchtune's `--config llama3_3/70B_full`), another script, or sourcing a file
-_CFG_REF = re.compile(rb"(?m)\.(?:ya?ml|json|toml|sh)\b|--config|(?:^|[;&|])[ \t]*(?:source|\.)[ \t]").search
+# (one pass, starting at a `.` or a `-`: a sourced `env.sh`/`.env` is caught by its name)
+_CFG_REF = re.compile(rb"\.(?:ya?ml|json|toml|sh|env)\b|--config").search
 # `--config NAME` without an extension (torchtune, Hydra --config-name): NAME.yaml in a configs folder
 _CONFIG_NAME = re.compile(r"""(?<![\w-])--config(?:[-_](?:name|file|path))?(?:[ \t]*=[ \t]*|[ \t]+)["']?([\w./~-]{1,200})""")
 _ANCESTORS = 6  # a launcher's folder and this many above it (inside the scan paths) are where its names resolve
