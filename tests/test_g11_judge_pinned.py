@@ -163,7 +163,8 @@ def test_counts_beyond_the_kept_events_are_the_evidence():
                                                    "soft_lockup": 0}))
     assert evidence(v)["xid events"] == ("kmsg", 525)
     assert evidence(v)["events not kept"] == ("kmsg", "25 counted but not kept in the reading (500 kept)")
-    assert v.summary.endswith("; and 522 more (522 Xid)") and v.details[-1] == "... and 460 more"
+    assert v.summary.endswith("; and 522 more (522 Xid) (25 of 525 events counted but not kept)")
+    assert v.details[-1] == "... and 460 more"
 
 
 @pytest.mark.parametrize("counts", [None, "garbled", [1, 2]])

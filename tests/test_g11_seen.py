@@ -64,6 +64,7 @@ def test_600_corrected_aer_then_an_xid_79_and_an_oom_kill_fail(tmp_path):
     assert "none of Xid" not in v.summary
     assert d["severities"]["corrected"] == 600 and d["counts"]["xid"] == 1 and d["counts"]["oom_kill"] == 1
     assert d["not_kept"] == 600 - 10 and any(e.what == "events not kept" for e in v.evidence)
+    assert "(590 of 602 events counted but not kept)" in v.summary
 
 
 def test_preflight_does_not_pass_a_dead_gpu_hidden_behind_corrected_aer(tmp_path, capsys):
@@ -104,7 +105,7 @@ def test_an_xid_storm_does_not_push_out_the_line_naming_the_process(tmp_path):
     d = read_kmsg_file(tmp_path, [xid13] * 700 + [OOM_SUMMARY, OOM_KILLED])
     v = judge_data(d)
     assert v.status is Status.FAIL and v.summary.split(": ", 1)[1].startswith("OOM killer killed python3 (pid 4242")
-    assert v.summary.endswith("; and 698 more (698 Xid)")
+    assert v.summary.endswith("; and 698 more (698 Xid) (640 of 701 events counted but not kept)")
 
 
 def test_a_storm_of_xids_naming_a_process_still_leads_with_the_oom_kill(tmp_path):

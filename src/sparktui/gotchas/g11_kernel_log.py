@@ -358,7 +358,8 @@ def judge(r: Readings, cfg: Config) -> Verdict:
             lead = "in the saved log" if fail_n else "in the saved log, non-fatal PCIe errors only"
         if not named:
             named = "the events were counted but not kept in the reading"
-        return Verdict(ID, status, f"{lead}: {named}{rest}{lead_span}", evidence=ev.tuple(), details=details,
+        kept_note = f" ({not_kept} of {kept_n + not_kept} events counted but not kept)" if not_kept > 0 else ""
+        return Verdict(ID, status, f"{lead}: {named}{rest}{kept_note}{lead_span}", evidence=ev.tuple(), details=details,
                        fix=fix_for(worst))
     extra = f"; {corrected} corrected PCIe AER error(s), handled by the hardware" if corrected else ""
     return Verdict(ID, Status.OK, f"kernel log read ({span}, {source}): none of Xid, NV_ERR_NO_MEMORY, "
