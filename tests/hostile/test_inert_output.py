@@ -289,3 +289,13 @@ def test_any_outside_text_is_inert_in_every_cli_renderer_and_the_report(text):
     headings, active = report_structure("\n".join(["para", "", md_text(text), "", *fenced, "", f"| a | {md_text(text, False)} |",
                                                    "|---|---|", f"| {md_code(text, table=True)} | b |"]))
     assert headings == [] and not ({"image", "html_inline", "html_block"} & set(active)), (headings, active)
+
+
+@pytest.mark.parametrize("unit", ["\x1b", "`", "``x", "\\[", "](", "# ", "\udc9b", "\u202e", "a" * 7 + "\n"])
+def test_the_inert_helpers_grow_linearly(unit):
+    """Every helper on runs of what it rewrites (core/inert.py: one character class, str methods)."""
+    from sparktui.core.inert import md_code, md_fence, md_text, visible, visible_lines
+    from tests.test_linear_patterns import grows_linearly
+
+    for fn in (visible, visible_lines, md_text, md_code, lambda s: md_fence(s)):
+        assert grows_linearly(fn, unit, n=16_384) is None, (fn, unit)
