@@ -264,3 +264,39 @@ def test_follow_with_neither_source_says_how_to_grant(monkeypatch):
     with pytest.raises(PermissionError) as e:
         kl.follow(lambda ev: None)
     assert "dmesg_restrict=0" in str(e.value) and "systemd-journal" in str(e.value)
+
+
+AER_HEADER = "pcieport 0000:00:00.0: AER: Uncorrectable (Fatal) error message received from 0000:01:00.0"
+
+
+def test_an_aer_report_waiting_for_detail_lines_is_delivered_once_the_log_is_quiet(fifo):
+    """A 6.x AER header whose device dropped off prints no detail line: it must not wait for the next
+    kernel message, which may never come."""
+    sink = Sink()
+    f = kl.KernelLogFollower(sink, fifo).start()
+    try:
+        w = os.open(fifo, os.O_WRONLY)
+        t0 = time.monotonic()
+        os.write(w, f"3,7,9000000,-;{AER_HEADER}\n".encode())
+        assert sink.wait_for(1, timeout=5.0)
+        assert time.monotonic() - t0 < 3.0
+        assert [(e["kind"], e["severity"], e["pci"]) for e in sink.events] == [("aer", "fatal", "0000:01:00.0")]
+        os.close(w)
+    finally:
+        f.stop()
+
+
+def test_the_journal_fallback_delivers_a_waiting_incident_once_journalctl_is_quiet(tmp_path):
+    import json
+
+    rec = json.dumps({"MESSAGE": AER_HEADER, "__REALTIME_TIMESTAMP": "1764870000000000"})
+    fake = tmp_path / "journalctl"
+    fake.write_text(f"#!/bin/sh\nprintf '%s\\n' '{rec}'\nsleep 30\n")
+    fake.chmod(0o755)
+    sink = Sink()
+    f = kl.JournalFollower(sink, cmd=(str(fake),)).start()
+    try:
+        assert sink.wait_for(1, timeout=5.0)
+        assert [(e["kind"], e["severity"]) for e in sink.events] == [("aer", "fatal")]
+    finally:
+        f.stop()

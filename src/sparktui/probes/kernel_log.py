@@ -949,9 +949,39 @@ class JournalFollower:
         self._thread.start()
         return self
 
+    def _records(self) -> Iterator[bytes]:
+        """journalctl's output lines, read straight from the pipe; while an incident waits for more
+        lines (an AER report's details) and the journal stays quiet ``PENDING_FLUSH_S``, it is delivered.
+        A line longer than MAX_JOURNAL_LINE is skipped whole (it is no kernel record)."""
+        assert self._proc is not None and self._proc.stdout is not None
+        fd = self._proc.stdout.fileno()
+        buf, skipping = b"", False
+        while True:
+            if self.parser.pending is not None and not select.select([fd], [], [], PENDING_FLUSH_S)[0]:
+                self._emit(self.parser.flush())
+                continue
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            buf += chunk
+            start = 0
+            while True:
+                nl = buf.find(b"\n", start)
+                if nl < 0:
+                    break
+                if not skipping:
+                    yield buf[start:nl]
+                skipping = False
+                start = nl + 1
+            buf = buf[start:]
+            if len(buf) > MAX_JOURNAL_LINE:
+                buf, skipping = b"", True
+        if buf and not skipping:
+            yield buf
+
     def _run(self) -> None:
         assert self._proc is not None and self._proc.stdout is not None
-        for raw in self._proc.stdout:
+        for raw in self._records():
             rec = journal_record(raw)
             if rec is None:
                 continue
