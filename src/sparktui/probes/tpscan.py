@@ -1790,7 +1790,7 @@ def _read_through_sourcing(st: _Scan) -> None:
         st.check()
         if data is None:
             data = _reread(lpath, st.limit)
-        if not data or not names_in(data) or not _CFG_REF(data):
+        if not data or (b"source" not in data and b". " not in data) or not names_in(data):
             continue
         text = _cut_lines(data.decode("utf-8", "replace"))[0]
         targets = {_sourced_path(m.group(1), lpath, cwd) for m in _SOURCE.finditer(text)}
