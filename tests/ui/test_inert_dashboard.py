@@ -137,7 +137,7 @@ async def test_g10_scanning_a_file_named_with_markup_and_escapes_notifies_when_i
 
 # -- k: the confirmation shows the whole command line ---------------------------------------------
 
-@pytest.mark.parametrize("extra", [['[X="]', "[/]"], ['[X="]', "\x1b]2;TITLE\x07", OSC52, "\x9b2J"]],
+@pytest.mark.parametrize("extra", [['[X="]', "[/]"], ['[X="]', "\x1b]2;TITLE\x07", OSC52, "\x9b2J", "\n\nSIGTERM is safe: y"]],
                          ids=["markup", "markup-and-escapes"])
 async def test_k_on_a_process_whose_argv_holds_markup_and_escapes_asks_and_signals_it(extra):
     """`k` on a process whose argv holds `[X="]` raised in the dialog (the process could not be
@@ -154,6 +154,8 @@ async def test_k_on_a_process_whose_argv_holds_markup_and_escapes_asks_and_signa
             shown = screen_text(app)
             assert_inert(shown)
             assert '[X="]' in shown and ("\\e]2;TITLE\\x07" in shown or "[/]" in shown)
+            body = str(app.screen.body)
+            assert "\nSIGTERM is safe" not in body and ("\\n\\nSIGTERM is safe" in body or "[/]" in body)  # argv: one line
             await pilot.press("y")
             await until(pilot, lambda: any(f"pid {pid} ended after SIGTERM" in n.message for n in app._notifications))
             assert ended(pid)

@@ -26,6 +26,7 @@ from textual.worker import Worker, WorkerState
 from sparktui.core import children
 from sparktui.core.config import Config
 from sparktui.core.events import EventLog
+from sparktui.core.inert import visible
 from sparktui.core.readings import Readings
 from sparktui.core.verdict import Status, Verdict
 from sparktui.gotchas import REGISTRY
@@ -360,7 +361,7 @@ class SparkApp(App):
         if keep is not None:  # into the kept session (and --record): a crash of sparktui loses no kernel event
             keep(f"kernel log: {summary}", self.now())
         if st in (Status.FAIL, Status.WARN):
-            self.notify(f"{kw.text(ev)}\n{str(ev.get('text', ''))[:200]}", title="G11 kernel log",
+            self.notify(f"{visible(kw.text(ev))}\n{visible(str(ev.get('text', ''))[:200])}", title="G11 kernel log",
                         severity="error" if st is Status.FAIL else "warning", timeout=15)
             if self.bell_on_worse:
                 self.bell()
@@ -575,7 +576,7 @@ class SparkApp(App):
             self.source.keep_verdict(v, self.now(), change)  # the kept session: a restart shows it again
         if change is not None and self.events.should_alert(change):
             sev = "error" if v.status is Status.FAIL else "warning"
-            self.notify(f"{v.id} {REGISTRY[v.id].title}: {v.status.value} — {v.summary}", title="got worse",
+            self.notify(f"{v.id} {REGISTRY[v.id].title}: {v.status.value} — {visible(v.summary)}", title="got worse",
                         severity=sev, timeout=10)
             if self.bell_on_worse:
                 self.bell()
@@ -794,7 +795,7 @@ class SparkApp(App):
         markup=True): they quote outside text (a process killed by the OOM killer named "[/]", a
         script "[x=\"]train.py" in a G6 finding) that Textual's markup parser raised on, which ended
         the dashboard. Control characters are shown visibly (core/inert.py); line breaks stay."""
-        from sparktui.core.inert import visible, visible_lines
+        from sparktui.core.inert import visible_lines
 
         kw = {} if timeout is None else {"timeout": timeout}
         super().notify(visible_lines(message), title=visible(title), severity=severity, markup=False, **kw)
@@ -817,7 +818,7 @@ class SparkApp(App):
             self.notify(f"not signalled: {e}", severity="warning", timeout=10)
             return
         # plain text (ConfirmScreen): the whole command line is another user's, `[X="]` and ESC included
-        body = target.summary(row.get("gpu_mem_bytes")) + \
+        body = _dialog_text(target, row.get("gpu_mem_bytes")) + \
             f"\n\nSIGTERM asks it to exit; if it is still running after {self.signal_grace_s:g} s, SIGKILL is offered."
         self.push_screen(ConfirmScreen(f"Send SIGTERM to pid {target.pid}?", body, yes="Send SIGTERM"),
                          lambda yes: self._send_signal(target, "TERM") if yes else None)
@@ -837,7 +838,7 @@ class SparkApp(App):
         if ended:
             self.notify(f"pid {target.pid} ended after SIG{which}")
         elif which == "TERM":
-            body = target.summary() + "\n\nSIGKILL ends it at once: no cleanup, unsaved work (checkpoints) is lost."
+            body = _dialog_text(target) + "\n\nSIGKILL ends it at once: no cleanup, unsaved work (checkpoints) is lost."
             self.push_screen(ConfirmScreen(f"pid {target.pid} is still running {self.signal_grace_s:g} s after SIGTERM. "
                                            "Send SIGKILL?", body, yes="Send SIGKILL"),
                              lambda yes: self._send_signal(target, "KILL") if yes else None)
@@ -976,6 +977,13 @@ class SparkApp(App):
             for gid in event.worker.name.split()[1:]:  # a check whose probes never all came in
                 if gid in REGISTRY and self.board[gid].running_since is not None:
                     self.board.abort(gid, time.monotonic())
+
+
+def _dialog_text(target: Any, gpu_mem_bytes: int | None = None) -> str:
+    """The k dialog's text about ``target``: its command line on one line, controls visible, so a
+    newline in another user's argv cannot write lines of the dialog's own."""
+    text, command = target.summary(gpu_mem_bytes), str(getattr(target, "command", ""))
+    return text[: -len(command)] + visible(command) if command and text.endswith(command) else text
 
 
 def run_dashboard(cfg: Config, replay: str | None = None, speed: float | None = 1.0, bell: bool = False,
