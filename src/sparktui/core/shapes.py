@@ -852,6 +852,7 @@ class KernelLogEvent(TypedDict, total=False):
     kind: str
     t: float | None  # unix time; None where the line carried no usable time (a saved file)
     t_boot: float  # seconds since boot, where the line said it but no unix time is known (a saved dmesg)
+    t_text: str  # the line's syslog stamp as printed ("Sep 22 09:59:09": no year, so no unix time)
     text: str  # the line, at most 500 characters
     xid: int  # xid
     pci: str | None  # xid: "0000:01:00"; aer: the device the error was reported for, "0000:01:00.0"; gpu_lost

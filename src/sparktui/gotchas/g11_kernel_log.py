@@ -44,16 +44,18 @@ FIX = ("The kernel log records what killed a process that left no traceback. Rea
        + "\nIf it cannot be read, grant access (sparktui itself does not need root):\n\n" + block(GRANT_LINES))
 
 
-def _when(t: Any, boot_s: Any = None) -> str:
+def _when(t: Any, boot_s: Any = None, stamp: Any = None) -> str:
     if isinstance(t, (int, float)) and not isinstance(t, bool) and t > 0:
         return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t))
+    if isinstance(stamp, str) and stamp:  # a syslog stamp as printed (it has no year)
+        return stamp[:32]
     if isinstance(boot_s, (int, float)) and not isinstance(boot_s, bool) and boot_s >= 0:
         return f"{boot_s:.1f} s after boot"
     return "time unknown"
 
 
 def _at(e: Mapping[str, Any]) -> str:
-    return _when(e.get("t"), e.get("t_boot"))
+    return _when(e.get("t"), e.get("t_boot"), e.get("t_text"))
 
 
 def _size(kb: Any) -> str:

@@ -220,6 +220,8 @@ class Parser:
         self._lost: tuple[str | None, str, int] | None = None
         self._memcg: tuple[str, int] | None = None
         self._hard: int | None = None
+        self._prev_time: tuple[float | None, float | None] = (None, None)
+        self._stamp: str | None = None
 
     # ------------------------------------------------------------------ lines in
     def feed(self, line: str, t: float | None = None) -> list[Event]:
@@ -253,6 +255,14 @@ class Parser:
         formats[fmt] = formats.get(fmt, 0) + 1
         if fmt != "text":
             self._prev_fmt = fmt
+            self._prev_time = (t, since_boot)
+        elif t is None and since_boot is None and first in (" ", "\t"):
+            t, since_boot = self._prev_time  # an indented continuation line of the record before (dmesg)
+        if fmt == "syslog" and t is None:  # "Mon DD HH:MM:SS": no year, so no unix time; shown as printed
+            m = _SYSLOG.match(line)
+            self._stamp = f"{m.group(1)} {m.group(2)} {m.group(3)}:{m.group(4)}:{m.group(5)}" if m else None
+        else:
+            self._stamp = None
         if seq is not None:
             if self.first_seq is None:
                 self.first_seq = seq
@@ -297,6 +307,8 @@ class Parser:
             ev["t"] = t
             if since_boot is not None and t is None:
                 ev["t_boot"] = since_boot
+            if t is None and self._stamp:
+                ev["t_text"] = self._stamp
             ev.setdefault("text", msg[:MAX_TEXT])
         out: list[Event] = []
         pend = self.pending
