@@ -150,6 +150,44 @@ def test_preflight_and_check_on_files_named_with_escapes_in_a_scanned_folder(tmp
     assert_own_headings(rep.stdout.decode(), ["G10"])
 
 
+KILLED = "\x1b]2;TITLE\x07[/]"  # a process can name itself anything (prctl): the kernel logs it as it is
+OOM = (f"Out of memory: Killed process 9123 ({KILLED}) total-vm:130000000kB, anon-rss:118000000kB, file-rss:0kB, "
+       "shmem-rss:0kB, UID:1000 pgtables:240000kB oom_score_adj:0")
+
+
+def test_g11_shows_a_kernel_log_process_name_inert_from_a_snapshot(tmp_path):
+    """The kernel log's OOM victim name (readable by an unprivileged user through journalctl)."""
+    doc = json.loads(SNAPSHOT.read_text())
+    event = {"kind": "oom_kill", "pid": 9123, "name": KILLED, "rss_kb": 118000000, "anon_rss_kb": 118000000,
+             "t": time.time() - 60, "t_boot": 5000.5, "text": OOM}
+    counts = {k: 0 for k in ("xid", "nv_no_memory", "oom_kill", "aer", "soft_lockup")}
+    counts["oom_kill"] = 1
+    doc["readings"]["kernel_log"] = {
+        "probe": "kernel_log", "source": "/dev/kmsg", "error": None, "started_at": time.time(), "took_s": 0.01,
+        "data": {"source": "kmsg", "boot_id": "abc", "lines_read": 1200, "events": [event], "truncated": False,
+                 "counts": counts, "note": None}}
+    snap = tmp_path / "s.json"
+    snap.write_text(json.dumps(doc))
+    r = sparktui("check", "G11", "--snapshot", str(snap), "-v")
+    assert r.returncode == 2, r.stdout.decode() + r.stderr.decode()
+    assert_inert(r.stdout + r.stderr)
+    assert b"\\e]2;TITLE\\x07[/]" in r.stdout
+
+
+def test_g11_shows_a_kernel_log_process_name_inert_from_a_saved_log(tmp_path):
+    """`--kernel-log FILE` (new with issue 22: on 788276f this fails as an unknown option)."""
+    log = tmp_path / "dmesg.txt"
+    log.write_text(f"[ 5000.5] {OOM}\n")
+    r = sparktui("check", "G11", "--kernel-log", str(log), "-v")
+    assert r.returncode == 2, r.stdout.decode() + r.stderr.decode()
+    assert_inert(r.stdout + r.stderr)
+    assert b"\\e]2;TITLE\\x07[/]" in r.stdout
+    rep = sparktui("report", "G11", "--kernel-log", str(log))
+    assert rep.returncode == 0, rep.stderr.decode()
+    assert_inert(rep.stdout)
+    assert_own_headings(rep.stdout.decode(), ["G11"])
+
+
 def test_check_g8_shows_issue_titles_inert(capsys):
     from sparktui.cli.main import main
     from tests.g8_server import make_issue, serve_issues
