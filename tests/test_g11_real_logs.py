@@ -47,7 +47,7 @@ _ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[,.]\d+(?:Z|[+-]\d\d:?\d\d)? 
 _SYSLOG = re.compile(r"^\S{2,6} {1,2}\d{1,2} \d\d:\d\d:\d\d (?:\S+ )?(?:\S+ )?kernel: ?")
 _KERNEL = re.compile(r"^\s*kernel: ?")
 _CTIME = re.compile(r"^\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4}\] ?")
-_DMESG = re.compile(r"^\s*(?:<\d+>)?\[\s*\+?\s*\d+[.,]\d+\] ?")
+_DMESG = re.compile(r"^\s*(?:<\d+>)?\[\s*\+?\s*\d+[.,]\d+\](?:\[ *[TC]\d+\])? ?")  # with a printk caller id
 _KMSG = re.compile(r"^\d+,\d+,\d+,[^;]*;")
 
 

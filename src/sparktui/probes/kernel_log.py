@@ -60,7 +60,8 @@ OPEN_MODULE_XIDS = frozenset({169})
 # included). Numbers are bounded: a time of 400 digits is no record's; such a line is text.
 _KMSG = re.compile(r"(\d{1,20}),(\d{1,20}),(\d{1,20}),[^;]{0,64};")
 _KMSG_DICT = re.compile(r" [A-Z_]{1,32}=")  # a kmsg record's dictionary line (" SUBSYSTEM=pci")
-_DMESG_TS = re.compile(r"\s{0,32}(?:<\d{1,3}>)?\[\s{0,16}(\d{1,12}\.\d{1,9})\]\s?")  # dmesg, dmesg -r
+_DMESG_TS = re.compile(r"\s{0,32}(?:<\d{1,3}>)?\[\s{0,16}(\d{1,12}\.\d{1,9})\]"
+                       r"(?:\[\s{0,8}[TC]\d{1,7}\])?\s?")  # dmesg, dmesg -r, printk caller id "[ T7791]"
 _DMESG_REL = re.compile(r"\s{0,16}\[\s{0,16}\+\s{0,4}\d{1,12}[.,]\d{1,9}\]\s?")  # dmesg --reltime / -H
 _MONTHS = {m: i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov",
                                         "Dec"), 1)}
