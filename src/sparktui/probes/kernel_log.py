@@ -1,13 +1,18 @@
-"""The kernel log since boot: NVIDIA Xid, NV_ERR_NO_MEMORY, OOM kills, PCIe AER, soft lock-ups.
+"""The kernel log since boot: NVIDIA Xid, NV_ERR_NO_MEMORY, OOM kills, GPU lost, PCIe AER, lock-ups.
 
 A process killed by the kernel leaves no Python traceback; the kernel log says what happened.
-``parse_line`` / ``Parser`` recognise the lines (both ``/dev/kmsg`` records
-``PRI,SEQ,TS_USEC,FLAGS;text`` and plain dmesg / journal text) in linear time, each line cut to
-``MAX_PARSE`` characters first. ``read`` reads back since boot (``/dev/kmsg`` non-blocking from the
-start, else ``journalctl -k -b -o json``, else ``dmesg``) and returns plain data; a failed reading
-says why and how to grant access (no root for the whole app). ``KernelLogFollower`` follows the
-log live for the dashboard: a blocking wait in its own thread (``select`` on the log and a
-self-pipe: no polling), stopped promptly by ``stop()``.
+``parse_line`` / ``Parser`` recognise the lines in the wordings of kernels 2.6.32 to 6.x (the real
+excerpts of tests/data/kernel_logs/), one event per incident, in linear time: each line cut to
+``MAX_PARSE`` characters, a substring check before any pattern, every pattern anchored or run on a
+bounded window. A line's format is detected on the line (``/dev/kmsg`` records
+``PRI,SEQ,TS_USEC,FLAGS;text``, dmesg, ``dmesg -T``, journal JSON, syslog/journal short form, ISO
+times). ``read`` reads back since boot (``/dev/kmsg`` non-blocking from the start, else
+``journalctl -k -b -o json``, else ``dmesg``) and returns plain data: every event counted per kind
+and AER severity, a bounded list kept (core/xids.py ``EventKeeper``), the first kmsg sequence
+number (a wrapped ring buffer is "since SEQ", not since boot); a failed reading says why and how to
+grant access (no root for the whole app). ``read_file`` judges a saved log (``--kernel-log``).
+``KernelLogFollower`` follows the log live for the dashboard: a blocking wait in its own thread
+(``select`` on the log and a self-pipe: no polling), stopped promptly by ``stop()``.
 
 Sources: public field reports on the kernel log (Xid format, Xid 169 on GB10 with the proprietary module,
 OOM killer lines, ConnectX-7 fatal AER before soft lock-ups, access needs adm/systemd-journal or
