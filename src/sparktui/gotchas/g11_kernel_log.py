@@ -376,15 +376,17 @@ GOTCHA = Gotcha(
     symptom="A training job or inference server dies with no Python traceback, the GPU disappears, "
             "or the machine freezes or resets.",
     cause="The kernel ended it or the hardware failed under it: the OOM killer (the unified pool ran "
-          "out), the NVIDIA driver's own NV_ERR_NO_MEMORY, an Xid error (on GB10, Xid 169 means the "
-          "proprietary module cannot drive the GPU: the -open flavour is required), PCIe AER errors "
-          "(ConnectX-7 fatal AER has preceded soft lock-ups and shutdowns on hot machines), or a soft lockup. "
-          "Only the kernel log says which.",
-    check="Reads the kernel log since boot (/dev/kmsg, else `journalctl -k -b`, else `dmesg`) and looks "
-          "for NVRM Xid lines, NV_ERR_NO_MEMORY, OOM-killer kills (victim pid, name, RSS), PCIe AER "
-          "errors by severity and device, and soft lock-ups. Fail on any of them (fatal AER only), warn "
-          "on non-fatal AER only; corrected AER errors are shown, not judged. Reading the log needs the "
-          "adm or systemd-journal group, or kernel.dmesg_restrict=0: without it the verdict is unknown.",
+          "out, or a container's memory limit), the NVIDIA driver's own NV_ERR_NO_MEMORY, an Xid error (on "
+          "GB10, Xid 169 means the proprietary module cannot drive the GPU: the -open flavour is required), "
+          "a GPU fallen off the bus or failing RmInitAdapter, PCIe AER errors (ConnectX-7 fatal AER has "
+          "preceded soft lock-ups and shutdowns on hot machines), or a soft lockup. Only the kernel log says which.",
+    check="Reads the kernel log since boot (/dev/kmsg, else `journalctl -k -b`, else `dmesg`; or a saved "
+          "log with `--kernel-log FILE`) and counts, over every line read, NVRM Xid lines, NV_ERR_NO_MEMORY, "
+          "OOM-killer kills (victim pid, name, RSS; memory-cgroup kills apart), GPUs lost without an Xid, "
+          "PCIe AER errors by severity and device, and soft or hard lock-ups, in the wordings of kernels "
+          "4.x to 6.x. Fail on any of them (fatal AER only), warn on non-fatal AER only; corrected AER "
+          "errors are counted, not judged. Reading the log needs the adm or systemd-journal group, or "
+          "kernel.dmesg_restrict=0: without it the verdict is unknown.",
     fix=FIX,
     intrusive=False,
     cadence_s=60.0,
