@@ -338,8 +338,13 @@ _DEEPSPEED_MULTI = re.compile(r"(?<![\w-])(?:--hostfile|-H|--num_nodes|--include
 # Config files a launch script passes along (`--config configs/tp.yaml`), to lend them its context.
 _REFERENCED = re.compile(r"""(?<![\w./~${}-])[\w./~${}-]*[\w-]\.(?:ya?ml|json|toml)\b""")
 # a shell script naming a config (`cfg.yaml`, torchtune's `--config llama3_3/70B_full`), another script, or sourcing a file
-# (one pass, starting at a `.` or a `-`: a sourced `env.sh`/`.env` is caught by its name)
-_CFG_REF = re.compile(rb"\.(?:ya?ml|json|toml|sh|env)\b|--config").search
+# (a literal-led pass, then a substring search: a sourced `env.sh`/`.env` is caught by its name)
+_CFG_NAME = re.compile(rb"\.(?:ya?ml|json|toml|sh|env)\b").search
+
+
+def _CFG_REF(low: bytes) -> bool:
+    return bool(_CFG_NAME(low)) or b"--config" in low
+
 # `--config NAME` without an extension (torchtune, Hydra --config-name): NAME.yaml in a configs folder
 _CONFIG_NAME = re.compile(r"""(?<![\w-])--config(?:[-_](?:name|file|path))?(?:[ \t]*=[ \t]*|[ \t]+)["']?([\w./~-]{1,200})""")
 _ANCESTORS = 6  # a launcher's folder and this many above it (inside the scan paths) are where its names resolve
@@ -1780,14 +1785,17 @@ def _read_through_sourcing(st: _Scan) -> None:
     file's own reading, without the script's variables, is then dropped."""
     if not st.files or not st.launchers:
         return
-    wanted = {st.real[shown]: shown for shown in st.files}
+    wanted = {st.real[shown]: shown for shown, ctx in st.files.items() if ctx.get("kind") in _SHELLISH}
+    if not wanted:
+        return  # only a script is sourced
     names = sorted({os.path.basename(r).encode("utf-8", "surrogateescape") for r in wanted})
     names_in = re.compile(b"|".join(re.escape(n) for n in names)).search
     cwd = _safe_cwd()
     new: list[TpMatch] = []
     read_through: set[str] = set()
-    for lpath, data in st.launchers:
-        st.check()
+    for i, (lpath, data) in enumerate(st.launchers):
+        if not i % 256:
+            st.check()
         if data is None:
             data = _reread(lpath, st.limit)
         if not data or (b"source" not in data and b". " not in data) or not names_in(data):
