@@ -278,7 +278,7 @@ def classify(match: dict[str, Any], ctx: dict[str, Any]) -> tuple[Status, str]:
         # group > 1 spans both, even where the recipe's own cluster keeps it inside a node: warn
         if nodes == "multi":
             gpn, degree = ctx.get("gpus_per_node"), match.get("degree")
-            if _is_int(gpn) and _is_int(degree) and degree <= gpn:
+            if isinstance(gpn, int) and isinstance(degree, int) and _is_int(gpn) and _is_int(degree) and degree <= gpn:
                 return Status.WARN, (f"{_GENERATION_NOTE} (on its own cluster, {gpn} GPUs per node, the group of "
                                      f"{degree} stays inside a node; on two Sparks, one GPU each, it spans them)")
             return Status.WARN, _GENERATION_NOTE
@@ -318,7 +318,7 @@ def describe(match: dict[str, Any], ctx: dict[str, Any]) -> str:
 def _ctx_of(match: dict[str, Any], files: dict[str, Any]) -> dict[str, Any]:
     """The context a finding is judged in: its own file's, or that of the file that reads it
     (a launcher that sources it, a config whose `defaults:` take it)."""
-    ctx = files.get(match.get("judged_in") or match.get("file"))
+    ctx = files.get(str(match.get("judged_in") or match.get("file")))
     return ctx if isinstance(ctx, dict) else {}
 
 

@@ -1819,8 +1819,9 @@ def _read_through_sourcing(st: _Scan) -> None:
             if f == lshown:
                 continue  # the script's own settings: read with the script itself
             m["file"], m["line"], m["judged_in"] = f, ln, lshown
-            if m.get("via"):
-                m["via"] = _LINE_REF.sub(lambda r: _where(origin, int(r.group(1))), m["via"])
+            via = m.get("via")
+            if via:
+                m["via"] = _LINE_REF.sub(lambda r: _where(origin, int(r.group(1))), via)
             read_through.add(f)
             took = True
             new.append(m)
@@ -1908,8 +1909,9 @@ def _read_through_calls(st: _Scan) -> None:
                 ctx["kind"] = "shell"
                 for m in found:
                     m["file"], m["judged_in"] = shown, key
-                    if m.get("via"):
-                        m["via"] += f" (arguments of {lshown}:{i + 1})"
+                    via = m.get("via")
+                    if via:
+                        m["via"] = via + f" (arguments of {lshown}:{i + 1})"
                     new.append(m)
                 st.files[key] = ctx
                 st.real[key] = real
@@ -2172,7 +2174,7 @@ def _lend(ctx: FileContext, lctx: FileContext, lshown: str, how: str = "launched
         key: Literal["training_markers", "serving_markers"] = \
             "training_markers" if lctx["context"] == "training" else "serving_markers"
         ctx[key] = [f"{lshown}: {m}" for m in lctx[key]][:MAX_MARKERS]
-    launched = ctx.setdefault("defaults_from" if how == "defaults_from" else "launched_by", [])
+    launched = ctx.setdefault("defaults_from", []) if how == "defaults_from" else ctx.setdefault("launched_by", [])
     if lshown not in launched and len(launched) < MAX_MARKERS:
         launched.append(lshown)
 
