@@ -372,3 +372,36 @@ def test_a_big_tree_of_hostile_files_stops_at_the_deadline(tmp_path):
     assert time.perf_counter() - t0 < 0.2 + SLACK_S
     assert data["truncated"] and data["truncated"].startswith("stopped at the 0.2-s time bound")
     assert judged(data).status is not Status.OK
+
+
+# --- issue 22: what reading launchers as people write them opens up -------------------------------
+
+def test_arithmetic_that_fans_out_is_bounded(tmp_path):
+    # each variable doubles the work of resolving the next: 2**30 look-ups without a budget
+    lines = ["V0=2"] + [f"V{i}=$((V{i - 1}+V{i - 1}+V{i - 1}))" for i in range(1, 31)]
+    text = "\n".join(lines) + "\ntorchrun --nnodes 2 train.py --tensor-model-parallel-size $V30\n"
+    t0 = time.perf_counter()
+    data, _ = scan_dir(tmp_path, {"launch.sh": text})
+    assert time.perf_counter() - t0 < 2.0
+    (m,) = data["matches"]
+    assert m["status"] in ("unresolved", "set")  # resolved within the budget, or said to be unresolved
+
+
+def test_sourcing_and_defaults_loops_end(tmp_path):
+    data, _ = scan_dir(tmp_path, {
+        "a.sh": "source b.sh\nTP=@2\ntorchrun --nnodes 2 train.py --tensor-model-parallel-size $TP\n".replace("@", ""),
+        "b.sh": "source a.sh\n. ./b.sh\n",
+        "x.yaml": 'defaults: "y.yaml"\ntrainer:\n  num_nodes: 2\n',
+        "y.yaml": 'defaults: "x.yaml"\ntensor_model_parallel_size: 2\n',
+    }, deadline_s=10.0)
+    assert not data["truncated"]
+    assert {Path(m["file"]).name for m in data["matches"]} >= {"a.sh", "y.yaml"}
+
+
+def test_hostile_arithmetic_and_templates_are_values_not_understood(tmp_path):
+    data, _ = scan_dir(tmp_path, {"launch.sh": "TP=$((1/0))\nN=$(( ((((2)))) ))\n"
+                                                "torchrun --nnodes $N train.py --tensor-model-parallel-size $TP\n"
+                                                "python serve.py --tp {{ a | default(9e999) }}\n"})
+    by_line = {m["line"]: m for m in data["matches"]}
+    assert by_line[3]["status"] == "unresolved"  # 1/0: never a degree
+    assert by_line[4]["status"] in ("unresolved", "unreadable") and by_line[4]["degree"] is None  # no integer
