@@ -281,3 +281,20 @@ def test_report_takes_a_saved_kernel_log(tmp_path, capsys):
     assert main(["report", "G11", "--snapshot", str(snap), "--kernel-log", str(f)]) == 0
     out = capsys.readouterr().out
     assert "Xid 79" in out
+
+
+def test_a_fifo_or_folder_given_as_the_saved_log_is_refused_not_waited_on(tmp_path, capsys):
+    import os
+
+    fifo = tmp_path / "kmsg.fifo"
+    os.mkfifo(fifo)
+    for path in (fifo, tmp_path):
+        r = kl.read_file(str(path))
+        assert r.data is None and ("not a regular file" in r.error or "is a folder" in r.error)
+
+
+def test_a_giant_line_in_a_saved_log_is_read_in_bounded_pieces(tmp_path):
+    f = tmp_path / "big.log"
+    f.write_text("[ 1.000000] " + "A" * (3 << 20) + "\n[ 2.000000] " + XID79 + "\n")
+    r = kl.read_file(str(f))
+    assert r.data is not None and r.data["lines_read"] == 2 and r.data["counts"]["xid"] == 1

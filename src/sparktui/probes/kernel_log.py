@@ -687,12 +687,31 @@ def read_file(path: str) -> Reading[Any]:
     col = _Collector("file", None)
     cut = False
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            for ln in f:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO must not block the open
+        try:
+            mode = os.fstat(fd).st_mode
+        except OSError:
+            os.close(fd)
+            raise
+        if not stat.S_ISREG(mode):
+            os.close(fd)
+            what = "a folder" if stat.S_ISDIR(mode) else "not a regular file (a pipe or a device?)"
+            return Reading("kernel_log", None, source=path, started_at=started,
+                           error=f"{path} is {what}: give a saved kernel log file (for this machine's own log, "
+                                 "leave --kernel-log out)")
+        with os.fdopen(fd, "r", encoding="utf-8", errors="replace") as f:
+            while True:
+                ln = f.readline(MAX_JOURNAL_LINE)  # bounded: a giant line is read in pieces, not whole
+                if not ln:
+                    break
                 if col.lines >= MAX_FILE_LINES:
                     cut = True
                     break
                 col.line(ln)
+                while not ln.endswith("\n"):  # the rest of a line past the bound: skipped
+                    ln = f.readline(MAX_JOURNAL_LINE)
+                    if not ln:
+                        break
     except OSError as e:
         return Reading("kernel_log", None, error=f"cannot read {path}: {e.strerror or e}", source=path, started_at=started)
     data = col.data(None, f"only the first {MAX_FILE_LINES} lines were read" if cut else None)
