@@ -25,7 +25,7 @@ import socket
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Sequence
 
-from sparktui.core.inert import md_fence, md_text
+from sparktui.core.inert import md_code, md_fence, md_text
 from sparktui.core.readings import Readings
 from sparktui.core.secrets import REDACTED, redact_ipv6, scrub_secrets, secret_env_values  # noqa: F401 (re-exported)
 from sparktui.core.telemetry import CLOCK_EVENT_COUNTERS, GIB, THERMAL_POLICY_COUNTER, counter_ns
@@ -203,6 +203,14 @@ def _cell(value: Any, limit: int = 300, starts_line: bool = False) -> str:
     return md_text(text, starts_line)
 
 
+def _code(value: Any, limit: int = 300) -> str:
+    """A value read from outside (an evidence value) as a code span in a table cell: its delimiter
+    longer than any backtick run inside, `|` escaped, secrets scrubbed, cut to ``limit``."""
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    text = _scrubbed(text)
+    return md_code(text if len(text) <= limit else text[: limit - 1] + "…", table=True) or "–"
+
+
 def _fenced(lines: Any, info: str = "") -> list[str]:
     """Lines in a fenced block no line inside can close (secrets scrubbed first)."""
     if isinstance(lines, str):
@@ -325,7 +333,7 @@ def verdict_lines(v: Verdict) -> list[str]:
     lines = [f"### {v.id} · {title}: {v.status.glyph} {v.status.value}", "", _cell(v.summary, 100_000, starts_line=True), ""]
     if v.evidence:
         lines += ["| evidence | value | source |", "|---|---|---|"]
-        lines += [f"| {_cell(e.what, 120)} | {_cell(e.value)} | {_cell(e.source, 160)} |" for e in v.evidence]
+        lines += [f"| {_cell(e.what, 120)} | {_code(e.value)} | {_cell(e.source, 160)} |" for e in v.evidence]
         lines.append("")
     if v.details:
         shown = list(v.details[:30])
