@@ -16,6 +16,7 @@ from the scrubber.
 
 from __future__ import annotations
 
+import contextvars
 import datetime as _dt
 import getpass
 import json
@@ -189,8 +190,13 @@ def telemetry_summary(samples: Sequence[dict[str, Any]]) -> TelemetrySummary:
 
 # -- the document ----------------------------------------------------------------------------------
 
+_ENV_SECRETS: "contextvars.ContextVar[list[str] | None]" = contextvars.ContextVar("sparktui_report_env", default=None)
+
+
 def _scrubbed(text: str) -> str:
-    return scrub_secrets(text, secret_env_values())
+    """``text`` scrubbed of secrets, the environment's read once per report (``build_report``)."""
+    values = _ENV_SECRETS.get()
+    return scrub_secrets(text, secret_env_values() if values is None else values)
 
 
 def _cell(value: Any, limit: int = 300, starts_line: bool = False) -> str:
@@ -365,6 +371,14 @@ class ReportInput:
 
 def build_report(inp: ReportInput) -> str:
     """The Markdown text (not yet scrubbed: use ``render_report``)."""
+    token = _ENV_SECRETS.set(secret_env_values())
+    try:
+        return _build_report(inp)
+    finally:
+        _ENV_SECRETS.reset(token)
+
+
+def _build_report(inp: ReportInput) -> str:
     counts = {s: sum(1 for v in inp.verdicts if v.status is s) for s in Status}
     host_name = inp.host.get("hostname") or "?"
     out = [f"# sparktui report: {_cell(host_name, 200)}", "",
