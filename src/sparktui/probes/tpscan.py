@@ -2064,7 +2064,7 @@ def _parse_default(item: str) -> tuple[list[str], str, bool] | None:
 
 
 def _defaults_chain(st: _Scan, path: str, text: str, cwd: str, depth: int, prefix: str,
-                    seen: set[str]) -> list[tuple[str, str, str, bool]]:
+                    seen: set[str], texts: dict[str, str | None]) -> list[tuple[str, str, str, bool]]:
     """(real path, text, package prefix, Hydra group member?) of every file a `defaults:` list takes,
     depth first; names not found are skipped (said in the evidence)."""
     out: list[tuple[str, str, str, bool]] = []
@@ -2087,13 +2087,16 @@ def _defaults_chain(st: _Scan, path: str, text: str, cwd: str, depth: int, prefi
         if real is None or real in seen:
             continue
         seen.add(real)
-        data = _reread(real, st.limit)
-        if not data or data.find(b"\0", 0, _BINARY_WINDOW) != -1:
+        if real not in texts:  # each file read once per scan, however many lists name it
+            data = _reread(real, st.limit)
+            ok = data and data.find(b"\0", 0, _BINARY_WINDOW) == -1
+            texts[real] = _cut_lines(data.decode("utf-8", "replace"))[0] if ok and data else None
+        sub = texts[real]
+        if sub is None:
             continue
-        sub = _cut_lines(data.decode("utf-8", "replace"))[0]
         full = ".".join(x for x in (prefix, package) if x)
         out.append((real, sub, full, group))
-        out += _defaults_chain(st, real, sub, cwd, depth + 1, full, seen)
+        out += _defaults_chain(st, real, sub, cwd, depth + 1, full, seen, texts)
     return out
 
 
@@ -2108,6 +2111,15 @@ def _compose_defaults(st: _Scan) -> None:
     cwd = _safe_cwd() or ""
     new: list[TpMatch] = []
     members: set[str] = set()
+    texts: dict[str, str | None] = {}
+    readings: dict[str, tuple[FileContext, list[TpMatch]]] = {}  # real path -> context and settings, once
+
+    def reading(real: str, sub: str) -> tuple[FileContext, list[TpMatch]]:
+        if real not in readings:
+            readings[real] = (file_context(sub, os.path.basename(real), "yaml", st.check),
+                              _find_settings(sub, "yaml", st.check))
+        return readings[real]
+
     for xpath, data in st.composers:
         st.check()
         if data is None:
@@ -2115,10 +2127,10 @@ def _compose_defaults(st: _Scan) -> None:
         if not data:
             continue
         text = _cut_lines(data.decode("utf-8", "replace"))[0]
-        chain = _defaults_chain(st, xpath, text, cwd, 0, "", {os.path.realpath(xpath)})
-        if not chain:
-            continue
+        chain = _defaults_chain(st, xpath, text, cwd, 0, "", {os.path.realpath(xpath)}, texts)
         xshown = os.path.normpath(xpath)
+        if not chain or (xshown not in st.files and not any(reading(r, sub)[1] for r, sub, _p, _g in chain)):
+            continue  # nothing composed here has a TP setting, and the file itself has none
         own = {(m.get("key_path") or m["key"]) for m in _find_settings(text, "yaml", st.check)}
         ctx = st.files.get(xshown)
         if ctx is None:
@@ -2127,8 +2139,10 @@ def _compose_defaults(st: _Scan) -> None:
         took: list[TpMatch] = []
         for real, sub, package, group in chain:
             yshown = st.shown(real)
-            _lend(ctx, file_context(sub, os.path.basename(real), "yaml", st.check), yshown, "defaults_from")
-            for m in _find_settings(sub, "yaml", st.check):
+            yctx, found = reading(real, sub)
+            _lend(ctx, yctx, yshown, "defaults_from")
+            for m0 in found:
+                m: TpMatch = dict(m0)  # type: ignore[assignment]  # a copy per composing file
                 full = ".".join(x for x in (package, m.get("key_path") or m["key"]) if x)
                 if full in own:
                     continue  # the composing file sets it itself
