@@ -554,8 +554,8 @@ class TpMatch(_TpMatchBase, total=False):
     key_path: str  # YAML/TOML parents, "vllm_cfg.tensor_parallel_size"
     scope: str  # "generation": the TP of an inference engine inside a training job; "dcn": MaxText's TP
     # across the data-centre network (across nodes by definition)
-    judged_in: str  # the file whose context judges it (a launcher that sources this file, a config
-    # whose `defaults:` chain takes it); absent: its own file's
+    judged_in: str  # the key in `files` whose context judges it: a launcher that sources this file, a config
+    # whose `defaults:` chain takes it, or "script (called by launcher:line)"; absent: its own file's
     file: str
 
 
