@@ -196,3 +196,18 @@ def test_a_4_mb_one_line_file_is_matched_on_its_first_64_kib_and_says_so(tmp_pat
     (ctx,) = data["files"].values()
     assert ctx["lines_cut"] == 1 and ctx["node_markers"] == ["trainer.num_nodes=2"]
     assert "1 line(s) longer than 65536 characters" in evidence(v)[f"context of {tmp_path / 'big.sh'}"]["lines cut"]
+
+
+@pytest.mark.parametrize("job,roles,nodes", [
+    ("PyTorchJob", "    Master:\n      replicas: @1\n    Worker:\n      replicas: @1\n", 2),
+    ("MPIJob", "    Launcher:\n      replicas: @1\n    Worker:\n      replicas: @4\n", 4),
+    ("PyTorchJob", "    Master:\n      replicas: @1\n", 1),
+])
+def test_a_kubeflow_job_counts_its_replicas_as_nodes(tmp_path, job, roles, nodes):
+    put(tmp_path, "job.yaml", f"apiVersion: kubeflow.org/v1\nkind: {job}\nspec:\n  replicaSpecs:\n{roles}"
+                              "      template:\n        spec:\n          containers:\n          - args: [\"--tensor-model-parallel-size\", "
+                              "\"@2\", \"--train-iters\", \"100\"]\n")
+    data, v = scan_judge(tmp_path)
+    (ctx,) = data["files"].values()
+    assert ctx["node_count"] == nodes and ctx["node_markers"][0].startswith(job)
+    assert v.status is (Status.FAIL if nodes > 1 else Status.OK)

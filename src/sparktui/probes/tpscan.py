@@ -330,6 +330,11 @@ _GPUS_PER_NODE = re.compile(
     r"""|nproc[-_]per[-_]node)["']?(?:[ \t]*[:=][ \t]*|[ \t]+)["']?(?P<v>\$\{[^}\n]{0,200}\}|\$[A-Za-z_]\w{0,100}|\d{1,5})(?![\w.])""",
     re.I,
 )
+# Kubeflow training jobs: `kind: PyTorchJob` (Master + Worker replicas, one node each) and `kind: MPIJob`
+# (Worker replicas; the launcher pod computes nothing), their replica counts read under each role.
+_K8S_JOB = re.compile(r"(?m)^kind:[ \t]*[\"']?(PyTorchJob|MPIJob|TFJob|PaddleJob|XGBoostJob)\b")
+_K8S_ROLE = re.compile(r"^([ \t]*)[\"']?(Master|Worker|Chief|PS)[\"']?[ \t]*:[ \t]*(?:#.*)?$")
+_K8S_REPLICAS = re.compile(r"^[ \t]*replicas[ \t]*:[ \t]*[\"']?(\d{1,6})[\"']?[ \t]*(?:#.*)?$")
 # The DeepSpeed launcher without a hostfile or a node count runs on this node only (its default:
 # /job/hostfile, absent on a workstation); `--num_gpus N` is this node's GPUs.
 _DEEPSPEED = re.compile(r"""(?<![\w./\-"'])deepspeed[ \t]+(?:--|-[A-Za-z]|[^\s"'=:]+\.py\b)""")
@@ -1629,6 +1634,12 @@ def node_info(text: str, kind: str | None = None, check: Check = None,
         if len(markers) < MAX_MARKERS:
             markers.append(_node_marker(m))
             lines.append(lineno)
+    if kind in ("yaml", "any") and "replicas" in text:
+        for n, marker, ln in _k8s_replicas(text):
+            counts.append(n)
+            if len(markers) < MAX_MARKERS:
+                markers.append(marker)
+                lines.append(ln)
     line_of = _LineOf(text)
     hints, hint_lines = _marker_lines(_MULTI_HINTS, text, check, _LineOf(text))
     single, single_lines = _marker_lines(_SINGLE_HINTS, text, check, _LineOf(text))
@@ -1662,6 +1673,32 @@ def node_info(text: str, kind: str | None = None, check: Check = None,
     if gpn:
         out["gpus_per_node"], out["gpus_per_node_marker"] = gpn
     return out
+
+
+def _k8s_replicas(text: str) -> list[tuple[int, str, int]]:
+    """(node count, marker, line) of a Kubeflow job: a PyTorchJob's Master + Worker replicas, an
+    MPIJob's Worker replicas (its Launcher runs mpirun only); one pod per node, as these jobs run."""
+    km = _K8S_JOB.search(text)
+    if km is None:
+        return []
+    lines = text.split("\n")
+    replicas: dict[str, tuple[int, int]] = {}
+    for i, line in enumerate(lines):
+        rm = _K8S_ROLE.match(line)
+        if not rm:
+            continue
+        for j in range(i + 1, min(i + 8, len(lines))):
+            vm = _K8S_REPLICAS.match(lines[j])
+            if vm:
+                replicas.setdefault(rm.group(2), (int(vm.group(1)), j + 1))
+                break
+    roles = ("Worker",) if km.group(1) == "MPIJob" else tuple(replicas)
+    total = sum(replicas[r][0] for r in roles if r in replicas)
+    if not total:
+        return []
+    where = min(replicas[r][1] for r in roles if r in replicas)
+    said = " + ".join(f"{r} replicas: {replicas[r][0]}" for r in roles if r in replicas)
+    return [(total, f"{km.group(1)} {said}"[:60], where)]
 
 
 def _gpus_per_node(text: str, assigns: Assignments | None, check: Check) -> tuple[int, str] | None:
