@@ -1822,9 +1822,13 @@ def _read_through_sourcing(st: _Scan) -> None:
     file's own reading, without the script's variables, is then dropped."""
     if not st.files or not st.launchers:
         return
-    wanted = {st.real[shown]: shown for shown, ctx in st.files.items() if ctx.get("kind") in _SHELLISH}
+    unresolved = {m["file"] for m in st.matches if m["status"] == "unresolved"}
+    wanted = {st.real[shown]: shown for shown, ctx in st.files.items()
+              if ctx.get("kind") in _SHELLISH  # only a script is sourced
+              and (shown in unresolved or ctx.get("context") == "unknown"
+                   or (ctx.get("nodes") == "unknown" and ctx.get("context") != "serving"))}
     if not wanted:
-        return  # only a script is sourced
+        return  # every script's reading is complete: its settings read, its context and nodes known (or serving)
     names = sorted({os.path.basename(r).encode("utf-8", "surrogateescape") for r in wanted})
     names_in = re.compile(b"|".join(re.escape(n) for n in names)).search
     cwd = _safe_cwd()
