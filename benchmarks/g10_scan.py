@@ -17,6 +17,11 @@ scan (no --path) of a current folder holding it, which must stop at its file bou
 if any limit is exceeded; ``--save`` writes the output under benchmarks/results/.
 
     python benchmarks/g10_scan.py [--files 50000] [--rounds 5] [--keep DIR] [--bounds-only] [--save]
+                                  [--ab OTHER/tpscan.py]
+
+``--ab FILE`` times this tree's scan against another version of probes/tpscan.py (say the one at an
+earlier commit) in one interpreter, interleaved, on the same generated tree: the scan alone, with
+machine load and the page cache shared by both (for changes smaller than grep's run-to-run noise).
 """
 
 from __future__ import annotations
@@ -261,6 +266,7 @@ def main() -> int:
     ap.add_argument("--keep", metavar="DIR", help="generate into DIR (reused if already there) and leave it")
     ap.add_argument("--bounds-only", action="store_true", help="only the bounds, not the comparison with grep")
     ap.add_argument("--save", action="store_true", help="also write the output to benchmarks/results/")
+    ap.add_argument("--ab", metavar="TPSCAN_PY", help="compare this scan with another tpscan.py, interleaved")
     args = ap.parse_args()
     out = io.StringIO()
     with contextlib.redirect_stdout(_Tee(sys.stdout, out)):
@@ -281,6 +287,32 @@ class _Tee(io.TextIOBase):
         for st in self.streams:
             st.write(s)
         return len(s)
+
+
+def compare(root: Path, other_path: str, rounds: int) -> None:
+    """This scan and another tpscan.py's, alternately, ``rounds`` times each (after a warm-up of both)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("tpscan_other", other_path)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"cannot load {other_path}")
+    other = importlib.util.module_from_spec(spec)
+    sys.modules["tpscan_other"] = other
+    spec.loader.exec_module(other)
+    runs: dict[str, list[float]] = {"this": [], "other": []}
+    scans = {"this": tpscan.scan, "other": other.scan}
+    for fn in scans.values():
+        fn([str(root)], 4 * 1024 * 1024)
+    for r in range(rounds):
+        for which in (("this", "other") if r % 2 == 0 else ("other", "this")):
+            t0 = time.perf_counter()
+            scans[which]([str(root)], 4 * 1024 * 1024)
+            runs[which].append(time.perf_counter() - t0)
+    for which, ts in runs.items():
+        print(f"{which:5} scan ({tpscan.__file__ if which == 'this' else other_path}): median "
+              f"{statistics.median(ts) * 1000:.1f} ms, best {min(ts) * 1000:.1f} ms "
+              f"(runs: {', '.join(f'{x * 1000:.0f}' for x in ts)})")
+    print(f"this/other: {statistics.median(runs['this']) / statistics.median(runs['other']):.3f}x of medians")
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -305,6 +337,9 @@ def _run(args: argparse.Namespace) -> int:
             n_tp = generate(root, args.files)
             (root / ".complete").write_text(str(args.files))
             print(f"generated {args.files} files ({n_tp} with TP settings) in {time.perf_counter() - t0:.1f} s under {root}")
+        if args.ab:
+            compare(root, args.ab, max(args.rounds, 7))
+            return 0
         time_grep(root)  # warm the page cache for both
         _, data = time_scan(root)
         grep_t, scan_t = [], []
