@@ -26,6 +26,8 @@ NUMERIC = [
 ]
 # checked after parsing, with its own message (cli/bandwidth.size_bytes; tests/test_g05.py)
 CHECKED_AFTER_PARSING = {("bandwidth", "--size")}
+# options whose converter checks something other than a number (cli/main.sys_root_folder: a folder)
+NOT_NUMERIC = {"--sys-root"}
 
 
 def _numeric_options(parser: argparse.ArgumentParser, command: str | None = None):
@@ -34,7 +36,8 @@ def _numeric_options(parser: argparse.ArgumentParser, command: str | None = None
         if isinstance(action, argparse._SubParsersAction):
             for name, sub in action.choices.items():
                 yield from _numeric_options(sub, name)
-        elif action.option_strings and action.type is not None and action.type is not str:
+        elif (action.option_strings and action.type is not None and action.type is not str
+              and action.option_strings[-1] not in NOT_NUMERIC):
             yield command, action.option_strings[-1], action.type
 
 
