@@ -298,3 +298,40 @@ def test_a_giant_line_in_a_saved_log_is_read_in_bounded_pieces(tmp_path):
     f.write_text("[ 1.000000] " + "A" * (3 << 20) + "\n[ 2.000000] " + XID79 + "\n")
     r = kl.read_file(str(f))
     assert r.data is not None and r.data["lines_read"] == 2 and r.data["counts"]["xid"] == 1
+
+
+def test_records_lost_while_reading_the_device_epipe_say_since_seq(monkeypatch):
+    """/dev/kmsg answers EPIPE when records were overwritten under the reader; it goes on from the
+    next one, whose sequence number says how many were lost (a character device stands in)."""
+    import errno
+    import os
+
+    real_read, real_open = os.read, os.open
+    script = [f"6,{i},{i * 1000},-;usb 1-1: noise {i}\n".encode() for i in range(10)] + ["EPIPE"] \
+        + [f"6,{i},{i * 1000},-;usb 1-1: noise {i}\n".encode() for i in range(500, 510)] + ["EAGAIN"]
+    fds: list[int] = []
+
+    def fake_open(path, flags, *a):
+        fd = real_open("/dev/null", flags, *a)
+        fds.append(fd)
+        return fd
+
+    def fake_read(fd, n):
+        if fd not in fds:
+            return real_read(fd, n)
+        step = script.pop(0)
+        if step == "EPIPE":
+            raise OSError(errno.EPIPE, "Broken pipe")
+        if step == "EAGAIN":
+            raise BlockingIOError(errno.EAGAIN, "again")
+        return step
+
+    monkeypatch.setattr(kl.os, "open", fake_open)
+    monkeypatch.setattr(kl.os, "read", fake_read)
+    col, note = kl.read_kmsg("/dev/kmsg", boot=BOOT)
+    monkeypatch.undo()
+    d = col.data("b", note)
+    assert d["lost_records"] == 490 and d["first_seq"] == 0 and "overwritten while reading" in note
+    v = judge_data(d)
+    assert v.status is Status.OK and "20 lines since kmsg record 0" in v.summary
+    assert "490 record(s) lost while reading" in v.summary
