@@ -11,8 +11,8 @@ and prints the medians and the ratio. Also prints the whole ``sparktui check G10
 command (interpreter start-up included) for information.
 
 Then the bounds (issues 13 and 15), each against its limit: the pathological launch scripts (40,000
-blank lines after a setting; `--nnodes` and 6,000 spaces; both also at 4x, where a linear scan
-takes about 4x as long), a 10,000-file tree scanned whole, a cancel during that scan, and the default
+blank lines after a setting; `--nnodes` and 6,000 spaces; `a.` x 20,000 and 256 lines of `a.` x 2,000,
+issue 22; each also at 4x, where a linear scan takes about 4x as long), a 10,000-file tree scanned whole, a cancel during that scan, and the default
 scan (no --path) of a current folder holding it, which must stop at its file bound. Exit status 1
 if any limit is exceeded; ``--save`` writes the output under benchmarks/results/.
 
@@ -185,6 +185,11 @@ def time_cli(root: Path) -> str:
 PATHOLOGICAL = [
     ("40,000 blank lines after a setting", "launch.sh", lambda n: "tensor_parallel_size=" + "2\n" + "\n" * n + "x\n", 40_000),
     ("--nnodes and 6,000 spaces", "launch.sh", lambda n: "tensor_parallel_size=" + "2\n--nnodes" + " " * n + "x\n", 6_000),
+    # issue 22: the node-count pattern took a dotted prefix (`a.` x 20,000: 21 s at 788276f)
+    ("`a.` x 20,000 after a setting", "launch.sh", lambda n: "tensor_parallel_size=" + "2\n" + "a." * n + "\n", 20_000),
+    # and lines of them: a file near the 4 MiB bound (128 s at 788276f; lines are cut at 64 KiB, so many lines)
+    ("256 lines of `a.` x 2,000 after a setting", "launch.sh",
+     lambda n: "tensor_parallel_size=" + "2\ntrainer.num_nodes=2\n" + ("a." * 2000 + "\n") * n, 256),
 ]
 PATHOLOGICAL_LIMIT_S = 1.0  # either file, at 4x its size too
 LINEAR_RATIO = 8.0  # 4x the size in at most 8x the time (quadratic: 16x)

@@ -211,3 +211,14 @@ def test_a_kubeflow_job_counts_its_replicas_as_nodes(tmp_path, job, roles, nodes
     (ctx,) = data["files"].values()
     assert ctx["node_count"] == nodes and ctx["node_markers"][0].startswith(job)
     assert v.status is (Status.FAIL if nodes > 1 else Status.OK)
+
+
+def test_context_is_read_on_the_first_512_kib_and_says_so(tmp_path):
+    filler = "# " + "x" * 1000 + "\n"
+    put(tmp_path, "big.sh", "torchrun train.py --tensor-model-parallel-size @2\n" + filler * 600 + "#SBATCH --nodes=@2\n")
+    data, v = scan_judge(tmp_path)
+    (ctx,) = data["files"].values()
+    # no node count in what was read is no proof of one node (torchrun's default is not applied): warn, not ok
+    assert ctx["context_chars"] == tpscan.MAX_CONTEXT_CHARS and ctx["nodes"] == "unknown" and v.status is Status.WARN
+    assert "the rest was not read" in ctx["node_unresolved"][0]
+    assert "first 524288 characters" in evidence(v)[f"context of {tmp_path / 'big.sh'}"]["context read on"]

@@ -560,7 +560,8 @@ def test_the_file_bound_stops_the_walk_and_says_where(tmp_path):
 
 
 def test_the_time_bound_stops_a_scan_within_a_large_file(tmp_path):
-    put(tmp_path, "big.yaml", "tp_size: @2\n" + "nothing to see on this line at all\n" * 100_000)
+    # settings on every line: each is read (context patterns alone read the first 512 KiB, issue 22)
+    put(tmp_path, "big.yaml", "tp_size: @2\n" + "tensor_parallel_size: @1\n" * 150_000)
     t0 = time.perf_counter()
     data = scan(tmp_path, deadline_s=0.2)
     assert time.perf_counter() - t0 < 1.0
@@ -568,10 +569,11 @@ def test_the_time_bound_stops_a_scan_within_a_large_file(tmp_path):
 
 
 def test_cancel_stops_a_scan_of_a_big_tree_within_a_second(tmp_path):
-    """Real files: a 10,000-file tree and big configs whose context takes seconds to read."""
+    """Real files: a 10,000-file tree and big configs whose settings take seconds to read (a setting on
+    every line: context patterns alone read only a file's first 512 KiB since issue 22)."""
     _tree(tmp_path / "many", folders=100, per_folder=100)
     for i in range(20):
-        put(tmp_path, f"big/b{i}.yaml", "tp_size: @2\n" + "nothing to see on this line at all\n" * 30_000)
+        put(tmp_path, f"big/b{i}.yaml", "tp_size: @2\n" + "tensor_parallel_size: @1\n" * 30_000)
     for when in (0.3, 1.2):  # in the walk of small files, and within a big file
         cancel = threading.Event()
         timer = threading.Timer(when, cancel.set)

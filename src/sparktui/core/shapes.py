@@ -573,6 +573,7 @@ class FileContext(TypedDict, total=False):
     gpus_per_node: int  # the smallest GPUs-per-node count written, where one is
     gpus_per_node_marker: str  # and where (`trainer.n_gpus_per_node=8 (line 4)`)
     lines_cut: int  # lines longer than tpscan.MAX_MATCH_LINE, matched on their start only
+    context_chars: int  # present when the context was read on the file's first this many characters only
     kind: str  # "yaml" | "json" | "toml" | "shell" | "env" | "python" | "dockerfile" | "any"
     launched_by: list[str]  # launch scripts that lent it their context
     defaults_from: list[str]  # YAML/Hydra `defaults:` files whose settings it takes

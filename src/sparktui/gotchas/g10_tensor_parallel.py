@@ -524,6 +524,8 @@ def _context_value(ctx: dict[str, Any]) -> dict[str, Any]:
         out["unresolved node counts"] = ctx["node_unresolved"]
     if ctx.get("lines_cut"):
         out["lines cut"] = f"{ctx['lines_cut']} line(s) longer than 65536 characters were read on their start only"
+    if ctx.get("context_chars"):
+        out["context read on"] = f"the first {ctx['context_chars']} characters (a larger file)"
     if ctx.get("defaults_from"):
         out["defaults from"] = ctx["defaults_from"]
     if ctx.get("launched_by"):

@@ -47,6 +47,10 @@ MAX_LINE_CHARS = 200
 # linear, and this bounds the work per line too (a 4 MB one-line file is matched on its first 64 KiB;
 # the file's context says how many lines were cut). Files themselves are bounded by max_file_bytes.
 MAX_MATCH_LINE = 65536
+# A file's context (training or serving, node counts and hints) is read on its first this many
+# characters (at a line end): a launch config is far smaller, and the context patterns, linear as
+# they are, cost about a microsecond a character. TP settings are looked for in the whole file.
+MAX_CONTEXT_CHARS = 512 * 1024
 MAX_LAUNCHERS = 20000  # launch scripts remembered for lending context to the configs they name
 LAUNCHER_BYTES = 16 * 1024 * 1024  # of those, bytes kept in memory (the rest are read again)
 SCAN_DEADLINE_S = 60.0  # a scan of the paths the user named stops here and says so
@@ -1492,7 +1496,40 @@ def _finditer(rx: re.Pattern, text: str, check: Check = None) -> Iterator[re.Mat
         pos = end
 
 
-def _markers(rx: re.Pattern, text: str, check: Check = None) -> list[str]:
+def _needles() -> dict[re.Pattern, tuple[str, ...]]:
+    """Substrings of the lowercased text without one of which a context pattern cannot match: the
+    pattern is not run at all then (most text holds none of them)."""
+    return {
+        _TRAINING_STRONG: ("torch", "accelerate", "deepspeed", "zero_optimization", "train", "max_steps",
+                           "learning_rate", "lr", "optim", "gradient_accumulation", "batch_size", "batch-size",
+                           "distributed_type", "dtensor_cfg", "finetune", "nemo"),
+        _TRAINING_WEAK: ("fine", "pre", "sft", "grpo", "unsloth", "megatron", "fsdp"),
+        _SERVING_STRONG: ("vllm", "trtllm", "sglang", "llama-server", "nim_", "nvcr.io", "text-generation-launcher",
+                          "tritonserver", "ollama", "openai.api_server", "tensorrt-llm"),
+        _SERVING_WEAK: ("served-model-name", "max-num-seqs", "max-model-len", "kv_cache_config", "vllm", "llm("),
+        _NODE_COUNT: ("nodes", "machines", "sbatch", "srun"),
+        _MULTI_HINTS: ("node", "machine", "main_process", "master", "rdzv", "hostfile", "ray", "run_cluster",
+                       "dist-init-addr", "headless", "connect-two-sparks", "enp1s0f", "-h"),
+        _SINGLE_HINTS: ("standalone", "hardware"),
+        _GPUS_PER_NODE: ("per_node", "per-node"),
+    }
+
+
+_NEEDLES: dict[re.Pattern, tuple[str, ...]] = {}
+
+
+def _may_match(rx: re.Pattern, low: str | None) -> bool:
+    if low is None:
+        return True
+    if not _NEEDLES:
+        _NEEDLES.update(_needles())
+    needles = _NEEDLES.get(rx)
+    return needles is None or any(n in low for n in needles)
+
+
+def _markers(rx: re.Pattern, text: str, check: Check = None, low: str | None = None) -> list[str]:
+    if not _may_match(rx, low):
+        return []
     seen: list[str] = []
     for m in _finditer(rx, text, check):
         s = " ".join(m.group(0).split())[:60]
@@ -1506,9 +1543,15 @@ def _markers(rx: re.Pattern, text: str, check: Check = None) -> list[str]:
 def file_context(text: str, name: str, kind: str | None = None, check: Check = None,
                  assigns: Assignments | None = None) -> FileContext:
     """Training or serving, multi-node or single node, from a file's content and name (with the
-    markers that decided it, so the verdict can show its evidence)."""
-    training = _markers(_TRAINING_STRONG, text, check)
-    serving = _markers(_SERVING_STRONG, text, check)
+    markers that decided it, so the verdict can show its evidence). Read on the first
+    MAX_CONTEXT_CHARS of ``text`` (the context says so when that is not all of it)."""
+    cut = False
+    if len(text) > MAX_CONTEXT_CHARS:
+        end = text.rfind("\n", 0, MAX_CONTEXT_CHARS)
+        text, cut = text[: end if end > 0 else MAX_CONTEXT_CHARS], True
+    low = text.lower()
+    training = _markers(_TRAINING_STRONG, text, check, low)
+    serving = _markers(_SERVING_STRONG, text, check, low)
     offline = _markers(_OFFLINE_GENERATION, text, check) if ("generation" in text or "eval" in text) else []
     if offline and not _TRAINING_ENTRY.search(text):
         training, serving = [], [f"{m} (offline inference or evaluation)" for m in offline]
@@ -1518,15 +1561,17 @@ def file_context(text: str, name: str, kind: str | None = None, check: Check = N
     elif serving:
         context = "serving"
     else:
-        training = _markers(_TRAINING_WEAK, text, check)
-        serving = _markers(_SERVING_WEAK, text, check)
+        training = _markers(_TRAINING_WEAK, text, check, low)
+        serving = _markers(_SERVING_WEAK, text, check, low)
         if _TRAIN_NAME.search(name):
             training.append(f"file name '{name}'")
         elif _SERVE_NAME.search(name):
             serving.append(f"file name '{name}'")
         context = "training" if training else "serving" if serving else "unknown"
     ctx: FileContext = {"context": context, "training_markers": training, "serving_markers": serving}
-    ctx.update(node_info(text, kind, check, assigns))
+    ctx.update(node_info(text, kind, check, assigns, low, partial=cut))
+    if cut:
+        ctx["context_chars"] = MAX_CONTEXT_CHARS
     return ctx
 
 
@@ -1588,7 +1633,10 @@ def _count(v: str) -> int | None:
     return max(n for n in parts if n is not None)
 
 
-def _marker_lines(rx: re.Pattern, text: str, check: Check, line_of: _LineOf) -> tuple[list[str], list[int]]:
+def _marker_lines(rx: re.Pattern, text: str, check: Check, line_of: _LineOf,
+                  low: str | None = None) -> tuple[list[str], list[int]]:
+    if not _may_match(rx, low):
+        return [], []
     seen: list[str] = []
     lines: list[int] = []
     for m in _finditer(rx, text, check):
@@ -1602,7 +1650,7 @@ def _marker_lines(rx: re.Pattern, text: str, check: Check, line_of: _LineOf) -> 
 
 
 def node_info(text: str, kind: str | None = None, check: Check = None,
-              assigns: Assignments | None = None) -> FileContext:
+              assigns: Assignments | None = None, low: str | None = None, partial: bool = False) -> FileContext:
     """Multi-node or single node, from node counts, multi-node hints (--node-rank, a remote
     MASTER_ADDR ...), --standalone, or torchrun's or the DeepSpeed launcher's one-node default
     (not for Python code); every marker with its line; and the GPUs per node where written."""
@@ -1614,7 +1662,7 @@ def node_info(text: str, kind: str | None = None, check: Check = None,
         assigns = _assignments(text, check)
     anchors: Anchors | None = None
     line_of = _LineOf(text)
-    for m in _finditer(_NODE_COUNT, text, check):
+    for m in (_finditer(_NODE_COUNT, text, check) if _may_match(_NODE_COUNT, low) else ()):
         if (("," in m.group("sep") or "-" in m.group("sep").replace("\\", "")) and not m.group("k").startswith("-")):
             continue  # `"num_nodes", 1` in code, `num_nodes:\n  - 2`: not a setting
         written = m.group("v")
@@ -1641,8 +1689,8 @@ def node_info(text: str, kind: str | None = None, check: Check = None,
                 markers.append(marker)
                 lines.append(ln)
     line_of = _LineOf(text)
-    hints, hint_lines = _marker_lines(_MULTI_HINTS, text, check, _LineOf(text))
-    single, single_lines = _marker_lines(_SINGLE_HINTS, text, check, _LineOf(text))
+    hints, hint_lines = _marker_lines(_MULTI_HINTS, text, check, _LineOf(text), low)
+    single, single_lines = _marker_lines(_SINGLE_HINTS, text, check, _LineOf(text), low)
     if counts:
         nodes = "multi" if max(counts) > 1 else "single"
         count = max(counts)
@@ -1654,7 +1702,9 @@ def node_info(text: str, kind: str | None = None, check: Check = None,
         markers, lines = single, single_lines
     else:
         nodes, count = "unknown", None
-        if kind != "python" and not unresolved:  # Python code composes commands: no default there
+        if partial:  # no node count in what was read is no evidence of one node: one may follow
+            unresolved.append(f"no node count in the first {len(text)} characters read; the rest was not read")
+        elif kind != "python" and not unresolved:  # Python code composes commands: no default there
             default, why, at = _torchrun_default(text)
             if not default and not why:
                 default, at = _deepspeed_default(text)
@@ -1669,7 +1719,7 @@ def node_info(text: str, kind: str | None = None, check: Check = None,
                 lines.append(ln)
     out: FileContext = {"nodes": nodes, "node_count": count, "node_markers": markers[:MAX_MARKERS],
                         "node_lines": lines[:MAX_MARKERS], "node_unresolved": unresolved[:MAX_MARKERS]}
-    gpn = _gpus_per_node(text, assigns, check)
+    gpn = _gpus_per_node(text, assigns, check) if _may_match(_GPUS_PER_NODE, low) else None
     if gpn:
         out["gpus_per_node"], out["gpus_per_node_marker"] = gpn
     return out
