@@ -150,3 +150,10 @@ def test_nemo_model_parallel_size_beside_tensor_model_parallel_is_tp_times_pp_no
                              "  tensor_model_parallel_size: @1\n  pipeline_model_parallel_size: @8\n")
     data, v = scan_judge(tmp_path)
     assert data["matches"] == [] and v.status is Status.OK
+
+
+def test_a_lone_tp_key_without_parallel_axes_is_not_a_tp_degree(tmp_path):
+    put(tmp_path, "bot.yaml", "strategy:\n  sl: 1\n  tp: @2\n")  # a trading bot's take-profit
+    put(tmp_path, "args.py", "cfg = ParallelismArgs(dp=@2, pp=@1, tp=@2)\n")  # nanotron's Python config
+    data, _ = scan_judge(tmp_path)
+    assert [(Path(m["file"]).name, m["key"], m["degree"]) for m in data["matches"]] == [("args.py", "tp", 2)]

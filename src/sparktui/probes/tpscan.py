@@ -866,6 +866,7 @@ def _take_hit(st: _Scan, path: str, kind: str, data: bytes) -> None:
 
 
 _SHELLISH = ("shell", "env", "dockerfile", "any")
+_DP_PP = re.compile(r"""(?<![\w.\-])["']?(?:dp|pp)["']?[ \t]*[:=]""")  # nanotron's other axes beside a bare tp
 
 
 def _find_settings(text: str, kind: str, check: Check = None, assigns: Assignments | None = None) -> list[TpMatch]:
@@ -877,6 +878,7 @@ def _find_settings(text: str, kind: str, check: Check = None, assigns: Assignmen
         assigns = _assignments(text, check)
     parents = _Nesting(kind)
     mp_is_product = "tensor_model_parallel" in text or "tensor-model-parallel" in text
+    sibling_axes: bool | None = None  # whether dp/pp settings sit in the file (for a bare `tp`), read once
     anchors: Anchors | None = None  # YAML anchors, read the first time an alias is met
     out: list[TpMatch] = []
     block = 0  # brace depth inside a DeepSpeed `"tensor_parallel": {` block (JSON, or a heredoc of it)
@@ -914,6 +916,11 @@ def _find_settings(text: str, kind: str, check: Check = None, assigns: Assignmen
             bare_tp = not key.startswith("-") and key.rsplit(".", 1)[-1] == "tp"
             if bare_tp and kind in _SHELLISH and "." not in key:
                 continue  # `tp=2` in a script is a variable: read where it is used
+            if bare_tp and "parallel" not in (parents.path_for(key) or key).lower():
+                if sibling_axes is None:
+                    sibling_axes = bool(_DP_PP.search(text))
+                if not sibling_axes:
+                    continue  # a lone `tp:` (a trading bot's take-profit) is no TP degree; nanotron's sits by dp/pp
             if mp_is_product and key.lstrip("-").rsplit(".", 1)[-1].startswith("model"):
                 continue  # NeMo's model_parallel_size beside tensor_model_parallel_size is TP x PP
             raw, keyed = _value_at(code, km.end(), key, kind, lines, i)
