@@ -405,3 +405,18 @@ def test_hostile_arithmetic_and_templates_are_values_not_understood(tmp_path):
     by_line = {m["line"]: m for m in data["matches"]}
     assert by_line[3]["status"] == "unresolved"  # 1/0: never a degree
     assert by_line[4]["status"] in ("unresolved", "unreadable") and by_line[4]["degree"] is None  # no integer
+
+
+def test_a_cancel_is_seen_while_many_launchers_read_a_sourced_file_through(tmp_path):
+    files = {"CONFIG.sh": 'export P=" --tensor-model-parallel-size ${TP} --train-iters 5"\n'}
+    for i in range(1500):
+        files[f"run{i}.sh"] = f"#!/bin/bash\nTP={i % 4 + 1}\nNNODES=2\n. ./CONFIG.sh\nsbatch --nodes=${{NNODES}} x.sh\n" + "# x\n" * 300
+    root = write_tree(tmp_path, files)
+    cancel = threading.Event()
+    timer = threading.Timer(0.5, cancel.set)
+    timer.start()
+    t0 = time.perf_counter()
+    data = tpscan.scan([str(root)], 4 * MB, cancel=cancel)
+    timer.cancel()
+    assert time.perf_counter() - t0 < 0.5 + SLACK_S
+    assert str(data["truncated"]).startswith("cancelled")

@@ -1829,6 +1829,9 @@ def _lend_launcher_context(st: _Scan) -> None:
                 if shown is None or shown == lshown or shown in done:
                     continue
                 done.add(shown)
+                tctx = st.files[shown]
+                if tctx["nodes"] != "unknown" and tctx["context"] != "unknown":
+                    continue  # an earlier launcher lent it all it lacked: this one's context is not needed
                 if lctx is None:
                     assigns, _ = _sourced_assignments(text, lpath, st.limit, cwd, st.check)
                     lctx = file_context(text, os.path.basename(lpath), "shell", st.check, assigns)
@@ -1902,9 +1905,11 @@ def _read_through_sourcing(st: _Scan) -> None:
         targets = {_sourced_path(m.group(1), lpath, cwd) for m in _SOURCE.finditer(text)}
         if not any(t in wanted for t in targets if t):
             continue
+        st.check()  # each reading takes milliseconds: a cancel is seen before every one
         lines, origin = _expand(text, lpath, st.limit, cwd)
         lshown = os.path.normpath(lpath)
-        origin = [(f if f == lshown else st.shown(f), ln) for f, ln in origin]
+        shown_of = {f: (f if f == lshown else st.shown(f)) for f in {f for f, _ in origin}}  # once per file
+        origin = [(shown_of[f], ln) for f, ln in origin]
         expanded = "\n".join(lines)
         found = _find_settings(expanded, "shell", st.check)
         ctx = file_context(expanded, os.path.basename(lpath), "shell", st.check)
@@ -1978,7 +1983,10 @@ def _read_through_calls(st: _Scan) -> None:
                 if at < 0 or line.lstrip().startswith("#"):
                     continue
                 word_start = line.rfind(" ", 0, at) + 1
-                target = os.path.realpath(os.path.join(os.path.dirname(lpath), os.path.expanduser(line[word_start:at + len(name)])))
+                rel = _after_variable(line[word_start:at + len(name)].strip("\"'"))
+                if rel is None:
+                    continue
+                target = os.path.realpath(os.path.join(os.path.dirname(lpath), os.path.expanduser(rel)))
                 if target != real:
                     continue
                 args = line[at + len(name):]
@@ -1989,6 +1997,7 @@ def _read_through_calls(st: _Scan) -> None:
                 words = args.split()[:_MAX_ARGS]
                 if assigns is None:
                     assigns = _sourced_assignments(text, lpath, st.limit, cwd, st.check)[0]
+                st.check()
                 sdata = _reread(real, st.limit)
                 if not sdata:
                     continue
