@@ -25,7 +25,7 @@ stopped by the file or time bound (or a cancel) is cut short, so ``unknown`` unl
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeGuard
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
@@ -250,7 +250,7 @@ _DCN_NOTE = ("MaxText dcn_*_parallelism is parallelism across the data-centre ne
              "definition: TP over it is TP across nodes, not viable over the ConnectX-7 link")
 
 
-def _is_int(v: Any) -> bool:
+def _is_int(v: Any) -> TypeGuard[int]:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
@@ -282,7 +282,7 @@ def classify(match: dict[str, Any], ctx: dict[str, Any]) -> tuple[Status, str]:
         # group > 1 spans both, even where the recipe's own cluster keeps it inside a node: warn
         if nodes == "multi":
             gpn, degree = ctx.get("gpus_per_node"), match.get("degree")
-            if isinstance(gpn, int) and isinstance(degree, int) and _is_int(gpn) and _is_int(degree) and degree <= gpn:
+            if _is_int(gpn) and _is_int(degree) and degree <= gpn:
                 return Status.WARN, (f"{_GENERATION_NOTE} (on its own cluster, {gpn} GPUs per node, the group of "
                                      f"{degree} stays inside a node; on two Sparks, one GPU each, it spans them)")
             return Status.WARN, _GENERATION_NOTE
