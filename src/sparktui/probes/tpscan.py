@@ -15,6 +15,12 @@ are worked out only for the few files that pass it. Threads did not help (the GI
 It says what it did not read: skipped folders and files are counted by reason with a bounded
 sample, so "no TP found" can be told from "wrong directory" or "could not read".
 
+Launchers as people write them (issue 22): after the walk, a YAML file's `defaults:` chain is composed
+(_compose_defaults), a file a launch script sources is read as the shell runs it (_read_through_sourcing),
+a script whose TP comes from its arguments is read with a caller's (_read_through_calls), and configs
+take the context of the launchers that name them (_lend_launcher_context). Every line is cut to
+MAX_MATCH_LINE characters and a file's context read on its first MAX_CONTEXT_CHARS before matching.
+
 Bounded and cancellable (issues 13 and 15): the default "." is walked to a depth, a file count and a
 time; named paths to a time. Every regex runs in time linear in its input, and a cancel Event or the
 deadline is looked at between folders and files and within large ones, so `c` ends a scan at once.
