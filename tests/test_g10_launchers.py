@@ -128,6 +128,8 @@ def test_hydra_and_nemo_rl_defaults_chains_are_followed(tmp_path):
     assert by["vllm.yaml"]["key_path"] == "actor_rollout_ref.rollout.tensor_model_parallel_size"
     assert by["vllm.yaml"]["scope"] == "generation" and by["vllm.yaml"]["judged_in"].endswith("trainer.yaml")
     assert data["files"][str(tmp_path / "nemo/recipe.yaml")]["nodes"] == "multi"
+    assert data["files"][str(tmp_path / "hydra/config/trainer.yaml")]["defaults_from"] == [
+        str(tmp_path / "hydra/config/rollout/vllm.yaml")]
     statuses = {d.split(":")[0].rsplit("/", 1)[-1]: d.split(": ")[2].split(":")[0] for d in v.details}
     assert statuses == {"recipe.yaml": "fail", "vllm.yaml": "warn"}
 
@@ -222,3 +224,12 @@ def test_context_is_read_on_the_first_512_kib_and_says_so(tmp_path):
     assert ctx["context_chars"] == tpscan.MAX_CONTEXT_CHARS and ctx["nodes"] == "unknown" and v.status is Status.WARN
     assert "the rest was not read" in ctx["node_unresolved"][0]
     assert "first 524288 characters" in evidence(v)[f"context of {tmp_path / 'big.sh'}"]["context read on"]
+
+
+def test_a_defaults_target_not_found_is_named_in_the_evidence(tmp_path):
+    put(tmp_path, "conf/exp.yaml", "defaults:\n  - model: big\n  - /hydra/launcher: submitit\n  - _self_\n"
+                                  "trainer:\n  num_nodes: @2\n  max_steps: 1\nmodel:\n  tensor_model_parallel_size: @2\n")
+    data, v = scan_judge(tmp_path)
+    assert v.status is Status.FAIL
+    ctx = evidence(v)[f"context of {tmp_path / 'conf/exp.yaml'}"]
+    assert ctx["defaults from"] == ["model/big.yaml (not found)", "hydra/launcher/submitit.yaml (not found)"]

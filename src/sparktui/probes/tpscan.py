@@ -2177,7 +2177,8 @@ def _parse_default(item: str) -> tuple[list[str], str, bool] | None:
 
 
 def _defaults_chain(st: _Scan, path: str, text: str, cwd: str, depth: int, prefix: str,
-                    seen: set[str], texts: dict[str, str | None]) -> list[tuple[str, str, str, bool]]:
+                    seen: set[str], texts: dict[str, str | None],
+                    missing: list[str] | None = None) -> list[tuple[str, str, str, bool]]:
     """(real path, text, package prefix, Hydra group member?) of every file a `defaults:` list takes,
     depth first; names not found are skipped (said in the evidence)."""
     out: list[tuple[str, str, str, bool]] = []
@@ -2197,7 +2198,11 @@ def _defaults_chain(st: _Scan, path: str, text: str, cwd: str, depth: int, prefi
                     continue
             if real:
                 break
-        if real is None or real in seen:
+        if real is None:
+            if missing is not None and len(missing) < MAX_MARKERS:
+                missing.append(cands[0])  # said in the evidence: the composed config was not read whole
+            continue
+        if real in seen:
             continue
         seen.add(real)
         if real not in texts:  # each file read once per scan, however many lists name it
@@ -2209,7 +2214,7 @@ def _defaults_chain(st: _Scan, path: str, text: str, cwd: str, depth: int, prefi
             continue
         full = ".".join(x for x in (prefix, package) if x)
         out.append((real, sub, full, group))
-        out += _defaults_chain(st, real, sub, cwd, depth + 1, full, seen, texts)
+        out += _defaults_chain(st, real, sub, cwd, depth + 1, full, seen, texts, missing)
     return out
 
 
@@ -2240,7 +2245,8 @@ def _compose_defaults(st: _Scan) -> None:
         if not data:
             continue
         text = _cut_lines(data.decode("utf-8", "replace"))[0]
-        chain = _defaults_chain(st, xpath, text, cwd, 0, "", {os.path.realpath(xpath)}, texts)
+        missing: list[str] = []
+        chain = _defaults_chain(st, xpath, text, cwd, 0, "", {os.path.realpath(xpath)}, texts, missing)
         xshown = os.path.normpath(xpath)
         if not chain or (xshown not in st.files and not any(reading(r, sub)[1] for r, sub, _p, _g in chain)):
             continue  # nothing composed here has a TP setting, and the file itself has none
@@ -2266,6 +2272,9 @@ def _compose_defaults(st: _Scan) -> None:
                 took.append(m)
             if group:
                 members.add(yshown)
+        if missing:  # after the files found, within the same bound
+            named = ctx.setdefault("defaults_from", [])
+            named += [f"{name} (not found)" for name in missing][: max(0, MAX_MARKERS - len(named))]
         if took or xshown in st.files:
             st.files[xshown] = ctx
             st.real[xshown] = os.path.realpath(xpath)
