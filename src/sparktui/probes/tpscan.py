@@ -2249,6 +2249,8 @@ def _compose_defaults(st: _Scan) -> None:
         chain = _defaults_chain(st, xpath, text, cwd, 0, "", {os.path.realpath(xpath)}, texts, missing)
         xshown = os.path.normpath(xpath)
         if not chain or (xshown not in st.files and not any(reading(r, sub)[1] for r, sub, _p, _g in chain)):
+            if missing and xshown in st.files:  # its own settings were judged: say what it takes that was not found
+                st.files[xshown].setdefault("defaults_from", []).extend(f"{n} (not found)" for n in missing)
             continue  # nothing composed here has a TP setting, and the file itself has none
         own = {(m.get("key_path") or m["key"]) for m in _find_settings(text, "yaml", st.check)}
         ctx = st.files.get(xshown)
