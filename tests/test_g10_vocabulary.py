@@ -157,3 +157,10 @@ def test_a_lone_tp_key_without_parallel_axes_is_not_a_tp_degree(tmp_path):
     put(tmp_path, "args.py", "cfg = ParallelismArgs(dp=@2, pp=@1, tp=@2)\n")  # nanotron's Python config
     data, _ = scan_judge(tmp_path)
     assert [(Path(m["file"]).name, m["key"], m["degree"]) for m in data["matches"]] == [("args.py", "tp", 2)]
+
+
+def test_a_bare_tp_with_no_degree_is_prose_not_a_setting(tmp_path):
+    # NVIDIA/Megatron-LM examples/mimo/training/grad_sync.py: a docstring naming rank coordinates
+    put(tmp_path, "grad_sync.py", 'def f():\n    """Global rank of the coordinate (tp=0, cp=0, dp=0, pp=last)."""\n')
+    data, v = scan_judge(tmp_path)
+    assert data["matches"] == [] and v.status is Status.OK

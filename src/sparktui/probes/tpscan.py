@@ -936,8 +936,8 @@ def _find_settings(text: str, kind: str, check: Check = None, assigns: Assignmen
             if anchors is None and kind == "yaml" and raw.startswith("*"):
                 anchors = _anchors(text, check)
             m = _judge_value(key, raw, kind, assigns, i + 1, anchors, keyed)
-            if m is None:
-                continue
+            if m is None or (bare_tp and m["status"] == "unreadable"):
+                continue  # a bare `tp` is a setting only with a degree: `(tp=0, cp=0, dp=0)` in prose is not
             m["line"], m["key"], m["text"] = i + 1, key, stripped[:MAX_LINE_CHARS]
             path = parents.path_for(key)
             if path:
