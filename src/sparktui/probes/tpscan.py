@@ -1937,20 +1937,7 @@ def _read_through_sourcing(st: _Scan) -> None:
         if took:
             st.files[lshown] = ctx
             st.real[lshown] = os.path.realpath(lpath)
-    if not read_through:
-        return
-    kept = [m for m in st.matches if m["file"] not in read_through or m.get("judged_in")]
-    st.matches_total -= len(st.matches) - len(kept)
-    st.matches = kept
-    for m in new:
-        if m["status"] == "one":
-            st.at_one += 1
-            if len(st.at_one_sample) < MAX_AT_ONE_SAMPLE:
-                st.at_one_sample.append(f"{m['file']}:{m['line']}: {m['key']}={m['value']}")
-            continue
-        st.matches_total += 1
-        if len(st.matches) < MAX_MATCHES:
-            st.matches.append(m)
+    _judged_again(st, read_through, new)
 
 
 _MAX_ARGS = 64
@@ -2029,9 +2016,15 @@ def _read_through_calls(st: _Scan) -> None:
                 st.files[key] = ctx
                 st.real[key] = real
                 done.add(shown)
-    if not done:
+    _judged_again(st, done, new)
+
+
+def _judged_again(st: _Scan, files: set, new: list) -> None:
+    """Replace the findings of files read again in a caller's context (``files``) by ``new``: a
+    file's own findings stay only where they were already judged in a context."""
+    if not files:
         return
-    kept = [m for m in st.matches if m["file"] not in done or m.get("judged_in")]
+    kept = [m for m in st.matches if m["file"] not in files or m.get("judged_in")]
     st.matches_total -= len(st.matches) - len(kept)
     st.matches = kept
     for m in new:
