@@ -331,7 +331,9 @@ def test_scrapes_answer_while_g10_scans_hostile_launch_scripts(tmp_path):
     """Seen: a launch script with 40,000 blank lines after a setting took G10's scan 83 s, and every
     /metrics request timed out while it ran. Now the scan runs in the check thread, the page is
     the last one rendered, and a scrape answers at once however long the scan takes."""
-    for i in range(2):  # the seen shape, twice over: about a second of scanning here
+    # the seen shape, 40 times over: about a second of scanning here (each file takes ~25 ms since
+    # issue 22's linear context reading; two files, enough before, were scanned between two scrapes)
+    for i in range(40):
         (tmp_path / f"launch{i}.sh").write_text("tensor_parallel_size=2\n" + "\n" * 80_000 + "x\n")
     nvml.set_backend(gb10_loaded())
     cfg = Config().with_overrides(scan={"paths": [str(tmp_path)]})
