@@ -10,6 +10,8 @@ beside one OOM kill, a small container kill, a GPU's AER, 4 KB lines of `AER`, a
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 
 import pytest
@@ -335,3 +337,13 @@ def test_records_lost_while_reading_the_device_epipe_say_since_seq(monkeypatch):
     v = judge_data(d)
     assert v.status is Status.OK and "20 lines since kmsg record 0" in v.summary
     assert "490 record(s) lost while reading" in v.summary
+
+
+def test_a_saved_log_without_a_boot_id_says_so_not_null(tmp_path):
+    """`check G11 --kernel-log FILE` showed 'boot id: null': a saved dmesg does not carry one."""
+    log = tmp_path / "dmesg.txt"
+    log.write_text("[ 1843.308145] NVRM: Xid (PCI:0000:01:00): 79, pid=1234, name=python, GPU has fallen off the bus.\n")
+    out = subprocess.run([sys.executable, "-m", "sparktui", "check", "G11", "--kernel-log", str(log), "-v"],
+                         capture_output=True, text=True, timeout=60).stdout
+    line = next(ln for ln in out.splitlines() if "boot id" in ln)
+    assert "null" not in line and "None" not in line and "not known" in line, line

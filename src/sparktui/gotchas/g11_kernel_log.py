@@ -325,7 +325,7 @@ def judge(r: Readings, cfg: Config) -> Verdict:
     ev.add("lines read since boot" if not_since_boot is None and source != "file" else "lines read", source, lines)
     if not_since_boot:
         ev.add("not since boot", source, f"{span}: {not_since_boot}")
-    ev.add("boot id", source, d.get("boot_id"))
+    ev.add("boot id", source, d.get("boot_id") or "not known (a saved log does not say; /proc gave none)")
     if d.get("note"):
         ev.add("note", source, d.get("note"))
     for k in KINDS:
