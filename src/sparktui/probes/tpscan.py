@@ -2020,13 +2020,12 @@ def _read_through_calls(st: _Scan) -> None:
 
 
 def _judged_again(st: _Scan, files: set, new: list) -> None:
-    """Replace the findings of files read again in a caller's context (``files``) by ``new``: a
-    file's own findings stay only where they were already judged in a context."""
-    if not files:
-        return
-    kept = [m for m in st.matches if m["file"] not in files or m.get("judged_in")]
-    st.matches_total -= len(st.matches) - len(kept)
-    st.matches = kept
+    """Replace the findings of files read again in another file's context (``files``) by ``new``:
+    a file's own findings stay only where they were already judged in a context."""
+    if files:
+        kept = [m for m in st.matches if m["file"] not in files or m.get("judged_in")]
+        st.matches_total -= len(st.matches) - len(kept)
+        st.matches = kept
     for m in new:
         if m["status"] == "one":
             st.at_one += 1
@@ -2274,19 +2273,7 @@ def _compose_defaults(st: _Scan) -> None:
             st.files[xshown] = ctx
             st.real[xshown] = os.path.realpath(xpath)
             new += took
-    if members:
-        kept = [m for m in st.matches if m["file"] not in members or m.get("judged_in")]
-        st.matches_total -= len(st.matches) - len(kept)
-        st.matches = kept
-    for m in new:
-        if m["status"] == "one":
-            st.at_one += 1
-            if len(st.at_one_sample) < MAX_AT_ONE_SAMPLE:
-                st.at_one_sample.append(f"{m['file']}:{m['line']}: {m['key']}={m['value']}")
-            continue
-        st.matches_total += 1
-        if len(st.matches) < MAX_MATCHES:
-            st.matches.append(m)
+    _judged_again(st, members, new)
 
 
 def _lend(ctx: FileContext, lctx: FileContext, lshown: str, how: str = "launched_by") -> None:
