@@ -209,35 +209,31 @@ def _count(v: Any) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
 
 
+def _at_least_kept(raw: Any, kept: dict[str, int]) -> tuple[dict[str, int], bool]:
+    """The reading's count for each key of ``kept`` (never fewer than the events kept), and whether
+    one of them is not a whole number >= 0."""
+    out, garbled = dict(kept), False
+    if isinstance(raw, Mapping):
+        for k in kept:
+            if k in raw:
+                n = _count(raw[k])
+                if n is None:
+                    garbled = True
+                else:
+                    out[k] = max(n, kept[k])
+    return out, garbled
+
+
 def _counts_of(d: Mapping[str, Any], events: list[Mapping[str, Any]]) -> tuple[dict[str, int], dict[str, int], bool]:
     """(events per kind, AER events per severity, whether the counts are garbled) over everything the
     probe read, kept or not. Counts the reading lacks (an older recording) come from the kept
     events; AER events counted but neither kept nor classified are of unknown severity."""
     kept_kind = {k: sum(1 for e in events if e.get("kind") == k) for k in KINDS}
     kept_sev = {s: sum(1 for e in events if e.get("kind") == "aer" and e.get("severity") == s) for s in SEVERITIES}
-    raw = d.get("counts")
-    counts = dict(kept_kind)
-    garbled = False
-    if isinstance(raw, Mapping):
-        for k in KINDS:
-            if k in raw:
-                n = _count(raw[k])
-                if n is None:
-                    garbled = True
-                else:
-                    counts[k] = max(n, kept_kind[k])
-    sev = dict(kept_sev)
+    counts, garbled_kinds = _at_least_kept(d.get("counts"), kept_kind)
     raw_sev = d.get("severities")
-    if isinstance(raw_sev, Mapping):
-        for s in SEVERITIES:
-            if s in raw_sev:
-                n = _count(raw_sev[s])
-                if n is None:
-                    garbled = True
-                else:
-                    sev[s] = max(n, kept_sev[s])
-    elif raw_sev is not None:
-        garbled = True
+    sev, garbled_sev = _at_least_kept(raw_sev, kept_sev)
+    garbled = garbled_kinds or garbled_sev or (raw_sev is not None and not isinstance(raw_sev, Mapping))
     unclassified = counts["aer"] - sum(sev.values())
     if unclassified > 0:
         sev["unknown"] += unclassified
