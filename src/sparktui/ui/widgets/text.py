@@ -10,20 +10,18 @@ from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import Static
 
+from sparktui.ui.inert import plain, plain_lines
+
 
 def set_content(widget: Static | TextLine, content: Any) -> None:
     """Update a fixed-size text widget only when its content changed, without a layout pass
     (a 1 Hz dashboard must not re-layout the screen every second). A str is plain text, never
     markup, its controls made visible (ui/inert.py); a Text is drawn as it was built."""
-    if not isinstance(content, Text):
-        from sparktui.ui.inert import plain_lines
-
-        content = plain_lines(content)
     key = content.plain + str(content.spans) if isinstance(content, Text) else str(content)
     if getattr(widget, "_sparktui_last", None) == key:
-        return
+        return  # unchanged: nothing built (a str is made visible only when it changed)
     widget._sparktui_last = key  # type: ignore[attr-defined]
-    widget.update(content, layout=False)
+    widget.update(content if isinstance(content, Text) else plain_lines(content), layout=False)
 
 
 
@@ -37,15 +35,11 @@ class TextLine(Widget):
     DEFAULT_CSS = "TextLine { height: 1; }"
 
     def __init__(self, content: str | Text = "", **kw: Any) -> None:
-        from sparktui.ui.inert import plain
-
         super().__init__(**kw)
         self._text = content if isinstance(content, Text) else plain(content)
         self._strip: tuple[tuple, Strip] | None = None
 
     def update(self, content: str | Text = "", *, layout: bool = False) -> None:
-        from sparktui.ui.inert import plain
-
         self._text = content if isinstance(content, Text) else plain(content)
         self._strip = None
         self.refresh(layout=layout)
