@@ -1,6 +1,6 @@
-"""Every figure the README's Measured table quotes can be reproduced: its row names the script that
-prints it and the saved output under benchmarks/results/, and that output says when, where and how
-it was made (date, machine, command in its first lines)."""
+"""Every figure docs/performance.md's Measured table quotes (the README points there) can be
+reproduced: its row names the script that prints it and the saved output under benchmarks/results/,
+and that output says when, where and how it was made (date, machine, command in its first lines)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ RESULT = re.compile(r"benchmarks/results/[\w.*{},-]+\.txt")
 
 
 def measured_rows() -> list[list[str]]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "performance.md").read_text(encoding="utf-8")
     section = text.split("\n## Measured", 1)[1].split("\n## ", 1)[0]
     rows = [line for line in section.splitlines() if line.startswith("| ") and not line.startswith("| what")]
     return [[cell.strip() for cell in row.strip("|").split(" | ")] for row in rows]
