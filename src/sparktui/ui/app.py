@@ -26,7 +26,7 @@ from textual.worker import Worker, WorkerState
 from sparktui.core import children
 from sparktui.core.config import Config
 from sparktui.core.events import EventLog
-from sparktui.core.inert import visible
+from sparktui.core.inert import visible, visible_lines
 from sparktui.core.readings import Readings
 from sparktui.core.verdict import Status, Verdict
 from sparktui.gotchas import REGISTRY
@@ -795,8 +795,6 @@ class SparkApp(App):
         markup=True): they quote outside text (a process killed by the OOM killer named "[/]", a
         script "[x=\"]train.py" in a G6 finding) that Textual's markup parser raised on, which ended
         the dashboard. Control characters are shown visibly (core/inert.py); line breaks stay."""
-        from sparktui.core.inert import visible_lines
-
         kw = {} if timeout is None else {"timeout": timeout}
         super().notify(visible_lines(message), title=visible(title), severity=severity, markup=False, **kw)
 
