@@ -4,14 +4,16 @@ the probe that receives it and the judge that reads it use them, so neither impo
 from __future__ import annotations
 
 import functools
-import math
 import sys
 import types
 import typing
 from typing import Any, Callable
 
+from sparktui.core.units import is_number
+
 
 def _is_number(v: object) -> bool:
+    """Of a number's type (finite or not): what tells "not a number" from "not a finite number"."""
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
@@ -44,7 +46,7 @@ def bandwidth_result_problem(res: object) -> str | None:
             continue
         if not _is_number(v):
             return f"{name} is {_show(v)}, not a number"
-        if not math.isfinite(v):
+        if not is_number(v):  # NaN, an infinity, an int past a float (math.isfinite raised on it)
             return f"{name} is {_show(v)}, not a finite number"
         if v < low or (exclusive and v == low):
             return f"{name} is {_show(v)}, must be {'over' if exclusive else 'at least'} {low:g}"
@@ -169,8 +171,7 @@ _SCALARS = frozenset({int, float, str, bool, type(None)})
 
 def _plain_number(v: Any) -> bool:
     """A JSON number a judge can do float arithmetic on: finite, and no integer past a float."""
-    t = type(v)
-    return (t is float and math.isfinite(v)) or (t is int and -sys.float_info.max <= v <= sys.float_info.max)
+    return type(v) in (int, float) and is_number(v)
 
 
 def _object_fitter(tp: type) -> Fitter:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from sparktui.core.units import age_compact, duration_hm, is_number
+from sparktui.core.units import gib as units_gib
 from sparktui.core.verdict import Status
 
 # Status colours as RGB, not ANSI names: Textual maps "red" and "magenta" through the theme's ANSI
@@ -30,18 +32,7 @@ SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
 def age(seconds: float | None) -> str:
     """At most 5 characters (the checklist's age column): "<1m", "42m", "9h05m", "14h", "2d3h"."""
-    if seconds is None:
-        return "—"
-    s = max(0, int(seconds))
-    if s < 60:
-        return "<1m"  # minute granularity: the checklist repaints once a minute, not every second
-    if s < 3600:
-        return f"{s // 60}m"
-    if s < 36000:
-        return f"{s // 3600}h{(s % 3600) // 60:02d}m"
-    if s < 86400:
-        return f"{s // 3600}h"
-    return f"{s // 86400}d{(s % 86400) // 3600}h"
+    return age_compact(seconds)
 
 
 def bandwidth_line(result: Any, now: float) -> str | None:
@@ -50,12 +41,12 @@ def bandwidth_line(result: Any, now: float) -> str | None:
     if not isinstance(result, dict) or result.get("status", "ok") != "ok":
         return None
     copy, read, at = result.get("copy_gbs"), result.get("read_gbs"), result.get("measured_at")
-    if not isinstance(copy, (int, float)) or isinstance(copy, bool):
+    if not is_number(copy):  # a NaN figure is no figure (it read "bandwidth nan GB/s")
         return None
     text = f"bandwidth {copy:.0f} GB/s copy"
-    if isinstance(read, (int, float)) and not isinstance(read, bool):
+    if is_number(read):
         text += f", {read:.0f} read"
-    if isinstance(at, (int, float)) and not isinstance(at, bool):
+    if is_number(at):
         text += f", {age(now - at)} ago" if now - at >= 60 else ", just now"
     return text
 
@@ -78,9 +69,9 @@ def short_reason(error: str | None, width: int = 20) -> str:
 
 def duration(seconds: float) -> str:
     """h:mm, so the header changes once a minute."""
-    s = max(0, int(seconds))
-    return f"{s // 3600}h{(s % 3600) // 60:02d}m"
+    return duration_hm(seconds)
 
 
 def gib(v: float | int | None) -> str:
-    return "?" if v is None else f"{v / 2**30:.1f}"
+    """GiB with one decimal and no unit (a table column says it); "?" for no number."""
+    return units_gib(v, unit="")
