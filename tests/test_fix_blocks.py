@@ -39,7 +39,7 @@ from sparktui.gotchas import g08_stale_playbooks as g8
 from sparktui.gotchas import g09_container_drift as g9
 from sparktui.gotchas import g10_tensor_parallel as g10
 from sparktui.probes import tpscan
-from tests import test_g01_rules as t1
+from tests.gotchas.g01 import test_rules as t1
 from tests import test_g02_judge as t2
 from tests import test_g03_rules as t3
 from tests import test_g04_rules as t4
