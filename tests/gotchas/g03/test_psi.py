@@ -231,6 +231,6 @@ def test_no_swap_configured_is_ok(tmp_path):
 
 
 def test_the_doc_states_the_new_thresholds():
-    doc = open(os.path.join(os.path.dirname(__file__), "..", "docs", "gotchas.md"), encoding="utf-8").read()
+    doc = open(os.path.join(os.path.dirname(__file__), "..", "..", "..", "docs", "gotchas.md"), encoding="utf-8").read()
     for name in ("PSI_FULL_AVG10_WARN", "PSI_SOME_AVG60_WARN", "SWAP_USED_MIN_GIB", "SWAP_LOW_AVAIL_SHARE"):
         assert f"| `{name}` | `{getattr(g3, name)!r}` |" in doc
