@@ -40,9 +40,9 @@ from sparktui.gotchas import g09_container_drift as g9
 from sparktui.gotchas import g10_tensor_parallel as g10
 from sparktui.probes import tpscan
 from tests.gotchas.g01 import test_rules as t1
-from tests import test_g02_judge as t2
-from tests import test_g03_rules as t3
-from tests import test_g04_rules as t4
+from tests.gotchas.g02 import test_judge as t2
+from tests.gotchas.g03 import test_rules as t3
+from tests.gotchas.g04 import test_rules as t4
 from tests import test_g06_rules as t6
 from tests import test_g07_rules as t7
 from tests import test_g09_judge as t9

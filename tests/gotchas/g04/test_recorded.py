@@ -1,5 +1,5 @@
 """G4 on recorded sequences: direct evidence first, the power-fault pattern, then the heuristic.
-Boundary tests of every threshold are in test_g04_rules.py."""
+Boundary tests of every threshold are in tests/gotchas/g04/test_rules.py."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from sparktui.gotchas.g04_throttling import judge
 from tests.conftest import readings_of
 
 NS = "NOT_SUPPORTED (Not Supported)"
-DEMO = Path(__file__).resolve().parents[1] / "src" / "sparktui" / "data" / "gb10-demo.jsonl"
+DEMO = Path(__file__).resolve().parents[3] / "src" / "sparktui" / "data" / "gb10-demo.jsonl"
 
 
 def gpu(temp=70, power=95.0, sm=2405, util=98, reasons=0, thermal_ns=0, power_ns=0, errors=None, hw_ns=0, brake_ns=0):
