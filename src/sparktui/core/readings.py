@@ -4,9 +4,10 @@ A probe never raises past its boundary: it returns a ``Reading`` whose ``error``
 wrong. Judges get a ``Readings`` mapping; a snapshot is the same mapping written to JSON, so a
 judge cannot tell a live machine from a recording of one.
 
-Each probe's data has one declared shape (core/shapes.py); ``Readings.get_reading("meminfo")``
-and ``Readings.data("meminfo")`` are typed with it, so mypy checks a judge's reads against what
-the probe declares. A failed probe is ``data is None`` with ``error``, never empty data.
+Each probe's data has one declared shape (core/shapes.py); ``Readings.get_reading(MEMINFO)``
+and ``Readings.data(MEMINFO)``, read through a typed key from core/shapes.py, are typed with it,
+so mypy checks a judge's reads against what the probe declares (a plain name reads as ``Any``).
+A failed probe is ``data is None`` with ``error``, never empty data.
 """
 
 from __future__ import annotations
@@ -18,27 +19,11 @@ import stat
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, Iterator, Literal, Mapping, TypeVar, overload
+from typing import Any, Generic, Iterator, Mapping, TypeVar, overload
 
 from sparktui.core.atomic import write_text_atomic
-from sparktui.core.shapes import SHAPES
+from sparktui.core.shapes import SHAPES, Key
 from sparktui.core.validate import fits, shape_problems
-
-if TYPE_CHECKING:
-    from sparktui.core.shapes import (
-        BandwidthResult,
-        ContainerData,
-        CudalibsData,
-        HostData,
-        MemInfoReading,
-        NvmlStatic,
-        PinsData,
-        PlaybookIssuesData,
-        ProcessesData,
-        TargetData,
-        TelemetryData,
-        TpscanData,
-    )
 
 SNAPSHOT_SCHEMA = 1
 UNUSABLE = "unusable data"  # how a reading's error starts when its data left the declared shape (``checked``)
@@ -180,72 +165,27 @@ class Readings(Mapping[str, "Reading[Any]"]):
         return len(self._r)
 
     @overload
-    def get_reading(self, name: Literal["host"]) -> Reading[HostData]: ...
+    def get_reading(self, key: Key[D]) -> Reading[D]: ...
     @overload
-    def get_reading(self, name: Literal["meminfo"]) -> Reading[MemInfoReading]: ...
-    @overload
-    def get_reading(self, name: Literal["nvml"]) -> Reading[NvmlStatic]: ...
-    @overload
-    def get_reading(self, name: Literal["telemetry"]) -> Reading[TelemetryData]: ...
-    @overload
-    def get_reading(self, name: Literal["processes"]) -> Reading[ProcessesData]: ...
-    @overload
-    def get_reading(self, name: Literal["target"]) -> Reading[TargetData]: ...
-    @overload
-    def get_reading(self, name: Literal["cudalibs"]) -> Reading[CudalibsData]: ...
-    @overload
-    def get_reading(self, name: Literal["container"]) -> Reading[ContainerData]: ...
-    @overload
-    def get_reading(self, name: Literal["pins"]) -> Reading[PinsData]: ...
-    @overload
-    def get_reading(self, name: Literal["tpscan"]) -> Reading[TpscanData]: ...
-    @overload
-    def get_reading(self, name: Literal["bandwidth"]) -> Reading[BandwidthResult]: ...
-    @overload
-    def get_reading(self, name: Literal["bandwidth_last"]) -> Reading[BandwidthResult]: ...
-    @overload
-    def get_reading(self, name: Literal["playbook_issues"]) -> Reading[PlaybookIssuesData]: ...
-    @overload
-    def get_reading(self, name: str) -> Reading[Any]: ...
+    def get_reading(self, key: str) -> Reading[Any]: ...
 
-    def get_reading(self, name: str) -> Reading[Any]:
+    def get_reading(self, key: Key[Any] | str) -> Reading[Any]:
+        """The reading under ``key`` (a typed key from core/shapes.py, or its name); a probe
+        that was not run reads as a failed Reading, never a KeyError."""
+        name = key if isinstance(key, str) else key.name
         r = self._r.get(name)
         if r is None:
             return Reading(probe=name, data=None, error=f"probe '{name}' was not run", started_at=0.0)
         return r
 
     @overload
-    def data(self, name: Literal["host"]) -> HostData | None: ...
+    def data(self, key: Key[D]) -> D | None: ...
     @overload
-    def data(self, name: Literal["meminfo"]) -> MemInfoReading | None: ...
-    @overload
-    def data(self, name: Literal["nvml"]) -> NvmlStatic | None: ...
-    @overload
-    def data(self, name: Literal["telemetry"]) -> TelemetryData | None: ...
-    @overload
-    def data(self, name: Literal["processes"]) -> ProcessesData | None: ...
-    @overload
-    def data(self, name: Literal["target"]) -> TargetData | None: ...
-    @overload
-    def data(self, name: Literal["cudalibs"]) -> CudalibsData | None: ...
-    @overload
-    def data(self, name: Literal["container"]) -> ContainerData | None: ...
-    @overload
-    def data(self, name: Literal["pins"]) -> PinsData | None: ...
-    @overload
-    def data(self, name: Literal["tpscan"]) -> TpscanData | None: ...
-    @overload
-    def data(self, name: Literal["bandwidth"]) -> BandwidthResult | None: ...
-    @overload
-    def data(self, name: Literal["bandwidth_last"]) -> BandwidthResult | None: ...
-    @overload
-    def data(self, name: Literal["playbook_issues"]) -> PlaybookIssuesData | None: ...
-    @overload
-    def data(self, name: str) -> Mapping[str, Any] | None: ...
+    def data(self, key: str) -> Mapping[str, Any] | None: ...
 
-    def data(self, name: str) -> Any:
+    def data(self, key: Key[Any] | str) -> Any:
         """The probe's data in its declared shape (core/shapes.py), or None when it failed."""
-        return self.get_reading(name).data
+        return self.get_reading(key).data
 
     def add(self, reading: Reading[Any]) -> None:
         self._r[reading.probe] = reading

@@ -28,7 +28,8 @@ This module is pure typing: no I/O, no imports from probes or gotchas, importabl
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from dataclasses import dataclass
+from typing import Any, Generic, Mapping, TypedDict, TypeVar
 
 # --------------------------------------------------------------------------- host, meminfo
 
@@ -752,27 +753,6 @@ class DriverFlavourData(TypedDict):
     known_bad: KnownBadData
 
 
-# --------------------------------------------------------------------------- by probe name
-
-SHAPES: dict[str, type] = {
-    "host": HostData,
-    "meminfo": MemInfoReading,
-    "nvml": NvmlStatic,
-    "telemetry": TelemetryData,
-    "processes": ProcessesData,
-    "target": TargetData,
-    "cudalibs": CudalibsData,
-    "container": ContainerData,
-    "pins": PinsData,
-    "tpscan": TpscanData,
-    "bandwidth": BandwidthResult,
-    "bandwidth_last": BandwidthResult,
-    "playbook_issues": PlaybookIssuesData,
-    "driver_flavour": DriverFlavourData,
-}
-"""Probe name -> the TypedDict its data has (tests check the probes against it at run time)."""
-
-
 # --------------------------------------------------------------------------- link (G12)
 
 
@@ -891,6 +871,46 @@ class KernelLogData(TypedDict, total=False):
     formats: dict[str, int]  # line format ("kmsg", "dmesg", "dmesg -T", "journal JSON", "syslog", "iso") -> lines
 
 
-SHAPES["kernel_log"] = KernelLogData
+# --------------------------------------------------------------------------- typed keys, by reading name
 
-SHAPES["link"] = LinkData
+D_co = TypeVar("D_co", bound=Mapping[str, Any], covariant=True)  # a reading's data shape (a TypedDict above)
+
+
+@dataclass(frozen=True)
+class Key(Generic[D_co]):
+    """A reading's name and the TypedDict its data has: ``readings.data(MEMINFO)`` is then a
+    ``MemInfoReading | None`` to mypy, so a judge's reads are checked against the probe's shape.
+    A probe declares the key it fills (probes/*.py ``PROBES``); the names below are the only ones."""
+
+    name: str
+    shape: type[D_co]
+
+
+HOST: Key[HostData] = Key("host", HostData)
+MEMINFO: Key[MemInfoReading] = Key("meminfo", MemInfoReading)
+NVML: Key[NvmlStatic] = Key("nvml", NvmlStatic)
+TELEMETRY: Key[TelemetryData] = Key("telemetry", TelemetryData)
+PROCESSES: Key[ProcessesData] = Key("processes", ProcessesData)
+TARGET: Key[TargetData] = Key("target", TargetData)
+CUDALIBS: Key[CudalibsData] = Key("cudalibs", CudalibsData)
+CONTAINER: Key[ContainerData] = Key("container", ContainerData)
+PINS: Key[PinsData] = Key("pins", PinsData)
+TPSCAN: Key[TpscanData] = Key("tpscan", TpscanData)
+BANDWIDTH: Key[BandwidthResult] = Key("bandwidth", BandwidthResult)  # a measurement's result, made on request (no probe)
+BANDWIDTH_LAST: Key[BandwidthResult] = Key("bandwidth_last", BandwidthResult)
+PLAYBOOK_ISSUES: Key[PlaybookIssuesData] = Key("playbook_issues", PlaybookIssuesData)
+KERNEL_LOG: Key[KernelLogData] = Key("kernel_log", KernelLogData)
+DRIVER_FLAVOUR: Key[DriverFlavourData] = Key("driver_flavour", DriverFlavourData)
+LINK: Key[LinkData] = Key("link", LinkData)
+
+KEYS: tuple[Key[Any], ...] = (
+    HOST, MEMINFO, NVML, TELEMETRY, PROCESSES, TARGET, CUDALIBS, CONTAINER, PINS, TPSCAN,
+    BANDWIDTH, BANDWIDTH_LAST, PLAYBOOK_ISSUES, KERNEL_LOG, DRIVER_FLAVOUR, LINK,
+)
+"""Every reading a judge can read, once each."""
+
+RESULT_ONLY = frozenset({BANDWIDTH.name})
+"""Keys no probe fills: a measurement made on request (``sparktui bandwidth``, the dashboard's b key)."""
+
+SHAPES: dict[str, type] = {k.name: k.shape for k in KEYS}
+"""Reading name -> the TypedDict its data has (tests check the probes against it at run time)."""

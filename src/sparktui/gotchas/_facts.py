@@ -6,6 +6,7 @@ from typing import Any, Mapping
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
+from sparktui.core.shapes import NVML, TARGET
 
 
 def field_value(d: Mapping[str, Any] | None, key: str) -> Any:
@@ -44,7 +45,7 @@ class GpuFacts:
         self.name_source = self.cap_source = ""
         self.driver: str | None = None
         self.driver_cuda: str | None = None
-        nv = r.data("nvml")
+        nv = r.data(NVML)
         if nv:
             self.driver = field_value(nv, "driver_version")
             self.driver_cuda = field_value(nv, "cuda_driver_version")
@@ -57,7 +58,7 @@ class GpuFacts:
                 cc = capability_pair(field_value(d0, "compute_capability"))
                 if cc:
                     self.capability, self.cap_source = cc, "NVML nvmlDeviceGetCudaComputeCapability"
-        t = r.data("target")
+        t = r.data(TARGET)
         tc = (t.get("torch_cuda") if t else None) or {}
         tdevs = tc.get("devices") or []
         if tdevs:

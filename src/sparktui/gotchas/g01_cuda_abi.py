@@ -7,6 +7,7 @@ from typing import Any, Mapping
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
+from sparktui.core.shapes import CUDALIBS, TARGET
 from sparktui.core.verdict import EvidenceList, Status, Verdict, worst
 from sparktui.gotchas._facts import GpuFacts, major
 from sparktui.gotchas._fix import block, python_of, sh
@@ -117,7 +118,7 @@ def no_gpu_fix(t: Mapping[str, Any]) -> str:
 
 def _cudart12_paths(r: Readings) -> list[str] | None:
     """Paths of the libcudart.so.12 that ldconfig lists; None when ldconfig was not read."""
-    libs = r.data("cudalibs")
+    libs = r.data(CUDALIBS)
     if libs is None:
         return None
     return [str(e["path"]) for e in libs.get("libcudart") or []
@@ -333,13 +334,13 @@ def cudart13_rule(t: Mapping[str, Any], gpu: GpuFacts, ev: EvidenceList) -> list
 
 def ldconfig_rule(r: Readings, ev: EvidenceList) -> list[Finding]:
     """`ldconfig -p`: a libcudart.so.12 registered beside the .so.13 is a leftover that warns."""
-    libs = r.data("cudalibs")
+    libs = r.data(CUDALIBS)
     if libs is None:
-        ev.add("ldconfig -p libcudart", "ldconfig", f"unavailable: {r.get_reading('cudalibs').error}")
+        ev.add("ldconfig -p libcudart", "ldconfig", f"unavailable: {r.get_reading(CUDALIBS).error}")
         return []
     entries = [e for e in libs.get("libcudart") or [] if isinstance(e, dict)]
     majors = {e.get("major") for e in entries}
-    ev.add("ldconfig -p libcudart", r.get_reading("cudalibs").source,
+    ev.add("ldconfig -p libcudart", r.get_reading(CUDALIBS).source,
            [f"{e.get('soname') or '?'} => {e.get('path') or '?'}" for e in entries] or "none registered")
     if "12" in majors and "13" in majors:
         return [(Status.WARN, "libcudart.so.12 is registered beside libcudart.so.13: a leftover that invites ABI mismatches")]
@@ -375,7 +376,7 @@ def judge(r: Readings, cfg: Config) -> Verdict:
     system .so.13 missing), or a right build that cannot see the GPU (is_available() False, so the
     first .cuda() never ran); unknown: no torch in the target, no GPU to judge against (or one with
     a capability no GPU has), a torch.version.cuda that is not a version, or the probe hung."""
-    tr = r.get_reading("target")
+    tr = r.get_reading(TARGET)
     if tr.data is None:
         return unknown_from(ID, tr, "target interpreter")
     t = tr.data
@@ -391,7 +392,7 @@ def judge(r: Readings, cfg: Config) -> Verdict:
         findings.append(build)
     findings += smoke_rule(t, ev) + cudart13_rule(t, gpu, ev) + ldconfig_rule(r, ev)
     fixes = (reinstall_fix(t, gpu, _cudart12_paths(r)), no_gpu_fix(t))
-    return verdict_of(findings, r.data("cudalibs") is not None, no_gpu, ev, fixes)
+    return verdict_of(findings, r.data(CUDALIBS) is not None, no_gpu, ev, fixes)
 
 
 GOTCHA = Gotcha(

@@ -7,6 +7,7 @@ from typing import Any, Mapping
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
+from sparktui.core.shapes import TARGET
 from sparktui.core.verdict import EvidenceList, Status, Verdict
 from sparktui.gotchas._fix import block, python_of
 from sparktui.gotchas._packages import ABSENT, INSTALLED, UNKNOWN, Installed, installed_packages
@@ -249,7 +250,7 @@ def judge(r: Readings, cfg: Config) -> Verdict:
       the same extension, so the training start dies or hangs the same way), else ``warn``.
     - the import was never attempted: ``unknown``.
     """
-    tr = r.get_reading("target")
+    tr = r.get_reading(TARGET)
     if tr.data is None:
         return unknown_from(ID, tr, "target interpreter reading")
     t = tr.data

@@ -13,6 +13,7 @@ from typing import Any, Mapping
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
+from sparktui.core.shapes import MEMINFO, NVML
 from sparktui.core.telemetry import GIB, free_gib, render_free_g
 from sparktui.core import validate
 from sparktui.core.verdict import EvidenceList, Status, Verdict
@@ -329,8 +330,8 @@ def _evidence(r: Readings, mem: Mapping[str, Any], src: str, held: dict[str, flo
             ev.add(what, src, _b(mem[k]))
     if f["swap_used"]:
         ev.add("swap used", src, _gib(f["swap_used"]))
-    nv = _nvml_memory_evidence(r.data("nvml"))
-    nv_reading = r.get_reading("nvml")
+    nv = _nvml_memory_evidence(r.data(NVML))
+    nv_reading = r.get_reading(NVML)
     if nv:
         ev.add(nv[0], nv_reading.source or "NVML", nv[1])
     elif nv_reading.error and "was not run" not in nv_reading.error:
@@ -391,7 +392,7 @@ def _unknown(summary: str, ev: EvidenceList | None = None) -> Verdict:
 
 
 def judge(r: Readings, cfg: Config) -> Verdict:
-    reading = r.get_reading("meminfo")
+    reading = r.get_reading(MEMINFO)
     mem = reading.data
     if not mem:
         return unknown_from("G3", reading, "/proc/meminfo")

@@ -21,6 +21,7 @@ from typing import Any, Callable
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
+from sparktui.core.shapes import TELEMETRY
 from sparktui.core.telemetry import (CLOCK_EVENT_COUNTERS, HW_REASONS, LEGACY_COUNTERS, POWER_REASONS,
                                      THERMAL_POLICY_COUNTER, THERMAL_REASONS, counter_ns)
 from sparktui.core import validate
@@ -717,7 +718,7 @@ def _gpu_rows(samples: list[Any], idx: int) -> tuple[list[dict[str, Any]], list[
 
 
 def judge(r: Readings, cfg: Config) -> Verdict:
-    reading = r.get_reading("telemetry")
+    reading = r.get_reading(TELEMETRY)
     data = reading.data
     if not data or not data.get("samples"):
         return unknown_from("G4", reading, "telemetry samples")

@@ -13,6 +13,7 @@ from typing import Any, Mapping
 
 from sparktui.core.config import Config
 from sparktui.core.readings import UNUSABLE, Readings
+from sparktui.core.shapes import BANDWIDTH, BANDWIDTH_LAST
 from sparktui.core.validate import bandwidth_result_problem
 from sparktui.core.verdict import Evidence, EvidenceList, Status, Verdict
 from sparktui.gotchas.base import Gotcha
@@ -305,10 +306,10 @@ def judge(r: Readings, cfg: Config) -> Verdict:
     A kept file that cannot be read (not JSON, not an object, a figure of the wrong type) is
     unknown with the reason: it is a result sparktui was asked to keep, not a "not run yet".
     """
-    fresh = r.data("bandwidth")
+    fresh = r.data(BANDWIDTH)
     if fresh is not None:
-        return judge_result(fresh, r.get_reading("bandwidth").started_at or None, fresh=True)
-    last = r.get_reading("bandwidth_last")
+        return judge_result(fresh, r.get_reading(BANDWIDTH).started_at or None, fresh=True)
+    last = r.get_reading(BANDWIDTH_LAST)
     if last.data is None:
         err = last.error or ""
         if err.startswith(("unreadable", UNUSABLE)):  # a kept result, not "not run yet"

@@ -20,6 +20,7 @@ from typing import Any, Callable, Mapping, Optional, TypeGuard
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
+from sparktui.core.shapes import CONTAINER, MEMINFO, PROCESSES, TELEMETRY
 from sparktui.core.secrets import REDACTED
 from sparktui.core.telemetry import GIB
 from sparktui.core.validate import MEMTOTAL_MAX_BYTES
@@ -231,7 +232,7 @@ def _gib(b: Any) -> str:
 def read_pool(r: Readings) -> Pool:
     """MemTotal/MemAvailable from the meminfo reading; a value no machine can report is a
     measurement error (named), never used."""
-    reading = r.get_reading("meminfo")
+    reading = r.get_reading(MEMINFO)
     mem = reading.data
     pool = Pool(source=reading.source or "/proc/meminfo")
     if not isinstance(mem, dict):
@@ -339,7 +340,7 @@ def server_footprint(p: Party, total: int | None) -> float | None:
 def _container_inside(r: Readings, data: Mapping[str, Any]) -> bool | None:
     inside = (data.get("container") or {}).get("inside")
     if inside is None:  # the container probe's reading, if it says so plainly
-        other: Mapping[str, Any] = r.data("container") or {}
+        other: Mapping[str, Any] = r.data(CONTAINER) or {}
         for key in ("inside", "in_container", "containerized"):
             value = other.get(key)
             if isinstance(value, bool):
@@ -700,10 +701,10 @@ def judge_snapshot(r: Readings, data: Mapping[str, Any], pool: Pool, cfg: Config
 
 def _first_time(r: Readings, history: list[Any]) -> float | None:
     """The recording's first moment: meminfo's t0, else the first sample, else the first scan."""
-    t0 = (r.data("meminfo") or {}).get("t0")
+    t0 = (r.data(MEMINFO) or {}).get("t0")
     if _number(t0):
         return float(t0)
-    samples = (r.data("telemetry") or {}).get("samples") or []
+    samples = (r.data(TELEMETRY) or {}).get("samples") or []
     if samples and isinstance(samples[0], dict) and _number(samples[0].get("t")):
         return float(samples[0]["t"])
     ts = [h.get("t") for h in history if _number(h.get("t"))]
@@ -764,7 +765,7 @@ def _out_of_order(history: list[Any], t0: float | None) -> str | None:
 
 
 def judge(r: Readings, cfg: Config) -> Verdict:
-    reading = r.get_reading("processes")
+    reading = r.get_reading(PROCESSES)
     data = reading.data
     if data is None:
         return unknown_from("G6", reading, "process list")

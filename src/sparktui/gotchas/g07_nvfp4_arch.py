@@ -7,6 +7,7 @@ from typing import Any, Mapping
 
 from sparktui.core.config import Config
 from sparktui.core.readings import UNUSABLE, Readings
+from sparktui.core.shapes import NVML, TARGET
 from sparktui.core.verdict import EvidenceList, Status, Verdict
 from sparktui.gotchas._facts import GpuFacts
 from sparktui.gotchas._fix import block, comment, python_of
@@ -83,16 +84,16 @@ def judge(r: Readings, cfg: Config) -> Verdict:
     capability is one no GPU has (a measurement error)."""
     gpu = GpuFacts(r, cfg)
     ev = EvidenceList()
-    nvml_error = r.get_reading("nvml").error or ""
+    nvml_error = r.get_reading(NVML).error or ""
     if nvml_error.startswith(UNUSABLE):  # NVML answered garbage ("12.1" as a string): a measurement error, no fallback
         ev.add("compute capability", "NVML", nvml_error)
         return Verdict(ID, Status.UNKNOWN, f"cannot tell: measurement error: NVML's reading is {nvml_error}",
                        evidence=ev.tuple())
     if gpu.capability is None:
-        ev.add("compute capability", "NVML", f"unavailable: {r.get_reading('nvml').error or 'NVML named no device'}")
-        tc = (r.data("target") or {}).get("torch_cuda") or {}
+        ev.add("compute capability", "NVML", f"unavailable: {r.get_reading(NVML).error or 'NVML named no device'}")
+        tc = (r.data(TARGET) or {}).get("torch_cuda") or {}
         ev.add("torch.cuda.is_available()", "target interpreter",
-               tc.get("available") if tc else f"unavailable: {r.get_reading('target').error or 'torch.cuda not reached'}")
+               tc.get("available") if tc else f"unavailable: {r.get_reading(TARGET).error or 'torch.cuda not reached'}")
         return Verdict(ID, Status.UNKNOWN, "cannot tell: compute capability unreadable (no GPU seen by NVML or the target torch)",
                        evidence=ev.tuple())
     ev.add("compute capability", gpu.cap_source, f"{gpu.capability[0]}.{gpu.capability[1]} ({gpu.name or 'unnamed'})")
@@ -102,7 +103,7 @@ def judge(r: Readings, cfg: Config) -> Verdict:
     if gpu.capability != SM121:
         return Verdict(ID, Status.SKIP, f"not SM121: {gpu.label()}; the NVFP4 packaging gotcha is GB10-specific", evidence=ev.tuple())
 
-    t = r.data("target") or {}
+    t = r.data(TARGET) or {}
     tc = t.get("torch_cuda") or {}
     arch = tc.get("arch_list")
     env_list = ((t.get("python") or {}).get("env") or {}).get("TORCH_CUDA_ARCH_LIST")
@@ -119,7 +120,7 @@ def judge(r: Readings, cfg: Config) -> Verdict:
         if isinstance(arch, list) and tc.get("available") is False:  # read, and empty for that reason
             why = "torch.cuda.is_available() is False (torch cannot see the GPU), and get_arch_list() is then []"
         else:
-            why = tc.get("arch_list_error") or ((t.get("stages") or {}).get("torch.cuda") or {}).get("error") or r.get_reading("target").error or "torch.cuda facts unavailable"
+            why = tc.get("arch_list_error") or ((t.get("stages") or {}).get("torch.cuda") or {}).get("error") or r.get_reading(TARGET).error or "torch.cuda facts unavailable"
         ev.add("torch.cuda.get_arch_list()", "target interpreter", f"unavailable: {why}")
         return Verdict(ID, Status.UNKNOWN, "SM121 confirmed, but the build's arch list could not be read", evidence=ev.tuple(),
                        details=tuple(details), fix=fix_for(t, env_list))

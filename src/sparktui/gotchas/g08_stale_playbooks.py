@@ -13,6 +13,7 @@ from typing import Any, Mapping, Sequence
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
+from sparktui.core.shapes import PLAYBOOK_ISSUES, TPSCAN
 from sparktui.core.verdict import Evidence, EvidenceList, Status, Verdict
 from sparktui.gotchas._fix import block, sh
 from sparktui.gotchas.base import Gotcha, unknown_from, unknown_if_lacking
@@ -44,8 +45,8 @@ def _script_suggestions(scan: Mapping[str, Any] | None) -> list[dict[str, str]]:
 
 
 def judge(r: Readings, cfg: Config) -> Verdict:
-    reading = r.get_reading(PROBE)
-    d = reading.data
+    reading = r.get_reading(PLAYBOOK_ISSUES)
+    d: Any = reading.data  # the helpers below take plain dicts (PlaybookIssuesData is its shape)
     if d is None:
         return unknown_from("G8", reading, "open issues of the playbooks repository")
     repo = d.get("repo") or cfg.playbooks.repo
@@ -53,7 +54,7 @@ def judge(r: Readings, cfg: Config) -> Verdict:
         suggestions = [{**s, "from": "running processes"} for s in d.get("suggestions") or []
                        if isinstance(s, dict) and s.get("slug")]
         seen = {s["slug"] for s in suggestions}
-        for s in _script_suggestions(r.get_reading("tpscan").data):
+        for s in _script_suggestions(r.get_reading(TPSCAN).data):
             if s["slug"] not in seen:
                 seen.add(s["slug"])
                 suggestions.append(s)

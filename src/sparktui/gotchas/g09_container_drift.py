@@ -9,6 +9,7 @@ from typing import Any, Mapping
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
+from sparktui.core.shapes import CONTAINER, NVML, PINS, TARGET
 from sparktui.core.verdict import Evidence, EvidenceList, Status, Verdict
 from sparktui.core.versions import (
     InvalidMarker,
@@ -280,7 +281,7 @@ def _where(c: Mapping[str, Any] | None, t: Mapping[str, Any]) -> tuple[bool | No
 def _gpu_seen(r: Readings, t: Mapping[str, Any]) -> str | None:
     """Words for the GPU this machine shows (NVML, else the target's torch), or None if none seen.
     A configured name hint does not count: G9 claims a CUDA failure only for a GPU it saw."""
-    nv = r.data("nvml") or {}
+    nv = r.data(NVML) or {}
     devs = nv.get("devices") or [] if isinstance(nv, dict) else []
     if devs and isinstance(devs[0], dict):
         name = field_value(devs[0], "name")
@@ -422,8 +423,8 @@ def _with_runtime(v: Verdict, c: Mapping[str, Any] | None, inside: bool | None) 
 def judge(r: Readings, cfg: Config) -> Verdict:
     """G9's verdict (rules in ``_judge``), then whether the advised container can run here."""
     v = _judge(r, cfg)
-    c = r.data("container")
-    inside = _where(c, ((r.data("target") or {}) if isinstance(r.data("target"), dict) else {}))[0]
+    c = r.data(CONTAINER)
+    inside = _where(c, ((r.data(TARGET) or {}) if isinstance(r.data(TARGET), dict) else {}))[0]
     return _with_runtime(v, c, inside)
 
 
@@ -447,13 +448,13 @@ def _judge(r: Readings, cfg: Config) -> Verdict:
     The container answer only shapes the words: inside a container, drift means something was
     pip-installed over the image; with no marker found it is "not detected", never "bare host".
     """
-    tr, pr = r.get_reading("target"), r.get_reading("pins")
+    tr, pr = r.get_reading(TARGET), r.get_reading(PINS)
     if tr.data is None:
         return unknown_from(ID, tr, "target interpreter reading")
     if pr.data is None:
         return unknown_from(ID, pr, "pin set")
     t, pins = tr.data, pr.data
-    cr = r.get_reading("container")
+    cr = r.get_reading(CONTAINER)
     ev = EvidenceList()
     inside, where, ngc = _where(cr.data, t)
     if cr.data is None:

@@ -29,6 +29,7 @@ from typing import Any, TypeGuard
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
+from sparktui.core.shapes import TPSCAN
 from sparktui.core.verdict import Evidence, Status, Verdict, worst
 from sparktui.gotchas._fix import block, comment, sh
 from sparktui.gotchas.base import Gotcha, unknown_from, unknown_if_lacking
@@ -327,8 +328,8 @@ def _ctx_of(match: dict[str, Any], files: dict[str, Any]) -> dict[str, Any]:
 
 
 def judge(r: Readings, cfg: Config) -> Verdict:
-    reading = r.get_reading(SOURCE)
-    data = reading.data
+    reading = r.get_reading(TPSCAN)
+    data: Any = reading.data  # the helpers above take plain dicts (TpscanData is its shape)
     if data is None:
         return unknown_from(GID, reading, "the tensor-parallel scan")
     lacking = unknown_if_lacking(GID, reading, "the tensor-parallel scan", "matches", "files_read")

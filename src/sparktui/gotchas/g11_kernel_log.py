@@ -13,6 +13,7 @@ from typing import Any, Mapping
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
+from sparktui.core.shapes import KERNEL_LOG
 from sparktui.core.verdict import EvidenceList, Status, Verdict
 from sparktui.gotchas._fix import block, comment
 from sparktui.gotchas.base import Gotcha
@@ -296,9 +297,9 @@ def judge(r: Readings, cfg: Config) -> Verdict:
     counts over everything read (not only the events kept); warn: only non-fatal (or unclassified)
     AER; ok: the log was read and holds none (corrected AER errors are shown, not judged); unknown:
     the log could not be read (with how to grant access) or the reading is malformed."""
-    rd = r.get_reading("kernel_log")
+    rd = r.get_reading(KERNEL_LOG)
     ev = EvidenceList()
-    d: Mapping[str, Any] | None = r.data("kernel_log")
+    d: Mapping[str, Any] | None = r.data(KERNEL_LOG)
     if d is None:
         why = rd.error or "no kernel_log reading"
         ev.add("kernel log", "kmsg / journalctl / dmesg", f"unavailable: {why}")

@@ -7,6 +7,7 @@ from typing import Any, Mapping, TypeGuard
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
+from sparktui.core.shapes import LINK, TPSCAN
 from sparktui.core.verdict import EvidenceList, Status, Verdict
 from sparktui.gotchas._fix import block, comment, sh
 from sparktui.gotchas.base import Gotcha
@@ -47,7 +48,7 @@ command): ~23.7 GB/s bus bandwidth is reachable; ~3 GB/s means NCCL is on defaul
 
 def _multi_node(r: Readings) -> list[str]:
     """Files of G10's scan that launch on more than one node (tolerant of any shape)."""
-    data: Any = r.data("tpscan")
+    data: Any = r.data(TPSCAN)
     out: list[str] = []
     if not isinstance(data, Mapping):
         return out
@@ -291,7 +292,7 @@ def judge(r: Readings, cfg: Config) -> Verdict:
     ev.add("peers", "config [fleet] peers", peers or "none")
     ev.add("multi-node launches", "G10 scan (tpscan)", multi or "none seen")
     applies = bool(peers or multi)
-    reading = r.get_reading("link")
+    reading = r.get_reading(LINK)
     data: Any = reading.data
     if not isinstance(data, Mapping):
         why = reading.error or "link probe returned nothing"

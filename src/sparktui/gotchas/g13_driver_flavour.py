@@ -4,11 +4,12 @@ against a table of known-bad combinations (sparktui/data/known_bad.toml)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
+from sparktui.core.shapes import DRIVER_FLAVOUR
 from sparktui.core.validate import KERNEL_RELEASE_MAX, pattern_problem
 from sparktui.core.verdict import EvidenceList, Status, Verdict
 from sparktui.gotchas._facts import GpuFacts
@@ -152,7 +153,7 @@ def judge(r: Readings, cfg: Config) -> Verdict:
     loaded, or a fact an entry needs could not be read. The proprietary-module entry needs a GB10:
     on an aarch64 host whose GPU could not be named it is a warning, not a failure."""
     ev = EvidenceList()
-    reading = r.get_reading("driver_flavour")
+    reading = r.get_reading(DRIVER_FLAVOUR)
     f = reading.data
     if not f:
         ev.add("driver flavour", "driver_flavour probe", f"unavailable: {reading.error or 'not read'}")
@@ -167,7 +168,7 @@ def judge(r: Readings, cfg: Config) -> Verdict:
         return Verdict(ID, Status.UNKNOWN, f"cannot check: {kb.get('error') or 'known-bad table missing'}",
                        evidence=ev.tuple(), fix=f"Restore or fix the table ({kb.get('path') or DATA_FILE}); "
                        "its header lists the fields each entry may use.")
-    entries = kb["entries"]
+    entries: Sequence[Mapping[str, Any]] = kb["entries"]
     if not entries:  # nothing to check against is no evidence that nothing applies
         ev.add("known-bad table", kb.get("path") or DATA_FILE, "0 entries")
         return Verdict(ID, Status.UNKNOWN, f"cannot check: the known-bad table {kb.get('path') or DATA_FILE} has no "
