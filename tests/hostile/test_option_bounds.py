@@ -24,7 +24,7 @@ NUMERIC = [
     (["record", "-o", "r.jsonl"], "--duration", 0.1, 1e9, None),
     (["record", "-o", "r.jsonl"], "--processes-every", 0.01, 1e9, "never"),
 ]
-# checked after parsing, with its own message (cli/bandwidth.size_bytes; tests/test_g05.py)
+# checked after parsing, with its own message (cli/bandwidth.size_bytes; tests/gotchas/g05/test_gate_and_probe.py)
 CHECKED_AFTER_PARSING = {("bandwidth", "--size")}
 # options whose converter checks something other than a number (cli/main.sys_root_folder: a folder)
 NOT_NUMERIC = {"--sys-root"}

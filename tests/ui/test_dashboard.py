@@ -536,7 +536,7 @@ async def test_bandwidth_yes_runs_the_probe_and_shows_the_figure(tmp_path, monke
     from sparktui.gotchas.g05_bandwidth import GateDecision
     import sparktui.flows.bandwidth as cb
     from tests.standins.make import make_script
-    from tests.test_g05 import FAKE_CUDA_TORCH
+    from tests.gotchas.g05.test_gate_and_probe import FAKE_CUDA_TORCH
 
     site = tmp_path / "site"
     (site / "torch").mkdir(parents=True)
