@@ -18,7 +18,7 @@ from sparktui.core.verdict import Status
 from sparktui.gotchas import REGISTRY
 from sparktui.runner import judge
 from tests.hostile.test_snapshot_fields import source_doc
-from tests.test_g06_rules import g6v, history, job, snap
+from tests.gotchas.g06.test_rules import g6v, history, job, snap
 from tests.test_verdicts_never_lie import H200, _with
 
 GIB = 1024 ** 3

@@ -4,7 +4,7 @@ Each child is a Python interpreter sleeping, started with an argv (argv[0] inclu
 the real server; NVML (faked, the only fake) lists some of them as GPU processes. The children of
 this test process stand in for the user's workloads, so the scan is told not to leave out this
 process's descendants (``exclude_own=False``); the tests at the end check that sparktui's own
-children are left out when it is. Threshold tests on hand-built readings: tests/test_g06_rules.py.
+children are left out when it is. Threshold tests on hand-built readings: tests/gotchas/g06/test_rules.py.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 The fix's commands filled from what was seen (the server's own command line with its cap, the pids
 to stop), where each piece of evidence comes from, the review of a recording whose snapshots go
 back in time, and the smaller guards (the rows' grouping, an unknown server name, the container
-reading's keys). Readings are built as in tests/test_g06_rules.py, with GB10's numbers
+reading's keys). Readings are built as in tests/gotchas/g06/test_rules.py, with GB10's numbers
 (FACTS.md: MemTotal 121.7 GiB, a VLLM::EngineCore holding 89093 MiB).
 """
 
@@ -16,7 +16,7 @@ from sparktui.core.readings import Reading
 from sparktui.core.verdict import Status
 from sparktui.gotchas import g06_contention as g6
 from sparktui.gotchas.g06_contention import judge
-from tests.test_g06_rules import (
+from tests.gotchas.g06.test_rules import (
     ENGINE_CORE,
     GIB,
     LORA,

@@ -3,7 +3,7 @@
 Numbers are GB10's (FACTS.md, FIELD-FACTS.md): MemTotal 121.7 GiB (127,611,700 kB), a vLLM
 ``VLLM::EngineCore`` holding 89093 MiB, vLLM at 0.5 and at its 0.9 default, a <4 GB LoRA beside a
 server capped at 0.5, an idle ``ollama serve``, a llama.cpp server holding a fixed 5 GiB. The real
-process scan behind these readings is tested in tests/test_g06.py.
+process scan behind these readings is tested in tests/gotchas/g06/test_process_scan.py.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ LORA = int(3.5 * GIB)  # the <4 GB LoRA that ran cleanly beside vLLM at 0.5
 SMALL = 512 * MIB  # SMALL_GPU_BYTES: the numbers below are literal, so a changed constant is noticed
 HEADROOM = 0.9  # HEADROOM_FRACTION
 T0 = 1_764_000_000.0  # 16:00:00 UTC
-DEMO = Path(__file__).resolve().parents[1] / "src" / "sparktui" / "data" / "gb10-demo.jsonl"
+DEMO = Path(__file__).resolve().parents[3] / "src" / "sparktui" / "data" / "gb10-demo.jsonl"
 
 
 # -- building readings ---------------------------------------------------------------------------
