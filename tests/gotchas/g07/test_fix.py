@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from sparktui.core.verdict import Status
 from sparktui.gotchas import g07_nvfp4_arch as g7mod
-from tests.test_g07_judge import GB10, PIP_CU128, evidence, g7, target
+from tests.gotchas.g07.test_judge import GB10, PIP_CU128, evidence, g7, target
 
 INTERP = "/home/spark/venvs/train/bin/python"
 
