@@ -169,3 +169,18 @@ def test_kept_bandwidth_result_with_a_huge_int_is_refused_not_a_crash():
     assert bandwidth_result_problem({"copy_gbs": HUGE}).endswith("not a finite number")  # math.isfinite raised
     assert bandwidth_result_problem({"copy_gbs": NAN}) == "copy_gbs is nan, not a finite number"
     assert bandwidth_result_problem({"copy_gbs": "12"}) == "copy_gbs is '12', not a number"
+
+
+def test_a_cached_listing_with_a_huge_fetched_at_is_discarded_not_a_crash(tmp_path):
+    import json
+
+    from sparktui.playbooks.github import CACHE_VERSION, _DiskCache
+
+    cache = _DiskCache(tmp_path)
+    url = "https://api.github.com/repos/o/r/issues"
+    good = {"v": CACHE_VERSION, "url": url, "fetched_at": 1.0e9, "data": {}, "etag": None, "next": None}
+    cache._path(url).write_text(json.dumps(good), encoding="utf-8")
+    assert cache.load(url) == good
+    for bad in (HUGE, NAN, True):  # math.isfinite raised OverflowError on the 400-digit int
+        cache._path(url).write_text(json.dumps({**good, "fetched_at": bad}), encoding="utf-8")
+        assert cache.load(url) is None

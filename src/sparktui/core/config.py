@@ -4,7 +4,6 @@ A bad value is a clear error naming the file, the key and what was expected; it 
 silently replaced by the default.
 """
 
-import math
 import os
 import sys
 from dataclasses import dataclass, field, fields, replace
@@ -12,6 +11,7 @@ from pathlib import Path
 from typing import Any, Optional, get_args, get_origin, Union
 
 from sparktui.core.readings import read_regular
+from sparktui.core.units import is_number
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -36,7 +36,7 @@ MAX_SETTING = 1e9  # seconds (about 31 years), counts, watts: beyond this a valu
 
 
 def _positive(v: float) -> Optional[str]:
-    if not (isinstance(v, (int, float)) and math.isfinite(v)):
+    if not is_number(v):
         return "must be a finite number"
     if not v > 0:
         return "must be greater than 0"
@@ -52,7 +52,7 @@ def _interval(v: float) -> Optional[str]:
 
 
 def _positive_bytes(v: float) -> Optional[str]:
-    if not (isinstance(v, (int, float)) and math.isfinite(v)):
+    if not is_number(v):
         return "must be a finite number"
     return None if 0 < v <= 1e15 else "must be greater than 0 and at most 1e15"
 

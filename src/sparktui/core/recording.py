@@ -44,6 +44,7 @@ from sparktui.core.readings import Reading, Readings, regular_size
 from sparktui.core.shapes import ProcessSnapshot
 from sparktui.core.validate import shape_problems
 from sparktui.core.telemetry import GPU_FIELDS, sample_window
+from sparktui.core.units import is_number
 from sparktui.core.verdict import Status
 
 RECORDING_SCHEMA = 1
@@ -280,12 +281,7 @@ MAX_NUMBER = 1e18  # no reading a recording carries (bytes, watts, seconds) come
 def _is_number(v: Any) -> bool:
     """A finite int or float of sane size (JSON true/false, NaN, Infinity and integers too big
     for a float are not numbers here)."""
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        return False
-    try:
-        return math.isfinite(v) and abs(v) <= MAX_NUMBER
-    except OverflowError:  # an int with 400 digits
-        return False
+    return is_number(v) and abs(v) <= MAX_NUMBER
 
 
 def _kind(v: Any) -> str:

@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 from urllib.parse import urljoin, urlsplit
 
 from sparktui.core.atomic import write_text_atomic
+from sparktui.core.units import is_number
 
 if TYPE_CHECKING:  # imported by the first request: ~6 MB that a G8 with nothing to watch (no request) never needs
     import httpx
@@ -494,8 +495,7 @@ def _trim_commits(payload: Any) -> dict[str, Any]:
 # --------------------------------------------------------------------------- the client
 
 
-def _finite(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+_finite = is_number  # one meaning of a number (core/units): an int past a float raised in math.isfinite
 
 
 def _bounded_reset(reset_at: Any, now: float) -> float:
@@ -668,8 +668,7 @@ class GitHubClient:
             try:
                 payload = json.loads(body)
             except (ValueError, UnicodeDecodeError) as e:
-                where = getattr(e, "lineno", None)
-                pos = f" at line {e.lineno}, column {e.colno}" if where else ""
+                pos = f" at line {e.lineno}, column {e.colno}" if isinstance(e, json.JSONDecodeError) and e.lineno else ""
                 msg = getattr(e, "msg", None) or type(e).__name__
                 raise FetchError(f"malformed JSON from {self._where(url)}{pos}: {msg}") from None
             entry = {"v": CACHE_VERSION, "url": url, "etag": headers.get("etag"), "fetched_at": now, "next": next_url,

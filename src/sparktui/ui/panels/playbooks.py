@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from rich.text import Text
@@ -10,6 +11,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Label
 
+from sparktui.core.units import is_number
 from sparktui.core.verdict import Status, Verdict
 from sparktui.ui.format import age
 from sparktui.ui.inert import plain
@@ -32,7 +34,7 @@ class PlaybookPanel(Vertical):
             t.add_column(name, key=name, width=width)
         self.issues: dict[str, dict[str, Any]] = {}
 
-    def show(self, verdict: Verdict | None, data: dict[str, Any] | None, now: float,
+    def show(self, verdict: Verdict | None, data: Mapping[str, Any] | None, now: float,
              next_run_at: float | None = None) -> None:
         """``next_run_at``: when G8 next runs by itself (unix time; None: only when asked, r)."""
         t, note = self._table, self._note
@@ -93,8 +95,7 @@ def stale_line(data: dict[str, Any], now: float, next_run_at: float | None) -> s
     return f"listing from {when} (the refresh failed); {retry}"
 
 
-def _number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+_number = is_number  # one meaning of a number (core/units)
 
 
 def _iso_age(iso: str | None, now: float) -> str:
