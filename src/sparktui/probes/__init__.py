@@ -2,6 +2,11 @@
 
 Every probe is ``read(cfg) -> Reading`` and must not raise: ``safe_read`` turns an unexpected
 exception into a Reading whose error names it, so one broken probe costs one reading.
+
+A probe is declared once, in its own module: ``PROBES = (Probe(shapes.HOST, read),)`` names the
+reading it fills (a typed key of core/shapes.py), its reader and whether the reader takes
+``cancel`` (probes/declared.py). The registry, ``names()``, the cancellable set and ``safe_read``
+below are derived from those declarations; adding a probe is its module and one import line here.
 """
 
 from __future__ import annotations
@@ -9,55 +14,62 @@ from __future__ import annotations
 import threading
 import time
 import traceback
-from typing import Any, Callable, Protocol
+from typing import Any, cast
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Reading
+from sparktui.probes.declared import CancellableReader, Probe, Reader
 
-Probe = Callable[[Config], Reading[Any]]
-
-
-class CancellableProbe(Protocol):
-    """A probe that runs subprocesses or waits, and stops when ``cancel`` is set."""
-
-    def __call__(self, cfg: Config, cancel: threading.Event | None = None) -> Reading[Any]: ...
+__all__ = ["CancellableReader", "Probe", "Reader", "cancellable", "declarations", "names", "safe_read"]
 
 
-def _registry() -> dict[str, Probe]:
-    # Imported lazily so `sparktui explain` does not pay for probe imports.
-    from sparktui.probes import container, cudalibs, host, nvml, pins, target, tpscan, state
+def declarations() -> tuple[Probe, ...]:
+    """Every probe, as its own module declares it (``PROBES``), in the order they are started."""
+    # Imported here, not at the top, so `sparktui explain` does not pay for the probe modules.
+    from sparktui.probes import (
+        container,
+        cudalibs,
+        driver_flavour,
+        host,
+        kernel_log,
+        link,
+        nvml,
+        pins,
+        playbooks,
+        processes,
+        sampler,
+        state,
+        target,
+        tpscan,
+    )
 
-    return {
-        "host": host.read,
-        "nvml": nvml.read_static,
-        "target": target.read,
-        "cudalibs": cudalibs.read,
-        "container": container.read,
-        "pins": pins.read,
-        "tpscan": tpscan.read,
-        "meminfo": host.read_meminfo,
-        "bandwidth_last": state.read_bandwidth_last,
-        "telemetry": __import__("sparktui.probes.sampler", fromlist=["read_telemetry"]).read_telemetry,
-        "processes": __import__("sparktui.probes.processes", fromlist=["read"]).read,
-        "playbook_issues": __import__("sparktui.probes.playbooks", fromlist=["read"]).read,
-        "kernel_log": __import__("sparktui.probes.kernel_log", fromlist=["read"]).read,
-        "driver_flavour": __import__("sparktui.probes.driver_flavour", fromlist=["read"]).read,
-        "link": __import__("sparktui.probes.link", fromlist=["read"]).read,
-    }
+    return (*host.PROBES, *nvml.PROBES, *target.PROBES, *cudalibs.PROBES, *container.PROBES, *pins.PROBES,
+            *tpscan.PROBES, *state.PROBES, *sampler.PROBES, *processes.PROBES, *playbooks.PROBES,
+            *kernel_log.PROBES, *driver_flavour.PROBES, *link.PROBES)
 
 
-def _cancellable() -> dict[str, CancellableProbe]:
-    """The probes whose read() takes ``cancel`` (they run subprocesses, sample or scan for a while)."""
-    from sparktui.probes import sampler, target, tpscan
+def _declared() -> dict[str, Probe]:
+    return {p.name: p for p in declarations()}
 
-    return {"target": target.read, "telemetry": sampler.read_telemetry, "tpscan": tpscan.read}
+
+def _registry() -> dict[str, Reader]:
+    """Probe name -> its reader (as its module holds it now)."""
+    return {name: p.reader for name, p in _declared().items()}
+
+
+def cancellable() -> frozenset[str]:
+    """The probes whose reader takes ``cancel`` (they run subprocesses, sample or scan for a while)."""
+    return frozenset(p.name for p in declarations() if p.cancellable)
 
 
 def names() -> list[str]:
-    return list(_registry())
+    return list(_declared())
 
 
-CANCELLABLE = frozenset({"target", "telemetry", "tpscan"})  # the names _cancellable() holds, without importing them
+def __getattr__(name: str) -> Any:
+    if name == "CANCELLABLE":  # the old constant, derived now (imports the probe modules)
+        return cancellable()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def safe_read(name: str, cfg: Config, cancel: threading.Event | None = None) -> Reading[Any]:
@@ -66,11 +78,14 @@ def safe_read(name: str, cfg: Config, cancel: threading.Event | None = None) -> 
     started = time.time()
     t0 = time.perf_counter()
     try:
-        fn = _registry().get(name)
-        if fn is None:
+        probe = _declared().get(name)
+        if probe is None:
             return Reading(probe=name, data=None, error=f"no such probe '{name}'", started_at=started)
-        stoppable = _cancellable().get(name) if (cancel is not None and name in CANCELLABLE) else None
-        reading = stoppable(cfg, cancel=cancel) if stoppable is not None else fn(cfg)
+        fn = probe.reader
+        if cancel is not None and probe.cancellable:
+            reading = cast(CancellableReader, fn)(cfg, cancel=cancel)
+        else:
+            reading = fn(cfg)
     except Exception as e:  # a probe bug must not take the tool down
         tb = traceback.format_exception_only(type(e), e)[-1].strip()
         return Reading(probe=name, data=None, error=f"probe crashed: {tb}", started_at=started,

@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 from typing import Callable, Mapping
 
+from sparktui.core import shapes
 from sparktui.core.config import Config
 from sparktui.core.readings import Reading
 from sparktui.core.shapes import (
@@ -33,6 +34,7 @@ from sparktui.core.shapes import (
     HostRuntime,
     NgcInfo,
 )
+from sparktui.probes.declared import Probe
 
 # (substring of a /proc/1/cgroup line, runtime); kubepods first: its lines also name the engine.
 CGROUP_HINTS = (
@@ -298,3 +300,6 @@ def read(cfg: Config) -> Reading[ContainerData]:
     return Reading("container", data, source="/.dockerenv, /run/.containerenv, /proc/1/cgroup, "
                    "/proc/self/mountinfo, environment; docker/podman/nvidia-ctk on PATH, /etc/docker/daemon.json, "
                    "/etc/cdi, /var/run/cdi", started_at=started)
+
+
+PROBES = (Probe(shapes.CONTAINER, read),)

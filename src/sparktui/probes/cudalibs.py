@@ -12,9 +12,11 @@ import shutil
 import subprocess
 import time
 
+from sparktui.core import shapes
 from sparktui.core.config import Config
 from sparktui.core.readings import Reading
 from sparktui.core.shapes import CudalibsData, LdconfigEntry
+from sparktui.probes.declared import Probe
 
 _LINE = re.compile(r"^\s*(libcudart\.so(?:\.[\d.]+)?)\s+\(([^)]*)\)\s+=>\s+(\S+)")
 
@@ -48,3 +50,6 @@ def read(cfg: Config) -> Reading[CudalibsData]:
         return Reading("cudalibs", None, error=f"ldconfig -p exited {proc.returncode}: {err}", source="ldconfig -p", started_at=started)
     entries = parse_ldconfig(proc.stdout.decode("utf-8", "replace"))
     return Reading("cudalibs", {"libcudart": entries}, source=f"{exe} -p", started_at=started)
+
+
+PROBES = (Probe(shapes.CUDALIBS, read),)

@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from sparktui.core import shapes
 from sparktui.core.config import Config
 
 if sys.version_info >= (3, 11):
@@ -36,6 +37,7 @@ else:  # pragma: no cover - Python 3.10
 from sparktui.core.readings import Reading
 from sparktui.core.shapes import DriverFlavourData, KnownBadData, KnownBadEntry
 from sparktui.core.validate import KERNEL_RELEASE_MAX, pattern_problem
+from sparktui.probes.declared import Probe
 
 SHIPPED_KNOWN_BAD = Path(__file__).resolve().parent.parent / "data" / "known_bad.toml"
 MAX_FILE_BYTES = 64 * 1024  # every file read here is a few lines; more is not what we expect
@@ -389,3 +391,6 @@ def read(cfg: Config, root: str = "/", known_bad: Path | None = None) -> Reading
     base = Path(root)
     return Reading("driver_flavour", data, source=f"{base / 'proc/driver/nvidia'}, {base / 'sys/module/nvidia'}",
                    started_at=started)
+
+
+PROBES = (Probe(shapes.DRIVER_FLAVOUR, read),)

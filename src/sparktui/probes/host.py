@@ -8,9 +8,11 @@ import platform
 import socket
 import time
 
+from sparktui.core import shapes
 from sparktui.core.config import Config
 from sparktui.core.readings import Reading
 from sparktui.core.telemetry import MEM_FIELDS
+from sparktui.probes.declared import Probe
 
 MEMINFO = "/proc/meminfo"
 PSI_MEMORY = "/proc/pressure/memory"  # Linux PSI (4.20+, CONFIG_PSI; psi=0 on the command line turns it off)
@@ -159,3 +161,6 @@ def _os_pretty_name() -> str | None:
         if line.startswith("PRETTY_NAME="):
             return line.split("=", 1)[1].strip().strip('"')
     return None
+
+
+PROBES = (Probe(shapes.HOST, read), Probe(shapes.MEMINFO, read_meminfo))

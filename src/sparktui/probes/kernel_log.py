@@ -35,11 +35,13 @@ import time
 from datetime import datetime
 from typing import Any, Callable, Iterable, Iterator
 
+from sparktui.core import shapes
 from sparktui.core import children
 from sparktui.core.config import Config
 from sparktui.core.readings import Reading
 from sparktui.core.xids import XIDS  # noqa: F401  (re-exported: the meanings, shared with G11's judge)
 from sparktui.core.xids import EVENT_KINDS, MAX_KEPT, EventKeeper
+from sparktui.probes.declared import Probe
 
 KMSG = "/dev/kmsg"
 BOOT_ID = "/proc/sys/kernel/random/boot_id"
@@ -1066,3 +1068,6 @@ def follow(callback: Callable[[Event], None], on_error: Callable[[str], None] | 
             return JournalFollower(callback, on_error).start()
         except OSError as e2:
             raise PermissionError(f"{path}: {_why(e)}; journalctl: {_why(e2)}; {GRANT_HINT}") from e2
+
+
+PROBES = (Probe(shapes.KERNEL_LOG, read),)

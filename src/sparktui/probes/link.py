@@ -30,8 +30,10 @@ import time
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
+from sparktui.core import shapes
 from sparktui.core.config import Config
 from sparktui.core.readings import Reading
+from sparktui.probes.declared import Probe
 
 NCCL_VARS = ("NCCL_IB_HCA", "NCCL_IB_MERGE_NICS", "NCCL_SOCKET_IFNAME", "NCCL_IB_GID_INDEX", "NCCL_NET_GDR_LEVEL")
 MLX5_DRIVER = "mlx5_core"
@@ -500,3 +502,6 @@ class RdmaReader:
                 out["tx_Bps"] = (tx - tx0) / dt if tx >= tx0 else None
         self._last = (now, rx, tx)
         return out, None
+
+
+PROBES = (Probe(shapes.LINK, read),)

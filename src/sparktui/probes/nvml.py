@@ -12,8 +12,10 @@ import threading
 import time
 from typing import Any, Callable
 
+from sparktui.core import shapes
 from sparktui.core.config import Config
 from sparktui.core.readings import Reading
+from sparktui.probes.declared import Probe
 
 _backend: Any = None  # the pynvml module, or a stand-in installed by set_backend()
 _backend_error: str | None = None
@@ -170,3 +172,6 @@ def read_static(cfg: Config) -> Reading:
         return Reading("nvml", data, source="NVML (nvidia-ml-py)", started_at=started)
     finally:
         s.close()
+
+
+PROBES = (Probe(shapes.NVML, read_static),)

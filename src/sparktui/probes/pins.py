@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sparktui.core import shapes
 from sparktui.core.config import Config
 from sparktui.core.readings import Reading, read_regular
 from sparktui.core.shapes import Pin, PinsData, PinSkipped
@@ -30,6 +31,7 @@ from sparktui.core.versions import (
     canonical_name,
     parse_specifiers,
 )
+from sparktui.probes.declared import Probe
 
 SHIPPED_DIR = Path(__file__).resolve().parent.parent / "data" / "pins"
 MAX_INCLUDE_DEPTH = 10
@@ -292,3 +294,6 @@ def read(cfg: Config) -> Reading[PinsData]:
         "shipped_sets": shipped_sets(),
     }
     return Reading("pins", data, source=source, started_at=started)
+
+
+PROBES = (Probe(shapes.PINS, read),)

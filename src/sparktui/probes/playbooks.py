@@ -10,10 +10,12 @@ import os
 import time
 from typing import TYPE_CHECKING, Any, Mapping
 
+from sparktui.core import shapes
 from sparktui.core.config import Config
 from sparktui.core.readings import Reading
 from sparktui.playbooks.matching import CATALOG, Matcher, is_own_probe, suggest_slugs
 from sparktui.probes.processes import cut_argv
+from sparktui.probes.declared import Probe
 
 if TYPE_CHECKING:  # httpx is imported only when a fetch actually happens
     from sparktui.playbooks import github
@@ -157,3 +159,6 @@ def _process_cmdlines(limit: int = 5000, own_pid: int | None = None) -> list[str
 def _excerpt(body: str) -> str:
     body = body.strip()
     return body if len(body) <= EXCERPT_CHARS else body[: EXCERPT_CHARS - 1] + "…"
+
+
+PROBES = (Probe(shapes.PLAYBOOK_ISSUES, read),)

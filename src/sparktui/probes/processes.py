@@ -32,10 +32,12 @@ import stat
 import time
 from typing import Any, Iterable
 
+from sparktui.core import shapes
 from sparktui.core.secrets import REDACTED, scrub_secrets
 from sparktui.core.config import Config
 from sparktui.core.readings import Reading
 from sparktui.probes.nvml import NvmlSession
+from sparktui.probes.declared import Probe
 
 # Environment variables worth showing per server (memory-relevant).
 SERVER_ENV = {
@@ -755,3 +757,6 @@ def read(cfg: Config) -> Reading:
         session.close()
     return Reading("processes", data, error=data.get("scan_error"), source="NVML process lists + psutil",
                    started_at=started, took_s=time.time() - started)
+
+
+PROBES = (Probe(shapes.PROCESSES, read),)

@@ -19,12 +19,14 @@ import threading
 import time
 from typing import Any, Callable
 
+from sparktui.core import shapes
 from sparktui.core.config import Config
 from sparktui.core.readings import Reading
 from sparktui.core.telemetry import MEM_FIELDS, History, decode_reasons
 from sparktui.probes.host import MEMINFO
 from sparktui.probes.link import RdmaReader
 from sparktui.probes.nvml import Field, NvmlSession, describe_error, static_info
+from sparktui.probes.declared import Probe
 
 SampleCallback = Callable[[dict[str, Any]], None]
 
@@ -532,3 +534,6 @@ def read_telemetry(cfg: Config, cancel: threading.Event | None = None) -> Readin
     nvml_err = (data["samples"][-1].get("errors") or {}).get("nvml") if data["samples"] else None
     return Reading("telemetry", data, error=nvml_err, source="NVML (nvidia-ml-py) + /proc/meminfo",
                    started_at=started, took_s=time.time() - started)
+
+
+PROBES = (Probe(shapes.TELEMETRY, read_telemetry, cancellable=True),)

@@ -8,9 +8,11 @@ import time
 from pathlib import Path
 from typing import cast
 
+from sparktui.core import shapes
 from sparktui.core.config import Config, default_state_dir
 from sparktui.core.readings import Reading, read_regular
 from sparktui.core.shapes import BandwidthResult
+from sparktui.probes.declared import Probe
 
 
 def bandwidth_path() -> Path:
@@ -51,3 +53,6 @@ def read_bandwidth_last(cfg: Config) -> Reading[BandwidthResult]:
     # A file on disk can hold anything: G5 checks every figure it uses (g05 result_problem) before
     # believing it, so the declared shape is what it claims to be, not yet what it proved to be.
     return Reading("bandwidth_last", cast(BandwidthResult, data), source=str(p), started_at=started)
+
+
+PROBES = (Probe(shapes.BANDWIDTH_LAST, read_bandwidth_last),)

@@ -21,9 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Collection, Iterable
 
+from sparktui.core import shapes
 from sparktui.core import children
 from sparktui.core.config import Config
 from sparktui.core.readings import Reading
+from sparktui.probes.declared import Probe
 
 SCRIPT = Path(__file__).with_name("target_script.py")
 
@@ -383,3 +385,6 @@ def read(cfg: Config, cancel: threading.Event | None = None) -> Reading:
     data["interpreter"] = python
     data["selected_by"] = why
     return Reading("target", data, source=source, started_at=started, took_s=took)
+
+
+PROBES = (Probe(shapes.TARGET, read, cancellable=True),)

@@ -40,9 +40,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Literal, Optional
 
+from sparktui.core import shapes
 from sparktui.core.config import Config
 from sparktui.core.readings import Reading
 from sparktui.core.shapes import FileContext, ScanRoot, TpMatch, TpscanData, TpSkippedSample
+from sparktui.probes.declared import Probe
 
 MAX_MATCHES = 500  # TP findings kept; the rest are only counted
 MAX_AT_ONE_SAMPLE = 10  # sample of TP settings found at 1 (proof the config was seen)
@@ -2304,3 +2306,6 @@ def _reread(path: str, limit: int) -> bytes | None:
     except OSError:
         return None
     return data if len(data) <= limit else None
+
+
+PROBES = (Probe(shapes.TPSCAN, read, cancellable=True),)
