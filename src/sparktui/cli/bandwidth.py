@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import sys
-from typing import Callable
+from typing import Any, Callable, Mapping
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
@@ -28,8 +28,8 @@ def size_bytes(size_gib: object) -> int:
     nan and inf used to reach int() as tracebacks, and 1e-9 planned a 0.00 GiB buffer."""
     from sparktui.cli.common import UsageError
 
-    ok = isinstance(size_gib, (int, float)) and not isinstance(size_gib, bool) and math.isfinite(size_gib)
-    if not ok or size_gib * GIB < MIN_BUFFER or size_gib > 1e6:  # 1e308 GiB overflowed int()
+    if (isinstance(size_gib, bool) or not isinstance(size_gib, (int, float)) or not math.isfinite(size_gib)
+            or size_gib * GIB < MIN_BUFFER or size_gib > 1e6):  # 1e308 GiB overflowed int()
         raise UsageError(f"sparktui bandwidth: --size must be a finite number of GiB, at least {MIN_BUFFER / GIB:g} "
                          f"(the probe's smallest buffer), at most 1e6; got {size_gib!r}")
     return int(size_gib * GIB)
@@ -37,7 +37,7 @@ def size_bytes(size_gib: object) -> int:
 
 def run(cfg: Config, size_gib: float, yes: bool, force: bool, json_out: bool,
         confirm: Callable[[str], bool] = confirm_tty, timeout_s: float = 120.0,
-        observe: Callable[[], Readings] | None = None) -> tuple[Verdict, dict]:
+        observe: Callable[[], Readings] | None = None) -> tuple[Verdict, Mapping[str, Any]]:
     """Gate, confirm, gate again, measure. ``observe`` reads meminfo and processes (tests pass one
     that keeps only their own child processes)."""
     requested = size_bytes(size_gib)

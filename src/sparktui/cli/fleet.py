@@ -72,9 +72,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _local(cfg, snapshot: str | None):
     """(readings, host facts, source) of this machine, or of a saved snapshot."""
-    from sparktui import probes
     from sparktui.core.readings import read_snapshot
-    from sparktui.runner import collect
+    from sparktui.runner import collect, probe_names
 
     if snapshot:
         readings, host, _ = read_snapshot(snapshot)
@@ -82,7 +81,7 @@ def _local(cfg, snapshot: str | None):
     from sparktui.cli.common import interruptibly
 
     # in a thread, so Ctrl-C reaches us while a hung --python runs: the first judges what was read
-    readings = interruptibly(lambda cancel: collect(probes.names(), cfg, cancel=cancel))
+    readings = interruptibly(lambda cancel: collect(probe_names(), cfg, cancel=cancel))
     return readings, dict(readings.data("host") or {}), "live"
 
 
@@ -183,7 +182,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     peers: list = []
     replay = _replay_arg(args, cfg)
     if replay:
-        from sparktui.cli.record import replay_ids_for
+        from sparktui.live.recorder import replay_ids_for
 
         rec, readings = _recording(replay)
         ids = parse_ids(args.ids) if args.ids else replay_ids_for(readings)
@@ -208,9 +207,10 @@ def cmd_report(args: argparse.Namespace) -> int:
         from sparktui.core.recording import _is_number, sample_problem
 
         tel = readings.data("telemetry") or {}
-        samples = tel.get("samples") if isinstance(tel.get("samples"), list) else []
+        raw_samples = tel.get("samples")
         # a snapshot's samples are not checked when it is read: keep those of the sampler's shape
-        samples = [s for s in samples if isinstance(s, dict) and sample_problem(s) is None]
+        samples = [s for s in (raw_samples if isinstance(raw_samples, list) else [])
+                   if isinstance(s, dict) and sample_problem(s) is None]
         window = tel.get("window_s")
         inp = ReportInput(verdicts, readings, host, source, __version__, time.time(), samples=samples,
                           samples_source=(f"{source}, {window:g} s window" if _is_number(window) else source) if tel else source)
@@ -273,12 +273,12 @@ def _fitted(lines: list[tuple[str, str]]) -> list[str]:
 
 # Inputs the user gives that a check cannot do without, and the checks each one feeds. An unknown
 # in such a check while its input is broken is "not checked because of a broken input": it blocks
-# preflight (unless --allow-unknown). G8 reads the scan only to match issues against commands,
-# so a missing scan path does not explain a G8 unknown.
+# preflight (unless --allow-unknown). A check that reads an input only to enrich its verdict
+# (``Gotcha.enriched_by``: G8 reads the scan to match issues against commands) is not fed by it,
+# so a missing scan path does not explain its unknown.
 _INPUT_NAMES = {"target": "the target interpreter (--python / [target] python)",
                 "pins": "the pins file (--pins / [pins] file)",
                 "tpscan": "the scan paths (--path / [scan] paths)"}
-_NOT_FED_BY = {"tpscan": ("G8",)}
 _UNFINISHED = ("hung", "cancelled")
 
 
@@ -294,12 +294,15 @@ def _target_broken(readings) -> str | None:
     t = tr.data
     if not isinstance(t, dict):
         return f"it could not be run: {tr.error or 'no data'}"
-    stages = t.get("stages") if isinstance(t.get("stages"), dict) else {}
+    raw_stages = t.get("stages")
+    stages: dict[str, Any] = raw_stages if isinstance(raw_stages, dict) else {}
     for name, st in stages.items():
         if isinstance(st, dict) and st.get("status") in _UNFINISHED:
             return f"'{name}' {st['status']}: {st.get('error') or 'no reason given'}"
     for name in ("python", "import torch"):
-        st = stages.get(name) if isinstance(stages.get(name), dict) else {}
+        st = stages.get(name)
+        if not isinstance(st, dict):
+            st = {}
         if st.get("status") in (None, "not reached"):
             return f"'{name}' never ran" + (f": {st['error']}" if st.get("error") else "")
     if torch_not_installed(t) and not (t.get("packages") or {}).get("torch"):
@@ -317,7 +320,9 @@ def broken_inputs(readings, cfg) -> dict[str, str]:
     if cfg.pins.file and "pins" in readings and readings.data("pins") is None:
         out["pins"] = readings.get_reading("pins").error or "unreadable"
     scan = readings.data("tpscan") if "tpscan" in readings else None
-    roots = scan.get("paths") if isinstance(scan, dict) and isinstance(scan.get("paths"), list) else []
+    roots = scan.get("paths") if isinstance(scan, dict) else None
+    if not isinstance(roots, list):
+        roots = []
     gone = [p for p in roots if isinstance(p, dict) and p.get("status") not in ("scanned", "already scanned")]
     if gone:  # a typo in one --path hides that folder's configs as surely as in the only one
         out["tpscan"] = "; ".join(f"{p.get('path')}: {p.get('status')}" for p in gone)
@@ -337,7 +342,7 @@ def not_checked(verdicts, readings, cfg) -> list[dict]:
     for v in verdicts:
         if v.status is not Status.UNKNOWN:
             continue
-        feeds = [p for p in REGISTRY[v.id].probes if p in broken and v.id not in _NOT_FED_BY.get(p, ())]
+        feeds = [p for p in REGISTRY[v.id].required if p in broken]
         if feeds:
             cause, why = "broken input", f"{_INPUT_NAMES[feeds[0]]}: {broken[feeds[0]]}"
         elif not decided:
@@ -354,23 +359,27 @@ def cmd_preflight(args: argparse.Namespace) -> int:
     from sparktui.core.verdict import Status, worst
     from sparktui.fleet.peers import PeerState
     from sparktui.gotchas import REGISTRY
+    from sparktui.gotchas.base import Feed
     from sparktui.runner import run_checks
 
     cfg = config_from_args(args)
     replay = _replay_arg(args, cfg)
     rec = readings = None
+    source = ""
     if replay:
-        from sparktui.cli.record import replay_ids_for
+        from sparktui.live.recorder import replay_ids_for
 
         rec, readings = _recording(replay)
+        source = f"recording {Path(replay).name}"
     everything = replay_ids_for(readings) if readings is not None else list(REGISTRY)
     ids = parse_ids(args.ids) if args.ids else [g for g in everything if not REGISTRY[g].intrusive]
     intrusive = [g for g in ids if REGISTRY[g].intrusive]
     if intrusive:
+        measured = any(REGISTRY[g].feed is Feed.ON_REQUEST for g in intrusive)
         raise UsageError(f"sparktui preflight: {', '.join(intrusive)} is intrusive; preflight never runs it "
-                         f"(use `sparktui {'bandwidth' if 'G5' in intrusive else 'check'}` on an idle machine)")
+                         f"(use `sparktui {'bandwidth' if measured else 'check'}` on an idle machine)")
     if rec is not None:
-        host, source, peers = dict(rec.header.get("host") or {}), f"recording {Path(replay).name}", []
+        host, peers = dict(rec.header.get("host") or {}), []
     else:
         (readings, host, source), peers = _with_peers(cfg, ids, lambda: _local(cfg, args.snapshot))
     verdicts, _ = run_checks(ids, cfg, readings)
@@ -390,7 +399,7 @@ def cmd_preflight(args: argparse.Namespace) -> int:
         blockers += [f"peer {h} unreachable" for h in down]
     elif peer_status is not None and gate.blocks(peer_status):
         blockers.append("peers")
-    if down or "peers" in blockers:
+    if peer_status is not None and (down or "peers" in blockers):  # down: peers were compared
         blocking.append(peer_status)
     code = EXIT_FOR[worst(blocking)] if blocking else EXIT_OK
     if was_interrupted():  # Ctrl-C cut the look short: `preflight && torchrun` must not launch

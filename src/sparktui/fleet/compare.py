@@ -14,7 +14,7 @@ unknown. An unreachable machine makes its cells unknown, so nothing "matches" by
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from sparktui.core.inert import visible
 from sparktui.core.readings import Readings
@@ -165,7 +165,8 @@ def _gpu(readings: Readings) -> Cell:
     if not data:
         return _unknown(_reading_why(readings, "nvml"))
     names = []
-    for dev in data.get("devices") if isinstance(data.get("devices"), list) else []:
+    devices = data.get("devices")
+    for dev in devices if isinstance(devices, list) else []:
         if not isinstance(dev, dict):
             return _unknown("NVML: a device entry is malformed")
         name, err = _field(dev.get("name"))
@@ -176,7 +177,7 @@ def _gpu(readings: Readings) -> Cell:
     return Cell(", ".join(names)) if names else _unknown("NVML saw no GPU")
 
 
-def _target(readings: Readings) -> tuple[dict[str, Any] | None, str]:
+def _target(readings: Readings) -> tuple[Mapping[str, Any] | None, str]:
     data = readings.data("target")
     return data, ("" if data else _reading_why(readings, "target"))
 
@@ -186,13 +187,13 @@ def _obj(v: Any) -> dict[str, Any]:
     return v if isinstance(v, dict) else {}
 
 
-def _stage_why(t: dict[str, Any], stage: str) -> str:
+def _stage_why(t: Mapping[str, Any], stage: str) -> str:
     st = _obj(_obj(t.get("stages")).get(stage))
     err = st.get("error") or st.get("status") or "not reported"
     return f"{stage}: {err}"
 
 
-def _torch_not_installed(t: dict[str, Any]) -> bool:
+def _torch_not_installed(t: Mapping[str, Any]) -> bool:
     pk = t.get("packages")
     st = _obj(_obj(t.get("stages")).get("import torch"))
     return isinstance(pk, dict) and "torch" in pk and pk.get("torch") is None and \
@@ -232,7 +233,7 @@ def _torch_version(readings: Readings) -> Cell:
         return Cell(str(v))
     if _torch_not_installed(t):
         return Cell(NOT_INSTALLED)
-    pk = t.get("packages") if isinstance(t.get("packages"), dict) else {}
+    pk = _obj(t.get("packages"))
     if pk.get("torch"):  # installed, but the import failed: the distribution's version still counts
         return Cell(str(pk["torch"]))
     return _unknown(_stage_why(t, "import torch"))
@@ -246,7 +247,7 @@ def _nccl(readings: Readings) -> Cell:
     info = _obj(t.get("torch"))
     if info.get("nccl"):
         return Cell(str(info["nccl"]))
-    pk = t.get("packages") if isinstance(t.get("packages"), dict) else {}
+    pk = _obj(t.get("packages"))
     for name in ("nvidia-nccl-cu13", "nvidia-nccl-cu12"):
         if pk.get(name):
             return Cell(f"{pk[name]} ({name})")
@@ -361,12 +362,12 @@ def compare(machines: Sequence[Machine]) -> Comparison:
     (torch itself is the "torch" row)."""
     rows: list[Row] = []
     for key, what, required, why in _FIXED_ROWS:
-        cells = tuple(_cell(key, m, None) for m in machines)
-        if key == "container" and all(c.known for c in cells):
+        fixed = tuple(_cell(key, m, None) for m in machines)
+        if key == "container" and all(c.known for c in fixed):
             # every machine's image is seen: two images are two stacks, even where the rows below
             # happen to agree (a container beside a bare host stays advisory: rows decide)
             required, why = True, "every node should run the same image; its versions are compared row by row too"
-        rows.append(Row(key, what, required, cells, match_of(cells), why))
+        rows.append(Row(key, what, required, fixed, match_of(fixed), why))
     pkgs = [packages_of(m.readings) if m.readings is not None else (None, m.reason or "unreachable") for m in machines]
     names: dict[str, None] = {}
     for found, _ in pkgs:
@@ -374,7 +375,7 @@ def compare(machines: Sequence[Machine]) -> Comparison:
             if version is not None and name != "torch":
                 names.setdefault(name, None)
     for name in sorted(names, key=lambda n: (n not in REQUIRED_PACKAGES, n)):
-        cells = []
+        cells: list[Cell] = []
         for found, why in pkgs:
             if found is None:
                 cells.append(_unknown(why))

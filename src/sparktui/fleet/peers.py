@@ -184,10 +184,12 @@ def run_bounded(argv: list[str], timeout_s: float, max_bytes: int = MAX_OUTPUT_B
         return run
     out = bytearray()
     err = bytearray()
+    streams = (proc.stdout, proc.stderr)  # both PIPE: never None
     sel = selectors.DefaultSelector()
-    sel.register(proc.stdout, selectors.EVENT_READ, "out")
-    sel.register(proc.stderr, selectors.EVENT_READ, "err")
-    open_streams = 2
+    for stream, tag in zip(streams, ("out", "err")):
+        if stream is not None:
+            sel.register(stream, selectors.EVENT_READ, tag)
+    open_streams = len(sel.get_map())
     deadline = t0 + timeout_s
     try:
         while open_streams:
@@ -199,7 +201,7 @@ def run_bounded(argv: list[str], timeout_s: float, max_bytes: int = MAX_OUTPUT_B
                 run.timed_out = True
                 break
             for key, _ in sel.select(timeout=min(left, 0.25)):
-                chunk = os.read(key.fileobj.fileno(), 65536)
+                chunk = os.read(key.fd, 65536)
                 if not chunk:
                     sel.unregister(key.fileobj)
                     open_streams -= 1
@@ -221,9 +223,10 @@ def run_bounded(argv: list[str], timeout_s: float, max_bytes: int = MAX_OUTPUT_B
         # stopped early, or ended: kill everything the command started (ssh's ProxyCommand too)
         run.returncode = children.reap(proc)
         sel.close()
-        for s in (proc.stdout, proc.stderr):
+        for s in streams:
             try:
-                s.close()
+                if s is not None:
+                    s.close()
             except OSError:
                 pass
     run.stdout = bytes(out[: max_bytes + 1])
@@ -280,8 +283,8 @@ def parse_snapshot_output(raw: bytes) -> tuple[Readings, dict[str, Any], dict[st
             readings.add(Reading.from_dict(value))
         except (KeyError, TypeError, ValueError, AttributeError):
             notes.append(f"reading {name!r} is malformed; left out")
-    host = doc.get("host") if isinstance(doc.get("host"), dict) else {}
-    return readings, host, doc, notes
+    host = doc.get("host")
+    return readings, host if isinstance(host, dict) else {}, doc, notes
 
 
 # (stderr fragment, state, reason template); first match in this order wins.

@@ -24,7 +24,7 @@ import os
 import re
 import socket
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from sparktui.core.inert import md_code, md_fence, md_text
 from sparktui.core.readings import Readings
@@ -159,7 +159,7 @@ def telemetry_summary(samples: Sequence[dict[str, Any]]) -> TelemetrySummary:
     s.first_t, s.last_t = samples[0].get("t"), samples[-1].get("t")
     if isinstance(s.first_t, (int, float)) and isinstance(s.last_t, (int, float)):
         s.span_s = float(s.last_t - s.first_t)
-    errs = {}
+    errs: dict[str, Any] = {}
     for smp in samples:
         errs.update(smp.get("errors") or {})
     s.errors = sorted({f"{k}: {v}" for k, v in errs.items()})
@@ -234,8 +234,8 @@ def _field(d: Any) -> Any:
     return d.get("value") if isinstance(d, dict) else d
 
 
-def host_lines(host: dict[str, Any], nvml: dict[str, Any] | None, nvml_error: str | None,
-               container: dict[str, Any] | None) -> list[str]:
+def host_lines(host: Mapping[str, Any], nvml: Mapping[str, Any] | None, nvml_error: str | None,
+               container: Mapping[str, Any] | None) -> list[str]:
     mem = host.get("mem_total_bytes")
     rows = [
         ("host name", host.get("hostname")),

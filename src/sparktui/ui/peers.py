@@ -9,6 +9,7 @@ thread and shows them. A fetcher thread never touches a widget: each result is p
 from __future__ import annotations
 
 import time
+import weakref
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from rich.text import Text
@@ -31,7 +32,7 @@ from sparktui.ui.widgets import BoundedTable
 if TYPE_CHECKING:
     from textual.app import App
 
-    from sparktui.ui.board import Board
+    from sparktui.runner.board import Board
 
 HOW_TO = ("No peers are configured. Name the other machines of the job (ssh destinations: host, user@host "
           "or a ~/.ssh/config alias):\n"
@@ -157,9 +158,9 @@ class PeerWatch:
 
     def local_readings(self) -> Readings:
         if "host" not in self.local:  # no check reads the host facts; cheap, no subprocess
-            from sparktui import probes
+            from sparktui import runner
 
-            self.local.add(probes.safe_read("host", self.cfg))
+            self.local.add(runner.read("host", self.cfg))
         return self.local
 
     def _changed(self) -> None:
@@ -172,11 +173,15 @@ def local_verdicts(board: "Board") -> list[Verdict]:
     return [st.verdict for st in board.states.values() if st.verdict is not None]
 
 
+# What each Static of the view last showed (update_text); gone with the widget.
+_shown: weakref.WeakKeyDictionary[Static, tuple[str, str, list[tuple[int, int, str]]]] = weakref.WeakKeyDictionary()
+
+
 def update_text(widget: Static, text: Text) -> None:
     """Update a Static only when its text changed (the view redraws every second)."""
     key = (text.plain, str(text.style), [(sp.start, sp.end, str(sp.style)) for sp in text.spans])
-    if getattr(widget, "_sparktui_text", None) != key:
-        widget._sparktui_text = key  # type: ignore[attr-defined]
+    if _shown.get(widget) != key:
+        _shown[widget] = key
         widget.update(text)
 
 
@@ -226,7 +231,7 @@ class PeersScreen(Screen):
 
     def __init__(self, watch: PeerWatch, board: "Board", local_name: str) -> None:
         super().__init__()
-        self.watch, self.board, self.local_name = watch, board, local_name
+        self.peer_watch, self.board, self.local_name = watch, board, local_name
         self._tick = 0
         self._cmp_generation = -1
         self._cmp_width = -1
@@ -245,13 +250,13 @@ class PeersScreen(Screen):
         for t in self.query(DataTable):
             t.can_focus = False
         self.query_one("#peers-body").focus()
-        self.watch.listeners.append(self.show)
+        self.peer_watch.listeners.append(self.show)
         self.set_interval(1.0, self._every_second)
         self.show()
 
     def on_unmount(self) -> None:
-        if self.show in self.watch.listeners:
-            self.watch.listeners.remove(self.show)
+        if self.show in self.peer_watch.listeners:
+            self.peer_watch.listeners.remove(self.show)
 
     def on_resize(self, event) -> None:
         self.show()
@@ -261,17 +266,17 @@ class PeersScreen(Screen):
         self.show()
 
     def action_refetch(self) -> None:
-        if self.watch.replay:
+        if self.peer_watch.replay:
             self.notify("replay: peers are fetched on a live machine only", severity="warning")
-        elif not self.watch.specs:
+        elif not self.peer_watch.specs:
             self.notify("no peers configured: sparktui --peer HOST, or [fleet] peers in the config", severity="warning")
         else:
-            self.watch.refresh()
-            self.notify(f"fetching {len(self.watch.specs)} peer(s) again")
+            self.peer_watch.refresh()
+            self.notify(f"fetching {len(self.peer_watch.specs)} peer(s) again")
 
     # -- what is shown --------------------------------------------------------------------------
     def machines(self) -> list[Machine]:
-        return self.watch.machines(self.board, self.local_name)
+        return self.peer_watch.machines(self.board, self.local_name)
 
     @property
     def room(self) -> int:
@@ -289,7 +294,7 @@ class PeersScreen(Screen):
     def show(self) -> None:
         if not self.is_mounted:
             return
-        w = self.watch
+        w = self.peer_watch
         notice = []
         if not w.specs:
             notice.append(HOW_TO)
@@ -315,12 +320,12 @@ class PeersScreen(Screen):
     def _state(self, i: int, m: Machine) -> tuple[Text, str]:
         """(the state cell, the full line for the machines list) of machine ``i``."""
         if i == 0:
-            if self.watch.replay:
+            if self.peer_watch.replay:
                 return Text("● here", style="bold"), "the recorded machine (replay)"
             return Text("● here", style="bold"), f"this machine, sparktui {m.sparktui_version}"
-        spec = self.watch.specs[i - 1]
-        res = self.watch.results.get(spec.host)
-        took = self.watch.fetching_s(spec.host)
+        spec = self.peer_watch.specs[i - 1]
+        res = self.peer_watch.results.get(spec.host)
+        took = self.peer_watch.fetching_s(spec.host)
         if took is not None:
             line = f"fetching… {took:.0f}s (ssh {spec.host})"
             if res is not None:
@@ -351,7 +356,7 @@ class PeersScreen(Screen):
         cols = [("check", "check", label_w)] + [(f"m{i}", m.name + (" (here)" if i == 0 else ""), mw)
                                                  for i, m in enumerate(machines)]
         rows: list[tuple[str, list]] = [("state", [Text("state", style="bold")] + [self._state(i, m)[0] for i, m in enumerate(machines)])]
-        stale = [i > 0 and self.watch.fetching_s(self.watch.specs[i - 1].host) is not None for i in range(len(machines))]
+        stale = [i > 0 and self.peer_watch.fetching_s(self.peer_watch.specs[i - 1].host) is not None for i in range(len(machines))]
         for cr in checklists(machines):
             cells: list[Any] = [Text(f"{cr.id} {cr.title}", no_wrap=True, overflow="ellipsis")]
             for i, (st, summary) in enumerate(zip(cr.statuses, cr.summaries)):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 from rich.segment import Segment
@@ -13,14 +14,19 @@ from textual.widgets import Static
 from sparktui.ui.inert import plain, plain_lines
 
 
+# What each widget last showed (set_content): kept beside the widget, not as an attribute set on
+# Textual's own Static; gone with the widget.
+_shown: weakref.WeakKeyDictionary[Widget, str] = weakref.WeakKeyDictionary()
+
+
 def set_content(widget: Static | TextLine, content: Any) -> None:
     """Update a fixed-size text widget only when its content changed, without a layout pass
     (a 1 Hz dashboard must not re-layout the screen every second). A str is plain text, never
     markup, its controls made visible (ui/inert.py); a Text is drawn as it was built."""
     key = content.plain + str(content.spans) if isinstance(content, Text) else str(content)
-    if getattr(widget, "_sparktui_last", None) == key:
+    if _shown.get(widget) == key:
         return  # unchanged: nothing built (a str is made visible only when it changed)
-    widget._sparktui_last = key  # type: ignore[attr-defined]
+    _shown[widget] = key
     widget.update(content if isinstance(content, Text) else plain_lines(content), layout=False)
 
 
