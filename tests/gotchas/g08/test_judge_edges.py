@@ -13,7 +13,7 @@ from sparktui.core.verdict import Status
 from sparktui.gotchas import g08_stale_playbooks as g8
 from sparktui.gotchas.g08_stale_playbooks import judge
 from tests.conftest import readings_of
-from tests.test_g8_judge import data as base_data
+from tests.gotchas.g08.test_judge import data as base_data
 
 NOW = 1_780_000_000.0  # 2026-05-28
 DAY = 86400.0
@@ -24,7 +24,7 @@ LISTING = f"gh api repos/{REPO}/contents/nvidia --jq '.[].name'"
 
 
 def data(**kw):
-    """The reading of tests/test_g8_judge.py (NVIDIA/dgx-spark-playbooks, one slug, nothing matched)."""
+    """The reading of tests/gotchas/g08/test_judge.py (NVIDIA/dgx-spark-playbooks, one slug, nothing matched)."""
     return base_data(**{"pull_requests_skipped": 0, **kw})
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from sparktui.core.verdict import Status
 from tests.g8_server import make_issue, serve_issues
-from tests.test_g8_client import _judged
+from tests.gotchas.g08.test_client import _judged
 
 GARBAGE = [
     {"number": 1},
