@@ -45,11 +45,11 @@ from tests.gotchas.g03 import test_rules as t3
 from tests.gotchas.g04 import test_rules as t4
 from tests.gotchas.g06 import test_rules as t6
 from tests.gotchas.g07 import test_rules as t7
-from tests import test_g09_judge as t9
-from tests import test_g8_judge as t8
+from tests.gotchas.g09 import test_judge as t9
+from tests.gotchas.g08 import test_judge as t8
 from tests.conftest import readings_of
 from tests.gotchas.g05.test_rules import GB10 as G5_GB10
-from tests.test_g10_rules import TRAIN as G10_TRAIN
+from tests.gotchas.g10.test_rules import TRAIN as G10_TRAIN
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAPSHOT = ROOT / "tests" / "data" / "h200" / "snapshot.json"

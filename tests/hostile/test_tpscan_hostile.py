@@ -27,7 +27,7 @@ from sparktui.core.verdict import Status
 from sparktui.gotchas import g10_tensor_parallel as g10
 from sparktui.probes import tpscan
 from tests.conftest import readings_of
-from tests.test_g10_scan import _best_of, _scan_as_nobody
+from tests.gotchas.g10.test_scan import _best_of, _scan_as_nobody
 
 MB = 1024 * 1024
 SLACK_S = 1.0  # past a deadline, the work between two looks at the clock, on a loaded machine
@@ -129,7 +129,7 @@ SEEN = {  # issue 15: each was `ok` before
     "node count in hex": ("launch.sh", "torchrun --nnodes 0x@2 train.py --tensor-parallel-size 2\n"),
     "node count as an exponent": ("job.yaml", "trainer:\n  num_nodes: 1e@1\ntensor_parallel_size: 2\n"),
     "node count after a continuation": ("launch.sh", "torchrun --nnodes \\\n  @2 train.py --tensor-parallel-size 2\n"),
-    # pipeline parallelism is no node count (issue 22): tests/test_g10_launchers.py
+    # pipeline parallelism is no node count (issue 22): tests/gotchas/g10/test_launchers.py
     "node count with its dotted path": ("job.yaml", "trainer.num_nodes: @2\ntensor_model_parallel_size: 2\n"),
 }
 

@@ -21,7 +21,7 @@ from sparktui.gotchas import g10_tensor_parallel as g10
 from sparktui.probes import tpscan
 from tests.conftest import readings_of
 
-RECIPES = Path(__file__).resolve().parent / "data" / "recipes"
+RECIPES = Path(__file__).resolve().parents[2] / "data" / "recipes"
 
 
 def put(root: Path, rel: str, text: str) -> Path:

@@ -24,7 +24,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-RECIPES = Path(__file__).resolve().parent / "data" / "recipes"
+RECIPES = Path(__file__).resolve().parents[2] / "data" / "recipes"
 MANIFEST = RECIPES / "MANIFEST.toml"
 ENTRIES = tomllib.loads(MANIFEST.read_text())["recipe"] if MANIFEST.exists() else []
 BY_DIR = {e["dir"]: e for e in ENTRIES}

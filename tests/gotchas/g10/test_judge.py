@@ -349,8 +349,7 @@ def test_the_card_states_the_default_bounds_the_probe_uses():
 
 
 # --- the verdict's fix: file:line, the change, the editor line, the rerun (pinned for mutation) -----
-# (kept in this file: tools/mutation.py runs tests/test_g*_judge.py and test_g*_rules.py for G10;
-# tests/test_g1[1-9]_* excludes test_g10_*, so a new file would not reach its mutants)
+# (tools/mutation.py runs every test file of tests/gotchas/g10/ that names the judge's module)
 
 import pytest
 

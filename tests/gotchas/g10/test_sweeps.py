@@ -2,7 +2,7 @@
 
 A sweep (`key=1,2,4`, `choice(1,4)`, `range(1,3)`) launches one run per value, so the run with the
 largest degree is the one judged: before, `1,2,4` was read as its first value, 1, and called fine.
-Values are written ``@2`` and ``put`` drops the ``@`` (see tests/test_g10_scan.py).
+Values are written ``@2`` and ``put`` drops the ``@`` (see tests/gotchas/g10/test_scan.py).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from sparktui.core.config import Config
 from sparktui.core.verdict import Status
 from sparktui.gotchas import g10_tensor_parallel as g10
 from tests.conftest import readings_of
-from tests.test_g10_scan import put, scan
+from tests.gotchas.g10.test_scan import put, scan
 
 SWEEPS = [
     # (written, status, degree, words of the finding's "via")
