@@ -13,6 +13,9 @@ from sparktui.cli.common import (EXIT_BROKEN_PIPE, EXIT_CONFIG, EXIT_FAIL, EXIT_
                                  EXIT_IOERR, EXIT_TERMINATED,
                                  EXIT_MEANING, EXIT_OK, EXIT_REFUSED, EXIT_UNAVAILABLE, EXIT_UNKNOWN, EXIT_USAGE,
                                  EXIT_WARN)
+from sparktui.gotchas import IDS
+
+ALL_CHECKS = f"{IDS[0]}-{IDS[-1]}"  # every check, first to last, from the registry
 
 MAX_WIDTH = 100  # description and exit codes are laid out as given (RawDescriptionHelpFormatter), so
 # they are wrapped here, to the terminal as argparse measures it, and never wider than this
@@ -54,7 +57,7 @@ TRAIN_PY = "~/venvs/train/bin/python"
 HELP: dict[str | None, Help] = {
     None: Help(
         "A terminal dashboard that checks an NVIDIA DGX Spark (GB10) for its recurring failure modes\n"
-        "(G1-G10, and G11 on from field reports) during long training runs: the evidence behind each verdict, and the fix. Without a command it\n"
+        f"({ALL_CHECKS}) during long training runs: the evidence behind each verdict, and the fix. Without a command it\n"
         "opens the dashboard (on a terminal); the commands below run the same checks headless.",
         ("sparktui", f"sparktui --python {TRAIN_PY}", "sparktui --replay src/sparktui/data/gb10-demo.jsonl --speed 0",
          "sparktui check --json", "sparktui preflight && torchrun --nproc-per-node 1 train.py", "sparktui explain G4",
@@ -78,7 +81,7 @@ HELP: dict[str | None, Help] = {
         "Print a gotcha's card: its symptom, cause, how sparktui checks it, the fix, and where it was\n"
         "seen. Reads nothing from this machine.",
         ("sparktui explain G4", "sparktui explain g10"),
-        (EXIT_OK,), {EXIT_OK: "the card was printed", EXIT_USAGE: "usage error: not a gotcha id (G1 ... G10)"},
+        (EXIT_OK,), {EXIT_OK: "the card was printed", EXIT_USAGE: f"usage error: not a gotcha id ({IDS[0]} ... {IDS[-1]})"},
         OFFLINE_EXITS),
     "bandwidth": Help(
         "G5: measure memory bandwidth with a copy loop in the training interpreter. Intrusive: it first\n"
@@ -87,7 +90,7 @@ HELP: dict[str | None, Help] = {
          "sparktui bandwidth --yes --json > bandwidth.json"),
         VERDICT_EXITS + (EXIT_REFUSED,)),
     "list": Help(
-        "List the gotchas, G1-G10 and G11 on, with their titles; the intrusive one is marked.",
+        f"List the gotchas, {ALL_CHECKS}, with their titles; the intrusive one is marked.",
         ("sparktui list", "sparktui list | grep -v intrusive"),
         (EXIT_OK,), {EXIT_OK: "the list was printed"}, OFFLINE_EXITS),
     "record": Help(
