@@ -184,3 +184,13 @@ def test_a_cached_listing_with_a_huge_fetched_at_is_discarded_not_a_crash(tmp_pa
     for bad in (HUGE, NAN, True):  # math.isfinite raised OverflowError on the 400-digit int
         cache._path(url).write_text(json.dumps({**good, "fetched_at": bad}), encoding="utf-8")
         assert cache.load(url) is None
+
+
+def test_g3_nvml_total_of_nan_is_no_figure():
+    from sparktui.gotchas.g03_unified_memory import judge
+    from tests.conftest import readings_of
+    from tests.gotchas.g03.test_rules import CFG, ev, mi
+
+    nvml = {"devices": [{"index": 0, "memory": {"value": {"total": NAN, "used": 0}}}]}
+    v = judge(readings_of(meminfo=mi(avail=60.0, free=40.0), nvml=nvml), CFG)
+    assert ev(v, "NVML device memory") == "reported"  # it read "reported total nan GiB"

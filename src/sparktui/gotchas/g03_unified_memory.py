@@ -14,10 +14,10 @@ from typing import Any, Mapping
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
 from sparktui.core.shapes import MEMINFO, NVML
-from sparktui.core.telemetry import GIB, free_gib, render_free_g
+from sparktui.core.telemetry import free_gib, render_free_g
+from sparktui.core.units import GIB, gib, is_number, when_text
 from sparktui.core import validate
 from sparktui.core.verdict import EvidenceList, Status, Verdict
-from sparktui.gotchas._when import when_text
 from sparktui.gotchas.base import Gotcha, unknown_from
 
 # Hysteresis at the floor (class 11 of issue 12): once MemAvailable (or MemFree, for the page-cache
@@ -128,15 +128,12 @@ HOLDER_FIX = {ANON: FIX_PROCESSES, KERNEL: FIX_PROCESSES, SHMEM: FIX_SHMEM, HUGE
 
 
 def _gib(v: float | None) -> str:
-    return "?" if v is None else f"{v:.1f} GiB"
+    """A figure free_gib already turned into GiB (GIB is a power of two: v * GIB is exact)."""
+    return "?" if v is None else gib(v * GIB)
 
 
-def _b(v: float | None) -> str:
-    return "?" if v is None else f"{v / GIB:.1f} GiB"
-
-
-def _num(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and v == v and abs(v) != float("inf")
+_b = gib  # bytes as "12.3 GiB", "?" for no number (core/units)
+_num = is_number  # one meaning of a number (core/units)
 
 
 # -- measurement errors ----------------------------------------------------------------------------
@@ -301,7 +298,7 @@ def _nvml_memory_evidence(nvml: Mapping[str, Any] | None) -> tuple[str, str] | N
         if isinstance(mem.get("value"), dict):
             total = mem["value"].get("total")
             return ("NVML device memory (not used for this check)",
-                    f"reported total {total / GIB:.1f} GiB" if isinstance(total, (int, float)) else "reported")
+                    f"reported total {gib(total)}" if is_number(total) else "reported")
     return None
 
 
@@ -487,16 +484,12 @@ def _ok_summary(mem: Mapping[str, Any], floor: float, cache: Cache, held: dict[s
     return summary
 
 
-def _when(m: Mapping[str, Any], t0: Any) -> str:
-    return when_text(m["t"], t0) if m.get("t") is not None else "at an unknown time"
-
-
 def _review(mem: Mapping[str, Any], src: str, ev: EvidenceList, cfg: Config, held: dict[str, float] | None,
             names: list[str], cache: Cache) -> tuple[Status, str]:
     """A whole recording: the moment MemAvailable was lowest, and the moment MemFree was (the
     page-cache rule), each said with when."""
     floor = cfg.memory.available_floor_gib
-    when = _when(mem, mem.get("t0"))
+    when = when_text(mem.get("t"), mem.get("t0"))
     ev.add("worst moment (lowest MemAvailable)", src, when)
     total, avail, memfree = mem["MemTotal"], mem["MemAvailable"], mem.get("MemFree")
     head = f"lowest MemAvailable {_b(avail)} of {_b(total)} at {when}"
@@ -522,7 +515,7 @@ def _low_free_warning(mem: Mapping[str, Any], src: str, ev: EvidenceList, cfg: C
     cache = cache_of(lf, cfg)
     if not (cache.big and lf["MemFree"] < floor * GIB):
         return None
-    when = _when(lf, mem.get("t0"))
+    when = when_text(lf.get("t"), mem.get("t0"))
     ev.add("worst moment (lowest MemFree)", src, when)
     return f"{cache.note} at {when} (MemAvailable {_b(lf.get('MemAvailable'))})"
 
