@@ -1,6 +1,6 @@
 """G12 bounds and consistency (issue 22, Seen 9): what NCCL is told to use must exist, carry the
 ConnectX-7 link and be up; an MTU the hardware cannot take is a misread; operstate `unknown` is never
-dropped silently. Judged on fake /sys trees laid out as a Spark's (tests/test_g12_link.py `spark`:
+dropped silently. Judged on fake /sys trees laid out as a Spark's (tests/gotchas/g12/test_link.py `spark`:
 netdevs enp1s0f{0,1}np{0,1} / enP2p1s0f{0,1}np{0,1}, RDMA devices rocep1s0f{0,1} / roceP2p1s0f{0,1},
 port 1 each, `4: ACTIVE` / `5: LinkUp`, the Realtek enP7s7 and lo beside them), and through
 `sparktui check --sys-root DIR`.
@@ -21,7 +21,7 @@ import pytest
 from sparktui.cli.main import main
 from sparktui.core.verdict import Status
 from sparktui.gotchas import g12_two_spark_link as g12
-from tests.test_g12_link import BOTH, HALVES, OTHER_PORT, judged, make_nic, spark
+from tests.gotchas.g12.test_link import BOTH, HALVES, OTHER_PORT, judged, make_nic, spark
 
 A, B = "enp1s0f1np1", "enP2p1s0f1np1"
 RA, RB = "rocep1s0f1", "roceP2p1s0f1"
@@ -158,7 +158,7 @@ def test_another_nics_netdev_is_bounded_at_9216():
     base = {"name": "eth5", "driver": "r8169", "operstate": "up", "speed_mbps": 200_000,
             "rdma": [{"device": "rxe0", "port": 1, "state": "4: ACTIVE", "gids": []}]}
     from tests.conftest import readings_of
-    from tests.test_g12_link import PEER
+    from tests.gotchas.g12.test_link import PEER
 
     def judge(mtu):
         data = {"interfaces": [{**base, "mtu": mtu}], "rdma_devices": {"rxe0": [1]},
@@ -199,7 +199,7 @@ def test_an_unnamed_interface_in_operstate_unknown_is_left_out(tmp_path):
 
 
 def test_the_probe_lists_every_netdev_and_every_rdma_port(tmp_path):
-    from tests.test_g12_link import scan
+    from tests.gotchas.g12.test_link import scan
 
     d = scan(spark(tmp_path))
     assert {"lo", "enP7s7", A, B} <= set(d["netdevs"])
