@@ -122,7 +122,7 @@ def _g12_single_half_mtu_1500() -> Verdict:
     """G12 on a Spark whose cabled halves run MTU 1500, NCCL_IB_HCA unset, with a peer configured."""
     import tempfile
 
-    from tests import test_g12_link as t12
+    from tests.gotchas.g12 import test_link as t12
 
     return t12.judged(t12.spark(Path(tempfile.mkdtemp()), mtu=1500))
 
@@ -130,7 +130,7 @@ def _g12_single_half_mtu_1500() -> Verdict:
 def _g13_proprietary_on_gb10() -> Verdict:
     import tempfile
 
-    from tests import test_g13_driver_flavour as t13
+    from tests.gotchas.g13 import test_driver_flavour as t13
     from sparktui.probes import driver_flavour
 
     return t13.verdict(driver_flavour.read_tree(t13.tree(Path(tempfile.mkdtemp()), nvrm=t13.PROP_NVRM, taint="PO")))

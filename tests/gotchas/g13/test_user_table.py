@@ -3,7 +3,7 @@ with the reason, never ok), and a user's `kernel_release` pattern is matched in 
 Python's backtracking `re` could take seconds or hours on (`(.*.*)*Z` took 19 s per check) is a clear
 error naming the table and the entry, so G13 is unknown at once.
 
-The fake trees are tests/test_g13_driver_flavour.py's: a GB10 with the open module 580.95.05 on
+The fake trees are tests/gotchas/g13/test_driver_flavour.py's: a GB10 with the open module 580.95.05 on
 kernel 6.11.0-1016-nvidia (a healthy Spark: ok against the shipped table).
 """
 
@@ -21,7 +21,7 @@ from sparktui.core.verdict import Status
 from sparktui.gotchas import g13_driver_flavour as g13
 from sparktui.probes import driver_flavour as probe
 from tests.conftest import readings_of
-from tests.test_g13_driver_flavour import GB10_NVML, tree
+from tests.gotchas.g13.test_driver_flavour import GB10_NVML, tree
 
 HEAD = "schema = 1\nupdated = 2026-12-04\n"
 ENTRY = """
