@@ -1,6 +1,6 @@
 """Generate src/sparktui/data/gb10-demo.jsonl: a synthetic 25-minute DGX Spark recording.
 
-Modelled on public GB10 reports (shared/reference/FACTS.md), NOT a measurement: idle at ~5 W,
+Modelled on public GB10 reports (docs/reference/FACTS.md), NOT a measurement: idle at ~5 W,
 a vLLM server capped at 0.5 loads, a LoRA training job ramps the GPU to ~95 W, the temperature
 climbs to 83-85 °C, SW thermal slowdown sets in (NVML field 269's counter grows, clocks and power drop to a
 plateau well under the 140 W rating while the temperature sits high), page cache fills what the
