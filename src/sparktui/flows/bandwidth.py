@@ -10,14 +10,14 @@ from typing import Any, Callable
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
-from sparktui.core.shapes import BandwidthResult
+from sparktui.core.shapes import MEMINFO, PROCESSES, BandwidthResult
 from sparktui.core.verdict import Verdict
 from sparktui.gotchas.g05_bandwidth import GIB, GateDecision, gate, judge_result
 
 
 def competitors(readings: Readings) -> tuple[list[dict], str | None]:
     """Other processes on the pool, from the G6 process reading: (rows, error if the view is blind)."""
-    pr = readings.get_reading("processes")
+    pr = readings.get_reading(PROCESSES)
     if pr.data is None:
         return [], pr.error or "process list unavailable"
     d = pr.data
@@ -45,7 +45,7 @@ def blockers(readings: Readings) -> list[str]:
 
 
 def decide(readings: Readings, size_bytes: int, force: bool) -> GateDecision:
-    mem = readings.data("meminfo") or {}
+    mem = readings.data(MEMINFO) or {}
     rows, blind = competitors(readings)
     return gate(size_bytes, mem.get("MemAvailable"), rows, blind, force)
 
