@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterable, Sequence, TypeVar
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Reading, Readings, checked
@@ -105,3 +105,54 @@ def unknown_if_lacking(gid: str, reading: Reading, what: str, *keys: str) -> Ver
     reason = f"the {reading.probe} reading has no {', '.join(missing)} field"
     return Verdict(id=gid, status=Status.UNKNOWN, summary=f"cannot tell: {what}: {reason}",
                    evidence=(Evidence(what, reading.source or reading.probe, f"unavailable: {reason}"),))
+
+
+# --- named rules: the machinery the judges with rules share ------------------------------------------
+# A large judge is a list of small rules, each deciding one thing about what it is given (a window of
+# samples, a view of the processes, a scan): a rule returns a Finding or None (nothing to say). A judge
+# takes the first rule that speaks (rules in order of precedence) or every finding and the worst of them.
+
+Subject = TypeVar("Subject")
+
+
+@dataclass
+class Finding:
+    """What one rule found: the status, the summary it would give, and how far past (or near) its
+    threshold (``weight``), which ranks findings of one status (the larger, the worse)."""
+
+    status: Status
+    text: str
+    weight: float = 0.0
+
+    def rank(self) -> tuple[int, float]:
+        """Worse first by status, then by weight."""
+        return self.status.severity, self.weight
+
+
+Rule = Callable[[Subject], Finding | None]
+
+
+def first_finding(rules: Iterable[Callable[[Subject], Finding | None]], subject: Subject) -> Finding | None:
+    """The first rule that speaks, in order; the rules after it are not asked."""
+    for rule in rules:
+        found = rule(subject)
+        if found is not None:
+            return found
+    return None
+
+
+def all_findings(rules: Iterable[Callable[[Subject], Finding | None]], subject: Subject) -> list[Finding]:
+    """What every rule found, in the rules' order."""
+    return [f for f in (rule(subject) for rule in rules) if f is not None]
+
+
+def worst_index(findings: Sequence[Finding]) -> int:
+    """Where the worst finding is: the first of the most severe (by status, then weight)."""
+    if not findings:
+        raise ValueError("worst of no findings")
+    return max(range(len(findings)), key=lambda i: findings[i].rank())
+
+
+def worst_of(findings: Sequence[Finding]) -> Finding:
+    """The worst finding: the first of the most severe (by status, then weight)."""
+    return findings[worst_index(findings)]

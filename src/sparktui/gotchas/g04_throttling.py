@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import bisect
 import math
-from dataclasses import dataclass
 from itertools import accumulate
 from statistics import median
 from typing import Any, Callable
@@ -26,7 +25,8 @@ from sparktui.core.telemetry import (CLOCK_EVENT_COUNTERS, HW_REASONS, LEGACY_CO
                                      THERMAL_POLICY_COUNTER, THERMAL_REASONS, counter_ns)
 from sparktui.core import validate
 from sparktui.core.verdict import Evidence, Status, Verdict
-from sparktui.gotchas._when import offset_text, when_text
+from sparktui.core.units import is_number, offset_text, when_text
+from sparktui.gotchas.base import Finding, first_finding, worst_index
 from sparktui.gotchas.base import Gotcha, unknown_from
 
 CLIMB_C = 3.0  # late-third mean minus early-third mean that counts as "climbing"
@@ -94,14 +94,6 @@ nvidia-smi -q -d PERFORMANCE
 """
 
 
-_FINITE = (int, float)
-
-
-def _num(v: Any) -> bool:
-    """A real number (not a bool, NaN or infinity)."""
-    return v.__class__ in _FINITE and v - v == 0
-
-
 def _mean(xs: list[float]) -> float:
     return math.fsum(xs) / len(xs)
 
@@ -160,15 +152,15 @@ class _Series:
         for key, what, unit, lo, hi in _RANGES:
             col = [g.get(key) for g in rows]
             for i, v in enumerate(col):
-                if v is not None and (not _num(v) or not lo <= v <= hi):
+                if v is not None and (not is_number(v) or not lo <= v <= hi):
                     col[i] = None
-                    if _num(v):
+                    if is_number(v):
                         self.bad.append((i, f"{what} {v:g} {unit}"))
             self.vals[key] = col
         self.reasons: list[list[str] | None] = [g.get("reasons") if isinstance(g.get("reasons"), list) else None
                                                 for g in rows]
         raw_limits: list[Any] = [g.get("power_limit_w") for g in rows]
-        self.limits = [v if _num(v) and 0 < v <= POWER_MAX_W else None for v in raw_limits]
+        self.limits = [v if is_number(v) and 0 < v <= POWER_MAX_W else None for v in raw_limits]
         self.pre_reasons = _prefix([r is not None for r in self.reasons])
         self.pre_cat = {c: _prefix([r is not None and not names.isdisjoint(r) for r in self.reasons])
                         for c, names in _CATEGORIES.items()}
@@ -187,9 +179,9 @@ class _Series:
         raw = [counter_ns(g, key)[0] for g in self.rows] if self.legacy else [g.get(key) for g in self.rows]
         vals: list[Any] = []
         for i, v in enumerate(raw):
-            ok = v is not None and _num(v) and v >= 0
+            ok = v is not None and is_number(v) and v >= 0
             vals.append(v if ok else None)
-            if not ok and v is not None and _num(v):  # no counter goes below zero
+            if not ok and v is not None and is_number(v):  # no counter goes below zero
                 self.bad.append((i, f"{_LABEL[key]} counter {v:g} ns"))
         steps = [0.0] * len(vals)
         prev, prev_t = None, math.nan  # the last value read, and when it was first seen
@@ -215,13 +207,6 @@ class _Series:
 
 
 # -- one window ------------------------------------------------------------------------------------
-
-@dataclass
-class _Finding:
-    status: Status
-    text: str
-    weight: float = 0.0  # how far past (or near) its threshold, to rank windows of one status
-
 
 class _Window:
     """What one window of samples shows, worked out once for the rules."""
@@ -388,7 +373,7 @@ class _Window:
 
 # -- the rules, in the order they apply ------------------------------------------------------------
 
-def rule_power_delivery_fault(w: _Window) -> _Finding | None:
+def rule_power_delivery_fault(w: _Window) -> Finding | None:
     """Low clocks with low power under load and no heat: a starved GPU (failed USB-PD negotiation, ~30 W
     safe mode). Before the power rules: a starved GPU may well show a power reason too; only heat rules
     it out."""
@@ -404,14 +389,14 @@ def rule_power_delivery_fault(w: _Window) -> _Finding | None:
             f"suspect a power-delivery fault (failed USB-PD negotiation / ~30 W safe mode), not heat; "
             f"a full power cycle clears it")
     if all(w.reasons[i] is not None for i in fault) or w.thermal_counter() is not None:
-        return _Finding(Status.FAIL, text)
+        return Finding(Status.FAIL, text)
     if not any(t >= th.hot_c for t in w.temps):
-        return _Finding(Status.WARN, text.replace("and no thermal slowdown", "(reasons and counters unreadable, "
+        return Finding(Status.WARN, text.replace("and no thermal slowdown", "(reasons and counters unreadable, "
                                                   "temperature normal)"))
     return None
 
 
-def rule_hardware_slowdown(w: _Window) -> _Finding | None:
+def rule_hardware_slowdown(w: _Window) -> Finding | None:
     """HW thermal slowdown / HW power brake cut the clocks by half or more: growth of their counters, or
     a HW reason held over samples. A HW reason in one sample only is shown, not headlined (NVML may show
     hw_slowdown for an instant at a clock change)."""
@@ -426,12 +411,12 @@ def rule_hardware_slowdown(w: _Window) -> _Finding | None:
     cause = ("the power supply braked the GPU: power delivery, not heat" if w.seconds(_HW_BRAKE) > 0
              or "hw_power_brake_slowdown" in w.seen else "the GPU is cutting clocks hard")
     if hw_s >= HW_FAIL_S or sustained:
-        return _Finding(Status.FAIL, f"hardware slowdown: {', '.join(parts)}: {cause}")
-    return _Finding(Status.WARN, (f"brief hardware slowdown: {', '.join(parts)} (under the {HW_FAIL_S:g} s that "
+        return Finding(Status.FAIL, f"hardware slowdown: {', '.join(parts)}: {cause}")
+    return Finding(Status.WARN, (f"brief hardware slowdown: {', '.join(parts)} (under the {HW_FAIL_S:g} s that "
                                   f"fails): {cause}"))
 
 
-def rule_thermal(w: _Window) -> _Finding | None:
+def rule_thermal(w: _Window) -> Finding | None:
     """SW thermal slowdown for a real share of the window (the counter), or a thermal reason held."""
     key = w.thermal_counter()
     by_counter = key is not None and w.share(key) >= SLOWDOWN_SHARE
@@ -445,10 +430,10 @@ def rule_thermal(w: _Window) -> _Finding | None:
         note = " (NVML field 75, weaker evidence than field 269)" if key == _POLICY else ""
         parts.append(w.counter_text(key) + note)
     temp = f" at {w.temps[-1]:.0f} °C" if w.temps else ""
-    return _Finding(Status.WARN, f"thermal throttling{temp}: " + ", ".join(parts))
+    return Finding(Status.WARN, f"thermal throttling{temp}: " + ", ".join(parts))
 
 
-def rule_power_capping(w: _Window) -> _Finding | None:
+def rule_power_capping(w: _Window) -> Finding | None:
     """SW power capping for a real share of the window, or a power reason held."""
     by_counter = w.readable(_POWER_CAP) and w.share(_POWER_CAP) >= SLOWDOWN_SHARE
     by_reasons = w.sustained("power")
@@ -459,23 +444,23 @@ def rule_power_capping(w: _Window) -> _Finding | None:
         parts.append(f"power cap active in {w.count('power')} of {w.n_r} samples")
     if w.seconds(_POWER_CAP) > 0:
         parts.append(w.counter_text(_POWER_CAP))
-    return _Finding(Status.WARN, "power capping: " + ", ".join(parts))
+    return Finding(Status.WARN, "power capping: " + ", ".join(parts))
 
 
-def rule_window_not_full(w: _Window) -> _Finding | None:
+def rule_window_not_full(w: _Window) -> Finding | None:
     """No verdict of ok before the window is full (give or take one sampling interval)."""
     if w.full():
         return None
     seen = "no slowdown reason so far" if w.with_reasons else "clock-event reasons unreadable"
     if w.review:
-        return _Finding(Status.UNKNOWN, (f"cannot tell: the recording covers {_span_text(w.span)} of the "
+        return Finding(Status.UNKNOWN, (f"cannot tell: the recording covers {_span_text(w.span)} of the "
                                          f"{w.th.window_min:g} min a verdict needs ({seen})"))
-    return _Finding(Status.UNKNOWN, (f"watching: {_span_text(w.span)} of {w.th.window_min:g} min sampled ({seen}); "
+    return Finding(Status.UNKNOWN, (f"watching: {_span_text(w.span)} of {w.th.window_min:g} min sampled ({seen}); "
                                      f"a verdict needs the full window (the dashboard keeps watching; headless: "
                                      f"--watch {w.th.window_min:g})"))
 
 
-def rule_no_load(w: _Window) -> _Finding | None:
+def rule_no_load(w: _Window) -> Finding | None:
     """Nothing ran in the last third of the window: no throttling to see. "No load" is a reading too:
     it needs utilization or power draw actually seen, not a window of empty GPU records."""
     _, late = w.thirds()
@@ -484,14 +469,14 @@ def rule_no_load(w: _Window) -> _Finding | None:
     load_seen = sum(1 for i in late if w.util[i] is not None or w.power[i] is not None)
     if load_seen * 2 < len(late):
         why = f"utilization: {w.why('util_gpu')}; power draw: {w.why('power_w')}"
-        return _Finding(Status.UNKNOWN, (f"cannot tell: GPU load unknown {w.where} (utilization and power draw "
+        return Finding(Status.UNKNOWN, (f"cannot tell: GPU load unknown {w.where} (utilization and power draw "
                                          f"unavailable in {len(late) - load_seen} of {len(late)} late samples; {why})"))
     nvml = w.reasons_readable() or w.thermal_counter() is not None
     state = "no slowdown reported" if nvml else "clock-event reasons and counters unreadable"
-    return _Finding(Status.OK, f"no sustained load {w.where}; {state}")
+    return Finding(Status.OK, f"no sustained load {w.where}; {state}")
 
 
-def rule_clean(w: _Window) -> _Finding | None:
+def rule_clean(w: _Window) -> Finding | None:
     """NVML could say (reasons over the window, or a thermal counter read twice) and said nothing that
     counts: ok, naming what it saw below the thresholds and what it could not see."""
     reasons_ok, key = w.reasons_readable(), w.thermal_counter()
@@ -515,7 +500,7 @@ def rule_clean(w: _Window) -> _Finding | None:
     if w.seconds(_POWER_CAP) > 0:
         said.append(f"SW power capping +{w.seconds(_POWER_CAP):.1f} s ({_pct(w.share(_POWER_CAP))})")
     nvml = f"NVML reports no sustained slowdown over {w.th.window_min:g} min ({'; '.join(said)})"
-    return _Finding(Status.OK, _clean_text(w, nvml))
+    return Finding(Status.OK, _clean_text(w, nvml))
 
 
 def _clean_text(w: _Window, nvml: str) -> str:
@@ -542,7 +527,7 @@ def _plateau_note(t: float) -> str:
     return ", hotter than the usual 83-85 °C plateau but not slowing"
 
 
-def rule_heuristic(w: _Window) -> _Finding:
+def rule_heuristic(w: _Window) -> Finding:
     """Neither reasons nor counters readable: judge by the SM clock under load, never by temperature
     alone (80 W at 85 °C is GB10's normal plateau). A clock held near its peak is ok with the gap named;
     a clock down while drawing near the rated power (`thermal.plateau_fraction`) is power capping; a
@@ -553,11 +538,11 @@ def rule_heuristic(w: _Window) -> _Finding:
     late_t = [w.temp[i] for i in late if w.temp[i] is not None]
     early_t = [w.temp[i] for i in early if w.temp[i] is not None]
     if not late_t or not early_t:
-        return _Finding(Status.UNKNOWN, f"cannot tell {basis}: temperature unavailable ({w.why('temp_c')})")
+        return Finding(Status.UNKNOWN, f"cannot tell {basis}: temperature unavailable ({w.why('temp_c')})")
     busy_clk = [w.clock[i] for i in w.busy if w.clock[i] is not None]
     late_clk = [w.clock[i] for i in late if w.loaded[i] and w.clock[i] is not None]
     if not busy_clk or not late_clk:
-        return _Finding(Status.UNKNOWN, (f"cannot tell {basis}: SM clock under load unavailable ({w.why('sm_mhz')}); "
+        return Finding(Status.UNKNOWN, (f"cannot tell {basis}: SM clock under load unavailable ({w.why('sm_mhz')}); "
                                          f"temperature alone says nothing (GB10 runs 83-85 °C under load)"))
     lc, peak = _mean(late_clk), _pctile(busy_clk, 0.95)
     lt, et = _mean(late_t), _mean(early_t)
@@ -566,20 +551,20 @@ def rule_heuristic(w: _Window) -> _Finding:
     late_p = [w.power[i] for i in late if w.loaded[i] and w.power[i] is not None]
     lp = _mean(late_p) if late_p else None
     if not held and lp is not None and lp >= w.th.plateau_fraction * w.rated:
-        return _Finding(Status.WARN, (f"power capping signature {basis}: SM clock down to ~{lc:.0f} MHz under load from "
+        return Finding(Status.WARN, (f"power capping signature {basis}: SM clock down to ~{lc:.0f} MHz under load from "
                                       f"{peak:.0f} MHz while drawing {lp:.0f} W, near the {w.rated:g} W rating"))
     if not held and (hot or climbing):
         temp = f"sits at {lt:.0f} °C" if hot else f"climbs {et:.0f} → {lt:.0f} °C"
-        return _Finding(Status.WARN, (f"throttling signature {basis}: SM clock down to ~{lc:.0f} MHz under load from "
+        return Finding(Status.WARN, (f"throttling signature {basis}: SM clock down to ~{lc:.0f} MHz under load from "
                                       f"{peak:.0f} MHz while temperature {temp}"))
     if not held:
-        return _Finding(Status.UNKNOWN, (f"cannot tell {basis}: SM clock down to ~{lc:.0f} MHz under load from "
+        return Finding(Status.UNKNOWN, (f"cannot tell {basis}: SM clock down to ~{lc:.0f} MHz under load from "
                                          f"{peak:.0f} MHz at {lt:.0f} °C: not heat by the temperature, and the "
                                          f"cause cannot be seen without NVML's reasons or counters"))
     if climbing and lt < PLATEAU_C[0]:
-        return _Finding(Status.OK, (f"not throttling yet {basis}: temperature climbing {et:.0f} → {lt:.0f} °C with the "
+        return Finding(Status.OK, (f"not throttling yet {basis}: temperature climbing {et:.0f} → {lt:.0f} °C with the "
                                     f"SM clock held at ~{lc:.0f} MHz; keep watching"))
-    return _Finding(Status.OK, (f"no sign of throttling {basis}: SM clock held at ~{lc:.0f} MHz under load at "
+    return Finding(Status.OK, (f"no sign of throttling {basis}: SM clock held at ~{lc:.0f} MHz under load at "
                                 f"{lt:.0f} °C{_plateau_note(lt)}; a slowdown between samples cannot be seen"))
 
 
@@ -600,20 +585,20 @@ def _weight(w: _Window) -> float:
     return max(shares)
 
 
-RULES: tuple[Callable[[_Window], _Finding | None], ...] = (
+RULES: tuple[Callable[[_Window], Finding | None], ...] = (
     rule_power_delivery_fault, rule_hardware_slowdown, rule_thermal, rule_power_capping,
     rule_window_not_full, rule_no_load, rule_clean,
 )
 
 
-def _decide(w: _Window) -> _Finding:
+def _decide(w: _Window) -> Finding:
     """The first rule that speaks; an ok over a value no GPU can produce is unknown, saying so."""
-    found = next((f for f in (rule(w) for rule in RULES) if f is not None), None) or rule_heuristic(w)
+    found = first_finding(RULES, w) or rule_heuristic(w)
     found.weight = _weight(w)
     if found.status is Status.OK and w.bad:
         i, what = w.bad[0]
         more = f" (and {len(w.bad) - 1} more)" if len(w.bad) > 1 else ""
-        found = _Finding(Status.UNKNOWN, (f"measurement error: {what} at {w.when(i)}{more}, which no GPU or "
+        found = Finding(Status.UNKNOWN, (f"measurement error: {what} at {w.when(i)}{more}, which no GPU or "
                                           f"sampler can produce; otherwise: {found.text}"))
     return found
 
@@ -634,16 +619,12 @@ def _review_ends(times: list[float], need_s: float) -> list[int]:
     return ends
 
 
-def _rank(f: _Finding) -> tuple[int, float]:
-    return f.status.severity, f.weight
-
-
-def _review(s: _Series, cfg: Config, src: str, prefix: str) -> tuple[_Finding, list[Evidence]]:
+def _review(s: _Series, cfg: Config, src: str, prefix: str) -> tuple[Finding, list[Evidence]]:
     """Judge every full window of a recording; the worst, and when it was."""
     need_s = cfg.thermal.window_min * 60.0
     times, t0 = s.times, s.times[0]
     ends = _review_ends(times, need_s)
-    worst: tuple[_Finding, _Window] | None = None
+    worst: tuple[Finding, _Window] | None = None
     tally: dict[Status, int] = {}
     gaps = 0
     for e in ends:
@@ -654,7 +635,7 @@ def _review(s: _Series, cfg: Config, src: str, prefix: str) -> tuple[_Finding, l
             gaps += 1  # the recording paused inside this window: the windows around it are judged
             continue
         tally[f.status] = tally.get(f.status, 0) + 1
-        if worst is None or _rank(f) > _rank(worst[0]):
+        if worst is None or f.rank() > worst[0].rank():
             worst = (f, w)
     if worst is None:  # no window full anywhere: the whole recording, as one
         w = _Window(s, 0, len(times), cfg, None, review=True)
@@ -673,7 +654,7 @@ def _review(s: _Series, cfg: Config, src: str, prefix: str) -> tuple[_Finding, l
         text = f"{f.text} [all {n} {mins} windows of the recording; closest to a threshold: {span}]"
     else:
         text = f"{f.text} [worst {mins} window: {span}; {tally[f.status]} of {n} windows {f.status.value}]"
-    return _Finding(f.status, text, f.weight), ev
+    return Finding(f.status, text, f.weight), ev
 
 
 def _index(g: dict[str, Any], position: int) -> int:
@@ -685,10 +666,10 @@ def _index(g: dict[str, Any], position: int) -> int:
 def _trailing(samples: list[Any], seconds: float) -> list[Any]:
     """Live: the samples within ``seconds`` of the last timed one (those without a time are kept for
     the judge to leave out)."""
-    end = next((s["t"] for s in reversed(samples) if isinstance(s, dict) and _num(s.get("t"))), None)
+    end = next((s["t"] for s in reversed(samples) if isinstance(s, dict) and is_number(s.get("t"))), None)
     if end is None:
         return samples
-    return [s for s in samples if not (isinstance(s, dict) and _num(s.get("t"))) or s["t"] >= end - seconds]
+    return [s for s in samples if not (isinstance(s, dict) and is_number(s.get("t"))) or s["t"] >= end - seconds]
 
 
 def _gpu_rows(samples: list[Any], idx: int) -> tuple[list[dict[str, Any]], list[float], list[tuple[int, str]]]:
@@ -697,7 +678,7 @@ def _gpu_rows(samples: list[Any], idx: int) -> tuple[list[dict[str, Any]], list[
     sampler error: left out, and named as a measurement error next to the sample kept before it."""
     pairs = []
     for s in samples:
-        if not isinstance(s, dict) or not _num(s.get("t")):
+        if not isinstance(s, dict) or not is_number(s.get("t")):
             continue
         for i, g in enumerate(s.get("gpus") or []):
             if isinstance(g, dict) and _index(g, i) == idx:
@@ -735,12 +716,12 @@ def judge(r: Readings, cfg: Config) -> Verdict:
         reason = why or "no GPU in the samples"
         return Verdict("G4", Status.UNKNOWN, f"cannot tell: no GPU readings ({reason})",
                        (Evidence("GPU telemetry", src, f"unavailable: {reason}"),), FIX)
-    results: list[tuple[_Finding, list[Evidence]]] = []
+    results: list[tuple[Finding, list[Evidence]]] = []
     for idx in indices:
         prefix = f"GPU {idx} " if len(indices) > 1 else ""
         rows, times, time_bad = _gpu_rows(samples, idx)
         if not rows:
-            f = _Finding(Status.UNKNOWN, "cannot tell: no timed samples of this GPU")
+            f = Finding(Status.UNKNOWN, "cannot tell: no timed samples of this GPU")
             results.append((f, [Evidence(prefix + "GPU telemetry", src, "unavailable: no timed samples")]))
             continue
         series = _Series(rows, times, time_bad)
@@ -749,7 +730,7 @@ def judge(r: Readings, cfg: Config) -> Verdict:
         else:
             w = _Window(series, 0, len(rows), cfg, read_t, review=False)
             results.append((_decide(w), w.evidence(src, prefix)))
-    k = max(range(len(results)), key=lambda i: _rank(results[i][0]))
+    k = worst_index([f for f, _ in results])
     main = results[k][0]
     summary = main.text if len(results) == 1 else f"GPU {indices[k]}: {main.text}"
     evidence = tuple(e for _, evs in results for e in evs)

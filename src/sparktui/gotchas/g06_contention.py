@@ -13,20 +13,19 @@ when. Each rule is a small named function; ``judge`` picks the worst finding.
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Optional, TypeGuard
+from typing import Any, Callable, Mapping, Optional
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
 from sparktui.core.shapes import CONTAINER, MEMINFO, PROCESSES, TELEMETRY
 from sparktui.core.secrets import REDACTED
-from sparktui.core.telemetry import GIB
 from sparktui.core.validate import MEMTOTAL_MAX_BYTES
 from sparktui.core.verdict import EvidenceList, Status, Verdict
 from sparktui.gotchas._fix import block, comment, sh, stop_lines
-from sparktui.gotchas._when import when_text
+from sparktui.core.units import gib, is_number, when_text
+from sparktui.gotchas.base import Finding, all_findings, worst_of
 from sparktui.gotchas.base import Gotcha, unknown_from, unknown_if_lacking
 
 LABELS = {"vllm": "vLLM", "sglang": "SGLang", "llamacpp": "llama.cpp", "ollama": "Ollama",
@@ -181,7 +180,7 @@ class Party:
     @property
     def fraction(self) -> Optional[float]:
         f = (self.cap or {}).get("fraction")
-        return float(f) if _number(f) else None
+        return float(f) if is_number(f) else None
 
 
 @dataclass
@@ -216,17 +215,6 @@ class View:
         return [p for p in self.servers if p.footprint != 0] + self.jobs
 
 
-Finding = tuple[Status, str]
-
-
-def _number(v: Any) -> TypeGuard[int | float]:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-
-
-def _gib(b: Any) -> str:
-    return f"{b / GIB:.1f} GiB" if _number(b) else "?"
-
-
 # -- reading the pool --------------------------------------------------------------------------
 
 def read_pool(r: Readings) -> Pool:
@@ -241,13 +229,13 @@ def read_pool(r: Readings) -> Pool:
     total, avail = mem.get("MemTotal"), mem.get("MemAvailable")
     if total is None:
         pool.unread = "MemTotal unread: /proc/meminfo has no MemTotal"
-    elif not _number(total) or not 0 < total <= MEMTOTAL_MAX_BYTES:
+    elif not is_number(total) or not 0 < total <= MEMTOTAL_MAX_BYTES:
         pool.errors.append(f"measurement error: MemTotal {total!r} is outside what a machine can report")
         pool.unread = "MemTotal unusable (measurement error)"
     else:
         pool.total = int(total)
     if avail is not None:
-        if not _number(avail) or avail < 0 or (pool.total is not None and avail > pool.total):
+        if not is_number(avail) or avail < 0 or (pool.total is not None and avail > pool.total):
             pool.errors.append(f"measurement error: MemAvailable {avail!r} is outside 0..MemTotal")
         else:
             pool.available = int(avail)
@@ -278,7 +266,7 @@ def _believed_cap(cap: dict[str, Any] | None) -> dict[str, Any] | None:
     """A cap whose fraction is not a share of the pool (0..1] is a measurement error: not believed,
     so the server's share is unknown, never judged from it."""
     f = (cap or {}).get("fraction")
-    if cap is None or f is None or (_number(f) and 0 < f <= 1):
+    if cap is None or f is None or (is_number(f) and 0 < f <= 1):
         return cap
     return {"state": "unreadable", "fraction": None, "source": f"measurement error: cap {f!r}", "detail": ""}
 
@@ -291,11 +279,11 @@ def _impossible(row: dict[str, Any], pool: Pool) -> str | None:
     b = row.get("gpu_mem_bytes")
     if b is None:
         return None
-    if not _number(b) or b < 0:
+    if not is_number(b) or b < 0:
         return f"measurement error: pid {row.get('pid')} holds {b!r} bytes on the GPU, a figure NVML cannot report"
     if pool.total is not None and b > pool.total:
-        return (f"measurement error: pid {row.get('pid')} holds {_gib(b)} on the GPU, more than the whole "
-                f"{_gib(pool.total)} pool (MemTotal)")
+        return (f"measurement error: pid {row.get('pid')} holds {gib(b)} on the GPU, more than the whole "
+                f"{gib(pool.total)} pool (MemTotal)")
     return None
 
 
@@ -321,7 +309,7 @@ def _is_job(members: list[dict[str, Any]]) -> bool:
     """An unnamed GPU process counts as a workload when it computes and is not tiny (N/A: not tiny)."""
     for m in members:
         b = m.get("gpu_mem_bytes")
-        if m.get("gpu_list") == "compute" and (b is None or not _number(b) or b >= SMALL_GPU_BYTES):
+        if m.get("gpu_list") == "compute" and (b is None or not is_number(b) or b >= SMALL_GPU_BYTES):
             return True
     return False
 
@@ -358,9 +346,9 @@ def _instances(rows: list[dict[str, Any]]) -> dict[Any, list[dict[str, Any]]]:
 
 def _detail_line(top: Any, members: list[dict[str, Any]], held: int | None) -> str:
     head = next((m for m in members if m["pid"] == top), members[0])
-    gpu = (_gib(held) if held is not None else "n/a") if any(map(_listed, members)) else "-"
+    gpu = (gib(held) if held is not None else "n/a") if any(map(_listed, members)) else "-"
     return (f"pid {top!s:<7} {str(head.get('kind', '?')):<11} {str(head.get('name') or '')[:28]:<28} "
-            f"gpu {gpu:>9}  rss {_gib(head.get('rss_bytes')):>9}  {str(head.get('command') or '')[:80]}")
+            f"gpu {gpu:>9}  rss {gib(head.get('rss_bytes')):>9}  {str(head.get('command') or '')[:80]}")
 
 
 def _party(top: Any, members: list[dict[str, Any]], held: int | None, why: str, pool: Pool,
@@ -393,7 +381,7 @@ def _party(top: Any, members: list[dict[str, Any]], held: int | None, why: str, 
 
 def _count(nv: dict[str, Any]) -> int:
     """How many processes NVML listed (a summary without the count: none)."""
-    return int(nv["count"]) if _number(nv.get("count")) else 0
+    return int(nv["count"]) if is_number(nv.get("count")) else 0
 
 
 def build_view(r: Readings, data: Mapping[str, Any], pool: Pool, cfg: Config, live: bool, src: str,
@@ -425,13 +413,13 @@ def build_view(r: Readings, data: Mapping[str, Any], pool: Pool, cfg: Config, li
         else:
             view.jobs.append(p)
             head = next((m for m in members if m["pid"] == top), members[0])
-            ev.add(p.label, src, f"gpu {_held_text(p)}, rss {_gib(head.get('rss_bytes'))} "
+            ev.add(p.label, src, f"gpu {_held_text(p)}, rss {gib(head.get('rss_bytes'))} "
                                  f"(resident memory does not show what it holds on the GPU)")
     return view
 
 
 def _held_text(p: Party) -> str:
-    return _gib(p.held) if p.held is not None and p.held_why == "NVML" else (
+    return gib(p.held) if p.held is not None and p.held_why == "NVML" else (
         "nothing (not in NVML's list)" if p.held == 0 else p.held_why)
 
 
@@ -447,7 +435,7 @@ def _server_evidence(ev: EvidenceList, p: Party, src: str, ok_cap: float) -> Non
         else:
             side = "at or under" if p.fraction <= ok_cap else "over"
             ev.add(f"{p.label} memory cap", src, f"{p.fraction:g} ({cap.get('source')}): {side} {ok_cap:g}")
-        grow = f"{_gib(p.footprint)} at most (its cap's share of MemTotal)" if p.footprint is not None else "unknown"
+        grow = f"{gib(p.footprint)} at most (its cap's share of MemTotal)" if p.footprint is not None else "unknown"
     elif p.growth == "fixed":
         grow = "what it holds (allocates its model and context up front)"
     else:
@@ -465,7 +453,7 @@ def rule_measurement_errors(v: View) -> Finding | None:
     """A figure the hardware cannot produce is a measurement error: unknown, saying so."""
     errs = v.pool.errors + v.errors
     if errs:
-        return Status.UNKNOWN, "cannot tell: " + "; ".join(errs)
+        return Finding(Status.UNKNOWN, "cannot tell: " + "; ".join(errs))
     return None
 
 
@@ -494,12 +482,12 @@ def rule_uncapped_server(v: View) -> Finding | None:
         return None
     said = "; ".join(f"{p.label}: {why}" for p, why in bad)
     if v.jobs:
-        return Status.FAIL, f"{said}, while {', '.join(j.label for j in v.jobs)} runs on the same pool"
-    return Status.WARN, f"{said}: it competes with anything started next"
+        return Finding(Status.FAIL, f"{said}, while {', '.join(j.label for j in v.jobs)} runs on the same pool")
+    return Finding(Status.WARN, f"{said}: it competes with anything started next")
 
 
 def _party_text(p: Party) -> str:
-    return f"{p.label} {'up to' if p.growth == 'fraction' else 'holds'} {_gib(p.footprint)}"
+    return f"{p.label} {'up to' if p.growth == 'fraction' else 'holds'} {gib(p.footprint)}"
 
 
 def rule_pool_sum(v: View) -> Finding | None:
@@ -511,7 +499,7 @@ def rule_pool_sum(v: View) -> Finding | None:
         return None  # one process alone cannot contend with itself
     names = ", ".join(p.label for p in parties)
     if v.pool.total is None:
-        return Status.UNKNOWN, f"cannot tell whether {names} fit the pool: {v.pool.unread}"
+        return Finding(Status.UNKNOWN, f"cannot tell whether {names} fit the pool: {v.pool.unread}")
     total = v.pool.total
     known = [p for p in parties if p.footprint is not None]
     unknown = [p for p in parties if p.footprint is None]
@@ -519,13 +507,13 @@ def rule_pool_sum(v: View) -> Finding | None:
     said = ", ".join(_party_text(p) for p in known)
     more = ("; and " + ", ".join(f"{p.label} holds an unknown amount ({p.held_why})" for p in unknown)) if unknown else ""
     if s > total:
-        return Status.FAIL, f"{said}: {_gib(s)}, more than the {_gib(total)} pool{more}"
+        return Finding(Status.FAIL, f"{said}: {gib(s)}, more than the {gib(total)} pool{more}")
     if s > HEADROOM_FRACTION * total:
-        return (Status.WARN, f"{said}: {_gib(s)}{' at least' if unknown else ''} of the {_gib(total)} pool, "
+        return Finding(Status.WARN, f"{said}: {gib(s)}{' at least' if unknown else ''} of the {gib(total)} pool, "
                              f"under {100 - HEADROOM_FRACTION * 100:.0f}% left{more}")
     if unknown:
-        rest = f"; the rest add up to {_gib(s)} of {_gib(total)}" if known else ""
-        return (Status.UNKNOWN, "cannot tell whether it fits the pool: "
+        rest = f"; the rest add up to {gib(s)} of {gib(total)}" if known else ""
+        return Finding(Status.UNKNOWN, "cannot tell whether it fits the pool: "
                 + ", ".join(f"{p.label} holds an unknown amount ({p.held_why})" for p in unknown) + rest)
     return None
 
@@ -539,15 +527,15 @@ def rule_capped_servers_add_up(v: View) -> Finding | None:
             fine.append((p, f))
     total_cap = sum(f for _, f in fine)
     if total_cap > v.ok_cap:  # each at or under the limit: only two or more get past it
-        return Status.WARN, (f"{len(fine)} capped servers add up to {total_cap:g} of memory: "
-                             f"{', '.join(f'{p.label} at {f:g}' for p, f in fine)}")
+        return Finding(Status.WARN, (f"{len(fine)} capped servers add up to {total_cap:g} of memory: "
+                             f"{', '.join(f'{p.label} at {f:g}' for p, f in fine)}"))
     return None
 
 
 def rule_several_jobs(v: View) -> Finding | None:
     """Two jobs without caps grow into each other."""
     if len(v.jobs) > 1:
-        return Status.WARN, f"{len(v.jobs)} uncapped jobs share the pool: {', '.join(j.label for j in v.jobs)}"
+        return Finding(Status.WARN, f"{len(v.jobs)} uncapped jobs share the pool: {', '.join(j.label for j in v.jobs)}")
     return None
 
 
@@ -559,8 +547,8 @@ def rule_growth_vs_available(v: View) -> Finding | None:
                if p.growth == "fraction" and p.held is not None and p.footprint is not None and p.footprint > p.held]
     grow = sum(g for _, g in growing)
     if growing and grow > v.pool.available:
-        who = ", ".join(f"{p.label} can still take {_gib(g)} (up to its cap)" for p, g in growing)
-        return Status.WARN, f"{who}: more than the {_gib(v.pool.available)} still available (MemAvailable)"
+        who = ", ".join(f"{p.label} can still take {gib(g)} (up to its cap)" for p, g in growing)
+        return Finding(Status.WARN, f"{who}: more than the {gib(v.pool.available)} still available (MemAvailable)")
     return None
 
 
@@ -569,8 +557,8 @@ def rule_cap_unreadable(v: View) -> Finding | None:
     hidden = [p for p in v.servers if p.growth == "fraction"
               and (p.cap is None or p.cap.get("state") not in ("set", "default", "none"))]
     if hidden:
-        return Status.UNKNOWN, "cannot tell: memory cap unreadable for " + ", ".join(
-            f"{p.label} ({(p.cap or {}).get('source') or 'cap not found'})" for p in hidden)
+        return Finding(Status.UNKNOWN, "cannot tell: memory cap unreadable for " + ", ".join(
+            f"{p.label} ({(p.cap or {}).get('source') or 'cap not found'})" for p in hidden))
     return None
 
 
@@ -579,15 +567,15 @@ def rule_nvml_unavailable(v: View) -> Finding | None:
     if v.nv_ok:
         return None
     found = ", ".join(p.label for p in v.servers + v.jobs) or "no server or training process"
-    return Status.UNKNOWN, f"cannot tell: NVML process list unavailable ({v.nv_error}); name scan found {found}"
+    return Finding(Status.UNKNOWN, f"cannot tell: NVML process list unavailable ({v.nv_error}); name scan found {found}")
 
 
 def rule_inside_container(v: View) -> Finding | None:
     """Inside a container NVML and psutil show only the container's own processes: what runs on
     the host is never seen, so nothing seen here can make it ok."""
     if v.inside:
-        return Status.UNKNOWN, ("cannot tell: host processes not visible (inside a container, only its own "
-                                f"{len(v.servers) + len(v.jobs)} server/job process(es) are seen)")
+        return Finding(Status.UNKNOWN, ("cannot tell: host processes not visible (inside a container, only its own "
+                                f"{len(v.servers) + len(v.jobs)} server/job process(es) are seen)"))
     return None
 
 
@@ -598,10 +586,10 @@ def rule_empty_list_unclear(v: View) -> Finding | None:
     if v.inside is not None:
         return None
     if v.nv_ok and v.nv_count == 0:
-        return Status.UNKNOWN, ("cannot tell: NVML lists no GPU process and it is unclear whether this is a "
-                                "container (where the list is always empty)")
-    return Status.UNKNOWN, ("cannot tell: unclear whether this is a container, where the host's processes are not "
-                            "seen")
+        return Finding(Status.UNKNOWN, ("cannot tell: NVML lists no GPU process and it is unclear whether this is a "
+                                "container (where the list is always empty)"))
+    return Finding(Status.UNKNOWN, ("cannot tell: unclear whether this is a container, where the host's processes are not "
+                            "seen"))
 
 
 RULES: tuple[Callable[[View], Finding | None], ...] = (
@@ -632,7 +620,7 @@ def ok_summary(v: View) -> str:
     beside = f" beside {', '.join(j.label for j in jobs)}" if jobs else ""
     s = sum(float(p.footprint) for p in parties if p.footprint is not None)
     total = v.pool.total
-    return f"{names}{beside}: {_gib(s)} of the {_gib(total)} pool at most (capped coexistence){idle_text}"
+    return f"{names}{beside}: {gib(s)} of the {gib(total)} pool at most (capped coexistence){idle_text}"
 
 
 def _gpu_rows_missing(data: Mapping[str, Any]) -> str | None:
@@ -647,7 +635,7 @@ def _gpu_rows_missing(data: Mapping[str, Any]) -> str | None:
     skipped = data.get("skipped")
     skipped = skipped if isinstance(skipped, dict) else {}
     excused = sum(int(v) for v in (data.get("own_excluded"), skipped.get("vanished"), skipped.get("denied"))
-                  if _number(v) and float(v) > 0)
+                  if is_number(v) and float(v) > 0)
     if _count(nv) > on_gpu + excused:
         return (f"NVML lists {_count(nv)} GPU process(es), the process list has {on_gpu}"
                 + (f" and {excused} left out (sparktui's own, exited or denied mid-scan)" if excused else ""))
@@ -684,17 +672,17 @@ def judge_snapshot(r: Readings, data: Mapping[str, Any], pool: Pool, cfg: Config
     details: list[str] = []
     view = build_view(r, data, pool, cfg, live, src, ev, details)
     if pool.total is not None:
-        ev.add("the pool", pool.source, f"MemTotal {_gib(pool.total)}, MemAvailable {_gib(pool.available)}")
+        ev.add("the pool", pool.source, f"MemTotal {gib(pool.total)}, MemAvailable {gib(pool.available)}")
     else:
         ev.add("the pool", pool.source, pool.unread)
-    findings = [f for f in (rule(view) for rule in RULES) if f is not None]
+    findings = all_findings(RULES, view)
     if not findings:
         return Verdict("G6", Status.OK, ok_summary(view), ev.tuple(), FIX, tuple(details))
-    worst = max(findings, key=lambda f: f[0].severity)  # the first of the most severe
-    for status, text in findings:
-        if (status, text) != worst:
-            ev.add("also", "G6", f"{status.value}: {text}")
-    return Verdict("G6", worst[0], worst[1], ev.tuple(), fix_for(view), tuple(details))
+    worst = worst_of(findings)  # the first of the most severe
+    for f in findings:
+        if f != worst:
+            ev.add("also", "G6", f"{f.status.value}: {f.text}")
+    return Verdict("G6", worst.status, worst.text, ev.tuple(), fix_for(view), tuple(details))
 
 
 # -- review mode: every snapshot of a recording ---------------------------------------------------
@@ -702,18 +690,18 @@ def judge_snapshot(r: Readings, data: Mapping[str, Any], pool: Pool, cfg: Config
 def _first_time(r: Readings, history: list[Any]) -> float | None:
     """The recording's first moment: meminfo's t0, else the first sample, else the first scan."""
     t0 = (r.data(MEMINFO) or {}).get("t0")
-    if _number(t0):
+    if is_number(t0):
         return float(t0)
     samples = (r.data(TELEMETRY) or {}).get("samples") or []
-    if samples and isinstance(samples[0], dict) and _number(samples[0].get("t")):
+    if samples and isinstance(samples[0], dict) and is_number(samples[0].get("t")):
         return float(samples[0]["t"])
-    ts = [h.get("t") for h in history if _number(h.get("t"))]
+    ts = [h.get("t") for h in history if is_number(h.get("t"))]
     return float(min(ts)) if ts else None
 
 
 def _when(snap: Mapping[str, Any], t0: float | None) -> str:
     t = snap.get("t")
-    return when_text(float(t), t0) if _number(t) else "an unknown time (the snapshot has no time)"
+    return when_text(float(t), t0) if is_number(t) else "an unknown time (the snapshot has no time)"
 
 
 def judge_review(r: Readings, history: list[Any], pool: Pool, cfg: Config, src: str) -> Verdict:
@@ -756,7 +744,7 @@ def judge_review(r: Readings, history: list[Any], pool: Pool, cfg: Config, src: 
 def _out_of_order(history: list[Any], t0: float | None) -> str | None:
     """Where a recording's process snapshots go back in time (a clock step, lines spliced or
     reordered), or None when each comes at or after the one before it."""
-    ts = [(i, float(h["t"])) for i, h in enumerate(history) if isinstance(h, dict) and _number(h.get("t"))]
+    ts = [(i, float(h["t"])) for i, h in enumerate(history) if isinstance(h, dict) and is_number(h.get("t"))]
     for (_, before), (i, t) in zip(ts, ts[1:]):
         if t < before:
             return (f"the recording's process snapshots are out of order (snapshot {i + 1} of {len(history)}, "
