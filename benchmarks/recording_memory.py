@@ -29,7 +29,7 @@ DIP_BYTES = 5 * 1024 ** 3  # under G3's 8 GiB floor: only that one second is low
 DASHBOARD_READ = """
 import sys
 from sparktui.core.config import Config
-from sparktui.ui.sources import ReplaySource
+from sparktui.live.sources import ReplaySource
 src = ReplaySource(sys.argv[1], Config(), lambda s: None, lambda p: None, speed=None)
 src._run()
 print(len(src.history), src.label)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from sparktui.cli.main import EXIT_FAIL, main
-from sparktui.cli.record import recorded_probes
+from sparktui.live.recorder import recorded_probes
 from sparktui.core.readings import Reading
 from sparktui.core.recording import RecordingWriter, header, read_recording
 from sparktui.probes import kernel_log, nvml

@@ -89,9 +89,9 @@ def test_counts_alone_decide_when_the_failing_events_were_not_kept():
 
 
 def test_live_500_corrected_aer_after_an_xid_keep_g11_failing():
-    from sparktui.ui.kernel_events import KernelWatch
+    from sparktui.live.kernel import KernelWatch
 
-    watch = KernelWatch(app=None, enabled=False)
+    watch = KernelWatch(enabled=False)
     watch.saw_boot_reading(Reading("kernel_log", {"source": "kmsg", "boot_id": "b", "lines_read": 900, "events": [],
                                                   "truncated": False, "counts": {k: 0 for k in g11.KINDS},
                                                   "note": None}, started_at=time.time() - 60))

@@ -170,7 +170,7 @@ def test_check_replay_judges_what_is_left_of_a_recording_with_malformed_samples(
 
 
 def _replay_source(path, speed, on_sample=None):
-    from sparktui.ui.sources import ReplaySource
+    from sparktui.live.sources import ReplaySource
 
     done = threading.Event()
     got: list[tuple[float, float]] = []  # (sample t, monotonic time it arrived)

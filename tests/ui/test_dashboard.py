@@ -6,12 +6,16 @@ import re
 import time
 from pathlib import Path
 
+from textual.command import CommandPalette
+from textual.widgets import OptionList
 
 from sparktui.core.config import Config
 from sparktui.core.verdict import Status, Verdict
+from sparktui.live import QuietSource
 from sparktui.ui.app import SparkApp
 from sparktui.ui.screens import CardScreen, ConfirmScreen, EventsScreen, HelpScreen, MessageScreen, fix_commands
 from sparktui.ui.panels import Checklist, ProcessTable
+from tests.ui.waiting import leaves, loaded, said, says, settled, shows, wait_for
 
 DEMO = Path(__file__).resolve().parents[2] / "src" / "sparktui" / "data" / "gb10-demo.jsonl"
 
@@ -31,31 +35,6 @@ def replay_app_catching_urls(monkeypatch):
     return app, opened, copied
 
 
-async def settle(app, pilot, seconds: float = 0.5) -> None:
-    await app.workers.wait_for_complete()
-    await pilot.pause(seconds)
-
-
-async def wait_for(pilot, cond, seconds: float = 5.0) -> bool:
-    """Pause until ``cond()`` holds or ``seconds`` pass; says which."""
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if cond():
-            return True
-        await pilot.pause(0.05)
-    return cond()
-
-
-async def loaded(app, pilot) -> None:
-    """Wait until the replay has been fed and the telemetry checks judged."""
-    for _ in range(100):
-        if getattr(app.source, "finished", False) and app.board["G3"].verdict is not None:
-            break
-        await pilot.pause(0.1)
-    app.judge_telemetry()
-    await settle(app, pilot)
-
-
 def row_text(app, gid: str) -> str:
     t = app.query_one(Checklist)
     return " ".join(str(c) for c in t.get_row(gid))
@@ -64,7 +43,7 @@ def row_text(app, gid: str) -> str:
 async def test_main_screen_lists_every_check_and_judges_telemetry_from_the_replay():
     app = replay_app()
     async with app.run_test(size=(120, 36)) as pilot:
-        await loaded(app, pilot)
+        await loaded(pilot)
         t = app.query_one(Checklist)
         assert [rk.value for rk in t.rows] == [f"G{i}" for i in range(1, 14)]
         # G4 over the recording: the demo throttles (SW thermal slowdown grows)
@@ -78,26 +57,25 @@ async def test_main_screen_lists_every_check_and_judges_telemetry_from_the_repla
 async def test_enter_opens_the_card_with_evidence_and_escape_returns():
     app = replay_app()
     async with app.run_test(size=(120, 36)) as pilot:
-        await loaded(app, pilot)
+        await loaded(pilot)
         app.query_one(Checklist).move_cursor(row=3)  # G4
         await pilot.press("enter")
-        await pilot.pause(0.3)
-        assert isinstance(app.screen, CardScreen) and app.screen.gotcha.id == "G4"
+        card = await shows(pilot, CardScreen)
+        assert card.gotcha.id == "G4"
         md = app.screen.query_one("#card-md").source
         assert md.startswith("# G4: ") and "## Evidence" in md and "## Fix" in md
         await pilot.press("escape")
-        await pilot.pause(0.2)
-        assert not isinstance(app.screen, CardScreen)
+        await leaves(pilot, CardScreen)
 
 
 async def test_card_copies_the_fix_commands():
     app = replay_app()
     async with app.run_test(size=(120, 36)) as pilot:
-        await loaded(app, pilot)
+        await loaded(pilot)
         app.query_one(Checklist).move_cursor(row=2)  # G3
         await pilot.press("enter", "c")
-        await pilot.pause(0.2)
-        assert "drop_caches" in app.clipboard
+        await wait_for(pilot, lambda: "drop_caches" in app.clipboard, what="the fix commands copied",
+                       state=lambda: app.clipboard)
         assert "```" not in app.clipboard  # commands only, no Markdown
 
 
@@ -111,73 +89,76 @@ async def test_a_card_with_alternative_fixes_copies_one_block_per_key():
     own cap): pasted as one script it would stop the server and start it again at once."""
     app = replay_app()
     async with app.run_test(size=(120, 36)) as pilot:
-        await loaded(app, pilot)
+        await loaded(pilot)
         app.query_one(Checklist).move_cursor(row=5)  # G6
         await pilot.press("enter")
-        await pilot.pause(0.3)
+        await shows(pilot, CardScreen)
         md = app.screen.query_one("#card-md").source
         assert "*c or 1 copies this block:*" in md and "*2 copies this block:*" in md
         await pilot.press("c")
-        await pilot.pause(0.1)
-        assert "kill 5120" in app.clipboard and "vllm serve" not in app.clipboard
+        await wait_for(pilot, lambda: "kill 5120" in app.clipboard, what="block 1 copied", state=lambda: app.clipboard)
+        assert "vllm serve" not in app.clipboard
         await pilot.press("2")
-        await pilot.pause(0.1)
-        assert app.clipboard.startswith("# start vLLM pid 5120 again capped at 0.5") and "kill" not in app.clipboard
+        await wait_for(pilot, lambda: app.clipboard.startswith("# start vLLM pid 5120 again capped at 0.5"),
+                       what="block 2 copied", state=lambda: app.clipboard)
+        assert "kill" not in app.clipboard
         assert app.clipboard.endswith("--port 8001 --gpu-memory-utilization 0.5")
-        assert any("block 2 of 2" in n.message for n in app._notifications)
+        await says(pilot, "block 2 of 2")
         before = app.clipboard
         await pilot.press("7")  # a block this fix does not have: not a key here (help does not list it)
-        await pilot.pause(0.1)
+        await pilot.pause()
         assert app.clipboard == before and app.screen.check_action("copy_fix", (7,)) is False
 
 
 async def test_r_reruns_the_selected_check_and_R_reruns_all():
     app = replay_app()
     async with app.run_test(size=(120, 36)) as pilot:
-        await loaded(app, pilot)
+        await loaded(pilot)
         runs_before = app.board["G1"].runs
         app.query_one(Checklist).move_cursor(row=0)
         await pilot.press("r")
-        await settle(app, pilot)
+        await wait_for(pilot, lambda: app.board["G1"].runs > runs_before, what="G1 run again",
+                       state=lambda: app.board["G1"].runs)
+        await settled(pilot)
         assert app.board["G1"].runs == runs_before + 1
         before = {g: app.board[g].runs for g in ("G2", "G7", "G10")}
         await pilot.press("R")
-        await settle(app, pilot)
+        await wait_for(pilot, lambda: all(app.board[g].runs > before[g] for g in before), what="G2, G7, G10 run again",
+                       state=lambda: {g: app.board[g].runs for g in before})
+        await settled(pilot)
         assert all(app.board[g].runs == before[g] + 1 for g in before)
 
 
 async def test_b_in_replay_mode_does_not_measure():
     app = replay_app()
     async with app.run_test(size=(120, 36)) as pilot:
-        await loaded(app, pilot)
+        await loaded(pilot)
         await pilot.press("b")
-        await pilot.pause(0.2)
+        await says(pilot, "live machine only")
         assert not isinstance(app.screen, ConfirmScreen)
-        assert any("live machine only" in n.message for n in app._notifications)
 
 
 async def test_slash_filters_the_process_table_and_escape_clears():
     app = replay_app()
     async with app.run_test(size=(120, 36)) as pilot:
-        await loaded(app, pilot)
+        await loaded(pilot)
         pt = app.query_one(ProcessTable)
         total = len(pt.visible_rows())
         assert total >= 2
         await pilot.press("slash")
         await pilot.press(*"vllm")
-        await pilot.pause(0.2)
-        rows = pt.visible_rows()
-        assert 0 < len(rows) < total
+        rows = await wait_for(pilot, lambda: 0 < len(pt.visible_rows()) < total and pt.visible_rows(),
+                              what="the table filtered", state=lambda: len(pt.visible_rows()))
         assert all("vllm" in (r["name"] + r["command"]).lower() for r in rows)
         await pilot.press("escape")
-        await pilot.pause(0.2)
-        assert len(pt.visible_rows()) == total
+        await wait_for(pilot, lambda: len(pt.visible_rows()) == total, what="the filter cleared",
+                       state=lambda: len(pt.visible_rows()))
 
 
 async def test_s_cycles_the_process_sort():
     app = replay_app()
     async with app.run_test(size=(120, 36)) as pilot:
-        await loaded(app, pilot)
+        await loaded(pilot)
         pt = app.query_one(ProcessTable)
         assert pt.sort_label.startswith("GPU mem")
         await pilot.press("s")
@@ -202,7 +183,7 @@ async def test_p_pauses_and_resumes_sampling():
 async def test_help_and_events_screens():
     app = replay_app()
     async with app.run_test(size=(120, 36)) as pilot:
-        await loaded(app, pilot)
+        await loaded(pilot)
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
         await pilot.press("escape")
@@ -218,15 +199,14 @@ async def test_a_verdict_that_gets_worse_notifies_and_rings_the_bell():
     rings = []
     app.bell = lambda: rings.append(1)
     async with app.run_test(size=(120, 36)) as pilot:
-        await loaded(app, pilot)
+        await loaded(pilot)
         app.auto_checks = False  # nothing else may change a verdict during the assertion
         rings.clear()
         app.events_seen = app.events.worse_count  # what the replay itself worsened was looked at
         app._set_verdict(Verdict("G10", Status.OK, "no TP settings"), time.monotonic())
         app._set_verdict(Verdict("G10", Status.FAIL, "TP=2 in train.yaml across two Sparks"), time.monotonic())
-        await pilot.pause(0.2)
+        await says(pilot, lambda n: n.title == "got worse" and "G10" in n.message)
         assert rings == [1]
-        assert any("got worse" == n.title and "G10" in n.message for n in app._notifications)
         last = list(app.events)[-1]
         assert (last.id, last.old, last.new) == ("G10", Status.OK, Status.FAIL)
         # someone returning later sees it in the header until they look at the events
@@ -241,7 +221,7 @@ async def test_a_verdict_that_gets_worse_notifies_and_rings_the_bell():
 async def test_narrow_terminal_stacks_the_panels():
     app = replay_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        await loaded(app, pilot)
+        await loaded(pilot)
         assert app.has_class("narrow")
         cl = app.query_one(Checklist)
         assert cl.region.width == 80 and cl.region.height >= 11
@@ -251,7 +231,7 @@ async def test_narrow_terminal_stacks_the_panels():
         assert mem == "113/122G used  111–116G"  # the value and its min-max, whole in the narrow meter
     app = replay_app()
     async with app.run_test(size=(160, 48)) as pilot:
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: app.query_one(Checklist).region.width, what="the checklist laid out")
         assert not app.has_class("narrow")
 
 
@@ -268,49 +248,48 @@ async def test_command_palette_offers_the_actions():
 async def test_command_palette_runs_the_action_it_offers():
     app = replay_app()
     async with app.run_test(size=(120, 36)) as pilot:
-        await loaded(app, pilot)
+        await loaded(pilot)
         await pilot.press("ctrl+p")
-        await pilot.pause(0.3)
+        await shows(pilot, CommandPalette)
         for ch in "events log":
             await pilot.press("space" if ch == " " else ch)
-        await pilot.pause(0.5)
+        hits = app.screen.query_one(OptionList)
+        await wait_for(pilot, lambda: hits.option_count and "events log" in str(hits.get_option_at_index(0).prompt),
+                       what="the palette's search done", state=lambda: hits.option_count and hits.get_option_at_index(0))
         await pilot.press("enter")
-        await pilot.pause(0.3)
-        assert isinstance(app.screen, EventsScreen)
+        await shows(pilot, EventsScreen)
 
 
 async def test_mouse_click_selects_and_a_second_click_opens_the_card():
     app = replay_app()
     async with app.run_test(size=(120, 36)) as pilot:
-        await loaded(app, pilot)
+        await loaded(pilot)
         cl = app.query_one(Checklist)
         row_y = 2 + 3  # inside the border, under the header: G4 is the fourth row
         await pilot.click(Checklist, offset=(12, row_y))
-        await pilot.pause(0.2)
-        assert cl.selected_id == "G4" and not isinstance(app.screen, CardScreen)
+        await wait_for(pilot, lambda: cl.selected_id == "G4", what="G4 selected", state=lambda: cl.selected_id)
+        assert not isinstance(app.screen, CardScreen)
         await pilot.click(Checklist, offset=(12, row_y))
-        await pilot.pause(0.3)
-        assert isinstance(app.screen, CardScreen) and app.screen.gotcha.id == "G4"
+        assert (await shows(pilot, CardScreen)).gotcha.id == "G4"
 
 
 async def test_playbook_issue_keys_enter_o_and_y(monkeypatch):
     app, opened, copied = replay_app_catching_urls(monkeypatch)
     async with app.run_test(size=(120, 36)) as pilot:
-        await loaded(app, pilot)
+        await loaded(pilot)
         app.query_one("#tabs").active = "tab-playbooks"
-        await pilot.pause(0.2)
         table = app.query_one("#pb-table")
+        await wait_for(pilot, lambda: table.display and table.region.height, what="the playbook table shown")
         table.focus()
-        await pilot.pause(0.2)
+        await pilot.pause()
         assert table.row_count == 2
         await pilot.press("enter")
-        await pilot.pause(0.3)
-        assert isinstance(app.screen, MessageScreen) and app.screen.title_text.startswith("#88 vLLM container")
+        assert (await shows(pilot, MessageScreen)).title_text.startswith("#88 vLLM container")
         await pilot.press("escape")
-        await pilot.pause(0.2)
+        await leaves(pilot, MessageScreen)
         await pilot.press("y")
         await pilot.press("o")
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: copied and opened, what="the issue copied and opened")
         assert copied == ["https://github.com/NVIDIA/dgx-spark-playbooks/issues/88"]
         assert opened == ["https://github.com/NVIDIA/dgx-spark-playbooks/issues/88"]
 
@@ -339,21 +318,22 @@ def test_dashboard_takes_python_path_and_config_like_the_headless_cli(tmp_path, 
 async def test_a_resize_made_while_a_card_is_up_applies_when_it_closes():
     app = replay_app()
     async with app.run_test(size=(160, 50)) as pilot:
-        await loaded(app, pilot)
+        await loaded(pilot)
         assert not app.has_class("narrow")
         await pilot.press("enter")
-        await pilot.pause(0.2)
+        await shows(pilot, CardScreen)
         await pilot.resize_terminal(100, 30)
-        await pilot.pause(0.2)
+        await pilot.pause()
         await pilot.press("escape")
-        await pilot.pause(0.3)
-        assert app.has_class("narrow") and app.query_one(Checklist).region.width == 100
+        await wait_for(pilot, lambda: app.has_class("narrow") and app.query_one(Checklist).region.width == 100,
+                       what="the main screen narrow at 100 columns", state=lambda: app.query_one(Checklist).region)
         await pilot.press("e")
+        await shows(pilot, EventsScreen)
         await pilot.resize_terminal(160, 50)
-        await pilot.pause(0.2)
+        await pilot.pause()
         await pilot.press("escape")
-        await pilot.pause(0.3)
-        assert not app.has_class("narrow")
+        await leaves(pilot, EventsScreen)
+        await wait_for(pilot, lambda: not app.has_class("narrow"), what="the main screen wide again")
 
 
 async def test_palette_lists_every_action_on_an_empty_query_and_only_useful_ones_in_a_card():
@@ -361,11 +341,11 @@ async def test_palette_lists_every_action_on_an_empty_query_and_only_useful_ones
 
     app = replay_app()
     async with app.run_test(size=(120, 36)) as pilot:
-        await loaded(app, pilot)
+        await loaded(pilot)
         hits = [h async for h in SparkCommands(app.screen).discover()]
         assert len(hits) == len(SparkCommands.ACTIONS) and all(h.help.startswith("key: ") for h in hits)
         await pilot.press("enter")  # a card
-        await pilot.pause(0.2)
+        await shows(pilot, CardScreen)
         offered = [str(h.display) async for h in SparkCommands(app.screen).discover()]
         assert "Keys and help" in offered and "Pause / resume sampling" in offered
         assert "Show the events log" not in offered and "Filter the process table" not in offered
@@ -379,24 +359,23 @@ async def test_issue_keys_do_nothing_while_the_issues_are_not_showing(monkeypatc
     app = replay_app()
     app.copy_to_clipboard = lambda text: opened.append(text)
     async with app.run_test(size=(120, 36)) as pilot:
-        await loaded(app, pilot)
+        await loaded(pilot)
         assert app.query_one("#tabs").active == "tab-processes"
         await pilot.press("o", "y")
-        await pilot.pause(0.2)
+        await pilot.pause()
         assert opened == []
 
 
 async def test_enter_on_a_process_shows_its_whole_command_and_cap():
     app = replay_app()
     async with app.run_test(size=(120, 36)) as pilot:
-        await loaded(app, pilot)
+        await loaded(pilot)
         table = app.query_one("#proc-table")
         table.focus()
         table.move_cursor(row=table.get_row_index("5188"))
-        await pilot.pause(0.1)
+        await pilot.pause()
         await pilot.press("enter")
-        await pilot.pause(0.3)
-        assert isinstance(app.screen, MessageScreen)
+        await shows(pilot, MessageScreen)
         text = app.screen.markdown
         assert app.screen.title_text.startswith("pid 5188") and "**memory cap:** default 0.9:" in text
         assert "VLLM::EngineCore" in text and "**GPU memory:** 86.0 GiB" in text
@@ -405,40 +384,24 @@ async def test_enter_on_a_process_shows_its_whole_command_and_cap():
 async def test_enter_on_an_event_shows_the_whole_finding():
     app = replay_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        await loaded(app, pilot)
+        await loaded(pilot)
         app.auto_checks = False
         long = "MemAvailable 6.1 GiB of 121.7 GiB, under the 8 GiB floor; page cache holds 31 GiB " * 2
         app._set_verdict(Verdict("G3", Status.OK, "fine"), time.monotonic())
         app._set_verdict(Verdict("G3", Status.WARN, long), time.monotonic())
         await pilot.press("e")
-        await pilot.pause(0.2)
+        await shows(pilot, EventsScreen)
         await pilot.press("enter")  # the newest change is first
-        await pilot.pause(0.3)
-        assert isinstance(app.screen, MessageScreen) and app.screen.markdown == long
+        assert (await shows(pilot, MessageScreen)).markdown == long
         assert app.screen.title_text.startswith("G3: ok → warn")
 
 
 # --- live mode: cancel a hung check, and G5's confirmation ---------------------------------------
 
-class StillSource:
+class StillSource(QuietSource):
     """A live-like source that never samples (the checks are what these tests drive)."""
 
-    kind = "live"
     label = "test"
-    static: dict = {}
-    interval_s = 1.0
-
-    def __init__(self) -> None:
-        from sparktui.core.telemetry import History
-
-        self.history = History(10)
-        self.paused = False
-
-    def start(self): pass
-    def stop(self): pass
-    def pause(self): self.paused = True
-    def resume(self): self.paused = False
-    def now(self): return time.time()
 
 
 async def test_a_hung_check_shows_its_elapsed_time_and_c_cancels_it(tmp_path):
@@ -450,17 +413,17 @@ async def test_a_hung_check_shows_its_elapsed_time_and_c_cancels_it(tmp_path):
     async with app.run_test(size=(120, 36)) as pilot:
         app.query_one(Checklist).move_cursor(row=0)
         await pilot.press("r")
-        await pilot.pause(1.6)
+        await wait_for(pilot, lambda: app.board["G1"].running_since is not None
+                       and time.monotonic() - app.board["G1"].running_since >= 1.2, what="G1 running for over a second",
+                       state=lambda: (app.board["G1"].running_since, app.board["G1"].verdict))
         app.refresh_checklist()
-        assert app.board["G1"].running_since is not None
         shown = re.search(r"checking… (\d+)s", row_text(app, "G1"))
         elapsed = time.monotonic() - app.board["G1"].running_since
         assert shown and int(shown.group(1)) >= 1 and abs(int(shown.group(1)) - elapsed) <= 1.5, (shown, elapsed)
         t0 = time.monotonic()
         await pilot.press("c")
-        await settle(app, pilot)
+        v = await wait_for(pilot, lambda: app.board["G1"].verdict, what="G1's verdict after c")
         assert time.monotonic() - t0 < 5
-        v = app.board["G1"].verdict
         assert v.status is Status.UNKNOWN and "cancelled" in v.summary
 
 
@@ -477,18 +440,17 @@ async def test_quick_checks_are_not_held_back_or_cancelled_by_a_hung_one(tmp_pat
     app = SparkApp(cfg, source=StillSource(), auto_checks=False)
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.press("R")
-        for _ in range(50):
-            if app.board["G10"].verdict is not None and app.board["G8"].verdict is not None:
-                break
-            await pilot.pause(0.1)
+        await wait_for(pilot, lambda: app.board["G10"].verdict is not None and app.board["G8"].verdict is not None,
+                       what="G8's and G10's verdicts", state=lambda: (app.board["G8"].verdict, app.board["G10"].verdict))
         assert app.board["G10"].verdict.status is Status.OK and app.board["G8"].verdict.status is Status.SKIP
         assert app.board["G1"].running_since is not None and app.board["G1"].verdict is None
         app.query_one(Checklist).move_cursor(row=0)
         await pilot.press("r")
-        await pilot.pause(0.1)
-        assert any(re.fullmatch(r"already running: G1 for \d+ s \(c cancels\)", n.message) for n in app._notifications)
+        await says(pilot, lambda n: re.fullmatch(r"already running: G1 for \d+ s \(c cancels\)", n.message))
         await pilot.press("c")
-        await settle(app, pilot)
+        await wait_for(pilot, lambda: all(app.board[g].verdict for g in ("G1", "G2", "G7", "G9")),
+                       what="the waiting checks cancelled", state=lambda: {g: app.board[g].verdict for g in ("G1", "G2")})
+        await settled(pilot)
         for gid in ("G1", "G2", "G7", "G9"):  # all waited on the hung torch import
             assert "cancelled" in app.board[gid].verdict.summary, gid
         assert "cancelled" not in app.board["G10"].verdict.summary
@@ -503,12 +465,10 @@ async def test_bandwidth_asks_first_and_no_means_nothing_runs(tmp_path, monkeypa
     app = SparkApp(Config().with_overrides(target={"python": "/nonexistent/python"}), source=StillSource(), auto_checks=False)
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.press("b")
-        await settle(app, pilot, 0.5)
-        assert isinstance(app.screen, ConfirmScreen)
-        assert "1.00 GiB" in app.screen.body
+        assert "1.00 GiB" in (await shows(pilot, ConfirmScreen)).body
         await pilot.press("n")
-        await pilot.pause(0.2)
-        assert not isinstance(app.screen, ConfirmScreen)
+        await leaves(pilot, ConfirmScreen)
+        await settled(pilot)
         assert app.bandwidth_worker is None and app.board["G5"].verdict is None
 
 
@@ -523,9 +483,7 @@ async def test_bandwidth_refused_by_the_gate_says_why(monkeypatch):
         app = SparkApp(Config(), source=StillSource(), auto_checks=False)
         async with app.run_test(size=(120, 36)) as pilot:
             await pilot.press("b")
-            await settle(app, pilot, 0.5)
-            assert isinstance(app.screen, MessageScreen)
-            assert "refused" in app.screen.title_text
+            assert "refused" in (await shows(pilot, MessageScreen)).title_text
     finally:
         nvml.set_backend(None)
 
@@ -546,12 +504,12 @@ async def test_bandwidth_yes_runs_the_probe_and_shows_the_figure(tmp_path, monke
     app = SparkApp(Config().with_overrides(target={"python": py}), source=StillSource(), auto_checks=False)
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.press("b")
-        await settle(app, pilot, 0.5)
+        await shows(pilot, ConfirmScreen)
         await pilot.press("y")
-        await settle(app, pilot, 0.5)
-        v = app.board["G5"].verdict
-        assert v is not None and v.status in (Status.OK, Status.WARN) and "GB/s copy" in v.summary
-        assert "GB/s copy" in str(app.query_one("#bandwidth").render())
+        v = await wait_for(pilot, lambda: app.board["G5"].verdict, timeout=30, what="G5's measured verdict")
+        assert v.status in (Status.OK, Status.WARN) and "GB/s copy" in v.summary
+        await wait_for(pilot, lambda: "GB/s copy" in str(app.query_one("#bandwidth").render()), what="the figure shown",
+                       state=lambda: str(app.query_one("#bandwidth").render()))
 
 
 async def test_bandwidth_rechecks_the_gates_after_the_dialog(tmp_path, monkeypatch):
@@ -567,12 +525,11 @@ async def test_bandwidth_rechecks_the_gates_after_the_dialog(tmp_path, monkeypat
     app = SparkApp(Config(), source=StillSource(), auto_checks=False)
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.press("b")
-        await settle(app, pilot, 0.5)
-        assert isinstance(app.screen, ConfirmScreen)
+        await shows(pilot, ConfirmScreen)
         await pilot.press("y")
-        await settle(app, pilot, 0.5)
-        v = app.board["G5"].verdict
-        assert measured == [] and v is not None and "changed while waiting for confirmation" in v.summary
+        v = await wait_for(pilot, lambda: app.board["G5"].verdict, what="G5's verdict after the recheck")
+        await settled(pilot)
+        assert measured == [] and "changed while waiting for confirmation" in v.summary
         assert "pid 4242" in v.summary and app.board["G5"].running_since is None
 
 
@@ -582,7 +539,7 @@ async def test_table_render_caches_stay_bounded_however_often_cells_change():
 
     app = replay_app()
     async with app.run_test(size=(120, 36)) as pilot:
-        await loaded(app, pilot)
+        await loaded(pilot)
         t = app.query_one(Checklist)
         for i in range(3000):
             t.update_cell("G1", "age", f"{i}m")
@@ -597,7 +554,7 @@ async def test_data_arriving_while_the_app_shuts_down_is_dropped_not_a_crash():
     """A scan or a sample posted just before quit lands after the children are gone."""
     app = replay_app()
     async with app.run_test(size=(120, 36)) as pilot:
-        await loaded(app, pilot)
+        await loaded(pilot)
         history, scan = app.source.history, app.latest_processes
     assert scan and not app.process_table.is_attached
     app.process_table.show(scan, app.now())

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
 from sparktui.core.verdict import Evidence, Status, Verdict
+from sparktui.runner import Judged
 from sparktui.ui.app import ChecksDone, SparkApp
 from sparktui.ui.screens import CardScreen, ConfirmScreen, EventsScreen, MessageScreen
 from tests.real_processes import ended, orphan
@@ -50,7 +51,7 @@ def still_app(**kw) -> SparkApp:
 
 
 def checks_done(app: SparkApp, *verdicts: Verdict) -> None:
-    app.post_message(ChecksDone([v.id for v in verdicts], list(verdicts), Readings(), False))
+    app.post_message(ChecksDone(Judged(tuple(verdicts), Readings(), ())))
 
 
 def worse(app: SparkApp, gid: str, summary: str, **kw) -> None:
@@ -234,7 +235,7 @@ async def test_a_restored_session_event_with_a_markup_id_is_listed(monkeypatch):
     w.verdict(now - 20, "G6", "ok", "warn", f"[X=\"] {HOSTILE}")
     w.event(f"kernel log: [/] {OSC52}", now - 10)
     w.close()
-    from sparktui.ui.sources import LiveSource
+    from sparktui.live.sources import LiveSource
 
     cfg = Config().with_overrides(telemetry={"interval_s": 0.2, "processes_every_s": 1.0})
     app = SparkApp(cfg, auto_checks=False)
@@ -260,7 +261,7 @@ async def test_playbook_issue_titles_and_a_card_with_hostile_evidence_stay_inert
                  details=[HOSTILE], fix=f"```bash\necho '{HOSTILE}'\n```\n")
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
         readings = Readings()
-        app.post_message(ChecksDone(["G8"], [g8], readings, False))
+        app.post_message(ChecksDone(Judged((g8,), readings, ())))
         await pilot.pause(0.2)
         app.playbook_panel.show(g8, {"slugs": ["vllm"], "matches": [issue]}, time.time())
         app.query_one("#tabs").active = "tab-playbooks"

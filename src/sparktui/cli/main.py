@@ -132,10 +132,11 @@ def cmd_check(args: argparse.Namespace) -> int:
         source = f"snapshot {args.snapshot}"
     else:
         if getattr(args, "watch", None):
-            print(f"sparktui: sampling telemetry for {args.watch:g} min (G4) ...", file=sys.stderr)
-        from sparktui.probes import link as _link
+            watched = ", ".join(g.id for g in REGISTRY.values() if "telemetry" in g.probes)
+            print(f"sparktui: sampling telemetry for {args.watch:g} min ({watched}) ...", file=sys.stderr)
+        from sparktui.live import sys_root
 
-        with _link.sys_root(getattr(args, "sys_root", None)):
+        with sys_root(getattr(args, "sys_root", None)):
             if getattr(args, "kernel_log", None):
                 verdicts, readings = interruptibly(lambda cancel: run_checks(
                     ids, cfg, kernel_log_readings(args.kernel_log, ids, cfg, cancel=cancel)))
@@ -163,15 +164,14 @@ def _run_interruptibly(ids: list[str], cfg: Config):
 
 
 def host_facts(readings) -> dict:
-    from sparktui import probes
+    from sparktui import runner
 
-    h = readings.get("host") or probes.safe_read("host", Config())
+    h = readings.get("host") or runner.read("host", Config())
     return dict(h.data or {})
 
 
 def cmd_snapshot(args: argparse.Namespace) -> int:
-    from sparktui import probes
-    from sparktui.runner import collect
+    from sparktui.runner import collect, probe_names
 
     cfg = config_from_args(args)
     if args.json and args.output not in (None, "-"):
@@ -185,10 +185,10 @@ def cmd_snapshot(args: argparse.Namespace) -> int:
             raise UsageError(f"sparktui snapshot: {out} is a folder; give a file name (or '-' for stdout)")
         if not target.parent.is_dir():
             raise UsageError(f"sparktui snapshot: {target.parent} does not exist")
-    from sparktui.probes import link as _link
+    from sparktui.live import sys_root
 
-    with _link.sys_root(getattr(args, "sys_root", None)):
-        readings = interruptibly(lambda cancel: collect(probes.names(), cfg, cancel=cancel), first=None)
+    with sys_root(getattr(args, "sys_root", None)):
+        readings = interruptibly(lambda cancel: collect(probe_names(), cfg, cancel=cancel), first=None)
     host = dict(readings.get_reading("host").data or {})
     if out == "-":
         sys.stdout.write(snapshot_text(readings, host, __version__))

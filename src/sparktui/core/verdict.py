@@ -7,7 +7,7 @@ A verdict never lies: ``ok`` only when the evidence was actually seen; what coul
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 
@@ -60,6 +60,9 @@ class Verdict:
     details: tuple[str, ...] = ()  # extra lines (e.g. G10's file:line list)
     measured_at: float | None = None  # unix time of the readings judged
     took_s: float | None = None  # how long the readings took to gather
+    # the pids the dashboard marks in its process table (the runner fills it from the check's
+    # declared ``marks``); derived from the verdict, so not written to JSON
+    marks: frozenset[int] = field(default=frozenset(), compare=False)
 
     def with_timing(self, measured_at: float | None, took_s: float | None) -> "Verdict":
         return replace(self, measured_at=measured_at, took_s=took_s)

@@ -38,10 +38,11 @@ from sparktui.core.telemetry import CLOCK_EVENT_COUNTERS, MEM_BYTE_FIELDS, REASO
 from sparktui.core.verdict import Status, Verdict
 from sparktui.fleet.metrics_server import MetricsServer
 from sparktui.gotchas import IDS, REGISTRY
+from sparktui.live import SAMPLED_READINGS
 
 STATUS_CODE = {Status.OK: 0, Status.WARN: 1, Status.FAIL: 2, Status.UNKNOWN: 3, Status.SKIP: 4}
 STATES = tuple(s.value for s in STATUS_CODE)
-SAMPLER_PROBES = frozenset({"telemetry", "meminfo", "nvml", "processes"})  # read from the Sampler
+SAMPLER_PROBES = SAMPLED_READINGS  # read from the Sampler
 SLOW_RERUN_S = 3600.0  # checks without a cadence (G2, G5's stored figure, G9) rerun hourly
 DEFAULT_LISTEN = "127.0.0.1:9400"
 RENDER_EVERY_S = 1.0
@@ -87,7 +88,7 @@ def is_loopback(host: str) -> bool:
         infos = socket.getaddrinfo(host, None)
     except OSError:
         return False
-    addrs = {i[4][0].split("%")[0] for i in infos}
+    addrs = {str(i[4][0]).split("%")[0] for i in infos}
     return bool(addrs) and all(ipaddress.ip_address(a).is_loopback for a in addrs)
 
 
@@ -188,13 +189,15 @@ def _collect(names: list[str], cfg: Config) -> Readings:
 
 
 def default_ids(cfg: Config, cwd: str | None = None) -> tuple[list[str], list[str]]:
-    """(ids to export, notes). G10 scans folders: run from "/" with the default scan path, it
-    would walk the whole disk every few minutes, so it is left out then (say where to scan)."""
+    """(ids to export, notes). A check that cannot do without the folder scan (G10): run from "/"
+    with the default scan path, it would walk the whole disk every few minutes, so it is left out
+    then (say where to scan). One that reads the scan only to enrich its verdict stays."""
     ids, notes = list(IDS), []
     cwd = os.getcwd() if cwd is None else cwd
     if cwd == "/" and list(cfg.scan.paths) == ["."]:
-        ids.remove("G10")
-        notes.append("G10 left out: started in / with the default scan path; set [scan] paths (or --path DIR) to export it")
+        for g in [REGISTRY[i] for i in IDS if "tpscan" in REGISTRY[i].required]:
+            ids.remove(g.id)
+            notes.append(f"{g.id} left out: started in / with the default scan path; set [scan] paths (or --path DIR) to export it")
     return ids, notes
 
 
@@ -204,13 +207,12 @@ class Exporter:
     def __init__(self, cfg: Config, *, ids: Iterable[str] | None = None, host_label: str | None = None,
                  sampler: Any = None, interval_s: float | None = None, collect=None) -> None:
         from sparktui import __version__
-        from sparktui.probes.sampler import Sampler
+        from sparktui.live import new_sampler
 
         self.cfg = cfg
         self.version = __version__
         self.host = host_label or socket.gethostname()
-        self.sampler = sampler or Sampler(cfg, interval_s=interval_s or cfg.telemetry.interval_s,
-                                          processes_every_s=cfg.telemetry.processes_every_s)
+        self.sampler = sampler or new_sampler(cfg, interval_s=interval_s, processes_every_s=cfg.telemetry.processes_every_s)
         self.static: dict[str, Any] = {}
         self.checks = CheckScheduler(cfg, ids if ids is not None else IDS, self._sampler_readings, collect=collect)
         self.registry = CollectorRegistry(auto_describe=False)

@@ -6,6 +6,7 @@ touches the machine, so every verdict can be reproduced from a snapshot.
 
 from __future__ import annotations
 
+import enum
 import functools
 from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence, TypeVar
@@ -15,6 +16,16 @@ from sparktui.core.readings import Reading, Readings, checked
 from sparktui.core.verdict import Evidence, Status, Verdict
 
 Judge = Callable[[Readings, Config], Verdict]
+Marks = Callable[[Verdict], frozenset[int]]
+
+
+class Feed(enum.Enum):
+    """How a check is fed: the front ends schedule from this, never from a check's id."""
+
+    PROBES = "probes"  # its probes are read (in their own threads) when it is due by its cadence
+    TELEMETRY = "telemetry"  # judged from the sampler's window of samples: no probe is run for it
+    ON_REQUEST = "on request"  # the judge reads a kept result; the measurement runs only when asked
+    FOLLOWED = "followed live"  # read like PROBES, then judged again as each live event of ``follows`` arrives
 
 
 @dataclass(frozen=True)
@@ -31,9 +42,23 @@ class Gotcha:
     probes: tuple[str, ...]  # readings the judge needs
     judge: Judge
     references: tuple[str, ...] = ()
+    feed: Feed = Feed.PROBES
+    enriched_by: tuple[str, ...] = ()  # of ``probes``: judged without these first, again once they are in
+    follows: str | None = None  # FOLLOWED: the reading whose live events re-judge it
+    shows: str | None = None  # the dashboard panel that lists what it judges ("processes", "playbook issues")
+    marks: Marks | None = None  # the pids the dashboard must mark from one of its verdicts
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "judge", _shape_checked(self.judge, self.probes))
+        if not set(self.enriched_by) <= set(self.probes):
+            raise ValueError(f"{self.id}: enriched_by {self.enriched_by} must be among its probes {self.probes}")
+        if (self.feed is Feed.FOLLOWED) != (self.follows is not None and self.follows in self.probes):
+            raise ValueError(f"{self.id}: a check followed live names the reading it follows, among its probes")
+
+    @property
+    def required(self) -> tuple[str, ...]:
+        """The probes it cannot be judged without (``enriched_by`` only adds to a verdict)."""
+        return tuple(p for p in self.probes if p not in self.enriched_by)
 
     @property
     def number(self) -> int:

@@ -18,7 +18,7 @@ from sparktui.core.telemetry import free_gib, render_free_g
 from sparktui.core.units import GIB, gib, is_number, when_text
 from sparktui.core import validate
 from sparktui.core.verdict import EvidenceList, Status, Verdict
-from sparktui.gotchas.base import Gotcha, unknown_from
+from sparktui.gotchas.base import Feed, Gotcha, unknown_from
 
 # Hysteresis at the floor (class 11 of issue 12): once MemAvailable (or MemFree, for the page-cache
 # rule) has been under the floor, the warning holds until it has stayed at or above floor + margin
@@ -553,6 +553,7 @@ GOTCHA = Gotcha(
     intrusive=False,
     cadence_s=5.0,
     probes=("meminfo", "nvml"),
+    feed=Feed.TELEMETRY,
     judge=judge,
     references=("NVML memory NOT_SUPPORTED on GB10: nvitop PR #208, leptonai/gpud PR #1170, unsloth PR #10703",
                 "cudaMemGetInfo counts MemFree only: vllm issue #48140; 60 GB written: CUDA-free 103 -> 42 GiB "

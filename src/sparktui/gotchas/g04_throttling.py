@@ -27,7 +27,7 @@ from sparktui.core import validate
 from sparktui.core.verdict import Evidence, Status, Verdict
 from sparktui.core.units import is_number, offset_text, when_text
 from sparktui.gotchas.base import Finding, first_finding, worst_index
-from sparktui.gotchas.base import Gotcha, unknown_from
+from sparktui.gotchas.base import Feed, Gotcha, unknown_from
 
 CLIMB_C = 3.0  # late-third mean minus early-third mean that counts as "climbing"
 NEAR_PEAK = 0.9  # heuristic: a late SM clock under load at or above this share of the window's peak is "held"
@@ -769,6 +769,7 @@ GOTCHA = Gotcha(
     intrusive=False,
     cadence_s=5.0,
     probes=("telemetry",),
+    feed=Feed.TELEMETRY,
     judge=judge,
     references=("GB10 power draw, limit N/A, clock-event counters: nvitop PR #208, leptonai/gpud PR #1170",
                 "NVML field ids 74/76/269/270/271: nvml.h of the 580 drivers; read in one call in ~0.75 ms on an H200",

@@ -14,9 +14,10 @@ from typing import Any, Mapping
 from sparktui.core.config import Config
 from sparktui.core.readings import UNUSABLE, Readings
 from sparktui.core.shapes import BANDWIDTH, BANDWIDTH_LAST
+from sparktui.core.units import GIB, age_text
 from sparktui.core.validate import bandwidth_result_problem
 from sparktui.core.verdict import Evidence, EvidenceList, Status, Verdict
-from sparktui.gotchas.base import Gotcha
+from sparktui.gotchas.base import Feed, Gotcha
 
 ID = "G5"
 
@@ -78,7 +79,6 @@ degraded state (clocks pinned low: see G4). Check G6's process table, then measu
 """
 
 
-GIB = 1 << 30
 MIN_BUFFER = 512 << 20
 
 
@@ -129,27 +129,8 @@ def gate(requested_bytes: int, mem_available: int | None, competitors: list[dict
     return GateDecision(True, size, tuple(notes), forced=bool(blockers))
 
 
-def _age(seconds: float) -> str:
-    if seconds < 120:
-        return f"{seconds:.0f} s"
-    if seconds < 7200:
-        return f"{seconds / 60:.0f} min"
-    if seconds < 172800:
-        return f"{seconds / 3600:.1f} h"
-    return f"{seconds / 86400:.1f} days"
-
-
 FUTURE_SLACK_S = 2.0  # a kept timestamp further ahead of the clock than this cannot be an age
 REMEASURE = "Run `sparktui bandwidth` again on an idle machine: a good measurement replaces the kept file."
-
-
-def _is_number(v: object) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
-def _show(v: object) -> str:
-    r = repr(v)
-    return r if len(r) <= 60 else r[:57] + "..."
 
 
 result_problem = bandwidth_result_problem  # the shape check lives with the shape (core/shapes.py)
@@ -189,9 +170,9 @@ def _age_evidence(ev: EvidenceList, res: Mapping[str, Any], now: float | None, k
         return None, None
     delta = float(now) - float(res["measured_at"])
     if delta < -FUTURE_SLACK_S:
-        ev.add("measured", kept, f"timestamp {_age(-delta)} in the future: the clock changed since, age unknown")
+        ev.add("measured", kept, f"timestamp {age_text(-delta)} in the future: the clock changed since, age unknown")
         return None, -delta
-    ev.add("measured", kept, f"{_age(max(0.0, delta))} ago")
+    ev.add("measured", kept, f"{age_text(max(0.0, delta))} ago")
     return max(0.0, delta), None
 
 
@@ -287,9 +268,9 @@ def judge_result(res: Mapping[str, Any], now: float | None, fresh: bool) -> Verd
         low, high = far_below(copy, exp), above_range(copy, read, exp)
     if not fresh:
         if future is not None:
-            when = f" (its timestamp is {_age(future)} in the future: suspicious, age unknown)"
+            when = f" (its timestamp is {age_text(future)} in the future: suspicious, age unknown)"
         else:
-            when = f" ({_age(age)} ago)" if age is not None else ""
+            when = f" ({age_text(age)} ago)" if age is not None else ""
         return Verdict(ID, Status.SKIP, f"intrusive, not rerun; last measured {figure}{when}" + ("; that was far below range" if low else ""),
                        evidence=ev.tuple(), fix=FIX if low else "")
     if low:
@@ -348,6 +329,7 @@ GOTCHA = Gotcha(
     intrusive=True,
     cadence_s=None,
     probes=("bandwidth_last",),
+    feed=Feed.ON_REQUEST,
     judge=judge,
     references=("DGX Spark spec: 273 GB/s LPDDR5x; a saturating read kernel measures 231-234 GB/s (antirez/ds4 #773)",
                 "docs/bandwidth.md: what the measurement loads, and its gates"),

@@ -26,7 +26,7 @@ from sparktui.core.verdict import EvidenceList, Status, Verdict
 from sparktui.gotchas._fix import block, comment, sh, stop_lines
 from sparktui.core.units import gib, is_number, when_text
 from sparktui.gotchas.base import Finding, all_findings, worst_of
-from sparktui.gotchas.base import Gotcha, unknown_from, unknown_if_lacking
+from sparktui.gotchas.base import Feed, Gotcha, unknown_from, unknown_if_lacking
 
 LABELS = {"vllm": "vLLM", "sglang": "SGLang", "llamacpp": "llama.cpp", "ollama": "Ollama",
           "trtllm": "TensorRT-LLM", "nim": "NIM", "triton": "Triton", "tgi": "TGI"}
@@ -769,6 +769,20 @@ def judge(r: Readings, cfg: Config) -> Verdict:
     return judge_snapshot(r, data, pool, cfg, not data.get("review"), src)
 
 
+_PID_NAMED = re.compile(r"\bpid (\d+)")
+
+
+def marked_pids(verdict: Verdict) -> frozenset[int]:
+    """The pids a warning or failing verdict names, for the dashboard to mark in its process table:
+    those in its finding, else those its evidence names. An ok or unknown verdict marks no one."""
+    if verdict.status not in (Status.WARN, Status.FAIL):
+        return frozenset()
+    named = _PID_NAMED.findall(verdict.summary)
+    if not named:
+        named = [p for e in verdict.evidence for p in _PID_NAMED.findall(str(e.what))]
+    return frozenset(int(p) for p in named)
+
+
 GOTCHA = Gotcha(
     id="G6",
     slug="contention",
@@ -797,6 +811,9 @@ GOTCHA = Gotcha(
     intrusive=False,
     cadence_s=10.0,
     probes=("processes", "meminfo"),
+    feed=Feed.TELEMETRY,
+    shows="processes",
+    marks=marked_pids,
     judge=judge,
     references=("Per-process GPU memory works on the host, empty inside a container: nvitop PR #208, sparkDash #10",
                 "Server caps: each server's own flag (vLLM --gpu-memory-utilization, SGLang --mem-fraction-static, "

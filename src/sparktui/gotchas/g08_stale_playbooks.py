@@ -379,7 +379,9 @@ GOTCHA = Gotcha(
     fix=FIX,
     intrusive=False,
     cadence_s=900.0,
-    probes=(PROBE, "tpscan"),  # the scan's launch scripts suggest what to follow when nothing is set
+    probes=(PROBE, "tpscan"),
+    enriched_by=("tpscan",),  # the scan's launch scripts suggest what to follow; a slow scan must not hold G8
+    shows="playbook issues",
     judge=judge,
     references=(
         "NVIDIA/dgx-spark-playbooks #109: nvidia/vllm is wrong missing Ray",

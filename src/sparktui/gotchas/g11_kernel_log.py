@@ -16,7 +16,7 @@ from sparktui.core.readings import Readings
 from sparktui.core.shapes import KERNEL_LOG
 from sparktui.core.verdict import EvidenceList, Status, Verdict
 from sparktui.gotchas._fix import block, comment
-from sparktui.gotchas.base import Gotcha
+from sparktui.gotchas.base import Feed, Gotcha
 from sparktui.core.xids import AER_SEVERITIES, EVENT_KINDS, XIDS, is_failing, is_warning
 
 ID = "G11"
@@ -388,6 +388,8 @@ GOTCHA = Gotcha(
     intrusive=False,
     cadence_s=60.0,
     probes=("kernel_log",),
+    feed=Feed.FOLLOWED,
+    follows="kernel_log",
     judge=judge,
     references=("Kernel log field reports: Xid format, Xid 169 on GB10 (Start9Labs #3465, #3693), OOM killer, "
                 "ConnectX-7 fatal AER (DeepSeek recipe #146; NVIDIA forum 368536), access needs adm/systemd-journal",

@@ -1,15 +1,20 @@
 """The dashboard: a Textual app a user leaves in a tmux pane beside a long run.
 
-It shows; it does not judge. Checks run in thread workers (probes may start subprocesses in the
-training interpreter; a hung one shows its elapsed time and can be cancelled), telemetry arrives
-from the sampler thread as messages, and G3/G4/G6 are re-judged from the sampler's ring buffers.
+It shows; it does not judge. The runner schedules and judges (runner/): a thread worker only loops
+over ``runner.stream`` and posts each batch of verdicts (probes may start subprocesses in the
+training interpreter; a hung one shows its elapsed time and can be cancelled); telemetry arrives
+from the source's thread (live/) as messages, and the telemetry-fed checks are re-judged from its
+window. No check is named here: what a check needs is in its declaration (gotchas/base.py).
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
+from collections import deque
+from collections.abc import Mapping
 from functools import partial
 from typing import Any, NoReturn
 
@@ -20,6 +25,7 @@ from textual.command import CommandPalette, DiscoveryHit, Hit, Hits, Provider
 from textual.containers import Horizontal
 from textual.css.query import NoMatches
 from textual.message import Message
+from textual.notifications import Notification, SeverityLevel
 from textual.widgets import DataTable, Footer, Input, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
@@ -29,12 +35,15 @@ from sparktui.core.events import EventLog
 from sparktui.core.inert import visible, visible_lines
 from sparktui.core.readings import Readings
 from sparktui.core.verdict import Status, Verdict
+from sparktui import runner
 from sparktui.gotchas import REGISTRY
-from sparktui.gotchas.base import Gotcha
-from sparktui.ui.board import TELEMETRY_CHECKS, TELEMETRY_REJUDGE_S, Board
+from sparktui.gotchas.base import Feed
+from sparktui.live import Source
+from sparktui.live.kernel import KernelWatch, victim_seen
+from sparktui.live.kernel import status_of as kernel_status_of
+from sparktui.runner import TELEMETRY_REJUDGE_S, Judged
+from sparktui.runner.board import Board
 from sparktui.ui.format import age, bandwidth_line, duration, short_reason
-from sparktui.ui.kernel_events import KernelEventArrived, KernelFollowFailed, KernelWatch, victim_seen
-from sparktui.ui.kernel_events import status_of as kernel_status_of
 from sparktui.ui.peers import PeersScreen, PeerWatch
 from sparktui.ui import malloc
 from sparktui.ui.prefs import Prefs, load_prefs, save_prefs
@@ -53,6 +62,30 @@ def hard_exit(code: int) -> None:
 
 
 NARROW_BELOW = 120  # columns: under this the checklist and telemetry stack (app.tcss)
+
+
+# The check measured only when asked (G5's bandwidth: `b`), the ones whose findings the process and
+# playbook tabs list, and those judged again as kernel-log events arrive: from their declarations.
+ON_REQUEST = runner.fed(Feed.ON_REQUEST)[0].id
+PROCESSES_CHECK = runner.showing("processes")
+PLAYBOOKS_CHECK = runner.showing("playbook issues")
+KERNEL_LOG_CHECKS = " ".join(g.id for g in runner.followers("kernel_log"))
+
+
+def _tab_title(text: str, g: Any) -> str:
+    return f"{text} ({g.id})" if g is not None else text
+
+
+class KernelEventArrived(Message):
+    def __init__(self, event: dict[str, Any]) -> None:
+        self.event = event
+        super().__init__()
+
+
+class KernelFollowFailed(Message):
+    def __init__(self, why: str) -> None:
+        self.why = why
+        super().__init__()
 
 
 class SampleArrived(Message):
@@ -76,15 +109,15 @@ class SessionOpened(Message):
 
 
 class ChecksDone(Message):
-    def __init__(self, ids: list[str], verdicts: list[Verdict], readings: Readings, cancelled: bool,
-                 new: list[str] | None = None) -> None:
+    """A batch of verdicts from the runner (runner.Judged), posted by the checks worker."""
+
+    def __init__(self, judged: Judged) -> None:
         super().__init__()
-        self.ids, self.verdicts, self.readings, self.cancelled = ids, verdicts, readings, cancelled
-        self.new = list(readings) if new is None else new  # readings first seen in this message
+        self.judged = judged
 
 
 class BandwidthDone(Message):
-    def __init__(self, verdict: Verdict, result: dict[str, Any]) -> None:
+    def __init__(self, verdict: Verdict, result: Mapping[str, Any]) -> None:
         super().__init__()
         self.verdict, self.result = verdict, result
 
@@ -96,7 +129,7 @@ class SparkCommands(Provider):
         ("Rerun the selected check", "rerun_selected", "r"),
         ("Rerun all non-intrusive checks", "rerun_all", "R"),
         ("Cancel running checks", "cancel_checks", "c"),
-        ("Measure bandwidth (G5, asks first)", "bandwidth", "b"),
+        (f"Measure bandwidth ({ON_REQUEST}, asks first)", "bandwidth", "b"),
         ("Pause / resume sampling", "toggle_pause", "p"),
         ("Plots: next span (5 min, 1 h, the whole session)", "cycle_span", "g"),
         ("Filter the process table", "filter_processes", "/"),
@@ -118,7 +151,7 @@ class SparkCommands(Provider):
         for text, action, key in self.ACTIONS:
             if action in SparkApp.MAIN_ONLY and len(under) > 1:
                 continue
-            if action == "signal_process" and app.readonly:
+            if action == "signal_process" and isinstance(app, SparkApp) and app.readonly:
                 continue  # --readonly: not offered, as the footer does not show it
             yield text, action, key
 
@@ -151,7 +184,7 @@ class SparkApp(App):
         Binding("r", "rerun_selected", "rerun", tooltip="rerun the selected check"),
         Binding("R", "rerun_all", "all", tooltip="rerun all non-intrusive checks"),
         Binding("c", "cancel_checks", "cancel", show=False, tooltip="cancel the running checks"),
-        Binding("b", "bandwidth", "G5", tooltip="G5: measure bandwidth (asks first: it loads the machine)"),
+        Binding("b", "bandwidth", ON_REQUEST, tooltip=f"{ON_REQUEST}: measure bandwidth (asks first: it loads the machine)"),
         Binding("slash", "filter_processes", "filter", tooltip="filter the process table (escape clears)"),
         Binding("s", "cycle_sort", "sort", tooltip="change the process table's sort column"),
         Binding("p", "pause", "pause", tooltip="pause sampling"),
@@ -170,7 +203,7 @@ class SparkApp(App):
     ]
 
     def __init__(self, cfg: Config | None = None, *, replay: str | None = None, speed: float | None = 1.0,
-                 bell: bool = False, auto_checks: bool = True, source: Any = None, record: str | None = None,
+                 bell: bool = False, auto_checks: bool = True, source: Source | None = None, record: str | None = None,
                  recording: Any = None, keep_session: bool = True, readonly: bool = False,
                  kernel_log_path: str | None = None) -> None:
         super().__init__()
@@ -181,6 +214,7 @@ class SparkApp(App):
         self.auto_checks = auto_checks
         self.board = Board()
         self.events = EventLog()
+        self.said: deque[Notification] = deque(maxlen=200)  # what notify showed, newest last (bounded)
         self.events_seen = 0  # worse changes already looked at in the events view
         self.tick_n = 0
         self._judged_after_replay = False
@@ -188,32 +222,38 @@ class SparkApp(App):
         self.started_mono = time.monotonic()
         self.last_telemetry_judge = 0.0
         self.latest_processes: dict[str, Any] | None = None
-        self.playbook_data: dict[str, Any] | None = None
+        self.playbook_data: Mapping[str, Any] | None = None
         self.bandwidth_worker: Worker | None = None
-        self._bandwidth_cancel = None  # a threading.Event while G5 runs
+        self._bandwidth_cancel: threading.Event | None = None  # set while the bandwidth measurement runs
         self.replay_path = replay
         self.replay_instant = bool(replay) and not speed  # --speed 0: the whole recording at once
+        self.source: Source
         if source is not None:
             self.source = source
         elif replay:
-            from sparktui.ui.sources import ReplaySource
+            from sparktui.live.sources import ReplaySource
 
             self.source = ReplaySource(replay, self.cfg, self._on_sample_thread, self._on_processes_thread, speed,
-                                       on_finished=lambda: self.post_message(ReplayFinished()), recording=recording)
+                                       on_finished=partial(self._post, ReplayFinished), recording=recording)
         else:
-            from sparktui.ui.sources import LiveSource
+            from sparktui.live.sources import LiveSource
 
             self.source = LiveSource(self.cfg, self._on_sample_thread, self._on_processes_thread, record_path=record,
-                                     keep_session=keep_session, on_session=lambda: self.post_message(SessionOpened()))
+                                     keep_session=keep_session, on_session=partial(self._post, SessionOpened))
         self.replay_readings = self._recorded_readings() if replay else None
         self.host_name = "?"
         self.peer_watch = PeerWatch(self, self.cfg, replay=bool(replay))
         # G11 live: the kernel log followed on a live run (a test's own source follows only the file it names)
-        self.kernel_watch = KernelWatch(self, kernel_log_path,
+        self.kernel_watch = KernelWatch(partial(self._post, KernelEventArrived), partial(self._post, KernelFollowFailed),
+                                        kernel_log_path,
                                         enabled=not replay and (source is None or kernel_log_path is not None))
         self.prefs_problems: list[str] = []  # why prefs.json was not used (defaults then): said once mounted
         self.prefs: Prefs = load_prefs(problems=self.prefs_problems)  # the one copy: every panel changes it through update_prefs
         self._writer_errors_said: set[str] = set()
+
+    def _post(self, message: type[Message], *args: Any) -> None:
+        """Post ``message(*args)`` (from a source's or the follower's thread)."""
+        self.post_message(message(*args))
 
     # -- preferences -----------------------------------------------------------------------------
     def update_prefs(self, **changes: Any) -> None:
@@ -248,9 +288,9 @@ class SparkApp(App):
             yield self.checklist
             yield self.telemetry
         with TabbedContent(id="tabs"):
-            with TabPane("Processes (G6)", id="tab-processes"):
+            with TabPane(_tab_title("Processes", PROCESSES_CHECK), id="tab-processes"):
                 yield self.process_table
-            with TabPane("Playbook issues (G8)", id="tab-playbooks"):
+            with TabPane(_tab_title("Playbook issues", PLAYBOOKS_CHECK), id="tab-playbooks"):
                 yield self.playbook_panel
         self.footer = Footer(compact=True)
         yield self.footer
@@ -357,11 +397,11 @@ class SparkApp(App):
         st = kernel_status_of(ev)
         summary = f"{kw.text(ev)} | {str(ev.get('text', ''))[:200]}"
         self.events.kernel_event(self.now(), st, summary)
-        keep = getattr(self.source, "keep_event", None)
-        if keep is not None:  # into the kept session (and --record): a crash of sparktui loses no kernel event
-            keep(f"kernel log: {summary}", self.now())
+        # into the kept session (and --record): a crash of sparktui loses no kernel event
+        self.source.keep_event(f"kernel log: {summary}", self.now())
         if st in (Status.FAIL, Status.WARN):
-            self.notify(f"{visible(kw.text(ev))}\n{visible(str(ev.get('text', ''))[:200])}", title="G11 kernel log",
+            self.notify(f"{visible(kw.text(ev))}\n{visible(str(ev.get('text', ''))[:200])}",
+                        title=f"{KERNEL_LOG_CHECKS} kernel log".strip(),
                         severity="error" if st is Status.FAIL else "warning", timeout=15)
             if self.bell_on_worse:
                 self.bell()
@@ -370,18 +410,14 @@ class SparkApp(App):
     def on_kernel_follow_failed(self, msg: KernelFollowFailed) -> None:
         if self.kernel_watch.error is None:  # said once; G11 stays as judged from the boot-time reading
             self.kernel_watch.error = msg.why
-            self.notify(f"the kernel log is not followed live: {msg.why}", title="G11 kernel log",
+            self.notify(f"the kernel log is not followed live: {msg.why}", title=f"{KERNEL_LOG_CHECKS} kernel log".strip(),
                         severity="warning", timeout=15)
 
-    def _kernel_log_verdict(self) -> Verdict:
-        from sparktui.runner import judge
-
-        return judge(REGISTRY["G11"], Readings({"kernel_log": self.kernel_watch.reading()}), self.cfg)
-
     def _judge_kernel_log(self) -> None:
-        if "G11" in REGISTRY:
-            self._set_verdict(self._kernel_log_verdict(), time.monotonic())
-            self.refresh_checklist()
+        mono = time.monotonic()
+        for v in runner.judge_followed(self.kernel_watch.reading(), self.cfg):
+            self._set_verdict(v, mono)
+        self.refresh_checklist()
 
     def on_session_opened(self, msg: SessionOpened) -> None:
         """The previous session's events (then a row for the gap), and why a session is not kept."""
@@ -416,8 +452,7 @@ class SparkApp(App):
         """Why the --record file or the kept session is not written, each reason once: at start, and
         when a write fails mid-run (a full disk): what was written stays whole, and the dashboard
         keeps watching, in memory only."""
-        for attr, title in (("record_error", "recording"), ("session_error", "session")):
-            err = getattr(self.source, attr, None)
+        for err, title in ((self.source.record_error, "recording"), (self.source.session_error, "session")):
             if err and err not in self._writer_errors_said:
                 self._writer_errors_said.add(err)
                 stopped = " stopped:" in f" {err}"
@@ -434,7 +469,7 @@ class SparkApp(App):
             due = self.board.due(mono)
             if due:
                 self.run_checks(due)
-            replay_done = getattr(self.source, "finished", False) and not self._judged_after_replay
+            replay_done = self.source.finished and not self._judged_after_replay
             if len(self.source.history) and (mono - self.last_telemetry_judge >= TELEMETRY_REJUDGE_S or replay_done):
                 self.last_telemetry_judge = mono
                 self._judged_after_replay = self._judged_after_replay or replay_done
@@ -449,10 +484,10 @@ class SparkApp(App):
         gpu = name or (f"no GPU ({short_reason(static.get('error', 'NVML unavailable'), 30)})" if not devs else "GPU ?")
         driver = (static.get("driver_version") or {}).get("value") or "?"
         cuda = (static.get("cuda_driver_version") or {}).get("value") or "?"
-        first_t = getattr(self.source, "first_t", None)  # a replay: how much of the recording has been seen
+        first_t = self.source.first_t  # a replay: how much of the recording has been seen
         watched = self.now() - first_t if first_t is not None else time.monotonic() - self.started_mono
         badges = []
-        if getattr(self.source, "synthetic", False):  # the demo: never mistaken for a measurement, at 80 columns too
+        if self.source.synthetic:  # the demo: never mistaken for a measurement, at 80 columns too
             badges.append(("SYNTHETIC", "bold reverse magenta"))
         nvml_down = outage_since(self.source.history.latest)  # the driver and GPU shown are from before it
         if nvml_down is not None:
@@ -475,8 +510,8 @@ class SparkApp(App):
 
     def _host_label(self) -> str:
         if self.replay_path:
-            host = getattr(self.source, "recording", None)
-            h = (host.header.get("host") if host else None) or {}
+            rec = self.source.recording
+            h = (rec.header.get("host") if rec else None) or {}
             return h.get("hostname") or "recorded host"
         import socket
 
@@ -489,15 +524,16 @@ class SparkApp(App):
         review mode for the telemetry checks once the replay has finished."""
         from sparktui.core.recording import readings_from_recording
 
-        rec = getattr(self.source, "recording", None)
+        rec = self.source.recording
         return readings_from_recording(rec) if rec is not None else Readings()
 
     def run_checks(self, ids: list[str], say_busy: bool = False) -> None:
-        # G5's judge reads only the kept result here; its measurement goes through action_bandwidth.
+        """Run the probe-read checks of ``ids`` in a worker (the telemetry-fed ones are judged from
+        the sampler's window; a check fed on request reads only its kept result here)."""
         busy = [i for i in ids if self.board[i].running_since is not None]
-        ids = [i for i in ids if i not in TELEMETRY_CHECKS and i not in busy]
+        ids = [i for i in runner.scheduled(ids) if i not in busy]
         if busy and say_busy:
-            since = ", ".join(f"{gid} for {int(self._running_s(gid))} s" for gid in busy)
+            since = ", ".join(f"{gid} for {int(self._running_s(gid) or 0)} s" for gid in busy)
             self.notify(f"already running: {since} (c cancels)")
         if not ids:
             return
@@ -507,75 +543,39 @@ class SparkApp(App):
                         exit_on_error=False, name=f"checks {' '.join(ids)}")
 
     def _checks_worker(self, ids: list[str], cancel) -> None:
-        """Each check is judged and posted as soon as its own probes are in, every probe in its own
-        thread (each read once, the training interpreter's shared by the checks that need it): G8
-        and G10 do not wait behind a slow torch import, G8 not behind the G10 scan (judged again
-        when it is in, see runner.ENRICHING), and a cancel only touches the checks still waiting."""
-        from sparktui.runner import can_judge, collect_iter, judge, needed_probes
-
-        gs = [REGISTRY[i] for i in ids]
-        if self.replay_readings is not None:
-            readings = self.replay_readings
-            self.post_message(ChecksDone(ids, [self._replay_judge(g, readings) for g in gs], readings, False))
-            return
-        names = needed_probes(gs)
-        readings, waiting, early, new = Readings(), list(gs), [], []
-        for reading in collect_iter(names, self.cfg, max_workers=len(names), cancel=cancel):
-            readings.add(reading)
-            new.append(reading.probe)
-            ready = [g for g in waiting if can_judge(g, readings)]
-            waiting = [g for g in waiting if g not in ready]
-            whole = [g for g in early if all(p in readings for p in g.probes)] if not cancel.is_set() else []
-            early = [g for g in early if g not in whole] + [g for g in ready if not all(p in readings for p in g.probes)]
-            if ready or whole:
-                snap = Readings(dict(readings))  # later probes must not change what these were judged on
-                self.post_message(ChecksDone([g.id for g in ready + whole], [judge(g, snap, self.cfg) for g in ready + whole],
-                                             snap, cancel.is_set(), new))
-                new = []
-
-    def _replay_judge(self, g: Gotcha, readings: Readings) -> Verdict:
-        from sparktui.runner import judge
-
-        missing = [p for p in g.probes if p not in readings]
-        if missing:
-            return Verdict(g.id, Status.UNKNOWN, f"replay: the recording carries no {', '.join(missing)} reading")
-        return judge(g, readings, self.cfg)
+        """Only loops: the runner judges each check as soon as its own readings are in."""
+        followed = {self.kernel_watch.reading_name: self.kernel_watch} if self.replay_readings is None else None
+        for judged in runner.stream(ids, self.cfg, cancel, recorded=self.replay_readings, followed=followed):
+            self.post_message(ChecksDone(judged))
 
     def on_checks_done(self, msg: ChecksDone) -> None:
-        mono = time.monotonic()
-        if hasattr(self.source, "record_readings") and not msg.cancelled:
-            # `--record`: a replay can judge these checks too (each reading once)
-            self.source.record_readings(Readings({n: msg.readings.get_reading(n) for n in msg.new}))
-        line = bandwidth_line(msg.readings.data("bandwidth_last") if "bandwidth_last" in msg.readings else None, self.now())
+        mono, j = time.monotonic(), msg.judged
+        if not j.cancelled:  # `--record`: a replay can judge these checks too (each reading once)
+            self.source.record_readings(Readings({n: j.readings.get_reading(n) for n in j.new}))
+        line = bandwidth_line(j.readings.data("bandwidth_last") if "bandwidth_last" in j.readings else None, self.now())
         if line:
             self.telemetry.show_bandwidth(line)
-        # a fresh boot-time kernel log: G11 judged on it plus the events seen live after it was taken
-        merge = "kernel_log" in msg.new and not msg.cancelled and self.replay_readings is None \
-            and self.kernel_watch.saw_boot_reading(msg.readings.get_reading("kernel_log"))
-        for v in msg.verdicts:
-            if merge and v.id == "G11":
-                v = self._kernel_log_verdict()
-            if msg.cancelled:
+        for v in j.verdicts:
+            if j.cancelled:
                 v = Verdict(v.id, Status.UNKNOWN, "cancelled by the user; press r to run it again", evidence=v.evidence)
             self._set_verdict(v, mono)
-        pb = msg.readings.data("playbook_issues") if "playbook_issues" in msg.readings else None
-        if pb is not None or "G8" in msg.ids:
+        pb = j.readings.data("playbook_issues") if "playbook_issues" in j.readings else None
+        if PLAYBOOKS_CHECK is not None and (pb is not None or PLAYBOOKS_CHECK.id in j.ids):
             self.playbook_data = pb
-            g8 = self.board["G8"]
-            next_run = self.now() + (g8.next_due - mono) if self.auto_checks and g8.next_due != float("inf") else None
-            self.playbook_panel.show(g8.verdict, pb, self.now(), next_run)
+            st = self.board[PLAYBOOKS_CHECK.id]
+            next_run = self.now() + (st.next_due - mono) if self.auto_checks and st.next_due != float("inf") else None
+            self.playbook_panel.show(st.verdict, pb, self.now(), next_run)
         self.refresh_checklist()
-        self.peer_watch.saw(msg.readings)  # this machine's column in the peers view
+        self.peer_watch.saw(j.readings)  # this machine's column in the peers view
 
     def _set_verdict(self, v: Verdict, mono: float) -> None:
+        v = runner.with_marks(v)
         self.board.finish(v, mono)
-        if v.id == "G6":
-            self.process_table.blame(v)  # the processes it names: marked and kept in sight
+        self.process_table.blame(*self.board.marked())  # the processes the verdicts name: marked and kept in sight
         change = self.events.observe(v, self.now())
-        if hasattr(self.source, "keep_verdict"):
-            self.source.keep_verdict(v, self.now(), change)  # the kept session: a restart shows it again
+        self.source.keep_verdict(v, self.now(), change)  # the kept session: a restart shows it again
         if change is not None and self.events.should_alert(change):
-            sev = "error" if v.status is Status.FAIL else "warning"
+            sev: SeverityLevel = "error" if v.status is Status.FAIL else "warning"
             self.notify(f"{v.id} {REGISTRY[v.id].title}: {v.status.value} — {visible(v.summary)}", title="got worse",
                         severity=sev, timeout=10)
             if self.bell_on_worse:
@@ -584,19 +584,18 @@ class SparkApp(App):
             self.screen.update_verdict(v, age(self.now() - (v.measured_at or self.now())))
 
     def judge_telemetry(self) -> None:
-        """G3, G4, G6 from the telemetry: live (and while a replay plays) over the trailing window;
+        """The telemetry-fed checks: live (and while a replay plays) over the trailing window;
         once a replay has finished, over the whole recording in review mode, from the same readings
         as `check --replay` of the file, so the dashboard ends on the verdicts the CLI gives."""
         from sparktui.core.recording import readings_from_samples
-        from sparktui.runner import judge
 
-        review = self.replay_readings is not None and getattr(self.source, "finished", False)
-        if review:
+        review = self.replay_readings is not None and self.source.finished
+        if review and self.replay_readings is not None:
             readings = self.replay_readings
         else:
             window = self.cfg.thermal.window_min * 60.0
             samples = self.source.history.samples(last_s=window)
-            live_since = getattr(self.source, "live_since", None)  # a restored session is shown, never judged
+            live_since = self.source.live_since  # a restored session is shown, never judged
             if live_since is not None:
                 samples = [s for s in samples if s["t"] >= live_since]
                 if not samples:
@@ -604,11 +603,8 @@ class SparkApp(App):
             readings = readings_from_samples(samples, static=self.source.static or None, processes=self.latest_processes,
                                              source=self.source.kind, meminfo_at="latest", interval_s=self.source.interval_s)
         mono = time.monotonic()
-        for gid in TELEMETRY_CHECKS:
-            g = REGISTRY[gid]
-            if not review and "processes" in g.probes and self.latest_processes is None:
-                continue  # the first process scan has not arrived yet
-            self._set_verdict(judge(g, readings, self.cfg), mono)
+        for v in runner.judge_window(readings, self.cfg, have_processes=review or self.latest_processes is not None):
+            self._set_verdict(v, mono)
 
     # -- actions ---------------------------------------------------------------------------------
     MAIN_ONLY = frozenset({"cycle_layout", "cycle_span", "open_card", "rerun_selected", "rerun_all", "bandwidth", "filter_processes", "cycle_sort",
@@ -660,9 +656,10 @@ class SparkApp(App):
         gid = self._selected()
         if gid is None:
             return
-        if gid == "G5":
+        feed = REGISTRY[gid].feed
+        if feed is Feed.ON_REQUEST:
             self.action_bandwidth()
-        elif gid in TELEMETRY_CHECKS:
+        elif feed is Feed.TELEMETRY:
             self.judge_telemetry()
             self.notify(f"{gid} re-judged from the live telemetry")
         else:
@@ -679,9 +676,9 @@ class SparkApp(App):
             ev = self.board[gid].cancel
             if ev is not None:
                 ev.set()
-        if self.bandwidth_worker is not None and self.bandwidth_worker.is_running:
+        if self.bandwidth_worker is not None and self.bandwidth_worker.is_running and self._bandwidth_cancel is not None:
             self._bandwidth_cancel.set()
-            running.append("G5")
+            running.append(ON_REQUEST)
         self.notify(f"cancelling {', '.join(running)}" if running else "nothing is running")
 
     def action_open_card(self) -> None:
@@ -694,7 +691,7 @@ class SparkApp(App):
             return
         v = self.board[gid].verdict
         self.push_screen(CardScreen(REGISTRY[gid], v, age(self.now() - v.measured_at) if v and v.measured_at else "—",
-                                    on_rerun=lambda i: self.run_checks([i]) if i not in TELEMETRY_CHECKS else self.judge_telemetry(),
+                                    on_rerun=lambda i: self.judge_telemetry() if REGISTRY[i].feed is Feed.TELEMETRY else self.run_checks([i]),
                                     running_s=partial(self._running_s, gid)))
 
     def _running_s(self, gid: str) -> float | None:
@@ -736,7 +733,8 @@ class SparkApp(App):
 
     def _issue_url(self) -> str | None:
         iss = self._issue_in_view()
-        return iss and (iss.get("html_url") or iss.get("url"))
+        url = (iss.get("html_url") or iss.get("url")) if iss else None
+        return url if isinstance(url, str) else None
 
     def action_open_issue_url(self) -> None:
         open_url(self, self._issue_url())
@@ -789,14 +787,16 @@ class SparkApp(App):
         self.update_prefs(**msg.changes)
 
     # -- notifications -----------------------------------------------------------------------------
-    def notify(self, message: str, *, title: str = "", severity: str = "information", timeout: float | None = None,
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information", timeout: float | None = None,
                markup: bool = True) -> None:
         """Every notification is plain text, never markup, whoever asks (a screen's notify passes
         markup=True): they quote outside text (a process killed by the OOM killer named "[/]", a
         script "[x=\"]train.py" in a G6 finding) that Textual's markup parser raised on, which ended
         the dashboard. Control characters are shown visibly (core/inert.py); line breaks stay."""
         kw = {} if timeout is None else {"timeout": timeout}
-        super().notify(visible_lines(message), title=visible(title), severity=severity, markup=False, **kw)
+        text, title = visible_lines(message), visible(title)
+        self.said.append(Notification(text, title, severity))  # public record of what was said (tests read it)
+        super().notify(text, title=title, severity=severity, markup=False, **kw)
 
     # -- k: signal a process (flows/signals.py decides who and sends; here it is only asked) ----
     def action_readonly_note(self) -> None:
@@ -819,7 +819,11 @@ class SparkApp(App):
         body = _dialog_text(target, row.get("gpu_mem_bytes")) + \
             f"\n\nSIGTERM asks it to exit; if it is still running after {self.signal_grace_s:g} s, SIGKILL is offered."
         self.push_screen(ConfirmScreen(f"Send SIGTERM to pid {target.pid}?", body, yes="Send SIGTERM"),
-                         lambda yes: self._send_signal(target, "TERM") if yes else None)
+                         partial(self._signal_if, target, "TERM"))
+
+    def _signal_if(self, target: Any, which: str, yes: bool | None) -> None:
+        if yes:
+            self._send_signal(target, which)
 
     @work(thread=True, exit_on_error=False, group="signal")
     def _send_signal(self, target: Any, which: str) -> None:
@@ -839,7 +843,7 @@ class SparkApp(App):
             body = _dialog_text(target) + "\n\nSIGKILL ends it at once: no cleanup, unsaved work (checkpoints) is lost."
             self.push_screen(ConfirmScreen(f"pid {target.pid} is still running {self.signal_grace_s:g} s after SIGTERM. "
                                            "Send SIGKILL?", body, yes="Send SIGKILL"),
-                             lambda yes: self._send_signal(target, "KILL") if yes else None)
+                             partial(self._signal_if, target, "KILL"))
         else:
             self.notify(f"pid {target.pid} is still there after SIGKILL (stuck in the kernel?)", severity="error")
 
@@ -905,7 +909,7 @@ class SparkApp(App):
             self.notify("replay: bandwidth is measured on a live machine only", severity="warning")
             return
         if self.bandwidth_worker is not None and self.bandwidth_worker.is_running:
-            self.notify(f"the bandwidth probe is already running ({int(self._running_s('G5') or 0)} s; c cancels)")
+            self.notify(f"the bandwidth probe is already running ({int(self._running_s(ON_REQUEST) or 0)} s; c cancels)")
             return
         self._bandwidth_gate()
 
@@ -921,7 +925,7 @@ class SparkApp(App):
         decision = plan.decision
         if not decision.allowed:
             reasons = "\n".join(f"- {r}" for r in decision.reasons)
-            self.push_screen(MessageScreen("G5 bandwidth: refused", f"{reasons}\n\nFrom a shell, on an idle machine: "
+            self.push_screen(MessageScreen(f"{ON_REQUEST} bandwidth: refused", f"{reasons}\n\nFrom a shell, on an idle machine: "
                                                                     "`sparktui bandwidth` (add `--force` only if you know the GPU is idle)."))
             return
         body = plan.text + ("\n" + "\n".join(decision.reasons) if decision.reasons else "") + \
@@ -929,14 +933,12 @@ class SparkApp(App):
 
         def answered(yes: bool | None) -> None:
             if yes:
-                import threading
-
                 self._bandwidth_cancel = threading.Event()
-                self.board.start(["G5"], time.monotonic())
+                self.board.start([ON_REQUEST], time.monotonic())
                 self.bandwidth_worker = self.run_worker(partial(self._bandwidth_run, plan),
-                                                        thread=True, exit_on_error=False, group="bandwidth", name="G5")
+                                                        thread=True, exit_on_error=False, group="bandwidth", name=ON_REQUEST)
 
-        self.push_screen(ConfirmScreen("Measure memory bandwidth (G5)?", body), answered)
+        self.push_screen(ConfirmScreen(f"Measure memory bandwidth ({ON_REQUEST})?", body), answered)
 
     def _bandwidth_run(self, plan) -> None:
         from sparktui.flows import bandwidth as flow
@@ -944,12 +946,12 @@ class SparkApp(App):
         # the dialog can sit open for minutes: a server started or memory taken meanwhile still stops it
         checked, why = flow.recheck(plan, plan.decision.buffer_bytes, flow.observer(self.cfg))
         if checked is None:
-            v, res = flow.refused(why or "changed while the confirmation was open")
-            self.post_message(BandwidthDone(v, res))
+            v, refused = flow.refused(why or "changed while the confirmation was open")
+            self.post_message(BandwidthDone(v, refused))
             return
         v, res, not_kept = flow.measure(checked, timeout_s=120.0, cancel=self._bandwidth_cancel)
         if not_kept:  # the measurement still counts; it just will not be remembered
-            self.call_from_thread(self.notify, f"G5: {not_kept}", title="bandwidth", severity="warning", timeout=15)
+            self.call_from_thread(self.notify, f"{ON_REQUEST}: {not_kept}", title="bandwidth", severity="warning", timeout=15)
         self.post_message(BandwidthDone(v, res))
 
     def on_bandwidth_done(self, msg: BandwidthDone) -> None:
@@ -969,7 +971,7 @@ class SparkApp(App):
                     if gid in REGISTRY and self.board[gid].running_since is not None:
                         self.board.abort(gid, time.monotonic())
             elif event.worker.group == "bandwidth":  # no spinner left turning for a probe that died
-                self._set_verdict(Verdict("G5", Status.UNKNOWN, f"bandwidth probe failed: {type(err).__name__}: {err}"),
+                self._set_verdict(Verdict(ON_REQUEST, Status.UNKNOWN, f"bandwidth probe failed: {type(err).__name__}: {err}"),
                                   time.monotonic())
         if event.state in (WorkerState.SUCCESS, WorkerState.CANCELLED) and event.worker.group == "checks":
             for gid in event.worker.name.split()[1:]:  # a check whose probes never all came in

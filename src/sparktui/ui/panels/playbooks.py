@@ -72,12 +72,13 @@ class PlaybookPanel(Vertical):
         if t.row_count == 0:
             return None
         try:
-            return self.issues.get(t.coordinate_to_cell_key(t.cursor_coordinate).row_key.value)
+            key = t.coordinate_to_cell_key(t.cursor_coordinate).row_key.value
         except Exception:
             return None
+        return self.issues.get(key) if key is not None else None
 
 
-def stale_line(data: dict[str, Any], now: float, next_run_at: float | None) -> str | None:
+def stale_line(data: Mapping[str, Any], now: float, next_run_at: float | None) -> str | None:
     """"listing from 2h05m ago (the refresh failed); next try in 14m" while the rows come from the
     last good listing (the API hung, answered 5xx, or rate limited); None while they are fresh. A
     rate limit's reset (or Retry-After) is the earliest next try: nothing is asked before it."""
@@ -87,7 +88,9 @@ def stale_line(data: dict[str, Any], now: float, next_run_at: float | None) -> s
         return None
     fetched = data.get("fetched_at")
     when = f"{age(now - fetched)} ago" if _number(fetched) else "an unknown time ago"
-    limit = data.get("rate_limit") if isinstance(data.get("rate_limit"), dict) else {}
+    limit = data.get("rate_limit")
+    if not isinstance(limit, dict):
+        limit = {}
     retry_at = next_run_at
     if limit.get("limited") and _number(limit.get("reset_at")):
         retry_at = max(limit["reset_at"], retry_at or 0.0)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from rich.text import Text
@@ -10,11 +9,11 @@ from textual import on
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.message import Message
+from textual.timer import Timer
 from textual.widgets import DataTable, Input, Label
 from textual.widgets.data_table import ColumnKey
 
 from sparktui.core.inert import md_fence, md_text, visible
-from sparktui.core.verdict import Status, Verdict
 from sparktui.ui.format import age, gib
 from sparktui.ui.inert import plain
 from sparktui.ui.prefs import Prefs
@@ -48,8 +47,11 @@ class ProcessTable(Vertical):
         self.filter_text = p.process_filter.strip().lower()
         self.tree_view = p.tree
         self.blamed: frozenset[int] = frozenset()
+        self.blamed_by = ""  # the checks whose verdicts name them
         self.view_note = ""
         self._totals: dict[int, tuple[Any, ...]] = {}  # tree view: each row's subtree sums (rolled_up)
+        self._filter_timer: Timer | None = None
+        self._last_signature: list[tuple[str, ...]] | None = None  # the cells last drawn (_redraw)
 
     def compose(self) -> ComposeResult:
         # Held, not queried: a scan can arrive while the app is shutting down and the children
@@ -76,15 +78,10 @@ class ProcessTable(Vertical):
 
     def _fit(self, width: int) -> None:
         """The command column takes what the others leave (a wide terminal shows whole commands)."""
-        col = self._table.columns.get("command") if getattr(self, "_ready", False) else None  # type: ignore[call-overload]
-        if not width or col is None:
+        if not width or not getattr(self, "_ready", False):
             return
         fixed = sum(w for name, w in self.COLUMNS if name != "command") + 2 * len(self.COLUMNS) + 2
-        want = max(self.COLUMNS[-1][1] // 2, width - fixed)
-        if col.width != want:
-            col.width, col.auto_width = want, False
-            self._table._require_update_dimensions = True
-            self._table.refresh()
+        self._table.set_column_width("command", max(self.COLUMNS[-1][1] // 2, width - fixed))
 
     # -- what the user changes -------------------------------------------------------------------
     @property
@@ -123,7 +120,7 @@ class ProcessTable(Vertical):
         """Filter as typed; kept once typing pauses (not one file write per key)."""
         self.filter_text = text.strip().lower()
         self._redraw()
-        if getattr(self, "_filter_timer", None) is not None:
+        if self._filter_timer is not None:
             self._filter_timer.stop()
         self._filter_timer = self.set_timer(0.5, lambda: self.post_message(self.ViewChanged(process_filter=self.filter_text)))
 
@@ -140,8 +137,9 @@ class ProcessTable(Vertical):
             col = self._table.columns[ColumnKey(name)]
             col.label = Text(self.sort_label if name == self.sort_column else name,
                              style="bold" if name == self.sort_column else "")
-        self._table._clear_caches()
-        self._table.refresh()
+        # DataTable draws a changed label once its rows are laid again: the _redraw that follows
+        # rebuilds them (DataTable has no public call that repaints the header alone)
+        self._last_signature = None
 
     # -- what arrives ----------------------------------------------------------------------------
     def show(self, data: dict[str, Any] | None, now: float) -> None:
@@ -153,9 +151,10 @@ class ProcessTable(Vertical):
         self._now = now
         self._redraw()
 
-    def blame(self, verdict: Verdict | None) -> None:
-        """G6's verdict changed: mark (and keep at the top) the processes it names."""
-        blamed = blamed_pids(verdict)
+    def blame(self, blamed: frozenset[int], by: str = "") -> None:
+        """The pids the checks' verdicts mark (``Verdict.marks``; ``by``: those checks' ids):
+        marked and kept at the top."""
+        self.blamed_by = by
         if blamed != self.blamed:
             self.blamed = blamed
             self._redraw()
@@ -227,7 +226,7 @@ class ProcessTable(Vertical):
         present = [rk.value for rk in t.rows]
         note = f"{len(laid)} of {len(self.rows)} processes · sort: {self.sort_label}"
         if self.blamed & {r["pid"] for r, _ in laid}:
-            note += " · ! named by G6"
+            note += f" · ! named by {self.blamed_by}"
         if self.filter_text:
             note += f" · filter: {self.filter_text!r} (/ edits, esc clears)"
         if self.tree_view:
@@ -237,7 +236,7 @@ class ProcessTable(Vertical):
         set_content(self._note, Text(note, style="dim"))
         cells = [self._cells(r, prefix) for r, prefix in laid]
         signature = [tuple(c.plain for c in row) for row in cells]
-        last = getattr(self, "_last_signature", None)
+        last = self._last_signature
         if signature == last:
             return  # nothing changed since the last scan: no table work at all
         self._last_signature = signature
@@ -304,7 +303,8 @@ def _ancestors(pids: frozenset[int], kids: dict[int | None, list[dict[str, Any]]
     """``pids`` and every row above them in the tree."""
     parent = {c["pid"]: p for p, cs in kids.items() for c in cs}
     out: set[int] = set()
-    for pid in pids:
+    for start in pids:
+        pid: int | None = start
         while pid is not None and pid in parent and pid not in out:
             out.add(pid)
             pid = parent[pid]
@@ -331,20 +331,6 @@ def rolled_up(rows: list[dict[str, Any]], kids: dict[int | None, list[dict[str, 
         acc[row["pid"]] = (g, g_seen, g_na, r, r_seen, r_na)
     return {pid: (g if g_seen else None, g_na and g_seen, r if r_seen else None, r_na and r_seen)
             for pid, (g, g_seen, g_na, r, r_seen, r_na) in acc.items()}
-
-
-_PID_NAMED = re.compile(r"\bpid (\d+)")
-
-
-def blamed_pids(verdict: Verdict | None) -> frozenset[int]:
-    """The pids a warning or failing G6 verdict names: those in its finding, else those its
-    evidence names. An ok or unknown verdict blames no one."""
-    if verdict is None or verdict.status not in (Status.WARN, Status.FAIL):
-        return frozenset()
-    named = _PID_NAMED.findall(verdict.summary)
-    if not named:
-        named = [p for e in verdict.evidence for p in _PID_NAMED.findall(str(e.what))]
-    return frozenset(int(p) for p in named)
 
 
 def process_details(r: dict[str, Any]) -> str:

@@ -1,5 +1,5 @@
-"""The checklist's state, apart from any widget: each gotcha's verdict, whether it is running, and
-when it is next due. The app asks the board what to run; the board never runs anything itself."""
+"""Each check's schedule, apart from any widget: its verdict, whether it is running, and when it
+is next due. The dashboard asks the board what to run; the board never runs anything itself."""
 
 from __future__ import annotations
 
@@ -8,10 +8,9 @@ from dataclasses import dataclass, field
 
 from sparktui.core.verdict import Verdict
 from sparktui.gotchas import REGISTRY, Gotcha
+from sparktui.gotchas.base import Feed
 
-# Checks judged from the live sampler (cheap, no probe run), and how often they are re-judged.
-TELEMETRY_CHECKS = ("G3", "G4", "G6")
-TELEMETRY_REJUDGE_S = 5.0
+ABORTED_RETRY_S = 600.0  # a check without a cadence whose run was cut short: tried again after this
 
 
 @dataclass
@@ -32,12 +31,13 @@ class Board:
         return self.states[gid]
 
     def due(self, now: float, include: tuple[str, ...] | None = None) -> list[str]:
-        """Probe-driven checks whose cadence has come round and that are not running. G5 is listed
-        once: its judge only reads the kept result; the measurement itself is never automatic."""
+        """Probe-read checks whose cadence has come round and that are not running; the
+        telemetry-fed ones are judged from the sampler instead. A check fed on request is listed
+        once: its judge reads the kept result; the measurement itself is never automatic."""
         out = []
         for gid, st in self.states.items():
             g = st.gotcha
-            if gid in TELEMETRY_CHECKS or st.running_since is not None:
+            if g.feed is Feed.TELEMETRY or st.running_since is not None:
                 continue
             if include is not None and gid not in include:
                 continue
@@ -63,7 +63,12 @@ class Board:
         st = self.states[gid]
         st.running_since, st.cancel = None, None
         st.runs += 1
-        st.next_due = now + (st.gotcha.cadence_s or 600.0)
+        st.next_due = now + (st.gotcha.cadence_s or ABORTED_RETRY_S)
 
     def running(self) -> list[str]:
         return [gid for gid, st in self.states.items() if st.running_since is not None]
+
+    def marked(self) -> tuple[frozenset[int], str]:
+        """Every pid the latest verdicts mark (``Verdict.marks``), and the ids of those checks."""
+        by = [st.verdict for st in self.states.values() if st.verdict is not None and st.verdict.marks]
+        return frozenset().union(*(v.marks for v in by)), ", ".join(v.id for v in by)

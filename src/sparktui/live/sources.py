@@ -1,6 +1,7 @@
-"""Where the dashboard's telemetry comes from: this machine (the NVML sampler) or a recording.
+"""The two ``Source``s (live/__init__.py): this machine (the NVML sampler, the kept session,
+``--record``) and a recording played back.
 
-Both push plain dicts to callbacks from their own thread; the app turns them into messages.
+Both push plain dicts to callbacks from their own thread; the dashboard turns them into messages.
 Neither creates a CUDA context: the live source is NVML + /proc only.
 """
 
@@ -13,11 +14,10 @@ from typing import Any, Callable
 
 from sparktui.core.config import Config
 from sparktui.core.telemetry import History
+from sparktui.live import Callback, QuietSource, new_sampler, recording_head
 
-Callback = Callable[[dict[str, Any]], None]
 
-
-class LiveSource:
+class LiveSource(QuietSource):
     """This machine, through the NVML sampler. Every sample, process scan, check reading and
     verdict change is appended to the kept session (core/session.py; unless ``keep_session`` is
     False or ``[session] keep = false``) and, with ``record_path``, to that recording too
@@ -30,11 +30,9 @@ class LiveSource:
                  keep_session: bool = True, on_session: Callable[[], None] | None = None) -> None:
         """``on_session`` is called (from the session thread) once the previous session has been
         restored, or not, and this one opened, or not: ``restored`` and ``session_error`` say which."""
-        from sparktui.probes.sampler import Sampler
-
         self.cfg = cfg
-        self.sampler = Sampler(cfg, on_sample=on_sample, on_processes=on_processes,
-                               processes_every_s=cfg.telemetry.processes_every_s)
+        self.sampler = new_sampler(cfg, processes_every_s=cfg.telemetry.processes_every_s, on_sample=on_sample,
+                                   on_processes=on_processes)
         self.history: History = self.sampler.history
         self.interval_s = self.sampler.interval_s
         self.static: dict[str, Any] = {}
@@ -46,7 +44,7 @@ class LiveSource:
         self.record_error: str | None = None
         self.session_error: str | None = None
         self.restored: Any = None  # core/session.Restored: the previous session, shown again
-        self.live_since = time.time()  # samples before this were restored: shown, not judged
+        self.live_since: float | None = time.time()  # samples before this were restored: shown, not judged
         self._verdicts_kept: set[str] = set()
         self.on_session = on_session
         self.session_ready = threading.Event()  # set once the session thread is done
@@ -89,14 +87,9 @@ class LiveSource:
     def _open_writers(self) -> tuple[dict[str, Any], str]:
         """The --record file, and the samples' way to both writers; returns the header and host
         name the session is opened with."""
-        from sparktui import __version__
-        from sparktui.core.recording import RecordingError, RecordingWriter, header
-        from sparktui.probes.host import read as read_host  # not the whole probe registry: startup stays quick
+        from sparktui.core.recording import RecordingError, RecordingWriter
 
-        every = self.cfg.telemetry.processes_every_s
-        host = dict(read_host(self.cfg).data or {})
-        head = header(interval_s=self.interval_s, host=host, static=self.static, version=__version__,
-                      processes_every_s=every or None)
+        head, host = recording_head(self.cfg, self.sampler, self.cfg.telemetry.processes_every_s, self.static)
         if self.record_path:
             try:
                 self.writer = RecordingWriter(self.record_path, head)
@@ -220,7 +213,7 @@ class LiveSource:
         return time.time()
 
 
-class ReplaySource:
+class ReplaySource(QuietSource):
     """Feeds a recording's samples (paced by ``speed``; None = as fast as possible) into a History.
 
     What goes wrong is said, never raised into the dashboard: the lines the reader skipped are in

@@ -1,19 +1,19 @@
-"""G11 live: the kernel log followed while the dashboard runs (never in a replay).
+"""The kernel log followed live while the dashboard runs (never in a replay).
 
 ``KernelWatch`` starts ``probes.kernel_log.follow`` (its own thread, a blocking wait: no polling)
-and posts each event to the app, which logs it in the events view, notifies at once (error for what
-G11 fails on), rings with --bell, and re-judges G11 from the boot-time reading merged with the
-events seen live (``merged_reading``). A follower that cannot start or read says so once; G11 then
-stays as judged from the boot-time reading.
+and hands each event to ``on_event`` (the dashboard logs it in the events view, notifies at once,
+rings with --bell) and keeps it: the checks that follow the kernel log (``Feed.FOLLOWED``) are
+judged on the boot-time reading merged with the events seen live (``merged_reading``; the runner
+merges a fresh boot-time reading through ``merge``). A follower that cannot start or read says so
+once through ``on_error``; its checks then stay as judged from the boot-time reading.
 """
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
-
-from textual.message import Message
 
 from sparktui.core.readings import Reading
 from sparktui.core.verdict import Status
@@ -21,18 +21,6 @@ from sparktui.core.xids import AER_SEVERITIES, MAX_KEPT, EventKeeper
 from sparktui.gotchas.g11_kernel_log import KINDS, is_fail, is_warn, describe
 
 MAX_LIVE = MAX_KEPT  # live events kept for the re-judge, per class (EventKeeper: every one is counted)
-
-
-class KernelEventArrived(Message):
-    def __init__(self, event: dict[str, Any]) -> None:
-        self.event = event
-        super().__init__()
-
-
-class KernelFollowFailed(Message):
-    def __init__(self, why: str) -> None:
-        self.why = why
-        super().__init__()
 
 
 def status_of(ev: Mapping[str, Any]) -> Status:
@@ -81,15 +69,23 @@ def merged_reading(boot: Reading[Any] | None, live: list[dict[str, Any]], live_l
 
 
 class KernelWatch:
-    """Owns the follower for the app. ``path`` is /dev/kmsg unless a test points it elsewhere."""
+    """Owns the kernel-log follower. ``path`` is /dev/kmsg unless a test points it elsewhere.
+    ``on_event`` and ``on_error`` are called from the follower's thread; ``add``, ``merge`` and
+    ``reading`` may be called from any thread (a lock keeps the events whole)."""
 
-    def __init__(self, app: Any, path: str | None = None, enabled: bool = True) -> None:
-        self.app, self.path, self.enabled = app, path, enabled
+    reading_name = "kernel_log"  # the probe whose reading this follows
+
+    def __init__(self, on_event: Callable[[dict[str, Any]], None] | None = None,
+                 on_error: Callable[[str], None] | None = None, path: str | None = None, enabled: bool = True) -> None:
+        self.on_event = on_event or (lambda ev: None)
+        self.on_error = on_error or (lambda why: None)
+        self.path, self.enabled = path, enabled
         self.follower: Any = None
         self.keeper = EventKeeper()  # the live events: bounded per class, every one counted
         self.live: list[dict[str, Any]] = self.keeper.events
         self.boot: Reading[Any] | None = None
         self.error: str | None = None
+        self._lock = threading.Lock()
 
     def start(self) -> None:
         if not self.enabled:
@@ -108,28 +104,37 @@ class KernelWatch:
 
     # called from the follower's thread
     def _on_event(self, ev: dict[str, Any]) -> None:
-        self.app.post_message(KernelEventArrived(dict(ev)))
+        self.on_event(dict(ev))
 
     def _on_error(self, why: str) -> None:
-        self.app.post_message(KernelFollowFailed(why))
+        self.on_error(why)
 
-    # on the app's thread
     def saw_boot_reading(self, r: Reading[Any]) -> bool:
         """A fresh boot-time reading (it holds what was logged before it was taken): live events
         from before it are dropped, not counted twice. True when live events remain to merge."""
-        self.boot = r
-        self.keeper = self.keeper.since(r.started_at)
-        self.live = self.keeper.events
-        return bool(self.live) or self.keeper.not_kept > 0
+        with self._lock:
+            self.boot = r
+            self.keeper = self.keeper.since(r.started_at)
+            self.live = self.keeper.events
+            return bool(self.live) or self.keeper.not_kept > 0
+
+    def merge(self, r: Reading[Any]) -> Reading[Any]:
+        """The runner's hook (runner.Merger): a fresh boot-time reading, merged with the live
+        events seen since it was taken; the reading itself when none are (or nothing follows)."""
+        if not self.enabled:
+            return r
+        return self.reading() if self.saw_boot_reading(r) else r
 
     def add(self, ev: dict[str, Any]) -> None:
         if not isinstance(ev.get("t"), (int, float)):
             ev["t"] = time.time()
-        self.keeper.add(ev)
+        with self._lock:
+            self.keeper.add(ev)
 
     def reading(self) -> Reading[Any]:
         lines = getattr(self.follower, "lines", 0) if self.follower is not None else 0
-        return merged_reading(self.boot, self.live, lines if isinstance(lines, int) else 0, self.keeper)
+        with self._lock:
+            return merged_reading(self.boot, list(self.live), lines if isinstance(lines, int) else 0, self.keeper)
 
     def text(self, ev: Mapping[str, Any]) -> str:
         return f"kernel log: {describe(ev)}"
