@@ -23,6 +23,10 @@ recording, a kernel without the field, a failed stage. A judge must then handle 
 absent (``.get``), which is exactly the check this declaration makes mypy enforce. Required
 keys use a required base class (Python 3.10 has no ``typing.Required``).
 
+At the bottom, one typed key per reading (``MEMINFO = Key("meminfo", MemInfoReading)``): a probe
+declares the key it fills (probes/*.py ``PROBES``), a judge reads through it (``r.data(MEMINFO)``
+is a ``MemInfoReading | None`` to mypy), and ``SHAPES`` is derived from the keys.
+
 This module is pure typing: no I/O, no imports from probes or gotchas, importable by both.
 """
 
