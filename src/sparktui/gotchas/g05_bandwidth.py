@@ -133,6 +133,14 @@ FUTURE_SLACK_S = 2.0  # a kept timestamp further ahead of the clock than this ca
 REMEASURE = "Run `sparktui bandwidth` again on an idle machine: a good measurement replaces the kept file."
 
 
+_age = age_text  # an age in words (core/units), under the name the tests pin
+
+
+def _show(v: object) -> str:
+    r = repr(v)
+    return r if len(r) <= 60 else r[:57] + "..."
+
+
 result_problem = bandwidth_result_problem  # the shape check lives with the shape (core/shapes.py)
 
 
