@@ -66,6 +66,14 @@ def test_every_module_that_declares_probes_is_in_the_registry():
     assert declaring == from_modules
 
 
+def test_every_reading_a_check_names_has_a_key():
+    """A check's ``probes`` (and what enriches it) name readings that exist: a key of core/shapes.py."""
+    from sparktui.gotchas import REGISTRY
+
+    for gid, g in REGISTRY.items():
+        assert set(g.probes) <= set(shapes.SHAPES), f"{gid}: {set(g.probes) - set(shapes.SHAPES)} has no key"
+
+
 def test_the_registry_is_built_by_plain_imports():
     source = (PROBES_DIR / "__init__.py").read_text()
     assert "__import__(" not in source and "importlib" not in source
