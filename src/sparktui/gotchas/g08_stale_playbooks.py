@@ -7,13 +7,13 @@ uses the reading's own ``checked_at`` as "now" for ages, so a snapshot judges th
 from __future__ import annotations
 
 import json
-import math
 from datetime import datetime, timezone
 from typing import Any, Mapping, Sequence
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
 from sparktui.core.shapes import PLAYBOOK_ISSUES, TPSCAN
+from sparktui.core.units import age_rounded, number_or_none
 from sparktui.core.verdict import Evidence, EvidenceList, Status, Verdict
 from sparktui.gotchas._fix import block, sh
 from sparktui.gotchas.base import Gotcha, unknown_from, unknown_if_lacking
@@ -241,9 +241,7 @@ def _detail(m: dict[str, Any], now: float | None) -> str:
     return f"#{m.get('number')} {m.get('title')} ({age}, {n} comment{'s' if n != 1 else ''}): {reasons}"
 
 
-def _number(v: Any) -> float | None:
-    """A reading's number, or None when it is not one (an edited snapshot's "N/A")."""
-    return v if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) else None
+_number = number_or_none  # a reading's number, or None (an edited snapshot's "N/A", NaN): core/units
 
 
 def _parse(stamp: Any) -> float | None:
@@ -258,22 +256,7 @@ def _parse(stamp: Any) -> float | None:
     return dt.timestamp()
 
 
-def _span(seconds: object) -> str:
-    if not isinstance(seconds, (int, float, str)):
-        return "?"
-    try:
-        s = max(0.0, float(seconds))
-    except (TypeError, ValueError, OverflowError):
-        return "?"
-    if not math.isfinite(s):
-        return "?"
-    if s < 90:
-        return f"{s:.0f} s"
-    if s < 90 * 60:
-        return f"{s / 60:.0f} min"
-    if s < 48 * 3600:
-        return f"{s / 3600:.0f} h"
-    return f"{int(s // 86400)} d"
+_span = age_rounded  # "42 s", "3 min", "5 h", "2 d" (core/units)
 
 
 def _utc(ts: Any) -> str:
