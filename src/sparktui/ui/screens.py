@@ -8,7 +8,7 @@ view's active bindings, so neither ever offers a key that does nothing there.
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.measure import Measurement
@@ -18,7 +18,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
-from textual.widget import Widget
 from textual.widgets import Button, DataTable, Footer, Label, Static
 
 from sparktui.core.events import EventLog
@@ -27,6 +26,9 @@ from sparktui.core.verdict import Status, Verdict
 from sparktui.gotchas.base import Gotcha
 from sparktui.ui.inert import plain, plain_lines
 from sparktui.ui.widgets import BoundedTable
+
+if TYPE_CHECKING:
+    from textual.widgets import Markdown
 
 _BLOCK = re.compile(r"```[a-zA-Z]*\n(.*?)```", re.S)
 EVIDENCE_CHARS = 2000  # an evidence value is shown whole up to this; the card wraps it
@@ -161,7 +163,7 @@ def _json(v: Any) -> str:
     return v if isinstance(v, str) else json.dumps(v, default=str)
 
 
-def markdown_widget(text: str, **kwargs: Any) -> Widget:
+def markdown_widget(text: str, **kwargs: Any) -> Markdown:
     """Textual's Markdown widget, imported when a card or message first opens: it brings
     markdown-it and pygments (2.6 MB, ~25 ms), which the first screen and a session that opens no
     card do not need."""
@@ -248,11 +250,16 @@ class CardScreen(Screen):
         """While the check runs, its seconds count up; redrawn only when the shown number changes."""
         running = self.running_s()
         if (None if running is None else int(running)) != self._shown_running:
-            self.query_one("#card-md").update(self._markdown())
+            self._card().update(self._markdown())
 
     def update_verdict(self, verdict: Verdict | None, age_text: str) -> None:
         self.verdict, self.age_text = verdict, age_text
-        self.query_one("#card-md").update(self._markdown())
+        self._card().update(self._markdown())
+
+    def _card(self) -> Markdown:
+        from textual.widgets import Markdown  # loaded already: the card is shown (markdown_widget)
+
+        return self.query_one("#card-md", Markdown)
 
     def _fix_blocks(self) -> list[str]:
         return fix_blocks(self.verdict.fix if self.verdict and self.verdict.fix else self.gotcha.fix)
@@ -400,7 +407,7 @@ class EventsScreen(Screen):
         self._shown = [c for _, c in sorted(order, key=lambda ic: (ic[1].last_t or ic[1].t, ic[0]), reverse=True)]
         for ch in self._shown:
             style = "bold red" if ch.new is Status.FAIL else "bold yellow" if ch.new is Status.WARN else ""
-            when = self.fmt_time(ch.t) + (f" (x{ch.repeats}, last {self.fmt_time(ch.last_t)})" if ch.repeats > 1 else "")
+            when = self.fmt_time(ch.t) + (f" (x{ch.repeats}, last {self.fmt_time(ch.last_t or ch.t)})" if ch.repeats > 1 else "")
             # Text cells: a str is markup (a restored event id "[/]" ended the dashboard); the id and
             # the finding come from a kept session or quote outside text: controls visible
             t.add_row(Text(when), plain(ch.id), Text(ch.old.value if ch.old else "—"), Text(ch.new.value, style=style),
@@ -413,6 +420,6 @@ class EventsScreen(Screen):
         i = event.cursor_row
         if 0 <= i < len(getattr(self, "_shown", [])):
             ch = self._shown[i]
-            when = self.fmt_time(ch.t) + (f", {ch.repeats} times, last {self.fmt_time(ch.last_t)}" if ch.repeats > 1 else "")
+            when = self.fmt_time(ch.t) + (f", {ch.repeats} times, last {self.fmt_time(ch.last_t or ch.t)}" if ch.repeats > 1 else "")
             self.app.push_screen(MessageScreen(f"{ch.id}: {ch.old.value if ch.old else '—'} → {ch.new.value} ({when})",
                                                md_text(ch.summary)))

@@ -39,17 +39,12 @@ class Checklist(BoundedTable):
         """The finding column takes whatever the fixed columns leave."""
         if not width:
             return
-        check = self.columns.get("check")  # type: ignore[arg-type]
-        if check is not None:
-            check.width = 26 if width >= 100 else 16
-        fixed = sum(w for _, k, w in self.COLUMNS if k not in ("finding", "check")) + (check.width if check else 26)
+        check = 26 if width >= 100 else 16
+        if not self.set_column_width("check", check):
+            check = 26
+        fixed = sum(w for _, k, w in self.COLUMNS if k not in ("finding", "check")) + check
         fixed += 2 * len(self.COLUMNS) + 2
-        col = self.columns.get("finding")  # type: ignore[arg-type]
-        if col is not None:
-            col.width = max(12, width - fixed)
-            col.auto_width = False
-            self._require_update_dimensions = True
-            self.refresh()
+        self.set_column_width("finding", max(12, width - fixed))
 
     def show(self, gid: str, verdict: Verdict | None, running_s: float | None, now: float, tick: int) -> None:
         if running_s is not None:

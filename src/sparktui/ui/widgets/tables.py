@@ -1,50 +1,57 @@
-"""A DataTable with bounded caches and a one-row repaint, for tables left open for days."""
+"""A DataTable updated in place, cell by cell, for tables left open for days (public Textual API only)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from rich.text import Text
 from textual.widgets import DataTable
-from textual.widgets.data_table import ColumnKey, RowKey
+from textual.widgets.data_table import CellDoesNotExist, ColumnKey, RowKey
+
+
+def same_cell(a: Any, b: Any) -> bool:
+    """Whether two cell values draw the same. rich's ``Text.__eq__`` compares the characters and
+    spans only: a status glyph that turns from green to red is a change here."""
+    if isinstance(a, Text) or isinstance(b, Text):
+        return (isinstance(a, Text) and isinstance(b, Text) and a.plain == b.plain and str(a.style) == str(b.style)
+                and a.spans == b.spans and (a.justify, a.overflow, a.no_wrap, a.end) == (b.justify, b.overflow, b.no_wrap, b.end))
+    return type(a) is type(b) and a == b
 
 
 class BoundedTable(DataTable):
-    """A DataTable whose render caches fit a small table left open for a day.
+    """A DataTable whose unchanged cells cost nothing.
 
-    DataTable keys its cell cache on each cell's update count, and keeps 10,000 cells: a table whose
-    ages and findings change every minute fills that for hours and the process grows by megabytes
-    (measured: +9 MB over a 10-minute soak). Our tables show tens of rows; these bounds hold every
-    visible cell in each of its cursor/hover states."""
+    DataTable's ``update_cell`` re-renders the whole table (a table-wide counter is part of every
+    render cache key), so a panel that sets every cell each second would repaint every row each
+    second. Here a value that draws the same as the cell's current one is dropped before it reaches
+    DataTable: a table repaints only when something it shows changed. Only Textual's public
+    DataTable API is used (no render-cache internals), so any Textual of the range pyproject.toml
+    names keeps it working."""
 
-    CELL_CACHE, LINE_CACHE = 2000, 300
+    def update_cell(self, row_key: RowKey | str, column_key: ColumnKey | str, value: Any, *,
+                    update_width: bool = False) -> None:
+        if not update_width:
+            try:
+                if same_cell(self.get_cell(row_key, column_key), value):
+                    return
+            except CellDoesNotExist:
+                pass  # DataTable's own update_cell raises it, with its message
+        super().update_cell(row_key, column_key, value, update_width=update_width)
 
-    def __init__(self, *args: Any, **kw: Any) -> None:
-        super().__init__(*args, **kw)
-        for name, size in (("_cell_render_cache", self.CELL_CACHE), ("_row_render_cache", self.LINE_CACHE),
-                           ("_line_cache", self.LINE_CACHE)):
-            cache = getattr(self, name, None)
-            if cache is not None and hasattr(cache, "maxsize"):
-                cache.maxsize = size
-
-    def update_cell(self, row_key: Any, column_key: Any, value: Any, *, update_width: bool = False) -> None:
-        """Change one cell and repaint its row only.
-
-        DataTable's own update_cell bumps a table-wide counter that is part of every render cache
-        key, so one changed finding re-renders every row (measured: ~10 ms per checklist repaint,
-        most of the dashboard's idle CPU). Here only the changed row's cache entries go and only
-        its lines are marked dirty. Relies on DataTable internals of the pinned Textual; the
-        checklist and process-table tests fail if they move."""
-        rk = row_key if isinstance(row_key, RowKey) else RowKey(row_key)
-        ck = column_key if isinstance(column_key, ColumnKey) else ColumnKey(column_key)
-        if update_width or rk not in self._row_locations or ck not in self._column_locations:
-            super().update_cell(row_key, column_key, value, update_width=update_width)  # raises for a bad key
-            return
-        self._data[rk][ck] = value
-        index = self._row_locations.get(rk)
-        for cache, stale in ((self._cell_render_cache, lambda k: k[0] == rk),
-                             (self._row_render_cache, lambda k: k[0] == rk),
-                             (self._row_renderable_cache, lambda k: k[1] == index)):
-            for key in [k for k in cache.keys() if stale(k)]:
-                cache.discard(key)
-        self._line_cache.clear()  # keyed by screen line; rebuilt from the row caches above
-        self.refresh_row(index)
+    def set_column_width(self, column_key: str, width: int) -> bool:
+        """Fix column ``column_key`` at ``width`` cells (a panel fitting a resized terminal); the
+        table's scrollable width follows. False when there is no such column."""
+        column = self.columns.get(ColumnKey(column_key))
+        if column is None:
+            return False
+        if column.width == width and not column.auto_width:
+            return True
+        column.width, column.auto_width = width, False
+        if self.row_count:
+            # DataTable recomputes its size after a cell is updated with update_width; the cell
+            # keeps its value (a fixed-width column's content width does not decide its width)
+            row_key = next(iter(self.rows))
+            super().update_cell(row_key, column.key, self.get_cell(row_key, column.key), update_width=True)
+        else:
+            self.refresh(layout=True)
+        return True
