@@ -194,3 +194,14 @@ def test_g3_nvml_total_of_nan_is_no_figure():
     nvml = {"devices": [{"index": 0, "memory": {"value": {"total": NAN, "used": 0}}}]}
     v = judge(readings_of(meminfo=mi(avail=60.0, free=40.0), nvml=nvml), CFG)
     assert ev(v, "NVML device memory") == "reported"  # it read "reported total nan GiB"
+
+
+def test_g11_an_event_time_no_clock_has_is_said_not_raised():
+    from sparktui.gotchas import g11_kernel_log as g11
+
+    ev = {"kind": "oom_kill", "text": "Killed process 12 (python3)", "pid": 12, "name": "python3", "rss_kb": 164}
+    for t in (INF, 1e308):  # time.localtime raised OverflowError
+        assert g11._at({**ev, "t": t, "t_boot": 12.5}) == "12.5 s after boot"
+        g11.describe({**ev, "t": t})
+    assert g11._at({**ev, "t": NAN, "t_boot": INF}) == "time unknown"  # it read "inf s after boot"
+    assert g11._size(HUGE) == "RSS unknown" and g11._size(-1) == "RSS unknown"  # a 400-digit count raised

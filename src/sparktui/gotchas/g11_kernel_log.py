@@ -8,12 +8,12 @@ lock-ups, access via adm/systemd-journal or kernel.dmesg_restrict=0) and "Unifie
 
 from __future__ import annotations
 
-import time
 from typing import Any, Mapping
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
 from sparktui.core.shapes import KERNEL_LOG
+from sparktui.core.units import KIB, is_number, local_text, size_text
 from sparktui.core.verdict import EvidenceList, Status, Verdict
 from sparktui.gotchas._fix import block, comment
 from sparktui.gotchas.base import Feed, Gotcha
@@ -46,11 +46,12 @@ FIX = ("The kernel log records what killed a process that left no traceback. Rea
 
 
 def _when(t: Any, boot_s: Any = None, stamp: Any = None) -> str:
-    if isinstance(t, (int, float)) and not isinstance(t, bool) and t > 0:
-        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t))
+    clock = local_text(t) if is_number(t) and t > 0 else None  # None too for a time no clock has (1e308)
+    if clock is not None:
+        return clock
     if isinstance(stamp, str) and stamp:  # a syslog stamp as printed (it has no year)
         return stamp[:32]
-    if isinstance(boot_s, (int, float)) and not isinstance(boot_s, bool) and boot_s >= 0:
+    if is_number(boot_s) and boot_s >= 0:
         return f"{boot_s:.1f} s after boot"
     return "time unknown"
 
@@ -61,16 +62,9 @@ def _at(e: Mapping[str, Any]) -> str:
 
 def _size(kb: Any) -> str:
     """A size in kB as a person reads it: GiB from 1 GiB, MiB from 1 MiB, else KiB (never 0.0 GiB)."""
-    if not isinstance(kb, int) or isinstance(kb, bool) or kb < 0:
+    if not isinstance(kb, int) or isinstance(kb, bool):
         return "RSS unknown"
-    if kb >= 1048576:
-        return f"{kb / 1048576:.1f} GiB"
-    if kb >= 1024:
-        return f"{kb / 1024:.1f} MiB"
-    return f"{kb} KiB"
-
-
-_gib = _size  # the name earlier callers used
+    return size_text(kb * KIB, missing="RSS unknown")  # a negative or 400-digit count too
 
 
 def describe(ev: Mapping[str, Any]) -> str:
