@@ -26,7 +26,7 @@ from sparktui.cli.common import (EXIT_BROKEN_PIPE, EXIT_CONFIG, EXIT_FAIL, EXIT_
                                  parse_ids, positive_minutes)
 from sparktui.core.config import Config, ConfigError
 from sparktui.core.readings import SnapshotError, read_snapshot, snapshot_text, write_snapshot
-from sparktui.core.verdict import worst
+from sparktui.core.verdict import Verdict, worst
 from sparktui.gotchas import REGISTRY, UnknownGotcha, normalize_id
 
 def build_parser() -> argparse.ArgumentParser:
@@ -122,6 +122,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         return check_replay(args)
     ids = parse_ids(args.ids)
     cfg = config_from_args(args)
+    streamed = False
     if args.snapshot and getattr(args, "sys_root", None):
         raise UsageError("sparktui check: --snapshot and --sys-root are alternatives; give one")
     if args.snapshot:
@@ -140,6 +141,9 @@ def cmd_check(args: argparse.Namespace) -> int:
             if getattr(args, "kernel_log", None):
                 verdicts, readings = interruptibly(lambda cancel: run_checks(
                     ids, cfg, kernel_log_readings(args.kernel_log, ids, cfg, cancel=cancel)))
+            elif not args.json and sys.stdout.isatty():
+                verdicts, readings = _stream_interruptibly(ids, cfg, args.verbose)
+                streamed = True
             else:
                 verdicts, readings = _run_interruptibly(ids, cfg)
         host = host_facts(readings)
@@ -149,9 +153,42 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.json:
         json.dump(render.document(verdicts, host, source), sys.stdout, indent=2, default=str)
         sys.stdout.write("\n")
+    elif streamed:  # each check's lines are out already, as it was judged
+        sys.stdout.write(render.counts(verdicts))
     else:
         sys.stdout.write(render.table(verdicts, verbose=args.verbose))
     return EXIT_FOR[worst([v.status for v in verdicts])]
+
+
+def _stream_interruptibly(ids: list[str], cfg: Config, verbose: bool):
+    """On a terminal: each check's lines as soon as it is judged (runner.stream), so a hung
+    training interpreter holds only the checks that need it; a check whose enriching readings are
+    still coming is written once they are in. Ctrl-C as in ``_run_interruptibly``. Returns the
+    verdicts in the order asked, and the readings."""
+    from sparktui import runner
+    from sparktui.cli import render
+    from sparktui.core.readings import Readings
+
+    def run(cancel):
+        final: dict[str, Verdict] = {}
+        written: set[str] = set()
+        readings = Readings()
+
+        def write(vs: list[Verdict]) -> None:
+            sys.stdout.write(render.blocks(vs, verbose=verbose))
+            sys.stdout.flush()
+            written.update(v.id for v in vs)
+
+        for batch in runner.stream(ids, cfg, cancel):
+            for name in batch.readings:
+                readings.add(batch.readings.get_reading(name))
+            final.update((v.id, v) for v in batch.verdicts)
+            write([v for v in batch.verdicts if batch.cancelled
+                   or all(p in batch.readings for p in REGISTRY[v.id].probes)])
+        write([final[i] for i in ids if i in final and i not in written])  # their enrichment never came
+        return [final[i] for i in ids if i in final], readings
+
+    return interruptibly(run)
 
 
 def _run_interruptibly(ids: list[str], cfg: Config):

@@ -166,7 +166,19 @@ def _evidence(e: Evidence, width: int, whole: bool) -> list[str]:
 
 def table(verdicts: list[Verdict], verbose: bool = False, stream=None) -> str:
     """The verdicts as text, fitted to ``stream``'s width; coloured when ``stream`` (default:
-    ``sys.stdout`` at call time) is a terminal."""
+    ``sys.stdout`` at call time) is a terminal; a line of counts at the end."""
+    return blocks(verdicts, verbose, stream) + counts(verdicts)
+
+
+def counts(verdicts: list[Verdict]) -> str:
+    """The table's last lines: how many of each status."""
+    n = {s: sum(1 for v in verdicts if v.status is s) for s in Status}
+    return "\n" + "  ".join(f"{k} {s.value}" for s, k in n.items() if k) + "\n"
+
+
+def blocks(verdicts: list[Verdict], verbose: bool = False, stream=None) -> str:
+    """Each verdict's lines (status, finding, evidence, where its fix is), without the counts:
+    ``check`` on a terminal writes each as soon as it is judged."""
     stream = sys.stdout if stream is None else stream
     colour, width = use_colour(stream), output_width(stream)
     lines = []
@@ -188,10 +200,7 @@ def table(verdicts: list[Verdict], verbose: bool = False, stream=None) -> str:
                 lines += [f"{FINDING}fix:"] + reflow(visible_lines(v.fix), width, EVIDENCE)
             else:
                 lines.append(f"{FINDING}fix: see `sparktui explain {v.id}`")
-    counts = {s: sum(1 for v in verdicts if v.status is s) for s in Status}
-    lines.append("")
-    lines.append("  ".join(f"{n} {s.value}" for s, n in counts.items() if n))
-    return "\n".join(lines) + "\n"
+    return "".join(line + "\n" for line in lines)
 
 
 def document(verdicts: list[Verdict], host: dict[str, Any], source: str) -> dict[str, Any]:
