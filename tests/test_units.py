@@ -205,3 +205,11 @@ def test_g11_an_event_time_no_clock_has_is_said_not_raised():
         g11.describe({**ev, "t": t})
     assert g11._at({**ev, "t": NAN, "t_boot": INF}) == "time unknown"  # it read "inf s after boot"
     assert g11._size(HUGE) == "RSS unknown" and g11._size(-1) == "RSS unknown"  # a 400-digit count raised
+
+
+def test_fleet_report_times_of_nan_or_inf_are_a_question_mark():
+    from sparktui.fleet.report import _when
+
+    assert _when(0) == "?" and _when(None) == "?" and _when(86400 + 1) == "1970-01-02 00:00:01 UTC"
+    for t in (NAN, INF):  # datetime.fromtimestamp raised ValueError / OverflowError
+        assert _when(t) == "?"

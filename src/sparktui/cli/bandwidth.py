@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import math
 import sys
 from typing import Any, Callable, Mapping
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
+from sparktui.core.units import GIB, is_number
 from sparktui.core.verdict import Verdict
 from sparktui.flows import bandwidth as flow
-from sparktui.gotchas.g05_bandwidth import GIB, MIN_BUFFER
+from sparktui.gotchas.g05_bandwidth import MIN_BUFFER
 
 
 def confirm_tty(prompt: str) -> bool:
@@ -28,8 +28,7 @@ def size_bytes(size_gib: object) -> int:
     nan and inf used to reach int() as tracebacks, and 1e-9 planned a 0.00 GiB buffer."""
     from sparktui.cli.common import UsageError
 
-    if (isinstance(size_gib, bool) or not isinstance(size_gib, (int, float)) or not math.isfinite(size_gib)
-            or size_gib * GIB < MIN_BUFFER or size_gib > 1e6):  # 1e308 GiB overflowed int()
+    if not is_number(size_gib) or size_gib * GIB < MIN_BUFFER or size_gib > 1e6:  # 1e308 GiB overflowed int()
         raise UsageError(f"sparktui bandwidth: --size must be a finite number of GiB, at least {MIN_BUFFER / GIB:g} "
                          f"(the probe's smallest buffer), at most 1e6; got {size_gib!r}")
     return int(size_gib * GIB)

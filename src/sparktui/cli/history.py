@@ -8,10 +8,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from dataclasses import asdict
 
 from sparktui.core.session import SessionInfo, list_sessions, sessions_dir
+from sparktui.core.units import local_text
 
 
 def add_parser(sub) -> None:
@@ -25,10 +25,7 @@ def add_parser(sub) -> None:
 
 
 def _clock(t: float | None) -> str:
-    try:
-        return time.strftime("%Y-%m-%d %H:%M", time.localtime(t)) if t is not None else "?"
-    except (OverflowError, ValueError, OSError):  # summarize refuses such times; this never crashes either
-        return "?"
+    return local_text(t, "%Y-%m-%d %H:%M") or "?"  # summarize refuses times no clock has; this never crashes either
 
 
 def _span(seconds: float) -> str:

@@ -27,8 +27,9 @@ import threading
 from collections import deque
 from typing import Any, Iterable, Mapping
 
+from sparktui.core.units import GIB  # noqa: F401  (the name the panels and judges import from here)
+
 SAMPLE_SCHEMA = 1
-GIB = 1024 ** 3
 
 # NVML's clock-event counters, as nvidia-smi -q shows them ("Clocks Event Reasons Counters"): cumulative
 # time the clocks were held down, per cause, read as field values (nvml.h: "in ns"; nvidia-smi prints
