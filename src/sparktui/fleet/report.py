@@ -17,7 +17,6 @@ from the scrubber.
 from __future__ import annotations
 
 import contextvars
-import datetime as _dt
 import getpass
 import json
 import os
@@ -29,7 +28,8 @@ from typing import Any, Iterable, Mapping, Sequence
 from sparktui.core.inert import md_code, md_fence, md_text
 from sparktui.core.readings import Readings
 from sparktui.core.secrets import REDACTED, redact_ipv6, scrub_secrets, secret_env_values  # noqa: F401 (re-exported)
-from sparktui.core.telemetry import CLOCK_EVENT_COUNTERS, GIB, THERMAL_POLICY_COUNTER, counter_ns
+from sparktui.core.telemetry import CLOCK_EVENT_COUNTERS, THERMAL_POLICY_COUNTER, counter_ns
+from sparktui.core.units import GIB, is_number, utc_text
 from sparktui.core.verdict import Status, Verdict
 
 # -- secrets: one scrubber for everything that leaves (core/secrets.py) ----------------------------
@@ -225,9 +225,8 @@ def _fenced(lines: Any, info: str = "") -> list[str]:
 
 
 def _when(t: float | None) -> str:
-    if not isinstance(t, (int, float)) or t <= 0:
-        return "?"
-    return _dt.datetime.fromtimestamp(t, _dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    """A UTC time; "?" for none, or one no clock has (NaN and inf raised in fromtimestamp)."""
+    return (utc_text(t) if is_number(t) and t > 0 else None) or "?"
 
 
 def _field(d: Any) -> Any:
