@@ -151,7 +151,7 @@ def split_any(line: str) -> tuple[str, str, float | None, float | None, int | No
     m = _KMSG.match(line)
     if m:
         return "kmsg", line[m.end():], int(m.group(3)) / 1e6, None, int(m.group(2))
-    rest, fmt, epoch, boot = line, None, None, None
+    rest, fmt, epoch = line, None, None
     m = _DECODE.match(rest) or _TALOS.match(rest)
     if m:
         rest = rest[m.end():]

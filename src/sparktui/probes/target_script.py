@@ -75,7 +75,7 @@ def stage_packages(names):
     try:
         from importlib import metadata
     except ImportError:  # Python < 3.8: the stage fails, so the list reads as unknown
-        raise RuntimeError("importlib.metadata unavailable (Python < 3.8): installed versions cannot be read")
+        raise RuntimeError("importlib.metadata unavailable (Python < 3.8): installed versions cannot be read") from None
     versions = {}  # type: dict
     unread = {}  # type: dict
     for name in names:

@@ -1932,7 +1932,8 @@ def _read_through_sourcing(st: _Scan) -> None:
             m["file"], m["line"], m["judged_in"] = f, ln, lshown
             via = m.get("via")
             if via:
-                m["via"] = _LINE_REF.sub(lambda r: _where(origin, int(r.group(1))), via)
+                # B023 does not apply: sub() calls the lambda at once, with this iteration's origin
+                m["via"] = _LINE_REF.sub(lambda r: _where(origin, int(r.group(1))), via)  # noqa: B023
             read_through.add(f)
             took = True
             new.append(m)

@@ -359,7 +359,7 @@ class PeersScreen(Screen):
         stale = [i > 0 and self.peer_watch.fetching_s(self.peer_watch.specs[i - 1].host) is not None for i in range(len(machines))]
         for cr in checklists(machines):
             cells: list[Any] = [Text(f"{cr.id} {cr.title}", no_wrap=True, overflow="ellipsis")]
-            for i, (st, summary) in enumerate(zip(cr.statuses, cr.summaries)):
+            for i, st in enumerate(cr.statuses):
                 if st is None:
                     running = i == 0 and self.board[cr.id].running_since is not None
                     cells.append(Text("⠿ checking", style="cyan") if running else Text("·", style="dim"))
