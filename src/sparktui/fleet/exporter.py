@@ -33,12 +33,11 @@ from prometheus_client.registry import CollectorRegistry
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
-from sparktui.core.recording import readings_from_samples
 from sparktui.core.telemetry import CLOCK_EVENT_COUNTERS, MEM_BYTE_FIELDS, REASON_BITS, THERMAL_POLICY_COUNTER, counter_ns
 from sparktui.core.verdict import Status, Verdict
 from sparktui.fleet.metrics_server import MetricsServer
 from sparktui.gotchas import IDS, REGISTRY
-from sparktui.live import SAMPLED_READINGS
+from sparktui.live import SAMPLED_READINGS, window_readings
 
 STATUS_CODE = {Status.OK: 0, Status.WARN: 1, Status.FAIL: 2, Status.UNKNOWN: 3, Status.SKIP: 4}
 STATES = tuple(s.value for s in STATUS_CODE)
@@ -278,11 +277,10 @@ class Exporter:
     def _sampler_readings(self) -> Readings:
         """The Sampler's readings; while NVML fails mid-run, without the NVML facts read at start
         (the checks that need them read NVML afresh, and say why they cannot)."""
-        window = self.cfg.thermal.window_min * 60 + 2 * self.sampler.interval_s
-        samples = self.sampler.history.samples(last_s=window)
         static = None if getattr(self.sampler, "nvml_down_since", None) is not None else self.static or None
-        return readings_from_samples(samples, static=static, processes=self.sampler.latest_processes,
-                                     source="live samples", meminfo_at="latest", interval_s=self.sampler.interval_s)
+        readings = window_readings(self.sampler.history, self.cfg, static=static, processes=self.sampler.latest_processes,
+                                   interval_s=self.sampler.interval_s, source="live samples", extra_s=2 * self.sampler.interval_s)
+        return readings if readings is not None else Readings()  # (None only with ``since``)
 
     def collect(self) -> Iterator[Any]:
         """Called by prometheus_client on each render: reads the latest values only."""

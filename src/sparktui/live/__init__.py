@@ -103,6 +103,22 @@ class QuietSource:
         pass
 
 
+def window_readings(history: History, cfg: Config, *, static: dict[str, Any] | None, processes: Any,
+                    interval_s: float, source: str, since: float | None = None, extra_s: float = 0.0) -> Readings | None:
+    """The readings the telemetry-fed checks are judged on (runner.judge_window): the samples of
+    the trailing window (``[thermal] window_min``, plus ``extra_s``), those before ``since`` left
+    out (a restored session is shown, never judged); None when no sample is left."""
+    from sparktui.core.recording import readings_from_samples
+
+    samples = history.samples(last_s=cfg.thermal.window_min * 60.0 + extra_s)
+    if since is not None:
+        samples = [s for s in samples if s["t"] >= since]
+        if not samples:
+            return None
+    return readings_from_samples(samples, static=static, processes=processes, source=source,
+                                 meminfo_at="latest", interval_s=interval_s)
+
+
 def host_facts(cfg: Config) -> dict[str, Any]:
     """This machine's host facts (name, kernel, CPU): cheap, no subprocess."""
     from sparktui.probes.host import read as read_host  # not the whole probe registry: start-up stays quick

@@ -587,21 +587,15 @@ class SparkApp(App):
         """The telemetry-fed checks: live (and while a replay plays) over the trailing window;
         once a replay has finished, over the whole recording in review mode, from the same readings
         as `check --replay` of the file, so the dashboard ends on the verdicts the CLI gives."""
-        from sparktui.core.recording import readings_from_samples
+        from sparktui.live import window_readings
 
         review = self.replay_readings is not None and self.source.finished
-        if review and self.replay_readings is not None:
-            readings = self.replay_readings
-        else:
-            window = self.cfg.thermal.window_min * 60.0
-            samples = self.source.history.samples(last_s=window)
-            live_since = self.source.live_since  # a restored session is shown, never judged
-            if live_since is not None:
-                samples = [s for s in samples if s["t"] >= live_since]
-                if not samples:
-                    return
-            readings = readings_from_samples(samples, static=self.source.static or None, processes=self.latest_processes,
-                                             source=self.source.kind, meminfo_at="latest", interval_s=self.source.interval_s)
+        src = self.source
+        readings = self.replay_readings if review else window_readings(
+            src.history, self.cfg, static=src.static or None, processes=self.latest_processes,
+            interval_s=src.interval_s, source=src.kind, since=src.live_since)
+        if readings is None:
+            return
         mono = time.monotonic()
         for v in runner.judge_window(readings, self.cfg, have_processes=review or self.latest_processes is not None):
             self._set_verdict(v, mono)
