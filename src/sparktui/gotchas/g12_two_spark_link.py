@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Mapping, TypeGuard
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, TypeGuard
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
@@ -281,6 +281,262 @@ def _check_socket_ifname(lst: NcclList, sock: str, src: str, data: Mapping[str, 
             + "; ".join(parts or ["nothing selected"]))
 
 
+def _told(i: Mapping[str, Any], hca_list: NcclList | None, sock_list: NcclList | None) -> bool:
+    """NCCL is told to use this interface: NCCL_IB_HCA selects one of its ports (unset: all of them),
+    or NCCL_SOCKET_IFNAME picks it."""
+    by_hca = hca_list is None or any(hca_list.selects_port(str(p.get("device")), p.get("port"))
+                                     for p in _rdma(i) if p.get("device"))
+    by_sock = sock_list is not None and not sock_list.exclude and sock_list.selects_netdev(str(i.get("name", "")))
+    return by_hca or by_sock
+
+
+def _not_readable(data: Any, why: str | None, applies: bool, ev: EvidenceList) -> Verdict | None:
+    """skip or unknown when the link reading is missing or lists no ConnectX-7 interface; None otherwise."""
+    if not isinstance(data, Mapping):
+        why = why or "link probe returned nothing"
+        ev.add("ConnectX-7 interfaces", "/sys/class/net", f"unavailable: {why}")
+        if not applies:
+            return Verdict(ID, Status.SKIP, f"no peer or multi-node launch, and the link could not be read ({why})",
+                           evidence=ev.tuple())
+        return Verdict(ID, Status.UNKNOWN, f"cannot tell: the ConnectX-7 link could not be read ({why}); "
+                       "run sparktui where /sys/class/net and /sys/class/infiniband are readable", evidence=ev.tuple())
+    if not [i for i in data.get("interfaces") or [] if isinstance(i, Mapping)]:
+        why = data.get("reason") or "no ConnectX-7 interface found"
+        ev.add("ConnectX-7 interfaces", "/sys/class/net", f"none: {why}")
+        if not applies:
+            return Verdict(ID, Status.SKIP, f"no peer, no multi-node launch and no ConnectX-7 interface ({why})",
+                           evidence=ev.tuple())
+        return Verdict(ID, Status.UNKNOWN, f"a peer or multi-node launch is configured, but there is no ConnectX-7 "
+                       f"interface to judge: {why}", evidence=ev.tuple())
+    return None
+
+
+@dataclass
+class _Link:
+    """What the link rules read (the reading, the NCCL settings, the interfaces up and in use) and what
+    they add to: problems (warn), parts unread (unknown when nothing else is wrong), notes (why a problem
+    is one), fix lines and export lines, in the order the rules run."""
+
+    data: Mapping[str, Any]
+    ev: EvidenceList
+    ifaces: list[Mapping[str, Any]]
+    up: list[Mapping[str, Any]]
+    settings: dict[str, tuple[str | None, str]]
+    hca_list: NcclList | None
+    sock_list: NcclList | None
+    in_use: list[Mapping[str, Any]] = field(default_factory=list)
+    up_ports: list[Mapping[str, Any]] = field(default_factory=list)
+    active: list[Mapping[str, Any]] = field(default_factory=list)
+    reported_down: bool = False
+    problems: list[str] = field(default_factory=list)
+    unread: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    fix_lines: list[str] = field(default_factory=list)
+    export_lines: list[str] = field(default_factory=list)
+
+
+def _link_of(data: Mapping[str, Any], ev: EvidenceList) -> _Link:
+    ifaces = [i for i in data.get("interfaces") or [] if isinstance(i, Mapping)]
+    nccl: Mapping[str, Any] = data.get("nccl") or {}
+    settings = {k: _effective(nccl, k) for k in ("NCCL_IB_HCA", "NCCL_SOCKET_IFNAME", "NCCL_IB_GID_INDEX",
+                                                   "NCCL_IB_MERGE_NICS", "NCCL_NET_GDR_LEVEL")}
+    sock, hca_now = settings["NCCL_SOCKET_IFNAME"][0], settings["NCCL_IB_HCA"][0]
+    return _Link(data, ev, ifaces, [i for i in ifaces if _up(i)], settings,
+                 parse_nccl_list(hca_now, ports=True) if hca_now is not None else None,
+                 parse_nccl_list(sock) if sock is not None else None)
+
+
+def _in_use(k: _Link) -> list[Mapping[str, Any]]:
+    """The link in use: the netdevs of the RDMA devices NCCL_IB_HCA selects (RoCE takes its MTU from
+    them) plus what NCCL_SOCKET_IFNAME names; every link that is up when neither narrows it down."""
+    hca_sel: set[str] = set()
+    if k.hca_list is not None:
+        hca_sel = {str(p.get("device")) for i in k.up for p in _rdma(i)
+                   if p.get("device") and k.hca_list.selects_port(str(p.get("device")), p.get("port"))}
+
+    def _selected(i: Mapping[str, Any]) -> bool:
+        by_sock = (k.sock_list is not None and not k.sock_list.exclude
+                   and k.sock_list.selects_netdev(str(i.get("name", ""))))
+        by_hca = any(str(p.get("device")) in hca_sel for p in _rdma(i))
+        return by_sock or by_hca
+
+    return [i for i in k.up if _selected(i)] or k.up
+
+
+def rule_mtu(k: _Link) -> None:
+    """Jumbo frames on the link in use: under 9000 warns; an MTU no NIC takes is unread."""
+    for i in k.in_use:
+        mtu = i.get("mtu")
+        top, top_words = _max_mtu(i)
+        if not _count(mtu) or mtu < MIN_MTU:
+            k.unread.append(f"{i.get('name')}: MTU unreadable ({mtu!r})")
+        elif mtu > top:
+            k.unread.append(f"{i.get('name')}: MTU {mtu} is above the {top_words} {top}: a misread or an edited "
+                            "reading, not a setting")
+        elif mtu < JUMBO_MTU:
+            k.problems.append(f"{i.get('name')}: MTU {mtu} < {JUMBO_MTU} (MTU 1500 gives 19-21 GB/s busbw vs 23.7 with jumbo frames)")
+            k.fix_lines.append(sh("sudo", "ip", "link", "set", "dev", str(i.get("name")), "mtu", str(JUMBO_MTU)))
+    if k.fix_lines:
+        k.fix_lines.append(comment("the same on the other Spark; persist it in the netplan file (mtu: 9000)"))
+
+
+def rule_speed(k: _Link) -> None:
+    """The link in use at 200 Gb/s: slower is a cable or port that negotiated down."""
+    for i in k.in_use:
+        sp = i.get("speed_mbps")
+        if not _count(sp) or sp <= 0:
+            k.unread.append(f"{i.get('name')}: link speed unreadable ({sp!r})")
+        elif sp < MIN_SPEED_MBPS:
+            k.problems.append(f"{i.get('name')}: link speed {sp // 1000} Gb/s < {MIN_SPEED_MBPS // 1000} Gb/s (cable or port negotiated down)")
+            k.fix_lines += [comment(f"{i.get('name')} negotiated {sp // 1000} Gb/s: reseat or replace the QSFP cable, then check"),
+                            sh("ethtool", str(i.get("name")))]
+
+
+def rule_rdma_ports_active(k: _Link) -> None:
+    """The RDMA ports of the links that are up are ACTIVE (all down warns; states unread is unread)."""
+    k.up_ports = [p for i in k.up for p in _rdma(i) if isinstance(p, Mapping) and p.get("device")]
+    k.active = [p for p in k.up_ports if _port_active(p)]
+    k.reported_down = bool(k.up_ports and not k.active)
+    if k.up_ports and not k.active:
+        down = [p for p in k.up_ports if isinstance(p.get("state"), str) and p.get("state")]
+        if down:
+            k.problems.append("RDMA ports of the links that are up are not ACTIVE: "
+                              + ", ".join(f"{p.get('device')}/{p.get('port')}: {p.get('state')}" for p in down))
+        else:
+            k.unread.append("state of the RDMA ports unreadable: " + ", ".join(str(p.get("device")) for p in k.up_ports))
+        k.active = k.up_ports
+    k.ev.add("RDMA devices on links that are up", "/sys/class/infiniband",
+             [f"{p.get('device')}/{p.get('port')}: {p.get('state')}, {p.get('rate')}, {p.get('link_layer')}"
+              for p in k.active] or "none")
+
+
+def rule_both_halves(k: _Link) -> None:
+    """NCCL_IB_HCA set, naming both NIC halves that are up; no RDMA device at all falls back to sockets."""
+    up_devs = sorted({str(p["device"]) for p in k.active})
+    hca, hca_src = k.settings["NCCL_IB_HCA"]
+    if up_devs:
+        if hca is None:
+            k.problems.append(f"NCCL_IB_HCA is not set: NCCL's default settings gave ~{DEFAULT_BUSBW_GBS:g} GB/s between two Sparks "
+                              f"(vs {REACHABLE_BUSBW_GBS} GB/s naming both halves)")
+            k.export_lines.append(f"export NCCL_IB_HCA={','.join(up_devs)}")
+        else:
+            sel = k.hca_list or parse_nccl_list(hca, ports=True)
+            used = [d for d in up_devs if any(sel.selects_port(d, p.get("port")) for p in k.active if str(p.get("device")) == d)]
+            if len(up_devs) >= 2 and len(used) < 2:
+                k.problems.append(f"NCCL_IB_HCA={hca} ({hca_src}) uses {', '.join(used) or 'none'} of the up RDMA devices "
+                                  f"{', '.join(up_devs)}: one NIC half (98 Gb/s) instead of both (161 Gb/s merged)")
+                k.export_lines.append(f"export NCCL_IB_HCA={','.join(up_devs)}")
+            elif not used:
+                k.problems.append(f"NCCL_IB_HCA={hca} ({hca_src}) names none of the up RDMA devices {', '.join(up_devs)}")
+                k.export_lines.append(f"export NCCL_IB_HCA={','.join(up_devs)}")
+    else:
+        why = k.data.get("reason") or "no /sys/class/infiniband device lists these interfaces"
+        k.problems.append(f"no RDMA device on the links that are up: {why}; NCCL falls back to sockets (~{DEFAULT_BUSBW_GBS:g} GB/s)")
+    if k.settings["NCCL_SOCKET_IFNAME"][0] is None and k.in_use:
+        k.export_lines.append(f"export NCCL_SOCKET_IFNAME={k.in_use[0].get('name')}")
+
+
+def rule_hca_names_exist(k: _Link) -> None:
+    """What NCCL_IB_HCA names is there, and usable (see _check_hca)."""
+    hca, hca_src = k.settings["NCCL_IB_HCA"]
+    if k.hca_list is not None and hca is not None:
+        flagged = any(x.startswith(f"NCCL_IB_HCA={hca} ") for x in k.problems)  # already said: wrong devices
+        _check_hca(k.hca_list, hca, hca_src, k.data, k.ifaces, {id(p) for p in k.up_ports} if k.reported_down else set(),
+                   k.problems, k.unread, k.ev, flagged, k.notes)
+
+
+def rule_socket_ifname(k: _Link) -> None:
+    """NCCL_SOCKET_IFNAME leaves NCCL a ConnectX-7 link that is up (see _check_socket_ifname)."""
+    sock, sock_src = k.settings["NCCL_SOCKET_IFNAME"]
+    if k.sock_list is not None and sock is not None and k.sock_list.tokens:
+        bad_sock = _check_socket_ifname(k.sock_list, sock, sock_src, k.data, k.ifaces, k.up)
+        if bad_sock:
+            k.problems.append(bad_sock)
+            if k.in_use:
+                k.export_lines.append(f"export NCCL_SOCKET_IFNAME={k.in_use[0].get('name')}")
+
+
+def rule_gid_is_roce_v2(k: _Link) -> None:
+    """NCCL_IB_GID_INDEX, when set, is a number whose GID slot is RoCE v2 on every active port."""
+    gid, gid_src = k.settings["NCCL_IB_GID_INDEX"]
+    v2 = roce_v2_index(k.active)
+    if gid is None:
+        if v2 is not None:
+            k.ev.add("RoCE v2 GID index", "gid_attrs/types", v2)
+        return
+    try:
+        gidx: int | None = int(gid)
+    except ValueError:
+        gidx = None
+    if gidx is None:
+        k.problems.append(f"NCCL_IB_GID_INDEX={gid!r} ({gid_src}) is not a number")
+        return
+    types: dict[str, str | None] = {}
+    for p in k.active:
+        slot = next((g for g in _gids(p) if g.get("index") == gidx), None)
+        if slot is None:
+            types[str(p.get("device"))] = "empty slot"
+        elif isinstance(slot.get("type"), str):
+            types[str(p.get("device"))] = slot["type"]
+        else:
+            types[str(p.get("device"))] = None
+            k.unread.append(f"{p.get('device')}: type of GID {gidx} unreadable")
+    k.ev.add(f"GID {gidx} type", "gid_attrs/types", types or "no RDMA port read")
+    bad = [f"{d}: {t}" for d, t in types.items() if t is not None and t != ROCE_V2]
+    if bad:
+        k.problems.append(f"NCCL_IB_GID_INDEX={gidx} ({gid_src}) is not RoCE v2 on {', '.join(bad)}"
+                          + (f"; RoCE v2 is index {v2}" if v2 is not None else ""))
+        if v2 is not None:
+            k.export_lines.append(f"export NCCL_IB_GID_INDEX={v2}")
+
+
+# the rules for a link that is up, in the order their problems are said (the first is the summary)
+LINK_RULES: tuple[Callable[[_Link], None], ...] = (
+    rule_mtu, rule_speed, rule_rdma_ports_active, rule_both_halves, rule_hca_names_exist, rule_socket_ifname,
+    rule_gid_is_roce_v2,
+)
+
+
+def _link_verdict(k: _Link) -> Verdict:
+    """warn on any problem (the first is the summary), unknown when only some parts were unread, else ok."""
+    if k.export_lines:
+        k.fix_lines += [comment("in the launch environment of both ranks (or -x NAME with mpirun)"), *k.export_lines]
+    hca = k.settings["NCCL_IB_HCA"][0]
+    summary_ok = (f"{', '.join(str(i.get('name')) for i in k.in_use)} up at MTU "
+                  f"{'/'.join(str(i.get('mtu')) for i in k.in_use)}, NCCL_IB_HCA={hca}")
+    problems, unread = k.problems, k.unread
+    if problems:
+        return Verdict(ID, Status.WARN, problems[0] + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""),
+                       evidence=k.ev.tuple(), details=tuple(problems + k.notes + [f"not checked: {u}" for u in unread]),
+                       fix=block(k.fix_lines) if k.fix_lines else FIX)
+    if unread:
+        return Verdict(ID, Status.UNKNOWN, "cannot confirm the link: " + "; ".join(unread), evidence=k.ev.tuple(),
+                       details=tuple(unread),
+                       fix=block([*k.fix_lines, *(sh("ip", "link", "show", str(i.get("name"))) for i in k.in_use)]))
+    return Verdict(ID, Status.OK, summary_ok, evidence=k.ev.tuple())
+
+
+def _not_up(k: _Link, applies: bool, odd: list[Mapping[str, Any]], odd_words: list[str]) -> Verdict | None:
+    """skip (nothing needs the link and none is up), unknown (no link up, some in an unknown state) or
+    warn (every link down); None when a link is up."""
+    if not applies and not k.up and not odd:
+        return Verdict(ID, Status.SKIP, "no peer, no multi-node launch, and no cabled ConnectX-7 link is up",
+                       evidence=k.ev.tuple())
+    for name, (v, src) in k.settings.items():
+        k.ev.add(name, src or "environment and launch files", v if v is not None else "not set")
+    if not k.up and odd:
+        return Verdict(ID, Status.UNKNOWN, "cannot tell whether the link is up: " + "; ".join(odd_words),
+                       evidence=k.ev.tuple(), details=tuple(odd_words),
+                       fix=block([sh("ip", "link", "show", str(i.get("name"))) for i in odd]))
+    if not k.up:
+        problem = "no ConnectX-7 link is up: check the cable between the two Sparks and `ip link`"
+        fix_lines = [comment("every ConnectX-7 interface is down: check the QSFP cable, then bring the cabled one up"),
+                     *[sh("sudo", "ip", "link", "set", "dev", str(i.get("name")), "up") for i in k.ifaces[:2]]]
+        return Verdict(ID, Status.WARN, "link down: " + problem, evidence=k.ev.tuple(),
+                       details=(problem,), fix=block(fix_lines))
+    return None
+
+
 def judge(r: Readings, cfg: Config) -> Verdict:
     """skip when there is no peer, no multi-node launch and no cabled CX-7 link up; unknown when the
     link cannot be read or there is no ConnectX-7 to judge while a peer or multi-node launch needs one;
@@ -294,193 +550,27 @@ def judge(r: Readings, cfg: Config) -> Verdict:
     applies = bool(peers or multi)
     reading = r.get_reading(LINK)
     data: Any = reading.data
-    if not isinstance(data, Mapping):
-        why = reading.error or "link probe returned nothing"
-        ev.add("ConnectX-7 interfaces", "/sys/class/net", f"unavailable: {why}")
-        if not applies:
-            return Verdict(ID, Status.SKIP, f"no peer or multi-node launch, and the link could not be read ({why})",
-                           evidence=ev.tuple())
-        return Verdict(ID, Status.UNKNOWN, f"cannot tell: the ConnectX-7 link could not be read ({why}); "
-                       "run sparktui where /sys/class/net and /sys/class/infiniband are readable", evidence=ev.tuple())
-    ifaces = [i for i in data.get("interfaces") or [] if isinstance(i, Mapping)]
-    if not ifaces:
-        why = data.get("reason") or "no ConnectX-7 interface found"
-        ev.add("ConnectX-7 interfaces", "/sys/class/net", f"none: {why}")
-        if not applies:
-            return Verdict(ID, Status.SKIP, f"no peer, no multi-node launch and no ConnectX-7 interface ({why})",
-                           evidence=ev.tuple())
-        return Verdict(ID, Status.UNKNOWN, f"a peer or multi-node launch is configured, but there is no ConnectX-7 "
-                       f"interface to judge: {why}", evidence=ev.tuple())
-    up = [i for i in ifaces if _up(i)]
-    nccl: Mapping[str, Any] = data.get("nccl") or {}
-    settings = {k: _effective(nccl, k) for k in ("NCCL_IB_HCA", "NCCL_SOCKET_IFNAME", "NCCL_IB_GID_INDEX",
-                                                   "NCCL_IB_MERGE_NICS", "NCCL_NET_GDR_LEVEL")}
-    sock, sock_src = settings["NCCL_SOCKET_IFNAME"]
-    hca_now, _ = settings["NCCL_IB_HCA"]
-    sock_list = parse_nccl_list(sock) if sock is not None else None
-    hca_list = parse_nccl_list(hca_now, ports=True) if hca_now is not None else None
-
-    def _told(i: Mapping[str, Any]) -> bool:
-        """NCCL is told to use this interface: NCCL_IB_HCA selects one of its ports (unset: all of them),
-        or NCCL_SOCKET_IFNAME picks it."""
-        by_hca = hca_list is None or any(hca_list.selects_port(str(p.get("device")), p.get("port"))
-                                         for p in _rdma(i) if p.get("device"))
-        by_sock = sock_list is not None and not sock_list.exclude and sock_list.selects_netdev(str(i.get("name", "")))
-        return by_hca or by_sock
-
+    unreadable = _not_readable(data, reading.error, applies, ev)
+    if unreadable is not None:
+        return unreadable
+    k = _link_of(data, ev)
     # "unknown" (or an unreadable operstate) says neither up nor down: never silently dropped
-    odd = [i for i in ifaces if _operstate(i) not in OPERSTATES and _told(i)]
+    odd = [i for i in k.ifaces if _operstate(i) not in OPERSTATES and _told(i, k.hca_list, k.sock_list)]
     odd_words = [f"{i.get('name')}: operstate {i.get('operstate')!r} (carrier "
                  f"{i.get('carrier') if i.get('carrier') is not None else 'unread'}): cannot tell whether this link is up"
                  for i in odd]
     ev.add("ConnectX-7 interfaces", "/sys/class/net",
            [f"{i.get('name')}: {i.get('operstate')}, MTU {i.get('mtu')}, "
             f"{str(i['speed_mbps'] // 1000) + ' Gb/s' if isinstance(i.get('speed_mbps'), int) else 'speed n/a'}"
-            for i in ifaces])
-    if not applies and not up and not odd:
-        return Verdict(ID, Status.SKIP, "no peer, no multi-node launch, and no cabled ConnectX-7 link is up",
-                       evidence=ev.tuple())
-    for k, (v, src) in settings.items():
-        ev.add(k, src or "environment and launch files", v if v is not None else "not set")
-
-    problems: list[str] = []
-    unread: list[str] = []  # parts that could not be checked: unknown when nothing else is wrong
-    notes: list[str] = []  # why a problem found is one (shown after the problems, not counted)
-    fix_lines: list[str] = []
-    if not up and odd:
-        return Verdict(ID, Status.UNKNOWN, "cannot tell whether the link is up: " + "; ".join(odd_words),
-                       evidence=ev.tuple(), details=tuple(odd_words),
-                       fix=block([sh("ip", "link", "show", str(i.get("name"))) for i in odd]))
-    if not up:
-        problems.append("no ConnectX-7 link is up: check the cable between the two Sparks and `ip link`")
-        fix_lines += [comment("every ConnectX-7 interface is down: check the QSFP cable, then bring the cabled one up"),
-                      *[sh("sudo", "ip", "link", "set", "dev", str(i.get("name")), "up") for i in ifaces[:2]]]
-        return Verdict(ID, Status.WARN, "link down: " + problems[0], evidence=ev.tuple(),
-                       details=tuple(problems), fix=block(fix_lines))
-
-    unread += odd_words
-    # The link in use: the netdevs of the RDMA devices NCCL_IB_HCA selects (RoCE takes its MTU from
-    # them) plus what NCCL_SOCKET_IFNAME names; every link that is up when neither narrows it down.
-    hca_sel: set[str] = set()
-    if hca_list is not None:
-        hca_sel = {str(p.get("device")) for i in up for p in _rdma(i)
-                   if p.get("device") and hca_list.selects_port(str(p.get("device")), p.get("port"))}
-
-    def _selected(i: Mapping[str, Any]) -> bool:
-        by_sock = sock_list is not None and not sock_list.exclude and sock_list.selects_netdev(str(i.get("name", "")))
-        by_hca = any(str(p.get("device")) in hca_sel for p in _rdma(i))
-        return by_sock or by_hca
-
-    in_use = [i for i in up if _selected(i)] or up
-    for i in in_use:
-        mtu = i.get("mtu")
-        top, top_words = _max_mtu(i)
-        if not _count(mtu) or mtu < MIN_MTU:
-            unread.append(f"{i.get('name')}: MTU unreadable ({mtu!r})")
-        elif mtu > top:
-            unread.append(f"{i.get('name')}: MTU {mtu} is above the {top_words} {top}: a misread or an edited "
-                          "reading, not a setting")
-        elif mtu < JUMBO_MTU:
-            problems.append(f"{i.get('name')}: MTU {mtu} < {JUMBO_MTU} (MTU 1500 gives 19-21 GB/s busbw vs 23.7 with jumbo frames)")
-            fix_lines.append(sh("sudo", "ip", "link", "set", "dev", str(i.get("name")), "mtu", str(JUMBO_MTU)))
-    if fix_lines:
-        fix_lines.append(comment("the same on the other Spark; persist it in the netplan file (mtu: 9000)"))
-    for i in in_use:
-        sp = i.get("speed_mbps")
-        if not _count(sp) or sp <= 0:
-            unread.append(f"{i.get('name')}: link speed unreadable ({sp!r})")
-        elif sp < MIN_SPEED_MBPS:
-            problems.append(f"{i.get('name')}: link speed {sp // 1000} Gb/s < {MIN_SPEED_MBPS // 1000} Gb/s (cable or port negotiated down)")
-            fix_lines += [comment(f"{i.get('name')} negotiated {sp // 1000} Gb/s: reseat or replace the QSFP cable, then check"),
-                          sh("ethtool", str(i.get("name")))]
-
-    up_ports = [p for i in up for p in _rdma(i) if isinstance(p, Mapping) and p.get("device")]
-    active = [p for p in up_ports if _port_active(p)]
-    reported_down = bool(up_ports and not active)
-    if up_ports and not active:
-        down = [p for p in up_ports if isinstance(p.get("state"), str) and p.get("state")]
-        if down:
-            problems.append("RDMA ports of the links that are up are not ACTIVE: "
-                            + ", ".join(f"{p.get('device')}/{p.get('port')}: {p.get('state')}" for p in down))
-        else:
-            unread.append("state of the RDMA ports unreadable: " + ", ".join(str(p.get("device")) for p in up_ports))
-        active = up_ports
-    up_devs = sorted({str(p["device"]) for p in active})
-    ev.add("RDMA devices on links that are up", "/sys/class/infiniband",
-           [f"{p.get('device')}/{p.get('port')}: {p.get('state')}, {p.get('rate')}, {p.get('link_layer')}" for p in active] or "none")
-    hca, hca_src = settings["NCCL_IB_HCA"]
-    export_lines: list[str] = []
-    if up_devs:
-        if hca is None:
-            problems.append(f"NCCL_IB_HCA is not set: NCCL's default settings gave ~{DEFAULT_BUSBW_GBS:g} GB/s between two Sparks "
-                            f"(vs {REACHABLE_BUSBW_GBS} GB/s naming both halves)")
-            export_lines.append(f"export NCCL_IB_HCA={','.join(up_devs)}")
-        else:
-            sel = hca_list or parse_nccl_list(hca, ports=True)
-            used = [d for d in up_devs if any(sel.selects_port(d, p.get("port")) for p in active if str(p.get("device")) == d)]
-            if len(up_devs) >= 2 and len(used) < 2:
-                problems.append(f"NCCL_IB_HCA={hca} ({hca_src}) uses {', '.join(used) or 'none'} of the up RDMA devices "
-                                f"{', '.join(up_devs)}: one NIC half (98 Gb/s) instead of both (161 Gb/s merged)")
-                export_lines.append(f"export NCCL_IB_HCA={','.join(up_devs)}")
-            elif not used:
-                problems.append(f"NCCL_IB_HCA={hca} ({hca_src}) names none of the up RDMA devices {', '.join(up_devs)}")
-                export_lines.append(f"export NCCL_IB_HCA={','.join(up_devs)}")
-    else:
-        why = data.get("reason") or "no /sys/class/infiniband device lists these interfaces"
-        problems.append(f"no RDMA device on the links that are up: {why}; NCCL falls back to sockets (~{DEFAULT_BUSBW_GBS:g} GB/s)")
-    if sock is None and in_use:
-        export_lines.append(f"export NCCL_SOCKET_IFNAME={in_use[0].get('name')}")
-    if hca_list is not None and hca is not None:
-        flagged = any(x.startswith(f"NCCL_IB_HCA={hca} ") for x in problems)  # already said: wrong devices
-        _check_hca(hca_list, hca, hca_src, data, ifaces, {id(p) for p in up_ports} if reported_down else set(),
-                   problems, unread, ev, flagged, notes)
-    if sock_list is not None and sock is not None and sock_list.tokens:
-        bad_sock = _check_socket_ifname(sock_list, sock, sock_src, data, ifaces, up)
-        if bad_sock:
-            problems.append(bad_sock)
-            if in_use:
-                export_lines.append(f"export NCCL_SOCKET_IFNAME={in_use[0].get('name')}")
-    gid, gid_src = settings["NCCL_IB_GID_INDEX"]
-    v2 = roce_v2_index(active)
-    if gid is not None:
-        try:
-            gidx: int | None = int(gid)
-        except ValueError:
-            gidx = None
-        if gidx is None:
-            problems.append(f"NCCL_IB_GID_INDEX={gid!r} ({gid_src}) is not a number")
-        else:
-            types: dict[str, str | None] = {}
-            for p in active:
-                slot = next((g for g in _gids(p) if g.get("index") == gidx), None)
-                if slot is None:
-                    types[str(p.get("device"))] = "empty slot"
-                elif isinstance(slot.get("type"), str):
-                    types[str(p.get("device"))] = slot["type"]
-                else:
-                    types[str(p.get("device"))] = None
-                    unread.append(f"{p.get('device')}: type of GID {gidx} unreadable")
-            ev.add(f"GID {gidx} type", "gid_attrs/types", types or "no RDMA port read")
-            bad = [f"{d}: {t}" for d, t in types.items() if t is not None and t != ROCE_V2]
-            if bad:
-                problems.append(f"NCCL_IB_GID_INDEX={gidx} ({gid_src}) is not RoCE v2 on {', '.join(bad)}"
-                                + (f"; RoCE v2 is index {v2}" if v2 is not None else ""))
-                if v2 is not None:
-                    export_lines.append(f"export NCCL_IB_GID_INDEX={v2}")
-    elif v2 is not None:
-        ev.add("RoCE v2 GID index", "gid_attrs/types", v2)
-    if export_lines:
-        fix_lines += [comment("in the launch environment of both ranks (or -x NAME with mpirun)"), *export_lines]
-    summary_ok = (f"{', '.join(str(i.get('name')) for i in in_use)} up at MTU "
-                  f"{'/'.join(str(i.get('mtu')) for i in in_use)}, NCCL_IB_HCA={hca}")
-    if problems:
-        return Verdict(ID, Status.WARN, problems[0] + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""),
-                       evidence=ev.tuple(), details=tuple(problems + notes + [f"not checked: {u}" for u in unread]),
-                       fix=block(fix_lines) if fix_lines else FIX)
-    if unread:
-        return Verdict(ID, Status.UNKNOWN, "cannot confirm the link: " + "; ".join(unread), evidence=ev.tuple(),
-                       details=tuple(unread), fix=block([*fix_lines, *(sh("ip", "link", "show", str(i.get("name"))) for i in in_use)]))
-    return Verdict(ID, Status.OK, summary_ok, evidence=ev.tuple())
+            for i in k.ifaces])
+    stop = _not_up(k, applies, odd, odd_words)
+    if stop is not None:
+        return stop
+    k.unread += odd_words
+    k.in_use = _in_use(k)
+    for rule in LINK_RULES:
+        rule(k)
+    return _link_verdict(k)
 
 
 GOTCHA = Gotcha(
