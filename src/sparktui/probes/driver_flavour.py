@@ -272,6 +272,22 @@ def read_tree(root: str | os.PathLike[str] = "/", known_bad: Path | None = None)
         "bios_version": None, "bios_date": None, "errors": errors, "sources": sources,
         "known_bad": load_known_bad(known_bad),
     }
+    _read_module(d, base)
+    _read_kernel(d, base, live)
+    for key in ("bios_version", "bios_date"):
+        p = base / "sys/class/dmi/id" / key
+        v, why = _read_small(p)
+        if v:
+            d[key], sources[key] = v, str(p)
+        else:
+            errors[key] = why or f"{p}: empty"
+    return d
+
+
+def _read_module(d: DriverFlavourData, base: Path) -> None:
+    """The kernel module: loaded or not, its flavour (open or proprietary), version and taint, and
+    the GPU's name; what cannot be read goes to ``d["errors"]`` with why."""
+    errors, sources = d["errors"], d["sources"]
     proc_version = base / "proc/driver/nvidia/version"
     sys_module = base / "sys/module/nvidia"
     text, why_proc = _read_small(proc_version)
@@ -333,7 +349,12 @@ def read_tree(root: str | os.PathLike[str] = "/", known_bad: Path | None = None)
                 break
         else:
             errors["gpu_name"] = f"{gpus}/*/information: no 'Model:' line read"
-    # kernel release and flavour
+
+
+def _read_kernel(d: DriverFlavourData, base: Path, live: bool) -> None:
+    """The kernel's release, its flavour suffix and the architecture (os.uname() on this machine
+    when /proc does not say)."""
+    errors, sources = d["errors"], d["sources"]
     rel, why_rel = _read_small(base / "proc/sys/kernel/osrelease")
     if rel and len(rel.splitlines()[0].strip()) > KERNEL_RELEASE_MAX:
         why_rel = (f"{base / 'proc/sys/kernel/osrelease'}: {len(rel.splitlines()[0].strip())} characters, longer than "
@@ -360,14 +381,6 @@ def read_tree(root: str | os.PathLike[str] = "/", known_bad: Path | None = None)
         d["architecture"], sources["architecture"] = os.uname().machine, "os.uname()"
     else:
         errors["architecture"] = why_arch or "empty"
-    for key in ("bios_version", "bios_date"):
-        p = base / "sys/class/dmi/id" / key
-        v, why = _read_small(p)
-        if v:
-            d[key], sources[key] = v, str(p)
-        else:
-            errors[key] = why or f"{p}: empty"
-    return d
 
 
 def known_bad_path(cfg: Config) -> Path | None:
