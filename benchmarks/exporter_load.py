@@ -20,17 +20,13 @@ import platform
 import socket
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from sparktui.core.config import Config  # noqa: E402
-from sparktui.fleet.exporter import Exporter  # noqa: E402
-from sparktui.probes import nvml  # noqa: E402
-from sparktui.probes.sampler import Sampler  # noqa: E402
-from tests.fakes.fake_nvml import gb10_loaded  # noqa: E402
-from tests.http_load import percentile, scrape_many  # noqa: E402
+from sparktui.core.config import Config
+from sparktui.fleet.exporter import Exporter
+from sparktui.probes import nvml
+from sparktui.probes.sampler import Sampler
+from sparktui.testing.fake_nvml import gb10_loaded
+from sparktui.testing.http_load import percentile, scrape_many
 
 
 def waves(host: str, port: int, n: int, count: int) -> tuple[list[float], list[str], float, float]:

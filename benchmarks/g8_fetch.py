@@ -19,19 +19,15 @@ import asyncio
 import json
 import random
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import httpx
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from sparktui.playbooks import github  # noqa: E402
-from sparktui.playbooks.matching import Matcher  # noqa: E402
-from tests.g8_server import make_issue, serve_issues  # noqa: E402
+from sparktui.playbooks import github
+from sparktui.playbooks.matching import Matcher
+from sparktui.testing.github_server import make_issue, serve_issues
 
 SLUGS = ["vllm", "sglang"]
 COMMANDS = ["docker run --gpus all nvcr.io/nvidia/vllm:25.11-py3 vllm serve Qwen/Qwen3-8B --gpu-memory-utilization 0.8"]

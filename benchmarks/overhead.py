@@ -8,7 +8,7 @@ when one of the first three is missed.
 
     python benchmarks/overhead.py [--seconds 60] [--replay FILE | --fake]   # default: live (this machine)
 
---fake runs the live dashboard on the fake GB10 NVML from tests/, its readings moving as a loaded
+--fake runs the live dashboard on the fake GB10 NVML of sparktui.testing, its readings moving as a loaded
 GPU's do (a machine without a GPU otherwise draws no GPU telemetry, which is cheaper than what a
 Spark shows).
 """
@@ -53,8 +53,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 FAKE_SPARK = '''
 import sys
-sys.path[:0] = [{root!r}, {root!r} + "/src"]
-from tests.fakes import fake_nvml
+sys.path[:0] = [{root!r} + "/src"]
+from sparktui.testing import fake_nvml
 from sparktui.probes import nvml
 fake = fake_nvml.gb10_loaded()
 nvml.set_backend(fake)
@@ -118,7 +118,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=float, default=60.0)
     ap.add_argument("--replay", help="run sparktui on a recording instead of this machine")
-    ap.add_argument("--fake", action="store_true", help="live dashboard on the fake GB10 NVML from tests/")
+    ap.add_argument("--fake", action="store_true", help="live dashboard on the fake GB10 NVML of sparktui.testing")
     ap.add_argument("--extra-processes", type=int, default=0,
                     help="idle processes to start first (a desktop host has hundreds for the process view to scan)")
     a = ap.parse_args()

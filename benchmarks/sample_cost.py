@@ -240,7 +240,7 @@ def main() -> int:
     ap.add_argument("--breakdown", type=int, default=200, help="calls per NVML function in the per-call table (0 = skip)")
     ap.add_argument("--history", type=int, default=None, help="ring-buffer length in samples (default: the config's)")
     ap.add_argument("--skip-cost", action="store_true", help="only the RSS run (part 2)")
-    ap.add_argument("--fake", action="store_true", help="use the fake GB10 NVML from tests/ (no GPU here)")
+    ap.add_argument("--fake", action="store_true", help="use the fake GB10 NVML of sparktui.testing (no GPU here)")
     ap.add_argument("--extra-processes", type=int, default=0,
                     help="start this many idle processes for the process-scan figure (a desktop host has hundreds)")
     a = ap.parse_args()
@@ -248,8 +248,7 @@ def main() -> int:
     if not a.skip_cost:
         scan_cost(a.extra_processes)
     if a.fake:
-        sys.path.insert(0, str(ROOT))
-        from tests.fakes import fake_nvml
+        from sparktui.testing import fake_nvml
 
         nvml.set_backend(fake_nvml.gb10_loaded())
         print("(fake GB10 NVML: part 1 skipped; part 2 measures sparktui's own memory only)")

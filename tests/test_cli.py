@@ -12,7 +12,7 @@ import pytest
 
 
 from sparktui.cli.main import EXIT_CONFIG, EXIT_OK, EXIT_USAGE, main
-from tests.fakes import fake_nvml
+from sparktui.testing import fake_nvml
 from tests.standins.make import make_standin
 
 ENV_KEEP = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "CONDA_PREFIX")}

@@ -21,8 +21,8 @@ from sparktui.fleet import exporter as ex
 from sparktui.fleet.metrics_server import MAX_HEAD_BYTES, MetricsServer
 from sparktui.probes import nvml
 from sparktui.probes.sampler import Sampler
-from tests.fakes.fake_nvml import gb10_loaded
-from tests.http_load import get, percentile, scrape_many
+from sparktui.testing.fake_nvml import gb10_loaded
+from sparktui.testing.http_load import get, percentile, scrape_many
 
 P99_BOUND_S = 2.0  # generous: 2 shared cores, other tests running beside this one
 

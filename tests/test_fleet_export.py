@@ -19,7 +19,7 @@ from sparktui.fleet import exporter as ex
 from sparktui.gotchas import REGISTRY
 from sparktui.probes import nvml
 from sparktui.probes.sampler import Sampler
-from tests.fakes.fake_nvml import gb10_loaded
+from sparktui.testing.fake_nvml import gb10_loaded
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from sparktui.live.recorder import recorded_probes
 from sparktui.core.readings import Reading
 from sparktui.core.recording import RecordingWriter, header, read_recording
 from sparktui.probes import kernel_log, nvml
-from tests.fakes import fake_nvml
+from sparktui.testing import fake_nvml
 
 # a real OOM kill as dmesg prints it (the summary line, then the kill with its RSS)
 OOM_LINES = (

@@ -2,7 +2,7 @@
 
 from sparktui.core.config import Config
 from sparktui.probes.nvml import read_static
-from tests.fakes import fake_nvml
+from sparktui.testing import fake_nvml
 
 
 def test_max_sm_clock_is_read_where_nvml_answers():

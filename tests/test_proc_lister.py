@@ -175,7 +175,7 @@ def test_a_real_child_of_this_process_is_its_own():
 
 def test_nvml_na_is_none_never_zero_and_a_known_figure_wins_across_lists():
     from sparktui.probes.nvml import NvmlSession
-    from tests.fakes import fake_nvml
+    from sparktui.testing import fake_nvml
 
     gib = 1024 ** 3
     with fake_nvml.installed(fake_nvml.gb10()) as f:

@@ -18,7 +18,7 @@ from sparktui.core.config import Config
 from sparktui.fleet import exporter as ex
 from sparktui.probes import nvml
 from sparktui.probes.sampler import Sampler
-from tests.fakes.fake_nvml import gb10_loaded
+from sparktui.testing.fake_nvml import gb10_loaded
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 RULES = DOCS / "prometheus-alerts.yml"

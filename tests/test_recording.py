@@ -17,7 +17,7 @@ from sparktui.core.recording import (RecordingError, RecordingWriter, Replay, he
 from sparktui.probes import nvml
 from sparktui.probes.sampler import Sampler
 from sparktui.runner import run_checks
-from tests.fakes import fake_nvml
+from sparktui.testing import fake_nvml
 
 DEMO = Path(__file__).resolve().parents[1] / "src" / "sparktui" / "data" / "gb10-demo.jsonl"
 

@@ -20,7 +20,7 @@ import pytest
 from sparktui.cli.main import main
 from sparktui.core.config import Config
 from sparktui.core.recording import RecordingWriter, header
-from tests.fakes import fake_nvml
+from sparktui.testing import fake_nvml
 
 DEMO = Path(__file__).resolve().parents[1] / "src" / "sparktui" / "data" / "gb10-demo.jsonl"
 GIB = 1024 ** 3

@@ -16,7 +16,7 @@ from sparktui.probes import nvml, safe_read
 from sparktui.probes import sampler as sampler_mod
 from sparktui.probes.sampler import Sampler, gather
 from tests.conftest import readings_of
-from tests.fakes import fake_nvml
+from sparktui.testing import fake_nvml
 
 MEMINFO = """\
 MemTotal:       127611680 kB

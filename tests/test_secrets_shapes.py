@@ -116,7 +116,7 @@ GIB = 1024 ** 3
 
 @pytest.fixture
 def fake_gpu():
-    from tests.fakes import fake_nvml
+    from sparktui.testing import fake_nvml
 
     with fake_nvml.installed(fake_nvml.gb10_loaded()) as f:
         yield f

@@ -27,8 +27,8 @@ from sparktui.core.validate import shape_problems as problems
 from sparktui.core.recording import read_recording, readings_from_recording
 from sparktui.probes import bandwidth, cudalibs, container, host, nvml, pins, processes, sampler, state, target, tpscan
 from sparktui.probes import playbooks as playbooks_probe
-from tests.fakes import fake_nvml
-from tests.g8_server import make_issue, serve_issues
+from sparktui.testing import fake_nvml
+from sparktui.testing.github_server import make_issue, serve_issues
 from tests.standins.make import make_standin
 
 REPO = Path(__file__).resolve().parents[1]

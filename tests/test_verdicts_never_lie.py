@@ -18,36 +18,26 @@ failure names the judge and each mutation that fooled or crashed it."""
 
 from __future__ import annotations
 
-import functools
 import os
 import random
 import re
-import signal
-import threading
-from pathlib import Path
 from typing import Any, Callable, Iterator, cast
 
 import pytest
 
 from sparktui.core.config import Config
-from sparktui.core.readings import Reading, Readings, read_snapshot
-from sparktui.core.recording import read_recording, readings_from_recording
+from sparktui.core.readings import Reading, Readings
 from sparktui.core.verdict import Status, Verdict
 from sparktui.gotchas import REGISTRY
 from sparktui.runner import judge
+from sparktui.testing.spoil import DELETE, HANG_S, JUDGE_ERROR, SOURCES
+from sparktui.testing.spoil import elements as _elements
+from sparktui.testing.spoil import source as _source
+from sparktui.testing.spoil import timed as _timed
+from sparktui.testing.spoil import with_value as _with
 
-ROOT = Path(__file__).resolve().parents[1]
-H200 = ROOT / "tests" / "data" / "h200"
-SOURCES: dict[str, Callable[[], Readings]] = {
-    "h200": lambda: read_snapshot(H200 / "snapshot.json")[0],
-    "h200-load": lambda: readings_from_recording(read_recording(H200 / "load-matmul.jsonl")),
-    "gb10-demo": lambda: readings_from_recording(read_recording(ROOT / "src" / "sparktui" / "data" /
-                                                                "gb10-demo.jsonl")),
-}
-JUDGE_ERROR = "judge error (a sparktui bug"
 # a number spoilt four ways and a wrong type: N/A, zero, past any hardware limit both ways, a string
 NUMBER_SPOILERS: tuple[tuple[str, Any], ...] = (("N/A", None), ("0", 0), ("1e15", 1e15), ("-1", -1), ("'N/A'", "N/A"))
-HANG_S = 2.0  # a judge call takes milliseconds; past this it hangs (and that field is not tried again)
 # per (source, gotcha): above it, a fixed sample (seeded by the pair) keeps CI quick; the mutation
 # run (tools/mutation.py) sets a smaller one, as it runs these once per surviving mutant
 MAX_VARIANTS = int(os.environ.get("SPARKTUI_NEVER_LIE_VARIANTS", "1500"))
@@ -57,11 +47,6 @@ OK_WITHOUT = {
     ("G3", "nvml"): "G3 judges /proc/meminfo; NVML only adds that GPU memory queries read N/A",
     ("G1", "cudalibs"): "the ok names the unchecked part (asserted below)",
 }
-
-
-@functools.cache
-def _source(label: str) -> Readings:
-    return SOURCES[label]()
 
 
 def _sources() -> dict[str, Readings]:
@@ -93,14 +78,6 @@ def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-def _elements(lst: list) -> list:
-    """Which elements of a list to spoil: each of a short list (rows of different kinds), else the
-    first, the last, and all at once (one bad sample, and a whole series N/A)."""
-    if len(lst) <= 4:
-        return list(range(len(lst))) + (["*"] if len(lst) > 1 else [])
-    return [0, len(lst) - 1, "*"]
-
-
 def _number_paths(obj: Any, prefix: tuple = (), depth: int = 7) -> Iterator[tuple]:
     if depth == 0:
         return
@@ -117,42 +94,8 @@ def _number_paths(obj: Any, prefix: tuple = (), depth: int = 7) -> Iterator[tupl
             yield from _number_paths(v, prefix + (k,), depth - 1)
 
 
-_DELETE = object()
-
-
-def _with(data: Any, path: tuple, value: Any) -> Any:
-    """``data`` with the node at ``path`` set to ``value`` (or deleted), copying only along the path
-    (judges are pure, so the rest is shared). "*" goes through every element of a list that has
-    the next key."""
-    if not path:
-        return value
-    k, rest = path[0], path[1:]
-    if isinstance(data, list):
-        if not rest and value is _DELETE:
-            return [] if k == "*" else data[:k] + data[k + 1:]
-        items = list(data)
-        for i in (range(len(items)) if k == "*" else [k] if k < len(items) else []):  # "*" leads to shorter lists too
-            if not rest or _has(items[i], rest[0]):
-                items[i] = _with(items[i], rest, value)
-        return items
-    if not isinstance(data, dict) or k not in data:
-        return data
-    out = dict(data)
-    if not rest and value is _DELETE:
-        del out[k]
-    else:
-        out[k] = _with(out[k], rest, value)
-    return out
-
-
-def _has(node: Any, k: Any) -> bool:
-    if isinstance(node, dict):
-        return k in node
-    return isinstance(node, list) and (k == "*" or (isinstance(k, int) and k < len(node)))
-
-
 def _without(data: Any, path: tuple) -> Any:
-    return _with(data, path, _DELETE)
+    return _with(data, path, DELETE)
 
 
 def _show(path: tuple) -> str:
@@ -188,30 +131,6 @@ def _cases(label: str, gid: str, limit: int | None = MAX_VARIANTS) -> list[tuple
         rest = random.Random(f"{label}/{gid}").sample([c for c in cases if c[0] != "failed"], limit)
         cases = failed + rest
     return cases
-
-
-class _Hang(BaseException):  # not an Exception: the runner turns those into "judge error" verdicts
-    pass
-
-
-def _on_alarm(signum, frame):
-    raise _Hang()
-
-
-def _timed(run: Callable[[Readings], Verdict], readings: Readings) -> Verdict | None:
-    """The verdict, or None when the judge took longer than HANG_S (a judge that steps through a
-    window reaching to a sample at t=1e15 never ends)."""
-    if threading.current_thread() is not threading.main_thread():
-        return run(readings)  # no alarm outside the main thread: a hang then shows as a slow test
-    old = signal.signal(signal.SIGALRM, _on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, HANG_S)
-    try:
-        return run(readings)
-    except _Hang:
-        return None
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
 
 
 def _field_of(what: str) -> str:

@@ -19,12 +19,11 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from sparktui.core.readings import SnapshotError, read_snapshot  # noqa: E402
-from tests.hostile.test_snapshot_fields import (  # noqa: E402
-    SOURCES, _with, base_statuses, judges_of, source_doc, source_paths, verdict_problems, write)
+from sparktui.testing.spoil import (  # noqa: E402
+    SOURCES, base_statuses, judges_of, source_doc, source_paths, verdict_problems, with_value, write)
 
 STRUCTURAL = [[], {}]
 ALL = STRUCTURAL + [None, 0, -1, 1e308, math.nan, "12.1", "", True, [1, 2], {"value": "x"}]
@@ -40,7 +39,7 @@ def main() -> int:
             for value in values:
                 cases += 1
                 with tempfile.TemporaryDirectory() as d:
-                    snap = write(_with(source_doc(label), path, value), d)
+                    snap = write(with_value(source_doc(label), path, value), d)
                     try:
                         readings = read_snapshot(snap)[0]
                     except SnapshotError:

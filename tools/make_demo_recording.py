@@ -262,10 +262,9 @@ def _playbook_reading(tmp: Path) -> dict:
     """The real G8 probe against a local GitHub-like server holding the issues above."""
     import os
 
-    sys.path.insert(0, str(ROOT))
     from sparktui.core.config import Config, PlaybooksConfig
     from sparktui.probes import playbooks
-    from tests.g8_server import make_issue, serve_issues
+    from sparktui.testing.github_server import make_issue, serve_issues
 
     issues = [make_issue(n, title, url if url.startswith("http") else
                          f"https://github.com/NVIDIA/dgx-spark-playbooks/tree/main/{url}", comments=c,

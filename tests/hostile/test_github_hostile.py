@@ -1,4 +1,4 @@
-"""The GitHub API answering garbage, from a real local HTTP server (tests/g8_server.py): G8 never ok on it.
+"""The GitHub API answering garbage, from a real local HTTP server (src/sparktui/testing/github_server.py): G8 never ok on it.
 
 Pages of any JSON shape (wrong types in issue fields, huge bodies, invalid UTF-8) and headers with
 garbage values (Link, ETag, Retry-After, X-RateLimit-*): the fetch never raises, ends in bounded
@@ -21,7 +21,7 @@ from sparktui.gotchas.g08_stale_playbooks import judge
 from sparktui.probes import playbooks as probe
 from tests.conftest import readings_of
 from sparktui.playbooks import github
-from tests.g8_server import IssuesApp, LocalServer, Reply, make_issue, serve_issues
+from sparktui.testing.github_server import IssuesApp, LocalServer, Reply, make_issue, serve_issues
 from tests.hostile.test_snapshot_fields import JSON_TREES
 from tests.gotchas.g08.test_client import Clock, _judged
 from tests.gotchas.g08.test_client import settings as client_settings

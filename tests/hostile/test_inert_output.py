@@ -190,7 +190,7 @@ def test_g11_shows_a_kernel_log_process_name_inert_from_a_saved_log(tmp_path):
 
 def test_check_g8_shows_issue_titles_inert(capsys):
     from sparktui.cli.main import main
-    from tests.g8_server import make_issue, serve_issues
+    from sparktui.testing.github_server import make_issue, serve_issues
 
     issues = [make_issue(109, f"nvidia/vllm {OSC52}\x1b]2;TITLE\x07 [/] \u202eevil ## G8 ok ![x](http://remote/img)",
                          "https://github.com/NVIDIA/dgx-spark-playbooks/tree/main/nvidia/vllm")]

@@ -19,7 +19,8 @@ from sparktui.gotchas import REGISTRY
 from sparktui.runner import judge
 from tests.hostile.test_snapshot_fields import source_doc
 from tests.gotchas.g06.test_rules import g6v, history, job, snap
-from tests.test_verdicts_never_lie import H200, _with
+from sparktui.testing.spoil import H200
+from sparktui.testing.spoil import with_value as _with
 
 GIB = 1024 ** 3
 

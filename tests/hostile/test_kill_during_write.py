@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from sparktui.core.recording import read_recording
-from tests.fakes import fake_nvml
+from sparktui.testing import fake_nvml
 
 SNAPSHOT = Path(__file__).resolve().parents[1] / "data" / "h200" / "snapshot.json"
 OLD = "the earlier file, whole\n" * 400

@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 from sparktui.core.config import Config
 from sparktui.fleet.compare import Machine, compare
 from sparktui.fleet.peers import PeerOutputError, judge_peer, local_machine, parse_snapshot_output
-from tests.hostile.test_snapshot_fields import DEEP, DEEP_JSON, HOSTILE, source_doc, source_paths
+from sparktui.testing.spoil import DEEP, DEEP_JSON, source_doc, source_paths
+from tests.hostile.test_snapshot_fields import HOSTILE
 from tests.test_verdicts_never_lie import JUDGE_ERROR, _source, _with
 
 

@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 from sparktui.core.recording import read_recording
-from tests.fakes import fake_nvml
+from sparktui.testing import fake_nvml
 
 
 def limited_to(nbytes: int):

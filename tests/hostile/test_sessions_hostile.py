@@ -23,7 +23,7 @@ import pytest
 from sparktui.core.config import Config, SessionConfig
 from sparktui.core.recording import header, read_recording
 from sparktui.core.session import SUFFIX, SessionWriter, session_id
-from tests.fakes import fake_nvml
+from sparktui.testing import fake_nvml
 
 ROOT = Path(__file__).resolve().parents[2]
 

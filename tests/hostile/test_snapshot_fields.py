@@ -12,26 +12,23 @@ the file is refused with a one-line reason, or every judge G1-G13 returns a verd
 from __future__ import annotations
 
 import functools
-import json
 import math
 import tempfile
-from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sparktui.core.config import Config
-from sparktui.core.readings import Reading, Readings, SnapshotError, read_snapshot
+from sparktui.core.readings import Reading, SnapshotError, read_snapshot
 from sparktui.core.shapes import SHAPES
 from sparktui.core.validate import fits, shape_problems
-from sparktui.core.verdict import Status
-from sparktui.gotchas import REGISTRY
 from sparktui.runner import judge
-from tests.test_verdicts_never_lie import HANG_S, JUDGE_ERROR, SOURCES, _elements, _replace, _source, _timed, _with
+from sparktui.testing.spoil import (DEEP, SOURCES, base_statuses, judges_of, source_doc, source_paths, verdict_problems,
+                                    write)
+from sparktui.testing.spoil import source as _source
+from sparktui.testing.spoil import with_value as _with
+from tests.test_verdicts_never_lie import _replace
 
-DEEP = "\x00nested 1000 deep\x00"  # stands for [[[...]]] 1000 levels: json.dumps itself cannot nest that deep
-DEEP_JSON = "[" * 1000 + "]" * 1000
 HUGE = "x" * 1_000_000
 
 SPECIAL = (None, math.nan, math.inf, -math.inf, 1e308, -1e308, 10 ** 30, -1, 0, 1, -300, "12.1", "", "N/A",
@@ -41,73 +38,6 @@ JSON_TREES = st.recursive(
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
     max_leaves=8)
 HOSTILE = st.sampled_from(SPECIAL) | JSON_TREES
-
-
-def snapshot_doc(readings: Readings) -> dict[str, Any]:
-    """A snapshot document holding ``readings``, as ``sparktui snapshot`` writes it."""
-    return {"schema": 1, "kind": "sparktui-snapshot", "sparktui_version": "test", "taken_at": 1.7e9,
-            "host": {"hostname": "spark"}, "readings": readings.to_dict()}
-
-
-@functools.cache
-def source_doc(label: str) -> dict[str, Any]:
-    return snapshot_doc(_source(label))
-
-
-def paths(obj: Any, prefix: tuple = (), depth: int = 9) -> Iterator[tuple]:
-    """Every key path into ``obj`` (lists: the first, the last and every element at once)."""
-    if depth == 0:
-        return
-    items = (list(obj.items()) if isinstance(obj, dict)
-             else [(i, obj[0 if i == "*" else i]) for i in _elements(obj)] if isinstance(obj, list) and obj else [])
-    for k, v in items:
-        yield prefix + (k,)
-        yield from paths(v, prefix + (k,), depth - 1)
-
-
-@functools.cache
-def source_paths(label: str) -> tuple[tuple, ...]:
-    doc = source_doc(label)
-    return tuple(("readings",) + p for p in paths(doc["readings"]))
-
-
-def write(doc: dict[str, Any], folder: str) -> Path:
-    text = json.dumps(doc).replace(json.dumps(DEEP), DEEP_JSON)
-    path = Path(folder) / "snapshot.json"
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
-def verdict_problems(readings: Readings, base: dict[str, Status], gids: list[str]) -> list[str]:
-    """What went wrong judging ``readings``: a crash, a hang, a status outside the enum, or an ok the
-    unspoilt readings (``base``) did not have."""
-    found = []
-    for gid in gids:
-        run = functools.partial(_timed, lambda rs: judge(REGISTRY[gid], rs, Config()), readings)
-        v = run() or run()  # once more before calling it a hang: a busy shared machine stalls a call, a hang repeats
-        if v is None:
-            found.append(f"{gid} hangs (> {HANG_S:g} s)")
-        elif JUDGE_ERROR in v.summary:
-            found.append(f"{gid} crashes: {v.summary}")
-        elif not isinstance(v.status, Status):
-            found.append(f"{gid} status {v.status!r}")
-        elif v.status is Status.OK and base[gid] is not Status.OK:
-            found.append(f"{gid} {base[gid].value} -> ok: {v.summary}")
-    return found
-
-
-@functools.cache
-def base_statuses(label: str) -> dict[str, Status]:
-    with tempfile.TemporaryDirectory() as d:
-        readings = read_snapshot(write(source_doc(label), d))[0]
-    return {gid: judge(g, readings, Config()).status for gid, g in REGISTRY.items()}
-
-
-def judges_of(path: tuple) -> list[str]:
-    """The gotchas a spoilt path can change: those using the reading, or all for the envelope."""
-    if len(path) < 2:
-        return list(REGISTRY)
-    return [gid for gid, g in REGISTRY.items() if path[1] in g.probes]
 
 
 @settings(max_examples=120)

@@ -12,7 +12,7 @@ from sparktui.core.config import Config
 from sparktui.core.recording import read_recording
 from sparktui.probes import nvml
 from sparktui.ui.app import SparkApp
-from tests.fakes import fake_nvml
+from sparktui.testing import fake_nvml
 
 
 @pytest.fixture

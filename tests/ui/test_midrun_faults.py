@@ -1,5 +1,5 @@
 """Faults in the middle of a live run (issue 15 item 6): the dashboard keeps running and says what
-is stale. NVML is the GB10 fake (tests/fakes/fake_nvml.py), broken and healed while the app runs;
+is stale. NVML is the GB10 fake (src/sparktui/testing/fake_nvml.py), broken and healed while the app runs;
 each screen test runs at 80x24 and at 200x60."""
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from sparktui.probes.sampler import Sampler
 from sparktui.ui.app import SparkApp
 from sparktui.ui.panels.playbooks import stale_line
 from sparktui.ui.panels.telemetry import outage_note
-from tests.fakes import fake_nvml
-from tests.g8_server import IssuesApp, LocalServer, Reply, make_issue
+from sparktui.testing import fake_nvml
+from sparktui.testing.github_server import IssuesApp, LocalServer, Reply, make_issue
 from tests.standins.make import make_standin
 from tests.ui.test_dashboard import StillSource, wait_for
 

@@ -24,8 +24,8 @@ from sparktui.probes import nvml
 from sparktui.ui.app import SparkApp
 from sparktui.ui.screens import EventsScreen
 from sparktui.live.sources import LiveSource
-from tests.fakes import fake_nvml
-from tests.fakes import fake_nvml
+from sparktui.testing import fake_nvml
+from sparktui.testing import fake_nvml
 from tests.ui.test_tmux_e2e import Tmux, sparktui_cmd
 
 DEMO = Path(__file__).resolve().parents[2] / "src" / "sparktui" / "data" / "gb10-demo.jsonl"

@@ -377,7 +377,7 @@ SHORT_MEMINFO_TEXT = ("MemTotal:       127611680 kB\nMemFree:          838860 kB
 
 @pytest.fixture
 def fake_gpu():
-    from tests.fakes import fake_nvml
+    from sparktui.testing import fake_nvml
 
     with fake_nvml.installed(fake_nvml.gb10()) as f:
         yield f

@@ -24,7 +24,7 @@ from sparktui.core.readings import Reading, Readings
 from sparktui.gotchas.g06_contention import judge
 from sparktui.probes import nvml, processes
 from sparktui.probes.nvml import NvmlSession
-from tests.fakes import fake_nvml
+from sparktui.testing import fake_nvml
 from tests.standins.children import Children, _wait_cmdline
 
 GIB = 1024 ** 3

@@ -14,7 +14,7 @@ import pytest
 from sparktui.cli.main import EXIT_OK, EXIT_UNKNOWN, EXIT_WARN, main
 from sparktui.core.config import Config
 from sparktui.probes import playbooks as probe
-from tests.g8_server import LocalServer, Reply, make_issue, serve_issues
+from sparktui.testing.github_server import LocalServer, Reply, make_issue, serve_issues
 
 ISSUES = [
     make_issue(109, "nvidia/vllm is wrong missing Ray", "https://github.com/NVIDIA/dgx-spark-playbooks/tree/main/nvidia/vllm",

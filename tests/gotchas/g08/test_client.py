@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from tests.g8_server import IssuesApp, LocalServer, Reply, make_issue, serve_issues
+from sparktui.testing.github_server import IssuesApp, LocalServer, Reply, make_issue, serve_issues
 from sparktui.playbooks import github
 from sparktui.playbooks.github import ClientSettings, Token, fetch_open_issues
 

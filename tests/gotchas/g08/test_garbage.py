@@ -3,7 +3,7 @@ number (`{"number": 1}`, a null or numeric title and no other field) is not an o
 only such items is no evidence of "no open issue names vllm": unknown with the reason, never ok.
 Garbage beside real issues is counted and said, and the real ones are judged.
 
-End to end: the G8 probe and judge against the loopback GitHub stand-in (tests/g8_server.py), whose
+End to end: the G8 probe and judge against the loopback GitHub stand-in (src/sparktui/testing/github_server.py), whose
 issues carry the fields GitHub's REST API sends (number, title, body, state, html_url, created_at ...).
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from sparktui.core.verdict import Status
-from tests.g8_server import make_issue, serve_issues
+from sparktui.testing.github_server import make_issue, serve_issues
 from tests.gotchas.g08.test_client import _judged
 
 GARBAGE = [

@@ -13,7 +13,7 @@ import pytest
 
 from sparktui.cli.main import main
 from sparktui.playbooks import github
-from tests.g8_server import make_issue, serve_issues
+from sparktui.testing.github_server import make_issue, serve_issues
 
 ISSUES = [make_issue(109, "nvidia/vllm is wrong missing Ray", "body")]
 TOKEN_HOST = "SPARKTUI_GITHUB_TOKEN_HOST"  # github.ENV_TOKEN_HOST, as a user types it

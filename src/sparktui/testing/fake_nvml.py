@@ -273,7 +273,7 @@ class FakeNvml(types.ModuleType):
         for fid in field_ids:
             fld = FIELD_IDS.get(fid)
             code = NOT_SUPPORTED if fld is None else g.errors.get(fld, pynvml.NVML_SUCCESS)
-            value = int(g.values.get(fld, 0)) if code == pynvml.NVML_SUCCESS else 0
+            value = int(g.values.get(fld, 0)) if fld is not None and code == pynvml.NVML_SUCCESS else 0
             out.append(_Obj(fieldId=fid, scopeId=0, timestamp=0, latencyUsec=0, nvmlReturn=code,
                             valueType=pynvml.NVML_VALUE_TYPE_UNSIGNED_LONG_LONG, value=_Obj(ullVal=value)))
         return out
@@ -346,7 +346,7 @@ def installed(fake: FakeNvml):
         nvml.set_backend(None)
 
 
-ROOT = Path(__file__).resolve().parents[2]
+SRC = Path(__file__).resolve().parents[2]  # the folder holding the sparktui package
 
 
 def subprocess_env(root: Path, backend: str, env: dict | None = None) -> dict:
@@ -357,8 +357,8 @@ def subprocess_env(root: Path, backend: str, env: dict | None = None) -> dict:
     site = root / "fake-nvml-site"
     site.mkdir(exist_ok=True)
     (site / "sitecustomize.py").write_text(
-        "from sparktui.probes import nvml\nfrom tests.fakes import fake_nvml\n\n"
+        "from sparktui.probes import nvml\nfrom sparktui.testing import fake_nvml\n\n"
         f"nvml.set_backend(fake_nvml.{backend})\n")
     env = dict(os.environ if env is None else env)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(site), str(ROOT), env.get("PYTHONPATH", "")) if p)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(site), str(SRC), env.get("PYTHONPATH", "")) if p)
     return env

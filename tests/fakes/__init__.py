@@ -1,1 +1,0 @@
-"""Fakes used at the hardware boundary only (NVML). Everything else in tests is real."""
