@@ -375,9 +375,9 @@ def cmd_preflight(args: argparse.Namespace) -> int:
     ids = parse_ids(args.ids) if args.ids else [g for g in everything if not REGISTRY[g].intrusive]
     intrusive = [g for g in ids if REGISTRY[g].intrusive]
     if intrusive:
-        measured = any(REGISTRY[g].feed is Feed.ON_REQUEST for g in intrusive)
+        command = "bandwidth" if any(REGISTRY[g].feed is Feed.ON_REQUEST for g in intrusive) else "check"
         raise UsageError(f"sparktui preflight: {', '.join(intrusive)} is intrusive; preflight never runs it "
-                         f"(use `sparktui {'bandwidth' if measured else 'check'}` on an idle machine)")
+                         f"(use `sparktui {command}` on an idle machine)")
     if rec is not None:
         host, peers = dict(rec.header.get("host") or {}), []
     else:
