@@ -52,7 +52,7 @@ MODULES = {"G1": g01_cuda_abi, "G2": g02_flash_attn, "G3": g03_unified_memory, "
            "G13": g13_driver_flavour}
 HELPERS = (_facts, _packages, _when, base)  # shared by the judges: no threshold of their own
 # Module-level numbers that are not thresholds (units): left out of the doc on purpose.
-NOT_THRESHOLDS = {("G5", "GIB"): "a unit (bytes in a GiB)", ("G4", "NS_PER_S"): "a unit (nanoseconds in a second)",
+NOT_THRESHOLDS = {("G4", "NS_PER_S"): "a unit (nanoseconds in a second)",
                   ("G1", "TORCH_INDEXES"): "PyTorch's wheel index names, for the fix block",
                   ("G6", "COMMAND_KEPT"): "the process probe's command-line cut, for the fix block",
                   ("G8", "ISSUES_TO_OPEN"): "issues the fix opens one by one",

@@ -25,14 +25,15 @@ stopped by the file or time bound (or a cancel) is cut short, so ``unknown`` unl
 
 from __future__ import annotations
 
-from typing import Any, TypeGuard
+from dataclasses import dataclass, field
+from typing import Any, Callable, TypeGuard
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
 from sparktui.core.shapes import TPSCAN
 from sparktui.core.verdict import Evidence, Status, Verdict, worst
 from sparktui.gotchas._fix import block, comment, sh
-from sparktui.gotchas.base import Gotcha, unknown_from, unknown_if_lacking
+from sparktui.gotchas.base import Finding, Gotcha, first_finding, unknown_from, unknown_if_lacking
 
 GID = "G10"
 MAX_DETAILS = 60
@@ -327,9 +328,31 @@ def _ctx_of(match: dict[str, Any], files: dict[str, Any]) -> dict[str, Any]:
     return ctx if isinstance(ctx, dict) else {}
 
 
-def judge(r: Readings, cfg: Config) -> Verdict:
-    reading = r.get_reading(TPSCAN)
-    data: Any = reading.data  # the helpers above take plain dicts (TpscanData is its shape)
+@dataclass
+class _Scan:
+    """What the scan covered, worked out once for the rules: the paths, what was read and skipped,
+    and the matches (TP settings > 1 or unresolved) with how each was judged."""
+
+    src: str
+    roots: list[dict[str, Any]]
+    files_read: int
+    empty: bool  # every file read was empty (/dev/null, an empty .yaml): nothing was seen
+    unchecked: int
+    unchecked_tail: str
+    total: int
+    matches: list[dict[str, Any]]
+    missing: list[dict[str, Any]]
+    truncated: Any
+    graded: list[tuple[Status, str, str]] = field(default_factory=list)
+
+    @property
+    def extra(self) -> str:
+        return f" (+{self.total - len(self.matches)} not listed)" if self.total > len(self.matches) else ""
+
+
+def _unusable(reading: Any) -> Verdict | None:
+    """unknown when there is no scan, or it lacks what the judge decides on; None otherwise."""
+    data = reading.data
     if data is None:
         return unknown_from(GID, reading, "the tensor-parallel scan")
     lacking = unknown_if_lacking(GID, reading, "the tensor-parallel scan", "matches", "files_read")
@@ -339,12 +362,14 @@ def judge(r: Readings, cfg: Config) -> Verdict:
         reason = f"the {reading.probe} reading's matches is a {type(data.get('matches')).__name__}, not a list"
         return Verdict(GID, Status.UNKNOWN, f"cannot tell: the tensor-parallel scan: {reason}",
                        (Evidence("the tensor-parallel scan", reading.source or SOURCE, f"unavailable: {reason}"),))
-    src = reading.source or SOURCE
-    ev: list[Evidence] = []
+    return None
+
+
+def _scan_of(data: Any, src: str, ev: list[Evidence]) -> _Scan:
+    """The scan's coverage, said in the evidence as it is read."""
     roots = data.get("paths") or []
     ev.append(Evidence("scan paths", src, [f"{p.get('path')} ({p.get('status', '?')})" for p in roots]))
     files_read = _int(data.get("files_read"))
-    # every file read was empty (/dev/null, an empty .yaml): nothing was seen
     empty = files_read > 0 and "bytes_read" in data and _int(data.get("bytes_read")) == 0
     ev.append(Evidence("files read (YAML/JSON/TOML/shell/.env/Dockerfile/Python)", src,
                        {"files": files_read, "folders": data.get("dirs_walked", 0), "bytes": data.get("bytes_read", 0)}))
@@ -363,88 +388,125 @@ def judge(r: Readings, cfg: Config) -> Verdict:
     if data.get("at_one"):
         ev.append(Evidence("tensor-parallel settings at 1 (fine)", src,
                            {"count": data["at_one"], "sample": data.get("at_one_sample") or []}))
-
-    files = data.get("files") or {}
-    graded: list[tuple[Status, str, str]] = []
-    for m in matches:
-        ctx = _ctx_of(m, files)
-        status, why = classify(m, ctx)
-        graded.append((status, describe(m, ctx), why))
-    for shown in _flagged_files(matches, files, graded):
-        ctx = files.get(shown, {})
-        ev.append(Evidence(f"context of {shown}", src, _context_value(ctx)))
-
     missing = [p for p in roots if p.get("status") not in ("scanned", "already scanned")]
-    truncated = data.get("truncated")
-    status = worst([g[0] for g in graded]) if graded else Status.OK
-    details = _details(graded, total - len(matches))
+    return _Scan(src, roots, files_read, empty, unchecked, unchecked_tail, total, matches, missing,
+                 data.get("truncated"))
 
-    if not graded:
-        if missing and len(missing) == len(roots):
-            what = "; ".join(f"{p.get('path')}: {p.get('status')}" for p in missing)
-            return Verdict(GID, Status.UNKNOWN, f"cannot tell: nothing to scan ({what})", tuple(ev), unknown_fix(roots))
-        if files_read == 0 and unchecked:
-            return Verdict(GID, Status.UNKNOWN,
-                           f"cannot tell: no file under {_paths(roots)} could be read{unchecked_tail}",
-                           tuple(ev), unknown_fix(roots))
-        if files_read == 0:
-            return Verdict(GID, Status.UNKNOWN,
-                           f"cannot tell: no launch config or script could be read under {_paths(roots)} "
-                           "(wrong directory? pass --path)", tuple(ev), unknown_fix(roots))
-        if empty:
-            return Verdict(GID, Status.UNKNOWN,
-                           f"cannot tell: the {files_read} files read under {_paths(roots)} were empty (0 bytes)"
-                           + unchecked_tail, tuple(ev), unknown_fix(roots))
-        if missing:
-            what = "; ".join(f"{p.get('path')}: {p.get('status')}" for p in missing)
-            return Verdict(GID, Status.UNKNOWN,
-                           f"no TP > 1 in {files_read} files read, but not every path could be scanned ({what})",
-                           tuple(ev), unknown_fix(roots))
-        if truncated:
-            return Verdict(GID, Status.UNKNOWN,
-                           f"no TP > 1 in {files_read} files read, but the scan was cut short ({truncated})",
-                           tuple(ev), unknown_fix(roots))
-        if unchecked:
-            return Verdict(GID, Status.OK, f"ok for {files_read} files read under {_paths(roots)}: no tensor-parallel "
-                           f"setting > 1{unchecked_tail} (see evidence)", tuple(ev), "")
-        return Verdict(GID, Status.OK, f"no tensor-parallel setting > 1 in {files_read} files under {_paths(roots)}",
-                       tuple(ev), "")
 
-    counts = {s: sum(1 for g in graded if g[0] is s) for s in Status}
+def _missing_text(s: _Scan) -> str:
+    return "; ".join(f"{p.get('path')}: {p.get('status')}" for p in s.missing)
+
+
+# -- no TP setting > 1 found: the first rule that speaks says why that is (or is not) an ok ---------
+
+def rule_nothing_to_scan(s: _Scan) -> Finding | None:
+    if s.missing and len(s.missing) == len(s.roots):
+        return Finding(Status.UNKNOWN, f"cannot tell: nothing to scan ({_missing_text(s)})")
+    return None
+
+
+def rule_nothing_readable(s: _Scan) -> Finding | None:
+    if s.files_read == 0 and s.unchecked:
+        return Finding(Status.UNKNOWN, f"cannot tell: no file under {_paths(s.roots)} could be read{s.unchecked_tail}")
+    if s.files_read == 0:
+        return Finding(Status.UNKNOWN, f"cannot tell: no launch config or script could be read under {_paths(s.roots)} "
+                                       "(wrong directory? pass --path)")
+    return None
+
+
+def rule_all_empty(s: _Scan) -> Finding | None:
+    if s.empty:
+        return Finding(Status.UNKNOWN, f"cannot tell: the {s.files_read} files read under {_paths(s.roots)} were empty "
+                                       "(0 bytes)" + s.unchecked_tail)
+    return None
+
+
+def rule_partly_scanned(s: _Scan) -> Finding | None:
+    if s.missing:
+        return Finding(Status.UNKNOWN, f"no TP > 1 in {s.files_read} files read, but not every path could be scanned "
+                                       f"({_missing_text(s)})")
+    if s.truncated:
+        return Finding(Status.UNKNOWN, f"no TP > 1 in {s.files_read} files read, but the scan was cut short ({s.truncated})")
+    return None
+
+
+def rule_clean(s: _Scan) -> Finding:
+    if s.unchecked:
+        return Finding(Status.OK, f"ok for {s.files_read} files read under {_paths(s.roots)}: no tensor-parallel "
+                                  f"setting > 1{s.unchecked_tail} (see evidence)")
+    return Finding(Status.OK, f"no tensor-parallel setting > 1 in {s.files_read} files under {_paths(s.roots)}")
+
+
+NOTHING_FOUND_RULES: tuple[Callable[[_Scan], Finding | None], ...] = (
+    rule_nothing_to_scan, rule_nothing_readable, rule_all_empty, rule_partly_scanned,
+)
+
+
+# -- TP settings > 1 found: the worst of them speaks -----------------------------------------------
+
+def _summary_of(status: Status, s: _Scan) -> tuple[str, str]:
+    """The summary and fix for the worst of the graded settings."""
+    graded, matches = s.graded, s.matches
+    counts = {st: sum(1 for g in graded if g[0] is st) for st in Status}
     flagged = [m for m, g in sorted(zip(matches, graded), key=lambda mg: -mg[1][0].severity)
                if g[0] in (Status.FAIL, Status.WARN, Status.UNKNOWN)]
-    first = {s: next((g[1] for g in graded if g[0] is s), None) for s in Status}
-    extra = f" (+{total - len(matches)} not listed)" if total > len(matches) else ""
+    first = {st: next((g[1] for g in graded if g[0] is st), None) for st in Status}
     if status is Status.FAIL:
-        summary = (f"TP > 1 in a multi-node training config: {first[Status.FAIL]}"
-                   + (f" and {counts[Status.FAIL] - 1} more" if counts[Status.FAIL] > 1 else "")
-                   + "; across two Sparks use DDP/FSDP with TP=1" + extra)
-        fix = fix_for(flagged, roots)
-    elif status is Status.WARN:
-        summary = (f"TP > 1 that may be training across two Sparks: {first[Status.WARN]}"
-                   + (f" and {counts[Status.WARN] - 1} more" if counts[Status.WARN] > 1 else "") + extra)
-        fix = fix_for(flagged, roots)
-    elif status is Status.UNKNOWN:
+        return ((f"TP > 1 in a multi-node training config: {first[Status.FAIL]}"
+                 + (f" and {counts[Status.FAIL] - 1} more" if counts[Status.FAIL] > 1 else "")
+                 + "; across two Sparks use DDP/FSDP with TP=1" + s.extra), fix_for(flagged, s.roots))
+    if status is Status.WARN:
+        return ((f"TP > 1 that may be training across two Sparks: {first[Status.WARN]}"
+                 + (f" and {counts[Status.WARN] - 1} more" if counts[Status.WARN] > 1 else "") + s.extra),
+                fix_for(flagged, s.roots))
+    if status is Status.UNKNOWN:
         how = next(m.get("status") for m, g in zip(matches, graded) if g[0] is Status.UNKNOWN)
-        summary = (f"cannot tell: TP {'with a value not understood' if how == 'unreadable' else 'set from a variable'} "
-                   f"in a file that is neither clearly training nor serving: {first[Status.UNKNOWN]}" + extra)
-        fix = fix_for(flagged, roots)
-    else:
-        serving = sum(1 for g in graded if g[2] == _SERVING_NOTE)
-        parts = []
-        if serving:
-            parts.append(f"{serving} in serving configs (TP=2 serving across two Sparks is what NVIDIA's playbooks do)")
-        if len(graded) - serving:
-            parts.append(f"{len(graded) - serving} single-node or inference-engine settings")
-        summary = "TP > 1 only where it is fine: " + "; ".join(parts) + extra
-        fix = ""
-    if status is not Status.FAIL and status is not Status.WARN and (missing or truncated):
+        return ((f"cannot tell: TP {'with a value not understood' if how == 'unreadable' else 'set from a variable'} "
+                 f"in a file that is neither clearly training nor serving: {first[Status.UNKNOWN]}" + s.extra),
+                fix_for(flagged, s.roots))
+    serving = sum(1 for g in graded if g[2] == _SERVING_NOTE)
+    parts = []
+    if serving:
+        parts.append(f"{serving} in serving configs (TP=2 serving across two Sparks is what NVIDIA's playbooks do)")
+    if len(graded) - serving:
+        parts.append(f"{len(graded) - serving} single-node or inference-engine settings")
+    return "TP > 1 only where it is fine: " + "; ".join(parts) + s.extra, ""
+
+
+def _found(s: _Scan, ev: list[Evidence], details: tuple[str, ...]) -> Verdict:
+    status = worst([g[0] for g in s.graded])
+    summary, fix = _summary_of(status, s)
+    if status is not Status.FAIL and status is not Status.WARN and (s.missing or s.truncated):
         status = worst([status, Status.UNKNOWN])
-        summary += "; not every path could be scanned" if missing else f"; scan cut short ({truncated})"
-        fix = fix or unknown_fix(roots)
-    elif status is Status.OK and unchecked:
-        summary += unchecked_tail
+        summary += "; not every path could be scanned" if s.missing else f"; scan cut short ({s.truncated})"
+        fix = fix or unknown_fix(s.roots)
+    elif status is Status.OK and s.unchecked:
+        summary += s.unchecked_tail
     return Verdict(GID, status, summary, tuple(ev), fix, details)
+
+
+def judge(r: Readings, cfg: Config) -> Verdict:
+    reading = r.get_reading(TPSCAN)
+    unusable = _unusable(reading)
+    if unusable is not None:
+        return unusable
+    data: Any = reading.data  # the helpers above take plain dicts (TpscanData is its shape)
+    src = reading.source or SOURCE
+    ev: list[Evidence] = []
+    s = _scan_of(data, src, ev)
+    files = data.get("files") or {}
+    for m in s.matches:
+        ctx = _ctx_of(m, files)
+        status, why = classify(m, ctx)
+        s.graded.append((status, describe(m, ctx), why))
+    for shown in _flagged_files(s.matches, files, s.graded):
+        ctx = files.get(shown, {})
+        ev.append(Evidence(f"context of {shown}", src, _context_value(ctx)))
+    details = _details(s.graded, s.total - len(s.matches))
+    if s.graded:
+        return _found(s, ev, details)
+    f = first_finding(NOTHING_FOUND_RULES, s) or rule_clean(s)
+    return Verdict(GID, f.status, f.text, tuple(ev), unknown_fix(s.roots) if f.status is Status.UNKNOWN else "")
 
 
 def _int(v: Any) -> int:
