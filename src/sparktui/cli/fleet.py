@@ -358,6 +358,7 @@ def cmd_preflight(args: argparse.Namespace) -> int:
                                      was_interrupted)
     from sparktui.core.verdict import Status, worst
     from sparktui.fleet.peers import PeerState
+    from sparktui.core.inert import visible  # summaries and peers' names quote outside text
     from sparktui.gotchas import REGISTRY
     from sparktui.gotchas.base import Feed
     from sparktui.runner import run_checks
@@ -430,8 +431,6 @@ def cmd_preflight(args: argparse.Namespace) -> int:
     statuses = [v.status for v in verdicts] + ([peer_status] if peer_status else [])
     if code == EXIT_OK and any(s in (Status.WARN, Status.UNKNOWN) for s in statuses):
         verdict_line += "; " + _passed_despite(args.strict, allow)
-    from sparktui.core.inert import visible  # summaries and peers' names quote outside text
-
     sys.stdout.write("\n".join(visible(line) for line in _fitted(out + [("", verdict_line)])) + "\n")
     return code
 
