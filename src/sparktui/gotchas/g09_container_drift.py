@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
@@ -23,7 +23,7 @@ from sparktui.core.versions import (
 from sparktui.gotchas._facts import field_value
 from sparktui.gotchas._fix import block, python_of, sh
 from sparktui.gotchas._packages import ABSENT, installed_packages
-from sparktui.gotchas.base import Gotcha, unknown_from
+from sparktui.gotchas.base import Finding, Gotcha, first_finding, unknown_from
 from sparktui.gotchas.g01_cuda_abi import torch_not_installed
 
 ID = "G9"
@@ -457,6 +457,37 @@ def _judge(r: Readings, cfg: Config) -> Verdict:
     cr = r.get_reading(CONTAINER)
     ev = EvidenceList()
     inside, where, ngc = _where(cr.data, t)
+    _container_evidence(cr, ngc, pins, ev)
+    pk = installed_packages(t)
+    if not pk.known:
+        why = pk.error
+        return Verdict(ID, Status.UNKNOWN, f"cannot tell: installed package versions unavailable ({why})",
+                       evidence=ev.tuple() + (Evidence("installed packages", tr.source or "target", f"unavailable: {why}"),))
+    cmp = compare(t, pins)
+    entries = [e for e in cmp["entries"] if e["status"] != "not-applicable"]
+    no_torch = _torch_missing(t, pk, entries, ev)
+    if no_torch is not None:
+        return no_torch
+    for e in entries:
+        ev.add(f"{e['name']} installed (pinned {e['pinned']})", "target importlib.metadata",
+               "not reported" if e["status"] == "unreported" else (e["installed"] or "not installed"))
+    if cmp["built_cuda"] and cmp["pinned_cuda"]:
+        ev.add("torch CUDA build vs pins", "target torch / pins", f"{cmp['built_cuda']} vs {cmp['pinned_cuda']}")
+    c = _Compared(r, t, ev, where, ngc, pins.get("image") or pins.get("path"), entries,
+                  [e for e in entries if e["status"] not in ("unreported", "unparseable")],
+                  [e for e in entries if e["status"] in ("cuda-mismatch", "mismatch", "missing")])
+    details = _details_of(c, cmp)
+    c.release_note = _release_note(inside, ngc, pins)
+    if c.release_note:
+        details.insert(0, c.release_note)
+    fix = fix_for(t, pins, ngc, c.drift, cmp["pinned_cuda"])
+    f = first_finding(DRIFT_RULES, c) or rule_all_match(c)
+    return Verdict(ID, f.status, f.text, evidence=ev.tuple(), fix=fix if f.status is not Status.OK else "",
+                   details=tuple(details))
+
+
+def _container_evidence(cr: Any, ngc: dict | None, pins: Mapping[str, Any], ev: EvidenceList) -> None:
+    """What the container probe checked and hinted, NGC's release, and the pin set compared against."""
     if cr.data is None:
         ev.add("container detection", cr.source or "container", f"unavailable: {cr.error or 'no data'}")
     else:
@@ -470,77 +501,104 @@ def _judge(r: Readings, cfg: Config) -> Verdict:
     label = pins.get("image") or pins.get("path")
     ev.add("pin set", pins.get("path") or "pins", f"{label} ({len(pins.get('pins') or [])} pins)")
 
-    pk = installed_packages(t)
-    if not pk.known:
-        why = pk.error
-        return Verdict(ID, Status.UNKNOWN, f"cannot tell: installed package versions unavailable ({why})",
-                       evidence=ev.tuple() + (Evidence("installed packages", tr.source or "target", f"unavailable: {why}"),))
 
-    cmp = compare(t, pins)
-    entries = [e for e in cmp["entries"] if e["status"] != "not-applicable"]
+def _torch_missing(t: Mapping[str, Any], pk: Any, entries: list[dict], ev: EvidenceList) -> Verdict | None:
+    """unknown when torch is pinned but not installed in the target: not the training interpreter."""
     imp = (t.get("stages") or {}).get("import torch") or {}
     no_torch = torch_not_installed(t) or (imp.get("status") != "done" and pk.state("torch") == ABSENT)
-    if no_torch and any(e["name"] == "torch" for e in entries):
-        ev.add("import torch", "target interpreter",
-               f"{imp.get('error_type')}: {imp.get('error')}" if imp.get("status") == "error" else imp.get("status", "not reported"))
-        interp = t.get("interpreter") or "the target interpreter"
-        return Verdict(ID, Status.UNKNOWN,
-                       f"cannot tell: torch not installed in {interp}: is --python the training environment?",
-                       evidence=ev.tuple(),
-                       details=(f"{len(entries)} pins not compared: the drift of an interpreter without torch says "
-                                "nothing about the training stack",))
-    for e in entries:
-        ev.add(f"{e['name']} installed (pinned {e['pinned']})", "target importlib.metadata",
-               "not reported" if e["status"] == "unreported" else (e["installed"] or "not installed"))
-    if cmp["built_cuda"] and cmp["pinned_cuda"]:
-        ev.add("torch CUDA build vs pins", "target torch / pins", f"{cmp['built_cuda']} vs {cmp['pinned_cuda']}")
+    if not (no_torch and any(e["name"] == "torch" for e in entries)):
+        return None
+    ev.add("import torch", "target interpreter",
+           f"{imp.get('error_type')}: {imp.get('error')}" if imp.get("status") == "error" else imp.get("status", "not reported"))
+    interp = t.get("interpreter") or "the target interpreter"
+    return Verdict(ID, Status.UNKNOWN,
+                   f"cannot tell: torch not installed in {interp}: is --python the training environment?",
+                   evidence=ev.tuple(),
+                   details=(f"{len(entries)} pins not compared: the drift of an interpreter without torch says "
+                            "nothing about the training stack",))
 
-    compared = [e for e in entries if e["status"] not in ("unreported", "unparseable")]
-    drift = [e for e in entries if e["status"] in ("cuda-mismatch", "mismatch", "missing")]
-    fix = fix_for(t, pins, ngc, drift, cmp["pinned_cuda"])
-    details = [_drift_line(e) for e in drift]
-    details += [f"{e['name']}: not compared ({e['note']})" for e in entries if e["status"] in ("unreported", "unparseable")]
+
+@dataclass
+class _Compared:
+    """The pins compared with what the target has installed, for the drift rules."""
+
+    r: Readings
+    t: Mapping[str, Any]
+    ev: EvidenceList
+    where: str
+    ngc: dict | None
+    label: Any
+    entries: list[dict]
+    compared: list[dict]
+    drift: list[dict]
+    release_note: str | None = None
+
+
+def _details_of(c: _Compared, cmp: dict) -> list[str]:
+    details = [_drift_line(e) for e in c.drift]
+    details += [f"{e['name']}: not compared ({e['note']})" for e in c.entries if e["status"] in ("unreported", "unparseable")]
     details += cmp["notes"]
-    if any(e["name"] == "torch" and e["status"] == "missing" for e in entries):
-        details.append(f"torch is not installed in {t.get('interpreter') or 'the target interpreter'}: "
+    if any(e["name"] == "torch" and e["status"] == "missing" for e in c.entries):
+        details.append(f"torch is not installed in {c.t.get('interpreter') or 'the target interpreter'}: "
                        "is it the training interpreter? (--python)")
+    return details
 
-    release_note = None
+
+def _release_note(inside: bool | None, ngc: dict | None, pins: Mapping[str, Any]) -> str | None:
+    """Inside an NGC container whose release is not the shipped pin set's: which set to compare with."""
     pins_release = (pins.get("meta") or {}).get("ngc")
-    if inside and ngc and ngc.get("release") and pins_release and pins.get("origin") == "shipped" \
-            and ngc["release"] != pins_release:
-        wanted = f"ngc-pytorch-{ngc['release']}"
-        hint = (f"set [pins] image = \"{wanted}\"" if wanted in (pins.get("shipped_sets") or [])
-                else "use --pins /etc/pip/constraint.txt (the image's own list)")
-        release_note = f"the container is NGC {ngc['release']} but the pins are for {pins_release}: {hint}"
-        details.insert(0, release_note)
+    if not (inside and ngc and ngc.get("release") and pins_release and pins.get("origin") == "shipped"
+            and ngc["release"] != pins_release):
+        return None
+    wanted = f"ngc-pytorch-{ngc['release']}"
+    hint = (f"set [pins] image = \"{wanted}\"" if wanted in (pins.get("shipped_sets") or [])
+            else "use --pins /etc/pip/constraint.txt (the image's own list)")
+    return f"the container is NGC {ngc['release']} but the pins are for {pins_release}: {hint}"
 
-    if not compared:
-        why = "no pin applies to this interpreter" if not entries else "no pinned version could be compared"
-        return Verdict(ID, Status.UNKNOWN, f"cannot tell: {why} ({where})", evidence=ev.tuple(), fix=fix,
-                       details=tuple(details))
-    worst = [e for e in drift if e["status"] == "cuda-mismatch"]
-    if worst:
-        e = worst[0]
-        gpu = _gpu_seen(r, t)
-        ev.add("GPU seen", "NVML / target torch.cuda", gpu or "none (NVML named no device; torch.cuda.is_available() not True)")
-        if gpu:
-            summary = f"{e['name']} is {e['note']}; GPU: {gpu}; {where}"
-            return Verdict(ID, Status.FAIL, summary, evidence=ev.tuple(), fix=fix, details=tuple(details))
-        others = len(drift) - 1
-        summary = (f"{e['name']} is {e['note']} (drift from {label}"
-                   + (f", +{others} more drifting" if others else "")
-                   + "); no GPU seen here, so no CUDA failure is claimed; " + where)
-        return Verdict(ID, Status.WARN, summary, evidence=ev.tuple(), fix=fix, details=tuple(details))
-    if drift:
-        names = ", ".join(e["name"] for e in drift[:4]) + (", ..." if len(drift) > 4 else "")
-        prefix = "pip-installed over the image? " if ngc else ""
-        summary = f"{prefix}{len(drift)} of {len(compared)} pinned packages drift from {label}: {names}; {where}"
-        return Verdict(ID, Status.WARN, summary, evidence=ev.tuple(), fix=fix, details=tuple(details))
-    if release_note:
-        return Verdict(ID, Status.WARN, f"{where}; {release_note}", evidence=ev.tuple(), fix=fix, details=tuple(details))
-    summary = f"{len(compared)} pinned packages match {label}; {where}"
-    return Verdict(ID, Status.OK, summary, evidence=ev.tuple(), details=tuple(details))
+
+def rule_nothing_compared(c: _Compared) -> Finding | None:
+    if c.compared:
+        return None
+    why = "no pin applies to this interpreter" if not c.entries else "no pinned version could be compared"
+    return Finding(Status.UNKNOWN, f"cannot tell: {why} ({c.where})")
+
+
+def rule_cuda_mismatch(c: _Compared) -> Finding | None:
+    """A wheel built for another CUDA major fails where a GPU is seen; without one it warns."""
+    worst = [e for e in c.drift if e["status"] == "cuda-mismatch"]
+    if not worst:
+        return None
+    e = worst[0]
+    gpu = _gpu_seen(c.r, c.t)
+    c.ev.add("GPU seen", "NVML / target torch.cuda", gpu or "none (NVML named no device; torch.cuda.is_available() not True)")
+    if gpu:
+        return Finding(Status.FAIL, f"{e['name']} is {e['note']}; GPU: {gpu}; {c.where}")
+    others = len(c.drift) - 1
+    return Finding(Status.WARN, (f"{e['name']} is {e['note']} (drift from {c.label}"
+                                 + (f", +{others} more drifting" if others else "")
+                                 + "); no GPU seen here, so no CUDA failure is claimed; " + c.where))
+
+
+def rule_drift(c: _Compared) -> Finding | None:
+    if not c.drift:
+        return None
+    names = ", ".join(e["name"] for e in c.drift[:4]) + (", ..." if len(c.drift) > 4 else "")
+    prefix = "pip-installed over the image? " if c.ngc else ""
+    return Finding(Status.WARN, f"{prefix}{len(c.drift)} of {len(c.compared)} pinned packages drift from {c.label}: "
+                                f"{names}; {c.where}")
+
+
+def rule_release_mismatch(c: _Compared) -> Finding | None:
+    return Finding(Status.WARN, f"{c.where}; {c.release_note}") if c.release_note else None
+
+
+def rule_all_match(c: _Compared) -> Finding:
+    return Finding(Status.OK, f"{len(c.compared)} pinned packages match {c.label}; {c.where}")
+
+
+DRIFT_RULES: tuple[Callable[[_Compared], Finding | None], ...] = (
+    rule_nothing_compared, rule_cuda_mismatch, rule_drift, rule_release_mismatch,
+)
 
 
 GOTCHA = Gotcha(
