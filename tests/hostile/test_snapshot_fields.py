@@ -14,7 +14,6 @@ from __future__ import annotations
 import functools
 import math
 import tempfile
-from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -22,7 +21,6 @@ from hypothesis import strategies as st
 from sparktui.core.readings import Reading, SnapshotError, read_snapshot
 from sparktui.core.shapes import SHAPES
 from sparktui.core.validate import fits, shape_problems
-from sparktui.runner import judge
 from sparktui.testing.spoil import (DEEP, SOURCES, base_statuses, judges_of, source_doc, source_paths, verdict_problems,
                                     write)
 from sparktui.testing.spoil import source as _source

@@ -155,12 +155,16 @@ def write(doc: dict[str, Any], folder: str) -> Path:
     return path
 
 
+def _judged(gid: str, readings: Readings) -> Verdict:
+    return judge(REGISTRY[gid], readings, Config())
+
+
 def verdict_problems(readings: Readings, base: dict[str, Status], gids: list[str]) -> list[str]:
     """What went wrong judging ``readings``: a crash, a hang, a status outside the enum, or an ok the
     unspoilt readings (``base``) did not have."""
     found = []
     for gid in gids:
-        run = functools.partial(timed, lambda rs: judge(REGISTRY[gid], rs, Config()), readings)
+        run = functools.partial(timed, functools.partial(_judged, gid), readings)
         v = run() or run()  # once more before calling it a hang: a busy shared machine stalls a call, a hang repeats
         if v is None:
             found.append(f"{gid} hangs (> {HANG_S:g} s)")

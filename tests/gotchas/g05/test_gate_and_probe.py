@@ -519,7 +519,7 @@ def test_ctrl_c_on_the_cli_kills_the_probe_and_its_grandchild(tmp_path):
             child, grandchild = wait_for_pids(pidfile, timeout=30)
         except AssertionError:
             p.kill()
-            raise AssertionError(f"the probe never started: {p.communicate()[1][-2000:]}")
+            raise AssertionError(f"the probe never started: {p.communicate()[1][-2000:]}") from None
         os.killpg(p.pid, signal.SIGINT)  # Ctrl-C at the terminal: sparktui's foreground group
         out, err = p.communicate(timeout=30)
         assert p.returncode == 130, err

@@ -429,7 +429,6 @@ def test_review_picks_the_earliest_of_the_worst_and_fail_over_warn():
 
 def test_review_names_snapshots_that_could_not_be_judged():
     blind = snap(t=T0, scan_error="process scan failed: OSError")
-    ok = snap(job(3310, LORA), t=T0 + 60)
     v = g6v(history(blind, *[snap(job(3310, LORA), t=T0 + 60 * i) for i in range(1, 10)]), t0=T0)
     assert v.status is Status.OK and v.summary.endswith("ok in 9 of 10 process snapshots; 1 could not be judged)")
     ev = {e.what: e.value for e in v.evidence}
@@ -546,7 +545,7 @@ def test_the_group_head_names_the_job_and_gives_its_details():
     v = g6v(snap(rank, launcher))  # the rank is listed first, as NVML's order puts it
     assert v.summary == "one job on the pool: training pid 3310 (torchrun)"
     assert {e.what: e.value for e in v.evidence}["training pid 3310 (torchrun)"].startswith("gpu 16.0 GiB, rss 0.4 GiB")
-    assert v.details == (f"pid 3310    training    torchrun                     gpu  16.0 GiB  rss   0.4 GiB  python3 torchrun",)
+    assert v.details == ("pid 3310    training    torchrun                     gpu  16.0 GiB  rss   0.4 GiB  python3 torchrun",)
     na = job(3325, None, name="train_lora.py")
     assert g6v(snap(na)).details[0].startswith("pid 3325    training    train_lora.py                gpu       n/a  ")
 
