@@ -163,6 +163,31 @@ def judge(r: Readings, cfg: Config) -> Verdict:
     gb10, gb10_how = _gb10(f, gpu)
     _add_facts(ev, f, gb10_how)
     kb = f.get("known_bad") or {}
+    unusable = _table_unusable(kb, ev)
+    if unusable is not None:
+        return unusable
+    entries: Sequence[Mapping[str, Any]] = kb["entries"]
+    updated = kb.get("updated") or "unknown date"
+    ev.add("known-bad table", kb.get("path") or DATA_FILE, f"{len(entries)} entries, data of {updated}")
+    matched: list[Mapping[str, Any]] = []
+    maybe: list[tuple[Mapping[str, Any], list[str]]] = []
+    for e in entries:
+        res, unread = match_entry(e, f, gb10)
+        if res == MATCH:
+            matched.append(e)
+        elif res == MAYBE:
+            maybe.append((e, unread))
+    # The GB10 rule on a host whose GPU could not be named: aarch64 with the proprietary module is
+    # exactly what a GB10 looks like when that module failed to initialise it (NVML then fails too).
+    suspect = [e for e, unread in maybe if unread == ["gpu"] and (e.get("match") or {}).get("gpu", "").upper() == "GB10"
+               and f.get("architecture") == "aarch64" and f.get("module_loaded")]
+    if matched or suspect:
+        return _known_issue(f, matched, suspect, ev)
+    return _none_known(f, entries, [(e, u) for e, u in maybe if e not in suspect], updated, ev)
+
+
+def _table_unusable(kb: Mapping[str, Any], ev: EvidenceList) -> Verdict | None:
+    """unknown when the known-bad table is missing, empty or holds malformed entries; None otherwise."""
     if kb.get("error") or not isinstance(kb.get("entries"), list):
         ev.add("known-bad table", kb.get("path") or DATA_FILE, f"unusable: {kb.get('error') or 'no entries list'}")
         return Verdict(ID, Status.UNKNOWN, f"cannot check: {kb.get('error') or 'known-bad table missing'}",
@@ -181,19 +206,12 @@ def judge(r: Readings, cfg: Config) -> Verdict:
         return Verdict(ID, Status.UNKNOWN, f"cannot check: the reading's known-bad entries {bad} are malformed "
                        "(a hand-edited recording, or a pattern that cannot be matched in bounded time?)",
                        evidence=ev.tuple())
-    updated = kb.get("updated") or "unknown date"
-    ev.add("known-bad table", kb.get("path") or DATA_FILE, f"{len(entries)} entries, data of {updated}")
-    errors = f.get("errors") or {}
+    return None
 
-    matched: list[Mapping[str, Any]] = []
-    maybe: list[tuple[Mapping[str, Any], list[str]]] = []
-    for e in entries:
-        res, unread = match_entry(e, f, gb10)
-        if res == MATCH:
-            matched.append(e)
-        elif res == MAYBE:
-            maybe.append((e, unread))
-    details: list[str] = []
+
+def _known_issue(f: Mapping[str, Any], matched: list[Mapping[str, Any]], suspect: list[Mapping[str, Any]],
+                 ev: EvidenceList) -> Verdict:
+    """fail or warn: the entries that match (the worst decides), and those that would on a GB10 (warn)."""
     fixes: list[str] = []
     status = Status.OK
     names: list[str] = []
@@ -205,10 +223,6 @@ def judge(r: Readings, cfg: Config) -> Verdict:
             status = s
         names.append(f"{e['id']} ({e['status']}{note})")
         fixes.append(_fix_for(e, f))
-    # The GB10 rule on a host whose GPU could not be named: aarch64 with the proprietary module is
-    # exactly what a GB10 looks like when that module failed to initialise it (NVML then fails too).
-    suspect = [e for e, unread in maybe if unread == ["gpu"] and (e.get("match") or {}).get("gpu", "").upper() == "GB10"
-               and f.get("architecture") == "aarch64" and f.get("module_loaded")]
     for e in suspect:
         ev.add(f"possible issue {e['id']}", e["source"],
                f"{e['what']} (applies if this is a GB10; the GPU could not be named)")
@@ -216,15 +230,18 @@ def judge(r: Readings, cfg: Config) -> Verdict:
         fixes.append(_fix_for(e, f))
         if Status.WARN.severity > status.severity:
             status = Status.WARN
-    if matched or suspect:
-        what = "; ".join(names)
-        summary = f"known issue for this driver/kernel: {what}"
-        if not f.get("module_loaded"):
-            summary += "; and no NVIDIA kernel module is loaded"
-        for e in matched + suspect:
-            if not e.get("confirmed", True):
-                details.append(f"{e['id']}: a single unconfirmed report ({e['source']}): measure before changing drivers")
-        return Verdict(ID, status, summary, evidence=ev.tuple(), details=tuple(details), fix="\n".join(fixes))
+    summary = f"known issue for this driver/kernel: {'; '.join(names)}"
+    if not f.get("module_loaded"):
+        summary += "; and no NVIDIA kernel module is loaded"
+    details = [f"{e['id']}: a single unconfirmed report ({e['source']}): measure before changing drivers"
+               for e in matched + suspect if not e.get("confirmed", True)]
+    return Verdict(ID, status, summary, evidence=ev.tuple(), details=tuple(details), fix="\n".join(fixes))
+
+
+def _none_known(f: Mapping[str, Any], entries: Sequence[Mapping[str, Any]],
+                other: list[tuple[Mapping[str, Any], list[str]]], updated: str, ev: EvidenceList) -> Verdict:
+    """No entry matches: ok only with a driver loaded, its flavour and version read, and every entry decided."""
+    errors = f.get("errors") or {}
     if not f.get("module_loaded"):
         return Verdict(ID, Status.UNKNOWN,
                        f"no NVIDIA driver loaded: {errors.get('flavour', 'module absent')}; the flavour and version cannot be checked "
@@ -239,7 +256,6 @@ def judge(r: Readings, cfg: Config) -> Verdict:
                        evidence=ev.tuple(),
                        fix="Read /proc/driver/nvidia/version (world-readable when the driver is loaded):\n\n"
                            + block(["cat /proc/driver/nvidia/version", "cat /sys/module/nvidia/version"]))
-    other = [(e, unread) for e, unread in maybe if e not in suspect]
     if other:
         text = "; ".join(f"{e['id']} needs {', '.join(u)}" for e, u in other)
         return Verdict(ID, Status.UNKNOWN, f"cannot tell whether known issues apply: {text} (unread)",
