@@ -23,7 +23,8 @@ from sparktui.ui.panels.telemetry import outage_note
 from sparktui.testing import fake_nvml
 from sparktui.testing.github_server import IssuesApp, LocalServer, Reply, make_issue
 from tests.standins.make import make_standin
-from tests.ui.test_dashboard import StillSource, wait_for
+from tests.ui.test_dashboard import StillSource
+from tests.ui.waiting import settled, wait_for
 
 SIZES = [(80, 24), (200, 60)]
 
@@ -72,12 +73,12 @@ async def test_nvml_failing_mid_run_shows_a_gap_since_when_and_why_then_recovers
     app = live_app(tmp_path)
     async with app.run_test(size=size) as pilot:
         sampler = app.source.sampler
-        assert await wait_for(pilot, lambda: len(app.source.history) >= 3)
+        await wait_for(pilot, lambda: len(app.source.history) >= 3)
         assert app.source.history.latest["gpus"][0]["temp_c"] == 72
         driver_reload(fake)
         broke_at = time.time()
-        assert await wait_for(pilot, lambda: app.source.history.latest.get("nvml_down_since") is not None)
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: app.source.history.latest.get("nvml_down_since") is not None, what="NVML down")
+        await wait_for(pilot, lambda: "NVML failing since" in note(app), what="the outage noted", state=lambda: note(app))
         latest = app.source.history.latest
         assert latest["gpus"] == []  # a gap: no reading, and no counter carried from before
         assert broke_at - 0.2 <= latest["nvml_down_since"] <= time.time()
@@ -85,17 +86,17 @@ async def test_nvml_failing_mid_run_shows_a_gap_since_when_and_why_then_recovers
         assert f"NVML failing since {since}" in note(app)
         screen = app.export_screenshot()
         assert "failing" in screen and since in screen  # on screen, not only in the widget
-        assert await wait_for(pilot, lambda: f"NVML DOWN since {since}" in str(app.header_bar.render()))
+        await wait_for(pilot, lambda: f"NVML DOWN since {since}" in str(app.header_bar.render()))
         assert "n/a" in temp_meter(app)
         app.run_checks(["G7"])  # a rerun reads NVML afresh
-        assert await wait_for(pilot, lambda: app.board["G7"].verdict is not None)
+        await wait_for(pilot, lambda: app.board["G7"].verdict is not None)
         v = app.board["G7"].verdict
         assert v.status is Status.UNKNOWN and "compute capability unreadable" in v.summary
         assert sampler.reopens >= 1  # tried again, and failed: nvmlInit has no library yet
         driver_back(fake)
-        assert await wait_for(pilot, lambda: app.source.history.latest.get("nvml_down_since") is None)
-        assert await wait_for(pilot, lambda: "NVML failing" not in note(app))
-        assert await wait_for(pilot, lambda: "NVML DOWN" not in str(app.header_bar.render()))
+        await wait_for(pilot, lambda: app.source.history.latest.get("nvml_down_since") is None)
+        await wait_for(pilot, lambda: "NVML failing" not in note(app))
+        await wait_for(pilot, lambda: "NVML DOWN" not in str(app.header_bar.render()))
         assert app.source.history.latest["gpus"][0]["temp_c"] == 72
         assert "72" in temp_meter(app)
         assert app.is_running
@@ -204,12 +205,12 @@ async def test_interpreter_deleted_mid_run_makes_g1_unknown_saying_so(fake, tmp_
     app = live_app(tmp_path, python=py)
     async with app.run_test(size=size) as pilot:
         app.run_checks(["G1"])
-        assert await wait_for(pilot, lambda: app.board["G1"].verdict is not None, 30)
+        await wait_for(pilot, lambda: app.board["G1"].verdict is not None, timeout=30)
         first = app.board["G1"].verdict
         assert first.status is not Status.UNKNOWN, first.summary
         (tmp_path / "python-ok_gb10").unlink()
         app.run_checks(["G1"])
-        assert await wait_for(pilot, lambda: app.board["G1"].verdict is not first, 30)
+        await wait_for(pilot, lambda: app.board["G1"].verdict is not first, timeout=30)
         v = app.board["G1"].verdict
         assert v.status is Status.UNKNOWN
         assert f"cannot start {py}: interpreter gone: no such file" in v.summary, v.summary
@@ -227,7 +228,7 @@ async def test_a_venv_whose_base_python_was_removed_is_interpreter_gone_naming_t
     app = live_app(tmp_path, python=str(venv_python))
     async with app.run_test(size=size) as pilot:
         app.run_checks(["G1"])
-        assert await wait_for(pilot, lambda: app.board["G1"].verdict is not None, 30)
+        await wait_for(pilot, lambda: app.board["G1"].verdict is not None, timeout=30)
         v = app.board["G1"].verdict
         assert v.status is Status.UNKNOWN
         assert f"interpreter gone: it links to {base}, which does not exist" in v.summary, v.summary
@@ -275,8 +276,8 @@ def g8_app(server, tmp_path) -> SparkApp:
 async def run_g8(app, pilot) -> None:
     done = app.board["G8"].runs
     app.run_checks(["G8"])
-    assert await wait_for(pilot, lambda: app.board["G8"].runs > done, 10)
-    await pilot.pause(0.1)
+    await wait_for(pilot, lambda: app.board["G8"].runs > done, what="G8 run again")
+    await settled(pilot)
 
 
 @pytest.mark.parametrize("fault, size", [("500", SIZES[0]), ("403", SIZES[1]), ("429", SIZES[0]), ("hang", SIZES[1])])

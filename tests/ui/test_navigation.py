@@ -17,7 +17,8 @@ from sparktui.ui.app import SparkApp
 from sparktui.ui.panels import Checklist
 from sparktui.ui.peers import PeersScreen
 from sparktui.ui.screens import CardScreen, ConfirmScreen, EventsScreen, HelpScreen, MessageScreen, slash_lines
-from tests.ui.test_dashboard import StillSource, loaded, replay_app, replay_app_catching_urls
+from tests.ui.test_dashboard import StillSource, replay_app, replay_app_catching_urls
+from tests.ui.waiting import leaves, loaded, says, screen_lines, shows, wait_for
 
 ISSUE_URL = "https://github.com/NVIDIA/dgx-spark-playbooks/issues/88"
 SIZES = [(80, 24), (200, 60)]
@@ -30,22 +31,14 @@ def still_app() -> SparkApp:
 
 def screen_text(app) -> list[str]:
     """The terminal's lines as drawn now (a pop-up over the dimmed screen under it)."""
-    return [s.text for s in app.screen._compositor.render_strips()]
-
-
-async def until(pilot, cond, timeout: float = 5.0) -> None:
-    end = time.monotonic() + timeout
-    while not cond():
-        assert time.monotonic() < end, "timed out waiting"
-        await pilot.pause(0.05)
+    return screen_lines(app)
 
 
 async def footer(app, pilot) -> str:
     """The current view's footer, as rendered: its own Footer, on the terminal's last line (once
     drawn: a footer recomposed for the terminal's width is blank for a moment)."""
     assert app.screen.query(Footer), f"{type(app.screen).__name__} has no footer of its own"
-    await until(pilot, lambda: screen_text(app)[-1].strip())
-    return screen_text(app)[-1]
+    return await wait_for(pilot, lambda: screen_text(app)[-1].strip() and screen_text(app)[-1], what="the footer drawn")
 
 
 def widget_lines(widget) -> list[str]:
@@ -54,13 +47,14 @@ def widget_lines(widget) -> list[str]:
 
 async def opens(app, pilot, key: str, kind: type) -> None:
     await pilot.press(key)
-    await until(pilot, lambda: isinstance(app.screen, kind) and app.screen.is_mounted)
+    await shows(pilot, kind)
 
 
 async def open_issue(app, pilot) -> None:
     app.query_one("#tabs").active = "tab-playbooks"
-    await pilot.pause(0.1)
-    app.query_one("#pb-table").focus()
+    table = app.query_one("#pb-table")
+    await wait_for(pilot, lambda: table.display and table.region.height, what="the playbook table shown")
+    table.focus()
     await opens(app, pilot, "enter", MessageScreen)
     assert app.screen.url == ISSUE_URL
 
@@ -73,7 +67,8 @@ async def open_process(app, pilot) -> None:
 
 async def back_to_main(app, pilot, key: str = "escape") -> None:
     await pilot.press(key)
-    await until(pilot, lambda: len(app.screen_stack) == 1)
+    await wait_for(pilot, lambda: len(app.screen_stack) == 1, what="the main screen alone",
+                   state=lambda: [type(s).__name__ for s in app.screen_stack])
 
 
 VIEWS = {  # view -> (the key that opens it from the main screen, its type)
@@ -101,7 +96,7 @@ ALL_VIEWS = [*VIEWS, "issue pop-up", "process pop-up"]
 async def test_q_and_escape_go_back_from_every_view_and_keep_the_session(key):
     app = replay_app()
     async with app.run_test(size=(120, 36)) as pilot:
-        await loaded(app, pilot)
+        await loaded(pilot)
         history, events = app.source.history, len(app.events)
         appended = history.appended
         for view in ALL_VIEWS:
@@ -115,7 +110,8 @@ async def test_q_and_escape_go_back_from_every_view_and_keep_the_session(key):
         await open_view(app, pilot, "card")
         await opens(app, pilot, "question_mark", HelpScreen)
         await pilot.press(key)
-        await until(pilot, lambda: isinstance(app.screen, CardScreen))
+        await leaves(pilot, HelpScreen)
+        assert isinstance(app.screen, CardScreen)
         assert len(app.screen_stack) == 2 and app.is_running
 
 
@@ -123,7 +119,7 @@ async def test_q_on_the_main_screen_quits():
     app = still_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("q")
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: not app.is_running, what="the app ended")
         assert app.return_code == 0 and not app.is_running
 
 
@@ -137,8 +133,7 @@ async def test_ctrl_c_asks_first_n_keeps_running_y_quits():
         await back_to_main(app, pilot, "n")
         assert app.is_running and app.return_code is None
         await pilot.press("ctrl+c", "y")
-        await pilot.pause(0.2)
-        assert not app.is_running
+        await wait_for(pilot, lambda: not app.is_running, what="the app ended")
 
 
 # What each view's footer must offer, and main-screen keys it must not (they do nothing there).
@@ -157,7 +152,7 @@ FOOTER = {
 async def test_each_view_has_a_footer_offering_only_its_keys(size):
     app = replay_app()
     async with app.run_test(size=size) as pilot:
-        await loaded(app, pilot)
+        await loaded(pilot)
         main = await footer(app, pilot)
         for shown in ("⏎ card", "q quit", "? help", "p pause"):
             assert shown in main, (shown, main)
@@ -178,15 +173,16 @@ async def test_p_says_pause_or_resume_in_the_footer_and_help():
         line = await footer(app, pilot)
         assert "p pause" in line and "resume" not in line
         await pilot.press("p")
-        await pilot.pause(0.1)
+        await wait_for(pilot, lambda: "p resume" in screen_text(app)[-1], what="the footer saying p resume",
+                       state=lambda: screen_text(app)[-1])
         line = await footer(app, pilot)
         assert app.source.paused and "p resume" in line and "p pause" not in line
         await pilot.press("question_mark")
-        await pilot.pause(0.2)
-        assert ("p", "resume sampling (paused now)") in app.screen.keys
+        assert ("p", "resume sampling (paused now)") in (await shows(pilot, HelpScreen)).keys
         assert not [k for k in app.screen.keys if k[1] == "pause sampling"]
         await pilot.press("escape", "p")
-        await pilot.pause(0.1)
+        await wait_for(pilot, lambda: "p pause" in screen_text(app)[-1], what="the footer saying p pause",
+                       state=lambda: screen_text(app)[-1])
         assert not app.source.paused and "p pause" in await footer(app, pilot)
 
 
@@ -195,12 +191,18 @@ def help_keys(app) -> dict[str, str]:
     return dict(app.screen.keys)
 
 
+async def help_of(pilot, view: str) -> None:
+    app = pilot.app
+    await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen) and app.screen.title_text == f"sparktui keys: {view}",
+                   what=f"the help of the {view} view", state=lambda: getattr(app.screen, "title_text", app.screen))
+
+
 async def test_help_lists_the_keys_of_the_view_it_was_opened_in():
     app = replay_app()
     async with app.run_test(size=(120, 36)) as pilot:
-        await loaded(app, pilot)
+        await loaded(pilot)
         await pilot.press("question_mark")
-        await pilot.pause(0.2)
+        await shows(pilot, HelpScreen)
         main = help_keys(app)
         for key in ("q", "?", "⏎", "r", "R", "b", "/", "s", "p", "e", "m", "^c"):
             assert key in main, (key, main)
@@ -209,8 +211,7 @@ async def test_help_lists_the_keys_of_the_view_it_was_opened_in():
         assert "c" not in main  # nothing is running: nothing to cancel
         assert "Playbook issues" in app.screen.note
         await pilot.press("escape", "enter", "question_mark")  # from a card
-        await pilot.pause(0.3)
-        assert app.screen.title_text == "sparktui keys: card"
+        await help_of(pilot, "card")
         card = help_keys(app)
         assert "esc q" in card and "back" in card["esc q"]
         assert "copy" in card["c"] and "rerun" in card["r"]
@@ -219,27 +220,27 @@ async def test_help_lists_the_keys_of_the_view_it_was_opened_in():
         blocks = [k for k in card if re.fullmatch(r"[\d ]+", k)]
         assert blocks == ["1 2 3"], card
         await pilot.press("escape", "escape", "e", "question_mark")  # from the events view
-        await pilot.pause(0.3)
+        await help_of(pilot, "events")
         events = help_keys(app)
-        assert app.screen.title_text == "sparktui keys: events" and "esc q" in events
+        assert "esc q" in events
         assert not {"r", "c", "e", "⏎"} & set(events)
         await pilot.press("escape", "escape", "m", "question_mark")  # from the peers view
-        await pilot.pause(0.3)
+        await help_of(pilot, "peers")
         peers = help_keys(app)
-        assert app.screen.title_text == "sparktui keys: peers" and "fetch every peer again" in peers["r"]
+        assert "fetch every peer again" in peers["r"]
         assert "back" in peers["esc q m"]
 
 
 async def test_o_and_y_open_and_copy_the_url_inside_the_issue_popup(monkeypatch):
     app, opened, copied = replay_app_catching_urls(monkeypatch)
     async with app.run_test(size=(80, 24)) as pilot:
-        await loaded(app, pilot)
+        await loaded(pilot)
         await open_issue(app, pilot)
         await pilot.press("o", "y")
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: opened and copied, what="the URL opened and copied")
         assert opened == [ISSUE_URL] and copied == [ISSUE_URL]
         assert isinstance(app.screen, MessageScreen)  # still reading the issue
-        assert any(n.message == f"opened {ISSUE_URL}" for n in app._notifications)
+        await says(pilot, lambda n: n.message == f"opened {ISSUE_URL}")
 
 
 def shown_seconds(app, gid: str, text: str, pattern: str, since_start: float) -> int:
@@ -260,24 +261,26 @@ async def test_r_on_a_running_check_says_it_runs_and_for_how_long_on_the_main_sc
         runs = app.board["G1"].runs
         app.query_one(Checklist).move_cursor(row=0)
         await pilot.press("r")
-        await pilot.pause(0.1)
-        assert shown_seconds(app, "G1", list(app._notifications)[-1].message, r"^already running: G1 for (\d+) s \(c cancels\)$", 12)
+        note = await says(pilot, lambda n: n.message.startswith("already running: G1"))
+        assert shown_seconds(app, "G1", note.message, r"^already running: G1 for (\d+) s \(c cancels\)$", 12)
         await pilot.press("enter")
-        await pilot.pause(0.3)
-        md = app.screen.query_one("#card-md", Markdown).source
+        await shows(pilot, CardScreen)
+        md = await wait_for(pilot, lambda: "Status: running" in (s := app.screen.query_one("#card-md", Markdown).source) and s,
+                            what="the card saying G1 runs")
         first = shown_seconds(app, "G1", md, r"\*\*Status: running for (\d+) s\*\*", 12)
         assert "not checked yet" not in md
         assert "**Previous verdict: FAIL** · torch 2.9.0+cu128 is built for CUDA 12.8" in md
         await pilot.press("r")
-        await pilot.pause(0.1)
-        shown_seconds(app, "G1", list(app._notifications)[-1].message, r"^G1 is already running \((\d+) s\)", 12)
+        note = await says(pilot, lambda n: n.message.startswith("G1 is already running"))
+        shown_seconds(app, "G1", note.message, r"^G1 is already running \((\d+) s\)", 12)
         assert app.board["G1"].runs == runs  # nothing started
         card = app.screen.query_one("#card-md", Markdown)
-        await until(pilot, lambda: f"running for {first} s" not in card.source)  # counts up, once a second
+        await wait_for(pilot, lambda: f"running for {first} s" not in card.source,  # counts up, once a second
+                       what="the card's seconds counting up", state=lambda: card.source[:200])
         shown_seconds(app, "G1", card.source, r"\*\*Status: running for (\d+) s\*\*", first + 1)
         app._set_verdict(Verdict("G1", Status.OK, "torch 2.9.0+cu130"), time.monotonic())
-        await pilot.pause(0.2)
-        md = app.screen.query_one("#card-md", Markdown).source
+        md = await wait_for(pilot, lambda: "**Status: OK**" in card.source and card.source, what="the card showing the verdict",
+                            state=lambda: card.source[:200])
         assert "**Status: OK** · torch 2.9.0+cu130" in md and "running" not in md
 
 
@@ -287,8 +290,9 @@ async def test_a_card_of_a_check_running_for_the_first_time_says_so():
         app.board.start(["G2"], time.monotonic() - 3)
         app.query_one(Checklist).move_cursor(row=1)
         await pilot.press("enter")
-        await pilot.pause(0.3)
-        md = app.screen.query_one("#card-md", Markdown).source
+        await shows(pilot, CardScreen)
+        md = await wait_for(pilot, lambda: "Status: running" in (s := app.screen.query_one("#card-md", Markdown).source) and s,
+                            what="the card saying G2 runs")
         shown_seconds(app, "G2", md, r"\*\*Status: running for (\d+) s\*\* · no previous verdict", 3)
         assert "not checked yet" not in md
 
@@ -296,17 +300,18 @@ async def test_a_card_of_a_check_running_for_the_first_time_says_so():
 async def test_telemetry_behind_a_card_is_redrawn_as_soon_as_the_card_closes():
     app = replay_app()
     async with app.run_test(size=(120, 36)) as pilot:
-        await loaded(app, pilot)
+        await loaded(pilot)
         app.auto_checks = False
         await pilot.press("enter")
-        await pilot.pause(0.2)
+        await shows(pilot, CardScreen)
         h = app.source.history
         newer = dict(h.latest, t=h.latest["t"] + 1, gpus=[dict(h.latest["gpus"][0], temp_c=97.0)])
         h.append(newer)
         app._on_sample_thread(newer)  # arrives while the card is up: not drawn behind it
-        await pilot.pause(0.2)
+        await pilot.pause()
         await pilot.press("escape")
-        await pilot.pause(0.3)  # well before the next sample or tick would draw it
+        await leaves(pilot, CardScreen)
+        await pilot.pause()  # one refresh: well before the next sample or tick would draw it
         assert any("97 °C" in line for line in screen_text(app))
 
 
@@ -323,8 +328,11 @@ async def test_the_card_shows_evidence_values_whole_wrapped_not_cut(size):
         app._set_verdict(Verdict("G1", Status.FAIL, "cu128", evidence=ev), time.monotonic())
         app.query_one(Checklist).move_cursor(row=0)
         await pilot.press("enter")
-        await pilot.pause(0.5)
-        items = [widget_lines(p) for p in app.screen.query("#card-md MarkdownBulletList MarkdownParagraph")]
+        await shows(pilot, CardScreen)
+        paragraphs = "#card-md MarkdownBulletList MarkdownParagraph"
+        await wait_for(pilot, lambda: any(" ".join(widget_lines(p)).startswith("a huge value:")
+                                          for p in app.screen.query(paragraphs)), what="the evidence drawn")
+        items = [widget_lines(p) for p in app.screen.query(paragraphs)]
         shown = {"".join(lines): lines for lines in items}  # each item's lines, joined as drawn
         texts = [" ".join(lines) for lines in items]
         assert "torch.version.cuda (authoritative signal): 12.8 · from target interpreter torch.version.cuda" in texts
@@ -348,7 +356,8 @@ async def test_the_issue_popup_draws_its_url_broken_only_at_slashes(size):
     app = still_app()
     async with app.run_test(size=size) as pilot:
         app.push_screen(MessageScreen("#88 vLLM container", "body", url=url))
-        await pilot.pause(0.3)
-        lines = [ln for ln in widget_lines(app.screen.query_one("#message-url")) if ln]
+        await shows(pilot, MessageScreen)
+        lines = await wait_for(pilot, lambda: [ln for ln in widget_lines(app.screen.query_one("#message-url")) if ln],
+                               what="the URL drawn")
         assert "".join(lines) == url
         assert all(ln.endswith("/") for ln in lines[:-1]) and len(lines) > 1, lines

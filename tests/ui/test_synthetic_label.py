@@ -11,7 +11,8 @@ import pytest
 
 from sparktui.core.config import Config
 from sparktui.ui.app import SparkApp
-from tests.ui.test_dashboard import DEMO, loaded
+from tests.ui.test_dashboard import DEMO
+from tests.ui.waiting import loaded
 
 H200 = Path(__file__).resolve().parents[2] / "tests" / "data" / "h200" / "load-matmul-counters.jsonl"
 
@@ -20,7 +21,7 @@ H200 = Path(__file__).resolve().parents[2] / "tests" / "data" / "h200" / "load-m
 async def test_the_dashboard_header_marks_the_demo_synthetic(size):
     app = SparkApp(Config(), replay=str(DEMO), speed=None)
     async with app.run_test(size=size) as pilot:
-        await loaded(app, pilot)
+        await loaded(pilot)
         assert "synthetic, not measured" in app.source.label
         header = app.header_bar.render().plain
         assert "SYNTHETIC" in header and header.index("SYNTHETIC") < header.index("replay")
@@ -30,7 +31,7 @@ async def test_the_dashboard_header_marks_the_demo_synthetic(size):
 async def test_a_real_recording_is_not_marked():
     app = SparkApp(Config(), replay=str(H200), speed=None)
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause(0.5)
+        await loaded(pilot)
         assert "synthetic" not in app.source.label
 
 

@@ -52,7 +52,8 @@ async def wait_for(pilot, predicate: Callable[[], Any], *, timeout: float = TIME
             screen = type(pilot.app.screen).__name__
             pytest.fail(f"timed out after {timeout:g} s waiting for {what or 'the condition'}; "
                         f"last seen: {seen}; screen: {screen}", pytrace=False)
-        await pilot.pause()
+        if pilot.app.is_running:  # (a test may wait for the app to end)
+            await pilot.pause()
         await asyncio.sleep(STEP_S)
 
 
