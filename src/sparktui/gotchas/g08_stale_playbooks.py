@@ -51,92 +51,115 @@ def judge(r: Readings, cfg: Config) -> Verdict:
         return unknown_from("G8", reading, "open issues of the playbooks repository")
     repo = d.get("repo") or cfg.playbooks.repo
     if not d.get("configured"):
-        suggestions = [{**s, "from": "running processes"} for s in d.get("suggestions") or []
-                       if isinstance(s, dict) and s.get("slug")]
-        seen = {s["slug"] for s in suggestions}
-        for s in _script_suggestions(r.get_reading(TPSCAN).data):
-            if s["slug"] not in seen:
-                seen.add(s["slug"])
-                suggestions.append(s)
-        hint = ""
-        if suggestions:
-            flags = " ".join(f"--playbook {s['slug']}" for s in suggestions[:3])
-            where = " and ".join(sorted({s["from"] for s in suggestions}))
-            hint = f"; {where} suggest: {flags}"
-        evidence = [_ev_config(d, repo)]
-        if d.get("suggestions_error"):  # no suggestion from processes is then not "none running"
-            evidence.append(Evidence("running processes", "process scan", f"not scanned: {d['suggestions_error']}"))
-        evidence += [Evidence(f"suggests {s['slug']}", s["from"], s.get("why")) for s in suggestions]
-        return Verdict("G8", Status.SKIP,
-                       "nothing to watch: no playbook or command configured (set [playbooks] slugs, "
-                       f"or pass --playbook SLUG / --command CMD){hint}",
-                       evidence=tuple(evidence), fix=fix_for(d, repo, suggested=[s["slug"] for s in suggestions]))
-    following = _following(d)
+        return _nothing_to_watch(r, d, repo)
     ev = EvidenceList()
     ev.items.append(_ev_config(d, repo))
-    if d.get("url_problem"):  # nothing was asked: say what is wrong with the URL, not "offline"
-        ev.add("GitHub API URL", "--api-url / [playbooks] api_url / SPARKTUI_GITHUB_API",
-               f"not usable: {d['url_problem']}")
-        return Verdict("G8", Status.UNKNOWN,
-                       f"cannot tell: the GitHub API URL cannot be used, so no issue was fetched ({d['url_problem']})",
-                       evidence=ev.tuple(), fix=fix_for(d, repo))
     where = f"{d.get('api_host') or 'GitHub API'} /repos/{repo}/issues"
-    checked = d.get("issues_checked")
-    error = d.get("error")
-    if checked is None:
-        ev.add("open issues", where, f"unavailable: {error or reading.error or 'no data'}")
-        _rate_limit(ev, d, where)
-        _cache_error(ev, d)
-        return Verdict("G8", Status.UNKNOWN,
-                       f"cannot tell: the open issues of {repo} could not be fetched and nothing is cached "
-                       f"({error or reading.error or 'no data'})",
-                       evidence=ev.tuple(), fix=fix_for(d, repo))
+    unfetched = _not_fetched(reading, d, repo, where, ev)
+    if unfetched is not None:
+        return unfetched
     lacking = unknown_if_lacking("G8", reading, "open issues of the playbooks repository", "matches")
     if lacking is not None:
         return lacking
     now = _number(d.get("checked_at"))
-    source = d.get("source")
-    stale = source == "stale-cache"
-    prs = d.get("pull_requests_skipped") or 0
-    ev.add("open issues checked", where,
-           f"{checked}" + (f" ({prs} pull requests left out)" if prs else "")
-           + (" (stopped at the page limit; more exist)" if d.get("truncated") else ""))
-    unreadable = d.get("issues_unreadable") if isinstance(d.get("issues_unreadable"), int) else 0
-    if unreadable:
-        ev.add("issues left out (unreadable)", where,
-               f"{unreadable} issue object{'s' if unreadable != 1 else ''} without a usable number or title: not matched")
-    ev.add("where the list came from", where, _source_text(d))
-    _rate_limit(ev, d, where)
-    _cache_error(ev, d)
+    unreadable = _fetched_evidence(d, where, ev)
     untouched = _folders(ev, d, now)
-    suffix = f" (as of {_span(d.get('age_s'))} ago; refresh failed: {error})" if stale else ""
-
+    stale = d.get("source") == "stale-cache"
+    suffix = f" (as of {_span(d.get('age_s'))} ago; refresh failed: {d.get('error')})" if stale else ""
     matches = d.get("matches") or []
-    total = _number(d.get("matches_total")) or len(matches)
-    if total and not matches:  # an edited or torn reading: what it counted is not there to show
-        return Verdict("G8", Status.UNKNOWN, f"cannot tell: the reading counts {total:g} matching issues but lists none",
-                       evidence=ev.tuple(), fix=fix_for(d, repo))
-    if not matches and unreadable and not checked:
-        return Verdict("G8", Status.UNKNOWN,
-                       f"cannot tell: the API answered {unreadable} items sparktui could not read "
-                       f"(no usable issue number or title){suffix}", evidence=ev.tuple(), fix=fix_for(d, repo))
     if not matches:
-        scope = f"the first {checked}" if d.get("truncated") else f"{checked}"
-        if unreadable:
-            scope += f" readable ({unreadable} more could not be read)"
-        unsure = _why_none_is_no_news(d, stale)
-        if unsure:
-            return Verdict("G8", Status.UNKNOWN, f"cannot tell: {unsure}", evidence=ev.tuple(), fix=fix_for(d, repo))
-        return Verdict("G8", Status.OK, f"none of {scope} open issues in {repo} name {following}{suffix}",
-                       evidence=ev.tuple(), fix=FIX)
+        return _no_match(d, repo, unreadable, stale, suffix, ev)
+    total = _number(d.get("matches_total")) or len(matches)
     numbers = ", ".join(f"#{m.get('number')}" for m in matches[:5]) + (" …" if total > 5 else "")
-    summary = (f"{total} open issue{'s' if total != 1 else ''} in {repo} name {following}: {numbers}"
+    summary = (f"{total} open issue{'s' if total != 1 else ''} in {repo} name {_following(d)}: {numbers}"
                + "".join(f"; nvidia/{slug} unchanged for {days} d" for slug, days in untouched) + suffix)
     details = [_detail(m, now) for m in matches[:DETAIL_LINES]]
     if total > DETAIL_LINES:
         details.append(f"… and {total - DETAIL_LINES} more")
     return Verdict("G8", Status.WARN, summary, evidence=ev.tuple(), fix=fix_for(d, repo, matches),
                    details=tuple(details))
+
+
+def _nothing_to_watch(r: Readings, d: dict[str, Any], repo: str) -> Verdict:
+    """skip: no playbook or command configured; the running processes and launch scripts suggest some."""
+    suggestions = [{**s, "from": "running processes"} for s in d.get("suggestions") or []
+                   if isinstance(s, dict) and s.get("slug")]
+    seen = {s["slug"] for s in suggestions}
+    for s in _script_suggestions(r.get_reading(TPSCAN).data):
+        if s["slug"] not in seen:
+            seen.add(s["slug"])
+            suggestions.append(s)
+    hint = ""
+    if suggestions:
+        flags = " ".join(f"--playbook {s['slug']}" for s in suggestions[:3])
+        where = " and ".join(sorted({s["from"] for s in suggestions}))
+        hint = f"; {where} suggest: {flags}"
+    evidence = [_ev_config(d, repo)]
+    if d.get("suggestions_error"):  # no suggestion from processes is then not "none running"
+        evidence.append(Evidence("running processes", "process scan", f"not scanned: {d['suggestions_error']}"))
+    evidence += [Evidence(f"suggests {s['slug']}", s["from"], s.get("why")) for s in suggestions]
+    return Verdict("G8", Status.SKIP,
+                   "nothing to watch: no playbook or command configured (set [playbooks] slugs, "
+                   f"or pass --playbook SLUG / --command CMD){hint}",
+                   evidence=tuple(evidence), fix=fix_for(d, repo, suggested=[s["slug"] for s in suggestions]))
+
+
+def _not_fetched(reading: Any, d: dict[str, Any], repo: str, where: str, ev: EvidenceList) -> Verdict | None:
+    """unknown when the API URL cannot be used or nothing was fetched nor cached; None otherwise."""
+    if d.get("url_problem"):  # nothing was asked: say what is wrong with the URL, not "offline"
+        ev.add("GitHub API URL", "--api-url / [playbooks] api_url / SPARKTUI_GITHUB_API",
+               f"not usable: {d['url_problem']}")
+        return Verdict("G8", Status.UNKNOWN,
+                       f"cannot tell: the GitHub API URL cannot be used, so no issue was fetched ({d['url_problem']})",
+                       evidence=ev.tuple(), fix=fix_for(d, repo))
+    if d.get("issues_checked") is not None:
+        return None
+    error = d.get("error")
+    ev.add("open issues", where, f"unavailable: {error or reading.error or 'no data'}")
+    _rate_limit(ev, d, where)
+    _cache_error(ev, d)
+    return Verdict("G8", Status.UNKNOWN,
+                   f"cannot tell: the open issues of {repo} could not be fetched and nothing is cached "
+                   f"({error or reading.error or 'no data'})",
+                   evidence=ev.tuple(), fix=fix_for(d, repo))
+
+
+def _fetched_evidence(d: dict[str, Any], where: str, ev: EvidenceList) -> int:
+    """What was checked, left out and where the list came from; the count of unreadable issues."""
+    prs = d.get("pull_requests_skipped") or 0
+    ev.add("open issues checked", where,
+           f"{d.get('issues_checked')}" + (f" ({prs} pull requests left out)" if prs else "")
+           + (" (stopped at the page limit; more exist)" if d.get("truncated") else ""))
+    left_out = d.get("issues_unreadable")
+    unreadable = left_out if isinstance(left_out, int) else 0
+    if unreadable:
+        ev.add("issues left out (unreadable)", where,
+               f"{unreadable} issue object{'s' if unreadable != 1 else ''} without a usable number or title: not matched")
+    ev.add("where the list came from", where, _source_text(d))
+    _rate_limit(ev, d, where)
+    _cache_error(ev, d)
+    return unreadable
+
+
+def _no_match(d: dict[str, Any], repo: str, unreadable: int, stale: bool, suffix: str, ev: EvidenceList) -> Verdict:
+    """No open issue names what is followed: ok, unless the reading or the list cannot stand for that."""
+    checked = d.get("issues_checked")
+    total = _number(d.get("matches_total")) or 0
+    if total:  # an edited or torn reading: what it counted is not there to show
+        return Verdict("G8", Status.UNKNOWN, f"cannot tell: the reading counts {total:g} matching issues but lists none",
+                       evidence=ev.tuple(), fix=fix_for(d, repo))
+    if unreadable and not checked:
+        return Verdict("G8", Status.UNKNOWN,
+                       f"cannot tell: the API answered {unreadable} items sparktui could not read "
+                       f"(no usable issue number or title){suffix}", evidence=ev.tuple(), fix=fix_for(d, repo))
+    scope = f"the first {checked}" if d.get("truncated") else f"{checked}"
+    if unreadable:
+        scope += f" readable ({unreadable} more could not be read)"
+    unsure = _why_none_is_no_news(d, stale)
+    if unsure:
+        return Verdict("G8", Status.UNKNOWN, f"cannot tell: {unsure}", evidence=ev.tuple(), fix=fix_for(d, repo))
+    return Verdict("G8", Status.OK, f"none of {scope} open issues in {repo} name {_following(d)}{suffix}",
+                   evidence=ev.tuple(), fix=FIX)
 
 
 # --------------------------------------------------------------------------- pieces
