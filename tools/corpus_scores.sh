@@ -9,7 +9,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 src=${1:-src}
 rc=0
-for t in tests/test_g11_real_logs.py tests/test_g10_real_recipes.py; do
+for t in tests/gotchas/g11/test_real_logs.py tests/gotchas/g10/test_real_recipes.py; do
   out=$(PYTHONPATH="$src" python -m pytest -q -p no:cacheprovider -p no:randomly -n 0 "$t" 2>&1 | tail -1)
   echo "$t against $src: $out"
   case $out in *[0-9]" failed"*|*error*) rc=1;; esac

@@ -25,7 +25,7 @@ def when(t: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t))
 
 
-# events as the probe writes them (tests/test_g11_kernel_log.py parses the real lines into these)
+# events as the probe writes them (tests/gotchas/g11/test_kernel_log.py parses the real lines into these)
 def xid(n=79, pid=4242, name="python3", pci="000f:01:00", t=T0, **kw):
     return {"kind": "xid", "t": t, "text": f"NVRM: Xid (PCI:{pci}): {n}, pid={pid}, name={name}, ...", "xid": n,
             "pci": pci, "pid": pid, "name": name, "device": "GPU (nvidia)", **kw}

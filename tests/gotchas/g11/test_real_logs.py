@@ -32,7 +32,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-CORPUS = Path(__file__).parent / "data" / "kernel_logs"
+CORPUS = Path(__file__).resolve().parents[2] / "data" / "kernel_logs"
 MANIFEST = CORPUS / "MANIFEST.toml"
 EXCERPTS = tomllib.loads(MANIFEST.read_text(encoding="utf-8"))["excerpt"] if MANIFEST.exists() else []
 FORMATS = ("dmesg", "dmesg -T", "journal JSON", "kmsg")

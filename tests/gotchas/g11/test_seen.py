@@ -2,7 +2,7 @@
 paths (the probe's reader, G11's judge, the dashboard's live keeper, `sparktui check/preflight/report`).
 
 Lines are the wordings real kernels print (tests/data/kernel_logs/ holds the real excerpts with their
-sources; tests/test_g11_real_logs.py runs them all); here they are put together into the situations
+sources; tests/gotchas/g11/test_real_logs.py runs them all); here they are put together into the situations
 the issue describes: a corrected-AER storm before an Xid, a wrapped ring buffer, 6.x AER wording
 with no `PCIe Bus Error` line, a GPU lost without an Xid, old and memcg OOM wordings, an Xid storm
 beside one OOM kill, a small container kill, a GPU's AER, 4 KB lines of `AER`, a process `x,pid=1`."""
