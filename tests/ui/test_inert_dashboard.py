@@ -24,21 +24,18 @@ from sparktui.core.readings import Readings
 from sparktui.core.verdict import Evidence, Status, Verdict
 from sparktui.runner import Judged
 from sparktui.ui.app import ChecksDone, SparkApp
+from sparktui.ui.peers import PeersScreen
 from sparktui.ui.screens import CardScreen, ConfirmScreen, EventsScreen, MessageScreen
 from tests.real_processes import ended, orphan
 from tests.ui.test_dashboard import StillSource
-from tests.ui.test_process_table import real_row, row, scan, show_and_select, until
+from tests.ui.test_process_table import real_row, row, scan, show_and_select
+from tests.ui.waiting import leaves, loaded, says, screen_text, settled, shows, wait_for
 
 # What a hostile local user or a hostile file/peer can put in a name: CSI, OSC title + BEL, OSC 52
 # (clipboard), an 8-bit CSI (C1), bidi override, Textual markup that raised, Markdown.
 OSC52 = "\x1b]52;c;ZWNobyBwd25lZA==\x07"
 HOSTILE = f"\x1b]2;TITLE\x07 \x1b[2J\x1b[31mRED {OSC52} \x9b31m \u202eevil\u202c [/] [X=\"] [b]bold[/b] ## G6 ok"
 RAW = ("\x1b", "\x9b", "\x07", "\u202e")
-
-
-def screen_text(app) -> str:
-    """What the terminal shows now, as text (toasts included: they are on the screen's layers)."""
-    return "\n".join(s.text for s in app.screen._compositor.render_strips())
 
 
 def assert_inert(text: str) -> None:
@@ -69,22 +66,21 @@ async def test_an_oom_kill_of_a_process_named_markup_is_a_plain_notification(tmp
     log.write_text("")
     app = SparkApp(Config(), source=StillSource(), auto_checks=False, kernel_log_path=str(log))
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
-        await until(pilot, lambda: app.kernel_watch.follower is not None)
+        await wait_for(pilot, lambda: app.kernel_watch.follower is not None, what="the kernel log followed")
         with open(log, "a", encoding="utf-8") as f:
             for pid, name in ((9123, "[/]"), (9124, "\x1b]2;T\x07[X=\"]")):
                 f.write(f"[ 5000.5] Out of memory: Killed process {pid} ({name}) total-vm:130000000kB, "
                         "anon-rss:118000000kB, file-rss:0kB, shmem-rss:0kB, UID:1000 pgtables:240000kB oom_score_adj:0\n")
-        await until(pilot, lambda: len([n for n in app._notifications if n.title == "G11 kernel log"]) >= 2)
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: len([n for n in app.said if n.title == "G11 kernel log"]) >= 2,
+                       what="two G11 notices", state=lambda: list(app.said))
+        shown = await wait_for(pilot, lambda: "killed [/]" in (s := screen_text(app)) and s, what="the toast drawn")
         assert app.is_running and app.board["G11"].verdict.status is Status.FAIL
-        shown = screen_text(app)
         assert "G11 kernel log" in shown and "killed [/]" in shown  # the toast is drawn
         assert_inert(shown)
-        messages = "\n".join(n.message for n in app._notifications)
+        messages = "\n".join(n.message for n in app.said)
         assert "([/])" in messages and "\\e]2;T\\x07" in messages
         await pilot.press("e")  # the events view lists them too
-        await pilot.pause(0.2)
-        assert isinstance(app.screen, EventsScreen)
+        await shows(pilot, EventsScreen)
         assert_inert(screen_text(app))
 
 
@@ -93,16 +89,14 @@ async def test_a_g6_finding_quoting_a_markup_script_name_notifies_when_it_gets_w
     app = still_app()
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
         worse(app, "G6", f"training pid 4242 ([x=\"]train.py {HOSTILE}) holds 80 GiB beside vllm")
-        await until(pilot, lambda: any(n.title == "got worse" for n in app._notifications))
-        await pilot.pause(0.2)
+        note = await says(pilot, lambda n: n.title == "got worse")
         assert app.is_running
-        note = next(n for n in app._notifications if n.title == "got worse")
         assert '[x="]train.py' in note.message and not note.markup
-        shown = screen_text(app)
+        shown = await wait_for(pilot, lambda: "got worse" in (s := screen_text(app)) and s, what="the toast drawn")
         assert "got worse" in shown and "[x=" in shown  # the toast is drawn, its text as written
         assert_inert(shown)
         await pilot.press("enter")  # the card of the selected check (G1) opens: the app is alive
-        await pilot.pause(0.2)
+        await shows(pilot, CardScreen)
 
 
 async def test_g10_scanning_a_file_named_with_markup_and_escapes_notifies_when_it_gets_worse(tmp_path):
@@ -117,22 +111,24 @@ async def test_g10_scanning_a_file_named_with_markup_and_escapes_notifies_when_i
     app = SparkApp(cfg, source=StillSource(), auto_checks=False)
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
         checks_done(app, Verdict("G10", Status.OK, "no tensor parallelism found"))
-        await pilot.pause(0.1)
+        await wait_for(pilot, lambda: app.board["G10"].verdict, what="G10 ok first")
         app.run_checks(["G10"])
-        await until(pilot, lambda: app.board["G10"].verdict.status in (Status.WARN, Status.FAIL), 30)
-        await until(pilot, lambda: any(n.title == "got worse" for n in app._notifications))
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: app.board["G10"].verdict.status in (Status.WARN, Status.FAIL), timeout=30,
+                       what="G10 warning", state=lambda: app.board["G10"].verdict)
+        await says(pilot, lambda n: n.title == "got worse")
+        await settled(pilot)
         assert app.is_running
         v = app.board["G10"].verdict
         assert "[/]train.sh" in v.summary + " ".join(v.details)
         assert_inert(screen_text(app))
         await pilot.press("enter")  # G1's card; then G10's, whose evidence and fix quote the names
-        await pilot.pause(0.2)
+        await shows(pilot, CardScreen)
         await pilot.press("escape")
+        await leaves(pilot, CardScreen)
         app.checklist.move_cursor(row=app.checklist.get_row_index("G10"))
         await pilot.press("enter")
-        await pilot.pause(0.3)
-        assert isinstance(app.screen, CardScreen)
+        await wait_for(pilot, lambda: isinstance(app.screen, CardScreen) and app.screen.gotcha.id == "G10",
+                       what="G10's card")
         assert_inert(screen_text(app))
 
 
@@ -150,15 +146,14 @@ async def test_k_on_a_process_whose_argv_holds_markup_and_escapes_asks_and_signa
             await show_and_select(app, pilot, [row(4242, "other"), real_row(pid)], pid)
             assert_inert(screen_text(app))  # the process table: name and command
             await pilot.press("k")
-            await pilot.pause(0.3)
-            assert isinstance(app.screen, ConfirmScreen)
+            await shows(pilot, ConfirmScreen)
             shown = screen_text(app)
             assert_inert(shown)
             assert '[X="]' in shown and ("\\e]2;TITLE\\x07" in shown or "[/]" in shown)
             body = str(app.screen.body)
             assert "\nSIGTERM is safe" not in body and ("\\n\\nSIGTERM is safe" in body or "[/]" in body)  # argv: one line
             await pilot.press("y")
-            await until(pilot, lambda: any(f"pid {pid} ended after SIGTERM" in n.message for n in app._notifications))
+            await says(pilot, f"pid {pid} ended after SIGTERM")
             assert ended(pid)
 
 
@@ -170,11 +165,10 @@ async def test_a_process_row_opened_in_full_shows_its_command_fenced_and_inert()
         await show_and_select(app, pilot, [hostile], 4243)
         assert_inert(screen_text(app))
         await pilot.press("enter")
-        await pilot.pause(0.3)
-        assert isinstance(app.screen, MessageScreen)
-        shown = screen_text(app)
+        await shows(pilot, MessageScreen)
+        shown = await wait_for(pilot, lambda: "G6 verdict corrected" in (s := screen_text(app)) and s,
+                               what="the command drawn")
         assert_inert(shown)
-        assert "G6 verdict corrected" in shown
 
 
 # -- peers, restored sessions, issues, cards -------------------------------------------------------
@@ -186,13 +180,15 @@ async def test_a_peer_host_named_with_markup_is_a_column_not_a_crash(tmp_path):
     app = SparkApp(cfg, source=StillSource(), auto_checks=False)
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
         await pilot.press("m")
-        await pilot.pause(0.5)
-        assert app.is_running and app.screen.__class__.__name__ == "PeersScreen"
-        shown = screen_text(app)
-        assert "[/]" in shown
+        await shows(pilot, PeersScreen)
+        shown = await wait_for(pilot, lambda: "[/]" in (s := screen_text(app)) and s, what="the peer column drawn")
         assert_inert(shown)
-        await asyncio.to_thread(app.peer_watch.fetcher.wait, 20)
-        await pilot.pause(1.2)
+        w = app.peer_watch
+        await asyncio.to_thread(w.fetcher.wait, 20)
+        await wait_for(pilot, lambda: all(s.host in w.results and w.fetching_s(s.host) is None for s in w.specs),
+                       what="every peer's answer handled")
+        await pilot.pause()
+        assert app.is_running
         assert_inert(screen_text(app))
 
 
@@ -211,14 +207,13 @@ async def test_a_recording_whose_host_and_gpu_names_hold_markup_and_escapes_repl
     rec.write_text("\n".join([json.dumps(head), *lines[1:]]) + "\n")
     app = SparkApp(Config(), replay=str(rec), speed=None)
     async with app.run_test(size=(200, 50), notifications=True) as pilot:
-        await until(pilot, lambda: getattr(app.source, "finished", False), 20)
-        await pilot.pause(0.3)
+        await loaded(pilot)
         shown = screen_text(app)
         assert "[/]\\e]52;c;" in shown
         assert_inert(shown)
         await pilot.press("m")
-        await pilot.pause(0.5)
-        assert app.is_running and app.screen.__class__.__name__ == "PeersScreen"
+        await shows(pilot, PeersScreen)
+        assert app.is_running
         assert_inert(screen_text(app))
 
 
@@ -241,15 +236,14 @@ async def test_a_restored_session_event_with_a_markup_id_is_listed(monkeypatch):
     app = SparkApp(cfg, auto_checks=False)
     assert isinstance(app.source, LiveSource)
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
-        await until(pilot, lambda: app.source.restored is not None and len(app.events) >= 2, 15)
+        await wait_for(pilot, lambda: app.source.restored is not None and len(app.events) >= 2, timeout=15,
+                       what="the session restored")
         await pilot.press("e")
-        await pilot.pause(0.3)
-        assert isinstance(app.screen, EventsScreen)
-        shown = screen_text(app)
-        assert "[/]" in shown
+        await shows(pilot, EventsScreen)
+        shown = await wait_for(pilot, lambda: "[/]" in (s := screen_text(app)) and s, what="the events listed")
         assert_inert(shown)
         await pilot.press("enter")  # the newest change in full
-        await pilot.pause(0.3)
+        await shows(pilot, MessageScreen)
         assert_inert(screen_text(app))
 
 
@@ -262,22 +256,22 @@ async def test_playbook_issue_titles_and_a_card_with_hostile_evidence_stay_inert
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
         readings = Readings()
         app.post_message(ChecksDone(Judged((g8,), readings, ())))
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: app.board["G8"].verdict, what="G8's verdict handled")
         app.playbook_panel.show(g8, {"slugs": ["vllm"], "matches": [issue]}, time.time())
         app.query_one("#tabs").active = "tab-playbooks"
-        await pilot.pause(0.2)
+        table = app.query_one("#pb-table")
+        await wait_for(pilot, lambda: table.display and table.region.height, what="the playbook table shown")
         assert_inert(screen_text(app))
-        app.query_one("#pb-table").focus()
+        table.focus()
         await pilot.press("enter")  # the issue in full
-        await pilot.pause(0.3)
-        assert isinstance(app.screen, MessageScreen)
+        await shows(pilot, MessageScreen)
         assert_inert(screen_text(app))
         await pilot.press("escape")
+        await leaves(pilot, MessageScreen)
         app.checklist.focus()
         app.checklist.move_cursor(row=app.checklist.get_row_index("G8"))
         await pilot.press("enter")
-        await pilot.pause(0.3)
-        assert isinstance(app.screen, CardScreen)
+        await shows(pilot, CardScreen)
         assert_inert(screen_text(app))
 
 
@@ -294,16 +288,17 @@ async def _drive(text: str) -> None:
         app.process_table.show(scan(row(4244, text, command=f"python {text}", user=text)), time.time())
         worse(app, "G6", f"training pid 4244 ({text}) holds 80 GiB")
         app.notify(text, title=text)
-        await pilot.pause(0.1)
+        await pilot.pause()
         assert app.is_running
         assert_inert(screen_text(app))
         await pilot.press("e")
-        await pilot.pause(0.05)
+        await wait_for(pilot, lambda: len(app.screen_stack) > 1, what="the events view")
         assert_inert(screen_text(app))
         await pilot.press("escape")
+        await wait_for(pilot, lambda: len(app.screen_stack) == 1, what="the main screen")
         app.checklist.move_cursor(row=app.checklist.get_row_index("G6"))
         await pilot.press("enter")
-        await pilot.pause(0.05)
+        await wait_for(pilot, lambda: len(app.screen_stack) > 1, what="a pop-up")
         assert_inert(screen_text(app))
 
 
