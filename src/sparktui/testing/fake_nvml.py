@@ -10,12 +10,12 @@ process lists as objects with ``pid`` and ``usedGpuMemory`` (None when the drive
 
 Two profiles:
 
-- ``gb10()``: DGX Spark per FACTS.md (driver 580.x, CUDA 13.0, "NVIDIA GB10", capability (12, 1);
+- ``gb10()``: DGX Spark per docs/reference/FACTS.md (driver 580.x, CUDA 13.0, "NVIDIA GB10", capability (12, 1);
   device memory and the power limit NOT_SUPPORTED; memory clock N/A; power 3-11 W idle; temperature,
-  SM/graphics clocks, clock-event reasons and the clock-event counters work (FIELD-FACTS.md: SW power
+  SM/graphics clocks, clock-event reasons and the clock-event counters work (docs/reference/FIELD-FACTS.md: SW power
   capping 165687 us and SW thermal slowdown 903158 us at 81 °C, every reason "Not Active"); utilization.memory always 0;
   per-process list works on the host and is EMPTY inside a container).
-- ``h200()``: a discrete data-centre GPU where everything answers (FIELD-FACTS: fields 74-79, 269-271).
+- ``h200()``: a discrete data-centre GPU where everything answers (docs/reference/FIELD-FACTS.md: fields 74-79, 269-271).
 
 Scripting: ``fake.set(power_w=80)`` changes what the next reads return; ``fake.fail("power_w")``
 makes one field raise NOT_SUPPORTED (or any code); ``fake.lose_gpu()`` makes every device call raise
@@ -281,7 +281,7 @@ class FakeNvml(types.ModuleType):
     def _procs(self, h: Any, fn: str, graphics: bool) -> list[Any]:
         g = self._gpu(h, fn, "processes")
         if self.in_container:
-            return []  # FACTS.md: the list comes back empty inside a container's PID namespace
+            return []  # docs/reference/FACTS.md: the list comes back empty inside a container's PID namespace
         src = g.graphics_processes if graphics else g.processes
         return [_Obj(pid=pid, usedGpuMemory=mem, gpuInstanceId=0xFFFFFFFF, computeInstanceId=0xFFFFFFFF)
                 for pid, mem in src]
@@ -303,7 +303,7 @@ GIB = 1024 ** 3
 
 
 def gb10(**kw: Any) -> FakeNvml:
-    """A DGX Spark at idle, answering as FACTS.md reports (driver 580.x, CUDA 13.0)."""
+    """A DGX Spark at idle, answering as docs/reference/FACTS.md reports (driver 580.x, CUDA 13.0)."""
     values = {
         "temp_c": 41, "power_w": 4.7, "power_limit_w": 140.0, "sm_mhz": 208, "gr_mhz": 208, "mem_mhz": 0,
         "util_gpu": 0, "util_mem": 0, "reasons": pynvml.nvmlClocksEventReasonGpuIdle,

@@ -17,7 +17,7 @@ CUDA12 = {"soname": "libcudart.so.12", "major": "12", "path": "/usr/local/cuda-1
 
 
 def nvml(name: str, cap: list[int], driver_cuda: str) -> dict:
-    """NVML as a real reading has it (GB10: memory and power limit NOT_SUPPORTED, per FACTS.md)."""
+    """NVML as a real reading has it (GB10: memory and power limit NOT_SUPPORTED, per docs/reference/FACTS.md)."""
     na = {"value": None, "error": "NOT_SUPPORTED (Not Supported)"}
     return {"driver_version": {"value": "580.95.05"}, "cuda_driver_version": {"value": driver_cuda},
             "devices": [{"index": 0, "name": {"value": name}, "compute_capability": {"value": cap},

@@ -1,6 +1,6 @@
 """G1's named rules, each at and around its boundary, and each unknown guard.
 
-Inputs are shaped like the target probe's reading on a real GB10 (FACTS.md: DGX OS ships CUDA 13,
+Inputs are shaped like the target probe's reading on a real GB10 (docs/reference/FACTS.md: DGX OS ships CUDA 13,
 driver 580.95.05; a pip cu128 wheel links libcudart.so.12 and dies with an undefined symbol or at
 the first .cuda(); an NGC build says torch.version.cuda 13.0 without a +cu130 tag). A test fails
 when a threshold moves (CUDA 12 vs 13 from torch.version.cuda, torch vs driver major), when an

@@ -2,7 +2,7 @@
 (never ``g3.CONSTANT - 0.01``, which moves along with the constant), every evidence row with its
 source, every unknown path, and the review-mode branches.
 
-GB10 (FACTS.md, FIELD-FACTS.md): MemTotal 127611680 kB (121.7 GiB usable); NVML device memory
+GB10 (docs/reference/FACTS.md, docs/reference/FIELD-FACTS.md): MemTotal 127611680 kB (121.7 GiB usable); NVML device memory
 NOT_SUPPORTED; CUDA's free-memory call follows MemFree (a 60 GB write: CUDA-free 103 -> 42 GiB with
 MemAvailable ~116 GiB, unsloth #10704); swap on a Spark has been reported with host freezes, and
 PSI (/proc/pressure/memory) shows stalls before the OOM killer.

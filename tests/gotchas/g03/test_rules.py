@@ -1,4 +1,4 @@
-"""G3's rules at and around every threshold, on GB10 figures (FACTS.md, FIELD-FACTS.md).
+"""G3's rules at and around every threshold, on GB10 figures (docs/reference/FACTS.md, docs/reference/FIELD-FACTS.md).
 
 GB10: MemTotal 121.7 GiB usable; NVML reports no device memory; CUDA's free-memory call follows
 MemFree. Each threshold (the floor, the page-cache share, the hysteresis margin and hold, the share

@@ -76,7 +76,7 @@ def test_without_reasons_and_counters_power_falling_at_a_steady_clock_is_not_a_w
 
 
 def test_normal_gb10_plateau_with_nvml_reporting_nothing_is_ok():
-    """FACTS.md: ~80 W under an LLM load and an 83-85 °C plateau are normal. With the reasons and the
+    """docs/reference/FACTS.md: ~80 W under an LLM load and an 83-85 °C plateau are normal. With the reasons and the
     counters readable and clean over the whole window, that is ok."""
     v = verdict(seq(10, lambda t: gpu(temp=85, power=80.0, thermal_ns=903_158_000, power_ns=165_687_000)))
     assert v.status.value == "ok", v.summary
@@ -141,7 +141,7 @@ def test_growing_counter_alone_is_direct_evidence():
 
 
 def test_the_gb10_sample_from_field_facts_is_not_a_headline():
-    """FIELD-FACTS: a GB10 at 81 °C, every reason "Not Active", SW thermal slowdown 903158 us in total.
+    """docs/reference/FIELD-FACTS.md: a GB10 at 81 °C, every reason "Not Active", SW thermal slowdown 903158 us in total.
     Under a second of slowdown in ten minutes is named, not headlined."""
     v = verdict(seq(10, lambda t: gpu(temp=81, power=80.0, thermal_ns=int(t / 600 * 903_158_000))))
     assert v.status.value == "ok", v.summary
@@ -149,7 +149,7 @@ def test_the_gb10_sample_from_field_facts_is_not_a_headline():
 
 
 def test_ollama_scale_slowdown_is_throttling():
-    """FIELD-FACTS: 173 s of SW thermal slowdown under an Ollama load (ollama #13552)."""
+    """docs/reference/FIELD-FACTS.md: 173 s of SW thermal slowdown under an Ollama load (ollama #13552)."""
     v = verdict(seq(10, lambda t: gpu(temp=85, power=78.0, thermal_ns=int(t / 600 * 173e9))))
     assert v.status.value == "warn" and "SW thermal slowdown +173.0 s (29% of the window)" in v.summary
 
@@ -172,7 +172,7 @@ def test_low_clocks_low_power_under_load_without_thermal_reason_is_a_power_fault
 
 def test_power_fault_is_named_even_with_a_power_reason_active():
     """A failed USB-PD negotiation holds the GPU to a low power budget, so NVML may well report a power
-    reason too; only a thermal reason rules the fault out (FACTS.md)."""
+    reason too; only a thermal reason rules the fault out (docs/reference/FACTS.md)."""
     for reasons in (0x04, 0x80):  # sw_power_cap, hw_power_brake_slowdown
         v = verdict(seq(1, lambda t, r=reasons: gpu(temp=55, power=28.0, sm=650, util=99, reasons=r, power_ns=int(t * 1e9))))
         assert v.status.value == "fail", v.summary

@@ -1,5 +1,5 @@
-"""G4's rules at their thresholds, one by one, just below and just above, with GB10 numbers (FACTS.md,
-FIELD-FACTS.md): 3-11 W idle, ~80 W under load, an 83-85 °C plateau, ~2400 MHz normal clocks against
+"""G4's rules at their thresholds, one by one, just below and just above, with GB10 numbers (docs/reference/FACTS.md,
+docs/reference/FIELD-FACTS.md): 3-11 W idle, ~80 W under load, an 83-85 °C plateau, ~2400 MHz normal clocks against
 500-850 MHz degraded, ~30 W safe mode; counters in ns as NVML gives them. Every unknown guard too, and
 review mode (a recording judged window by window, the worst reported with when)."""
 
@@ -150,7 +150,7 @@ def test_hw_reason_held_in_two_samples_fails_in_one_is_not_a_headline():
 # -- the power-delivery fault: FAULT_MIN_SAMPLES, FAULT_SHARE, fault_clock_mhz, fault_power_w ----------
 
 def faulty(**kw):
-    base = dict(temp=55, power=28.0, sm=650, util=99)  # FACTS: 500-850 MHz, ~30 W safe mode
+    base = dict(temp=55, power=28.0, sm=650, util=99)  # docs/reference/FACTS.md: 500-850 MHz, ~30 W safe mode
     base.update(kw)
     return gpu(**base)
 

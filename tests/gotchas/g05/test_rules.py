@@ -1,4 +1,4 @@
-"""G5's rules at their edges, with GB10 figures from FACTS.md / FIELD-FACTS.md (read kernel 231-253 GB/s,
+"""G5's rules at their edges, with GB10 figures from docs/reference/FACTS.md / docs/reference/FIELD-FACTS.md (read kernel 231-253 GB/s,
 copy-style 180-220, spec 273) and the H200 figures measured on a real H200 (copy 4292, read 4391 GB/s;
 spec 4800, tests/data/h200/).
 

@@ -4,7 +4,7 @@ The fix's commands filled from what was seen (the server's own command line with
 to stop), where each piece of evidence comes from, the review of a recording whose snapshots go
 back in time, and the smaller guards (the rows' grouping, an unknown server name, the container
 reading's keys). Readings are built as in tests/gotchas/g06/test_rules.py, with GB10's numbers
-(FACTS.md: MemTotal 121.7 GiB, a VLLM::EngineCore holding 89093 MiB).
+(docs/reference/FACTS.md: MemTotal 121.7 GiB, a VLLM::EngineCore holding 89093 MiB).
 """
 
 from __future__ import annotations

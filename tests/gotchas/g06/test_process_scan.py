@@ -62,7 +62,7 @@ def scan_and_judge(kids: Children, host: bool = True, cfg: Config | None = None,
     return judge(r, cfg or Config()), data
 
 
-POOL = 127_611_700 * 1024  # GB10's MemTotal, 121.7 GiB (FACTS.md), as /proc/meminfo's kB times 1024
+POOL = 127_611_700 * 1024  # GB10's MemTotal, 121.7 GiB (docs/reference/FACTS.md), as /proc/meminfo's kB times 1024
 
 
 def rows_for(data, *pids):
@@ -93,7 +93,7 @@ def test_a_capped_server_beside_a_job_too_big_for_what_the_cap_leaves_fails(kids
     fake.set_processes([(server.pid, 58 * GIB), (train.pid, 52 * GIB)])  # 112.9 of 121.7: little headroom
     v, _ = scan_and_judge(kids, mem_total=POOL)
     assert v.status.value == "warn" and "under 10% left" in v.summary
-    fake.set_processes([(server.pid, 58 * GIB), (train.pid, 3 * GIB)])  # the LoRA of FACTS/the sources
+    fake.set_processes([(server.pid, 58 * GIB), (train.pid, 3 * GIB)])  # the LoRA of docs/reference/FACTS.md and its sources
     v, _ = scan_and_judge(kids, mem_total=POOL)
     assert v.status.value == "ok" and "capped coexistence" in v.summary
     v, _ = scan_and_judge(kids)  # no MemTotal: the job's size cannot be weighed, so no ok (issue 12, class 2)
@@ -295,7 +295,7 @@ OLLAMA = ("import os, subprocess, sys, time\n"
 
 
 def test_an_idle_ollama_serve_beside_training_is_not_a_failure(kids, fake):
-    """`ollama serve` holds nothing until a model is loaded (FIELD-FACTS.md): NVML does not list it."""
+    """`ollama serve` holds nothing until a model is loaded (docs/reference/FIELD-FACTS.md): NVML does not list it."""
     ollama = kids.run("ollama", "serve", code=OLLAMA)
     train = kids.run("torchrun", "--nproc-per-node", "1", "sft.py")
     fake.set_processes([(train.pid, 70 * GIB)])

@@ -1,6 +1,6 @@
 """G6's judge on hand-built readings: every rule, each threshold just below and just above.
 
-Numbers are GB10's (FACTS.md, FIELD-FACTS.md): MemTotal 121.7 GiB (127,611,700 kB), a vLLM
+Numbers are GB10's (docs/reference/FACTS.md, docs/reference/FIELD-FACTS.md): MemTotal 121.7 GiB (127,611,700 kB), a vLLM
 ``VLLM::EngineCore`` holding 89093 MiB, vLLM at 0.5 and at its 0.9 default, a <4 GB LoRA beside a
 server capped at 0.5, an idle ``ollama serve``, a llama.cpp server holding a fixed 5 GiB. The real
 process scan behind these readings is tested in tests/gotchas/g06/test_process_scan.py.
@@ -22,7 +22,7 @@ from sparktui.gotchas.g06_contention import judge
 
 MIB, GIB = 1024 ** 2, 1024 ** 3
 TOTAL = 127_611_700 * 1024  # MemTotal on a GB10: 121.7 GiB usable
-ENGINE_CORE = 89093 * MIB  # `VLLM::EngineCore 89093MiB` (FACTS.md)
+ENGINE_CORE = 89093 * MIB  # `VLLM::EngineCore 89093MiB` (docs/reference/FACTS.md)
 LORA = int(3.5 * GIB)  # the <4 GB LoRA that ran cleanly beside vLLM at 0.5
 SMALL = 512 * MIB  # SMALL_GPU_BYTES: the numbers below are literal, so a changed constant is noticed
 HEADROOM = 0.9  # HEADROOM_FRACTION
@@ -113,7 +113,7 @@ def status(data: dict | None, **kw: Any) -> str:
     return g6v(data, **kw).status.value
 
 
-# -- FACTS.md and FIELD-FACTS.md cases (issue 12, class 6) ------------------------------------------
+# -- docs/reference/FACTS.md and docs/reference/FIELD-FACTS.md cases (issue 12, class 6) ------------------------------------------
 
 def test_vllm_capped_at_half_beside_a_small_lora_is_fine():
     v = g6v(snap(vllm(2141, 0.5, 58 * GIB), job(3310, LORA)))
@@ -290,7 +290,7 @@ def test_na_that_decides_nothing_stays_out_of_the_way():
 
 
 def test_resident_memory_is_not_gpu_memory():
-    """FIELD-FACTS: 1.8 GiB RSS while holding 77 GiB. A job NVML does not list holds nothing on
+    """docs/reference/FIELD-FACTS.md: 1.8 GiB RSS while holding 77 GiB. A job NVML does not list holds nothing on
     the GPU, whatever its RSS; the old RSS fallback is gone."""
     v = g6v(snap(vllm(2141, 0.5, 58 * GIB), job(3310, None, listed=False, rss=80 * GIB)))
     assert v.status is Status.OK and "60.9 GiB of the 121.7 GiB pool" in v.summary

@@ -1,4 +1,4 @@
-"""G7 judged on recorded-style readings: the build's arch list on SM121 (FACTS.md "NVFP4 vs FP8 on
+"""G7 judged on recorded-style readings: the build's arch list on SM121 (docs/reference/FACTS.md "NVFP4 vs FP8 on
 SM121": the slowdown was packaging, kernels not compiled for sm_121a or the sm_120f family)."""
 
 from __future__ import annotations

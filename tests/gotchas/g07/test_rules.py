@@ -1,7 +1,7 @@
 """G7 at each boundary: the capability (12,1) against its neighbours and against values no GPU has,
 and each arch-list spelling that does or does not give SM121 native NVFP4 kernels.
 
-FACTS.md: GB10 is SM121 (compute capability 12.1); NVFP4 is fast only with kernels built for
+docs/reference/FACTS.md: GB10 is SM121 (compute capability 12.1); NVFP4 is fast only with kernels built for
 sm_121a or the sm_120f family; sm_120a code runs on sm_120 alone; a pip cu128 wheel's arch list is
 sm_80 ... sm_120 + compute_120. A test fails when a comparison moves or an unknown guard goes.
 """

@@ -1,4 +1,4 @@
-"""G8 matching on issues shaped like the real ones in NVIDIA/dgx-spark-playbooks (FACTS.md)."""
+"""G8 matching on issues shaped like the real ones in NVIDIA/dgx-spark-playbooks (docs/reference/FACTS.md)."""
 
 from __future__ import annotations
 

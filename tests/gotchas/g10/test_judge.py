@@ -1,6 +1,6 @@
 """G10's judge on hand-written 'tpscan' readings, plus one real scan judged end to end.
 
-Values in file contents are written ``@2`` and written out without the ``@`` (see test_g10_scan),
+Values in file contents are written ``@2`` and written out without the ``@`` (see test_scan.py),
 so this module carries no TP setting of its own.
 """
 

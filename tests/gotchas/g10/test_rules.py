@@ -3,7 +3,7 @@ files as NVIDIA's two-Spark playbooks and torchrun write them), every branch of 
 every "nothing seen" guard of the judge (files read 0 vs 1, bytes 0 vs 1, a path missing, a scan
 cut short, MAX_DETAILS and the evidence limit).
 
-Values in file contents are written ``@2`` and written out without the ``@`` (see test_g10_scan),
+Values in file contents are written ``@2`` and written out without the ``@`` (see test_scan.py),
 so this module carries no TP setting of its own.
 """
 

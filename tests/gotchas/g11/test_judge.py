@@ -2,7 +2,7 @@
 path carries (what, source, value), the incidents named in the summary (Xid meaning, pid, device,
 RSS), the commands of the fix filled from the events (lspci -s with the device address, the OOM
 victims' pids), and the limits of the details and summary ("... and N more"). Readings are built as
-probes/kernel_log.py writes them (shapes.KernelLogData); lines as in FIELD-FACTS.md "Kernel log"."""
+probes/kernel_log.py writes them (shapes.KernelLogData); lines as in docs/reference/FIELD-FACTS.md "Kernel log"."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """G11: the kernel-log parser, the since-boot reader and the judge, on real line formats
-(FIELD-FACTS.md "Kernel log": NVRM Xid lines, Xid 169 on GB10, OOM-killer lines, ConnectX-7 AER,
+(docs/reference/FIELD-FACTS.md "Kernel log": NVRM Xid lines, Xid 169 on GB10, OOM-killer lines, ConnectX-7 AER,
 soft lock-ups; Linux Documentation/ABI/testing/dev-kmsg for the record format)."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """G12 judged on plain link readings (no fake /sys tree): every threshold held just inside and just
 outside, the evidence of every verdict path (what, source, value), and the fix lines a user copies,
-filled from what was read. The numbers are the public two-Spark reports of FIELD-FACTS.md: ~3 GB/s on
+filled from what was read. The numbers are the public two-Spark reports of docs/reference/FIELD-FACTS.md: ~3 GB/s on
 NCCL's defaults, 23.7 GB/s with both NIC halves and MTU 9000, 19-21 GB/s at MTU 1500, 200 GbE ports."""
 
 from __future__ import annotations
