@@ -18,6 +18,7 @@ from sparktui.probes import nvml
 from sparktui.probes.sampler import Sampler
 from sparktui.runner import run_checks
 from sparktui.testing import fake_nvml
+from tests.ui.waiting import wait_for
 
 DEMO = Path(__file__).resolve().parents[1] / "src" / "sparktui" / "data" / "gb10-demo.jsonl"
 
@@ -394,12 +395,9 @@ async def test_the_dashboard_replays_a_recording_with_malformed_samples_and_says
 
     app = SparkApp(Config(), replay=str(_with_bad_lines(tmp_path)), speed=None, auto_checks=False)
     async with app.run_test(size=(120, 36)) as pilot:
-        for _ in range(100):
-            if app.replay_settled:
-                break
-            await pilot.pause(0.05)
+        await wait_for(pilot, lambda: app.replay_settled, what="the replay settled")
         assert app.replay_settled and app.source.finished and len(app.source.history) == 4
-        assert any("lines skipped: line 4" in n.message for n in app._notifications)
+        assert any("lines skipped: line 4" in n.message for n in app.said)
 
 
 def test_a_recording_over_the_size_limit_is_refused_with_its_size(tmp_path, monkeypatch):

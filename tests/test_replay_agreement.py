@@ -21,6 +21,7 @@ from sparktui.cli.main import main
 from sparktui.core.config import Config
 from sparktui.core.recording import RecordingWriter, header
 from sparktui.testing import fake_nvml
+from tests.ui.waiting import settled, wait_for
 
 DEMO = Path(__file__).resolve().parents[1] / "src" / "sparktui" / "data" / "gb10-demo.jsonl"
 GIB = 1024 ** 3
@@ -141,14 +142,10 @@ async def dashboard_end(path: Path, ids: list[str]) -> dict[str, tuple[str, str]
 
     app = SparkApp(Config(), replay=str(path), speed=None)
     async with app.run_test(size=(120, 36)) as pilot:
-        for _ in range(300):
-            done = app.replay_settled and all(app.board[i].verdict is not None for i in ids)
-            if done and not app.board.running():
-                break
-            await pilot.pause(0.05)
-        await app.workers.wait_for_complete()
-        await pilot.pause(0.2)
-        assert app.replay_settled, "the replay never settled"
+        await wait_for(pilot, lambda: app.replay_settled and all(app.board[i].verdict is not None for i in ids)
+                       and not app.board.running(), timeout=30, what="the replay settled and every check judged",
+                       state=lambda: (app.replay_settled, [i for i in ids if app.board[i].verdict is None]))
+        await settled(pilot)
         return {i: (app.board[i].verdict.status.value, app.board[i].verdict.summary)
                 for i in ids if app.board[i].verdict is not None}
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from sparktui.core.config import Config
 from sparktui.core.telemetry import History, Trend
+from tests.ui.waiting import loaded, wait_for
 
 DEMO = Path(__file__).resolve().parents[1] / "src" / "sparktui" / "data" / "gb10-demo.jsonl"
 
@@ -55,14 +56,12 @@ async def test_the_dashboard_says_when_it_plots_a_point_a_minute():
     cfg = Config().with_overrides(telemetry={"history": 50})  # the 25-min demo wraps it
     app = SparkApp(cfg, replay=str(DEMO), speed=None)
     async with app.run_test(size=(120, 36)) as pilot:
-        for _ in range(100):
-            if getattr(app.source, "finished", False) and app.replay_settled:
-                break
-            await pilot.pause(0.1)
+        await loaded(pilot)
         note = str(app.query_one("#telemetry-note").render())
         assert "plots: last 5 min, a point a minute (g)" in note, note  # 50 samples at 5 s: 4 min in the ring
         await pilot.press("g", "g")  # 1 h, then the whole session
-        await pilot.pause(0.1)
+        await wait_for(pilot, lambda: "plots: session" in str(app.query_one("#telemetry-note").render()),
+                       what="the plots over the session", state=lambda: str(app.query_one("#telemetry-note").render()))
         note = str(app.query_one("#telemetry-note").render())
         assert "plots: session 0h25m, a point a minute (g)" in note, note
 

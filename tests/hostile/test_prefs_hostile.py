@@ -12,6 +12,7 @@ import pytest
 from sparktui.core.config import Config
 from sparktui.ui.app import SparkApp
 from sparktui.ui.prefs import MAX_BYTES, Prefs, load_prefs, prefs_path, save_prefs
+from tests.ui.waiting import says
 
 DEMO = Path(__file__).resolve().parents[2] / "src" / "sparktui" / "data" / "gb10-demo.jsonl"
 
@@ -34,9 +35,10 @@ async def test_a_hostile_prefs_file_never_stops_the_dashboard_and_is_said_in_one
     plant(text)
     app = SparkApp(Config(), replay=str(DEMO), speed=None, auto_checks=False, keep_session=False)
     async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.pause(0.2)
+        await says(pilot, lambda n: n.title == "preferences")
+        await pilot.pause()
         assert app.is_running and app.prefs == Prefs()
-        notes = [str(n.message) for n in app._notifications if n.title == "preferences"]
+        notes = [str(n.message) for n in app.said if n.title == "preferences"]
         assert len(notes) == 1 and said in notes[0] and "defaults used" in notes[0] and "\n" not in notes[0], notes
 
 

@@ -20,6 +20,7 @@ from sparktui.core.recording import RecordingError, read_recording, readings_fro
 from sparktui.gotchas import REGISTRY
 from sparktui.runner import run_checks
 from sparktui.ui.app import SparkApp
+from tests.ui.waiting import loaded
 
 DEMO = Path(__file__).resolve().parents[2] / "src" / "sparktui" / "data" / "gb10-demo.jsonl"
 DEMO_LINES = [json.loads(x) for x in DEMO.read_text().splitlines()]
@@ -67,18 +68,13 @@ def test_bad_process_snapshots_are_skipped_counted_and_named(tmp_path):
 async def test_the_dashboard_replays_a_recording_with_bad_process_rows_at_80x24_and_says_so(tmp_path):
     app = SparkApp(Config(), replay=str(demo_with_bad_snapshots(tmp_path)), speed=None)
     async with app.run_test(size=(80, 24)) as pilot:
-        for _ in range(100):
-            if app.source.finished and app.board["G3"].verdict is not None:
-                break
-            await pilot.pause(0.1)
-        await app.workers.wait_for_complete()
-        await pilot.pause(0.3)
+        await loaded(pilot)
         assert app.is_running and app.source.finished and not app.source.errors
         assert len(app.source.history) == sum(x["type"] == "sample" for x in DEMO_LINES)
         header = app.header_bar.render().plain
         assert "replay of bad.jsonl" in header and "3 lines skipped" in header, header
         assert any(n.message.startswith("bad.jsonl: 3 lines skipped: line 17: processes snapshot with "
-                                        "data.rows[0].rss_bytes") for n in app._notifications)
+                                        "data.rows[0].rss_bytes") for n in app.said)
     assert app.return_code in (0, None)
 
 

@@ -218,7 +218,7 @@ DASHBOARD = textwrap.dedent("""
             for _ in range(40):
                 await pilot.pause(0.05)
             await pilot.pause(1.2)  # a tick
-            print(json.dumps({"notes": [[n.title, str(n.message)] for n in app._notifications],
+            print(json.dumps({"notes": [[n.title, str(n.message)] for n in app.said],
                               "session_error": app.source.session_error, "record_error": app.source.record_error,
                               "stopped_at": stopped_at, "samples_after": len(app.source.history),
                               "running": app.is_running}), flush=True)
