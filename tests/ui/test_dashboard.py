@@ -15,7 +15,7 @@ from sparktui.live import QuietSource
 from sparktui.ui.app import SparkApp
 from sparktui.ui.screens import CardScreen, ConfirmScreen, EventsScreen, HelpScreen, MessageScreen, fix_commands
 from sparktui.ui.panels import Checklist, ProcessTable
-from tests.ui.waiting import leaves, loaded, said, says, settled, shows, wait_for
+from tests.ui.waiting import leaves, loaded, says, settled, shows, wait_for
 
 DEMO = Path(__file__).resolve().parents[2] / "src" / "sparktui" / "data" / "gb10-demo.jsonl"
 

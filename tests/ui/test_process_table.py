@@ -20,6 +20,7 @@ from sparktui.ui.prefs import prefs_path
 from sparktui.ui.screens import ConfirmScreen
 from tests.real_processes import IGNORES_TERM, ended, orphan, own_child_with_grandchild
 from tests.ui.test_dashboard import StillSource
+from tests.ui.waiting import leaves, says, screen_lines, shows, wait_for
 
 G = 2**30
 
@@ -28,16 +29,12 @@ def still_app(**kw) -> SparkApp:
     return SparkApp(source=StillSource(), auto_checks=False, **kw)
 
 
-def screen_lines(app) -> list[str]:
-    return ["".join(seg.text for seg in strip) for strip in app.screen._compositor.render_strips()]
-
-
 def header_line(app) -> str:
     return next(line for line in screen_lines(app) if " pid" in line and "user" in line)
 
 
 def notes(app) -> str:
-    return "\n".join(n.message for n in app._notifications)
+    return "\n".join(n.message for n in app.said)
 
 
 def row(pid: int, name: str, gpu: float | None = None, rss: float | None = 1.0, **more) -> dict:
@@ -65,14 +62,8 @@ async def show_and_select(app, pilot, rows: list[dict], pid: int) -> None:
     table = app.query_one("#proc-table")
     table.focus()
     table.move_cursor(row=table.get_row_index(str(pid)))
-    await pilot.pause(0.05)
-
-
-async def until(pilot, condition, timeout_s: float = 8.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        await pilot.pause(0.05)
+    await wait_for(pilot, lambda: (app.process_table.selected_row or {}).get("pid") == pid, what=f"pid {pid} selected",
+                   state=lambda: app.process_table.selected_row)
 
 
 # -- k: signals ------------------------------------------------------------------------------------
@@ -83,17 +74,15 @@ async def test_k_asks_with_pid_user_command_and_memory_then_term_ends_the_proces
         async with app.run_test(size=(120, 36)) as pilot:
             await show_and_select(app, pilot, [row(4242, "other", gpu=1.0), dict(real_row(pid), gpu_mem_bytes=2 * G)], pid)
             await pilot.press("k")
-            await pilot.pause(0.2)
-            assert isinstance(app.screen, ConfirmScreen)
-            assert app.screen.title_text == f"Send SIGTERM to pid {pid}?"
+            assert (await shows(pilot, ConfirmScreen)).title_text == f"Send SIGTERM to pid {pid}?"
             body = str(app.screen.body)
             assert f"pid {pid}, user root" in body and "sleep 71" in body and "GPU memory 2.0 GiB" in body
             assert "resident memory 0.0 GiB" in body
             await pilot.press("enter")  # the focused button is "no": Enter out of habit sends nothing
-            await pilot.pause(0.2)
-            assert not isinstance(app.screen, ConfirmScreen) and not ended(pid)
+            await leaves(pilot, ConfirmScreen)
+            assert not ended(pid)
             await pilot.press("k", "y")
-            await until(pilot, lambda: f"pid {pid} ended after SIGTERM" in notes(app))
+            await says(pilot, f"pid {pid} ended after SIGTERM")
             assert ended(pid)
 
 
@@ -105,11 +94,12 @@ async def test_a_process_ignoring_term_gets_kill_only_after_a_second_yes(tmp_pat
         async with app.run_test(size=(120, 36)) as pilot:
             await show_and_select(app, pilot, [real_row(pid)], pid)
             await pilot.press("k", "y")
-            await until(pilot, lambda: isinstance(app.screen, ConfirmScreen) and "SIGKILL" in app.screen.title_text)
+            await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen) and "SIGKILL" in app.screen.title_text,
+                           what="the SIGKILL question")
             assert app.screen.title_text == f"pid {pid} is still running 0.5 s after SIGTERM. Send SIGKILL?"
             assert not ended(pid)  # TERM was ignored; nothing else sent yet
             await pilot.press("y")
-            await until(pilot, lambda: f"pid {pid} ended after SIGKILL" in notes(app))
+            await says(pilot, f"pid {pid} ended after SIGKILL")
             assert ended(pid)
 
 
@@ -123,9 +113,8 @@ async def test_k_refuses_sparktui_itself_and_its_children_and_says_why():
                              (grandchild.pid, "is one of sparktui's own processes")):
                 await show_and_select(app, pilot, rows, pid)
                 await pilot.press("k")
-                await pilot.pause(0.2)
+                await says(pilot, f"not signalled: pid {pid} {why}")
                 assert not isinstance(app.screen, ConfirmScreen)
-                assert f"not signalled: pid {pid} {why}" in notes(app)
             assert child.poll() is None
     finally:
         grandchild.kill()
@@ -140,14 +129,12 @@ async def test_k_refuses_another_users_process_unless_root(monkeypatch):
             await show_and_select(app, pilot, [real_row(pid)], pid)
             monkeypatch.setattr(signals, "effective_uid", lambda: 4242)  # as a user who is not root
             await pilot.press("k")
-            await pilot.pause(0.2)
+            await says(pilot, "belongs to nobody, and sparktui runs as uid 4242, not root")
             assert not isinstance(app.screen, ConfirmScreen)
-            assert "belongs to nobody, and sparktui runs as uid 4242, not root" in notes(app)
             monkeypatch.undo()  # as root (CI runs as root): asked, and allowed
             assert os.geteuid() == 0, "the root half of this test needs root"
             await pilot.press("k")
-            await pilot.pause(0.2)
-            assert isinstance(app.screen, ConfirmScreen) and "user nobody" in str(app.screen.body)
+            assert "user nobody" in str((await shows(pilot, ConfirmScreen)).body)
 
 
 def footer_line(app) -> str | None:
@@ -160,12 +147,15 @@ async def test_readonly_k_is_out_of_the_footer_and_says_read_only():
             app = still_app(readonly=readonly)
             async with app.run_test(size=(200, 60)) as pilot:
                 await show_and_select(app, pilot, [real_row(pid)], pid)
-                await until(pilot, partial(footer_line, app))
+                await wait_for(pilot, partial(footer_line, app), what="the footer drawn")
                 assert ("k signal" in footer_line(app)) is not readonly, footer_line(app)
                 offered = [str(h.display) async for h in SparkCommands(app.screen).discover()]
                 assert ("Signal the selected process (asks first)" in offered) is not readonly
                 await pilot.press("k")
-                await pilot.pause(0.2)
+                if readonly:
+                    await says(pilot, "read-only mode")
+                else:
+                    await shows(pilot, ConfirmScreen)
                 assert isinstance(app.screen, ConfirmScreen) is not readonly
                 assert ("read-only mode" in notes(app)) is readonly
         assert not ended(pid)
@@ -321,7 +311,8 @@ async def test_sort_reverse_filter_and_tree_are_restored_in_a_new_app():
     async with app.run_test(size=(120, 36)) as pilot:
         app.process_table.show(scan(*SORTABLE), 0.0)
         await pilot.press("s", "S", "t", "slash", *"alp", "enter")
-        await pilot.pause(0.8)  # the filter is kept once typing pauses
+        await wait_for(pilot, lambda: '"alp"' in prefs_path().read_text(encoding="utf-8"),  # kept once typing pauses
+                       what="the filter kept in prefs.json")
     again = still_app()
     async with again.run_test(size=(120, 36)) as pilot:
         pt = again.process_table
@@ -341,6 +332,5 @@ async def test_a_failed_save_is_a_notification_and_the_table_still_sorts(tmp_pat
     async with app.run_test(size=(120, 36)) as pilot:
         app.process_table.show(scan(*SORTABLE), 0.0)
         await pilot.press("s")
-        await pilot.pause(0.2)
+        await says(pilot, "preferences not kept")
         assert app.process_table.sort_label == "RSS ▼"
-        assert "preferences not kept" in notes(app)
