@@ -19,6 +19,7 @@ from sparktui.ui.app import ChecksDone, KernelFollowFailed, SparkApp
 from sparktui.live.kernel import merged_reading, status_of
 from sparktui.ui.screens import EventsScreen
 from tests.ui.test_dashboard import DEMO, StillSource
+from tests.ui.waiting import loaded, says, shows, wait_for
 
 XID_LINE = ("[ 4242.123456] NVRM: Xid (PCI:000f:01:00): 13, pid=7781, name=python3, "
             "Graphics SM Warp Exception on (GPC 0, TPC 1, SM 0): Illegal Address\n")
@@ -41,15 +42,6 @@ def live_app(log_path, **kw) -> SparkApp:
     return SparkApp(Config(), source=StillSource(), auto_checks=False, kernel_log_path=str(log_path), **kw)
 
 
-async def wait_for(pilot, cond, timeout=5.0) -> None:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        await pilot.pause(0.05)
-        if cond():
-            return
-    raise AssertionError("condition not met in time")
-
-
 def append(path, text: str) -> None:
     with open(path, "a", encoding="utf-8") as f:
         f.write(text)
@@ -65,7 +57,7 @@ async def test_an_xid_line_in_a_growing_log_is_a_row_a_notification_and_g11_fail
     async with app.run_test(size=size) as pilot:
         readings = Readings({"kernel_log": boot_reading(t=time.time() - 60)})  # the boot-time check, as it lands
         app.post_message(ChecksDone(runner.judge_readings(["G11"], readings, app.cfg, {"kernel_log": app.kernel_watch})))
-        await pilot.pause(0.1)
+        await wait_for(pilot, lambda: app.board["G11"].verdict, what="the boot-time G11 verdict")
         assert app.board["G11"].verdict.status is Status.OK
         await wait_for(pilot, lambda: app.kernel_watch.follower is not None)
         append(log, XID_LINE)
@@ -75,11 +67,10 @@ async def test_an_xid_line_in_a_growing_log_is_a_row_a_notification_and_g11_fail
         rows = [c for c in app.events if c.kind == "kernel"]
         assert len(rows) == 1 and rows[0].new is Status.FAIL and "Xid 13 on 000f:01:00" in rows[0].summary
         assert any(n.title == "G11 kernel log" and n.severity == "error" and "Xid 13" in n.message
-                   for n in app._notifications)
+                   for n in app.said)
         assert rings  # --bell
         await pilot.press("e")
-        await pilot.pause(0.2)
-        assert isinstance(app.screen, EventsScreen)
+        await shows(pilot, EventsScreen)
         table = app.screen.query_one("#events-table")
         cells = [str(c) for r in range(table.row_count) for c in table.get_row_at(r)]
         assert any("kernel log: Xid 13" in c for c in cells)
@@ -110,21 +101,22 @@ async def test_a_non_fatal_aer_warns_and_a_plain_line_changes_nothing(tmp_path):
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: app.kernel_watch.follower is not None)
         append(log, "[ 61.0] usb 1-1: new high-speed USB device number 3 using xhci_hcd\n")
-        await pilot.pause(0.4)
-        assert not [c for c in app.events if c.kind == "kernel"]
-        append(log, AER_NONFATAL)
-        await wait_for(pilot, lambda: app.board["G11"].verdict is not None)
+        append(log, AER_NONFATAL)  # read after the plain line: once it is judged, the plain line was read too
+        await wait_for(pilot, lambda: app.board["G11"].verdict is not None, what="G11 judged from the AER line")
         assert app.board["G11"].verdict.status is Status.WARN
-        assert any(n.title == "G11 kernel log" and n.severity == "warning" for n in app._notifications)
+        kernel_rows = [c for c in app.events if c.kind == "kernel"]
+        assert len(kernel_rows) <= 1 and not [c for c in kernel_rows if "usb" in c.summary.lower()], kernel_rows
+        assert any(n.title == "G11 kernel log" and n.severity == "warning" for n in app.said)
 
 
 async def test_a_follower_that_cannot_open_says_so_once_and_g11_stays(tmp_path):
     app = live_app(tmp_path / "missing" / "kmsg")
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause(0.3)
+        await says(pilot, lambda n: n.title == "G11 kernel log")
         app.post_message(KernelFollowFailed("again"))
-        await pilot.pause(0.2)
-        said = [n for n in app._notifications if n.title == "G11 kernel log"]
+        await pilot.pause()
+        await pilot.pause()  # handled (a pause lasts until the app is idle); said nothing more
+        said = [n for n in app.said if n.title == "G11 kernel log"]
         assert len(said) == 1 and "not followed live" in said[0].message and "missing" in said[0].message
         assert app.board["G11"].verdict is None  # as judged: not yet, not turned into anything
 
@@ -134,7 +126,7 @@ async def test_no_follower_in_a_replay(tmp_path):
     log.write_text("")
     app = SparkApp(Config(), replay=str(DEMO), speed=None, kernel_log_path=str(log))
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause(0.3)
+        await loaded(pilot)
         assert app.kernel_watch.follower is None
 
 
@@ -198,14 +190,16 @@ async def test_a_boot_check_landing_after_a_live_event_keeps_it_and_does_not_fla
         append(log, XID_LINE.replace("4242.123456", f"{time.clock_gettime(time.CLOCK_MONOTONIC):.6f}"))
         await wait_for(pilot, lambda: app.board["G11"].verdict is not None)
         readings = Readings({"kernel_log": boot_reading(t=taken)})
+        runs = app.board["G11"].runs
         app.post_message(ChecksDone(runner.judge_readings(["G11"], readings, app.cfg, {"kernel_log": app.kernel_watch})))
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: app.board["G11"].runs > runs, what="the boot check handled")
         assert app.board["G11"].verdict.status is Status.FAIL and "Xid 13" in app.board["G11"].verdict.summary
         assert [c.new for c in app.events if c.id == "G11" and c.kind == "verdict"] == [Status.FAIL]
         # a later boot reading that holds the Xid itself: counted once, not twice
         again = Readings({"kernel_log": boot_reading([dict(app.kernel_watch.live[0])], t=time.time() + 1)})
+        runs = app.board["G11"].runs
         app.post_message(ChecksDone(runner.judge_readings(["G11"], again, app.cfg, {"kernel_log": app.kernel_watch})))
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: app.board["G11"].runs > runs, what="the later boot check handled")
         assert app.kernel_watch.live == []
         assert any(e.value == 1 for e in app.board["G11"].verdict.evidence if e.what == "xid events")
 
