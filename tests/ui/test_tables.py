@@ -13,6 +13,7 @@ from textual.widgets.data_table import ColumnKey
 from sparktui.core.verdict import Status, Verdict
 from sparktui.ui.panels import Checklist, ProcessTable
 from sparktui.ui.widgets.tables import same_cell
+from tests.ui.waiting import screen_text, wait_for
 
 
 class TablesApp(App):
@@ -21,21 +22,18 @@ class TablesApp(App):
         yield ProcessTable(id="procs")
 
 
-def watch_renders(table) -> set[int]:
-    """Row indexes whose cells get rendered from now on (the header is -1)."""
-    seen: set[int] = set()
-    original = table._render_cell
+def watch_renders(table) -> list[str]:
+    """The lines the table draws from now on, as text (through its public line API, render_line)."""
+    seen: list[str] = []
+    original = table.render_line
 
-    def counting(row_index, column_index, *a, **kw):
-        seen.add(row_index)
-        return original(row_index, column_index, *a, **kw)
+    def counting(y):
+        strip = original(y)
+        seen.append(strip.text)
+        return strip
 
-    table._render_cell = counting
+    table.render_line = counting
     return seen
-
-
-def screen_text(app) -> str:
-    return app.export_screenshot().replace("&#160;", " ")
 
 
 def scan(*rows: tuple[int, str, int]) -> dict:
@@ -50,12 +48,10 @@ async def test_a_changed_finding_is_shown_and_the_other_rows_stay():
         t = app.query_one(Checklist)
         for i in range(1, 11):
             t.show(f"G{i}", Verdict(f"G{i}", Status.OK, f"fine-{i}", measured_at=100.0), None, 110.0, 0)
-        await pilot.pause(0.2)
-        assert "fine-4" in screen_text(app)
+        await wait_for(pilot, lambda: "fine-4" in screen_text(app), what="the ten rows drawn")
         t.show("G4", Verdict("G4", Status.WARN, "throttled-now", measured_at=110.0), None, 111.0, 1)
-        await pilot.pause(0.2)
-        text = screen_text(app)
-        assert "throttled-now" in text and "fine-4" not in text
+        text = await wait_for(pilot, lambda: "throttled-now" in (s := screen_text(app)) and s, what="G4's new finding")
+        assert "fine-4" not in text
         assert "fine-3" in text and "fine-5" in text
 
 
@@ -65,12 +61,14 @@ async def test_an_unchanged_verdict_costs_no_repaint():
         t = app.query_one(Checklist)
         v = Verdict("G3", Status.OK, "MemAvailable 100 GiB", measured_at=100.0)
         t.show("G3", v, None, 110.0, 0)
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: "MemAvailable 100 GiB" in screen_text(app), what="G3 drawn")
+        await pilot.pause()
         rendered = watch_renders(t)
         for tick in range(1, 5):
             t.show("G3", v, None, 110.0 + tick, tick)
-        await pilot.pause(0.2)
-        assert rendered == set()
+        await pilot.pause()
+        await pilot.pause()
+        assert rendered == []
 
 
 async def test_process_table_shows_the_changed_cell_and_rebuilds_on_a_new_order():
@@ -78,17 +76,16 @@ async def test_process_table_shows_the_changed_cell_and_rebuilds_on_a_new_order(
     async with app.run_test(size=(160, 30)) as pilot:
         p = app.query_one(ProcessTable)
         p.show(scan((101, "trainer", 40 * 2**30), (202, "vllm", 20 * 2**30), (303, "jupyter", 2**30)), 0.0)
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: "40.0 G" in screen_text(app), what="the scan drawn")
         table = p._table
         rendered = watch_renders(table)
         p.show(scan((101, "trainer", 45 * 2**30), (202, "vllm", 20 * 2**30), (303, "jupyter", 2**30)), 5.0)
-        await pilot.pause(0.2)
-        assert 0 in rendered  # the trainer's row is drawn again
-        assert "45.0 G" in screen_text(app)
+        await wait_for(pilot, lambda: "45.0 G" in screen_text(app), what="the trainer's new RSS")
+        assert any("trainer" in line and "45.0 G" in line for line in rendered)  # the trainer's row is drawn again
         # vllm grows past the trainer: sorted by RSS, the order changes and the table follows it
         p.cycle_sort()  # GPU mem (all None here) -> RSS
         p.show(scan((101, "trainer", 45 * 2**30), (202, "vllm", 60 * 2**30), (303, "jupyter", 2**30)), 10.0)
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: "60.0 G" in screen_text(app), what="vllm's new RSS")
         assert [rk.value for rk in table.rows] == ["202", "101", "303"]
 
 
@@ -108,11 +105,12 @@ async def test_a_column_fitted_to_a_resized_terminal_is_drawn_at_its_new_width()
     async with app.run_test(size=(100, 30)) as pilot:
         t = app.query_one(Checklist)
         t.show("G1", Verdict("G1", Status.OK, "x" * 160, measured_at=100.0), None, 110.0, 0)
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: "x" * 20 in screen_text(app), what="G1 drawn")
         narrow = t.columns[ColumnKey("finding")].width
         await pilot.resize_terminal(180, 30)
-        await pilot.pause(0.3)
-        assert t.columns[ColumnKey("finding")].width > narrow
+        await wait_for(pilot, lambda: t.columns[ColumnKey("finding")].width > narrow, what="the finding column widened",
+                       state=lambda: (narrow, t.columns[ColumnKey("finding")].width))
+        await pilot.pause()
         # the table's scrollable width follows its columns (it stayed at the first width before)
         assert t.size.width - 4 <= t.virtual_size.width <= t.size.width
         assert "x" * 120 in screen_text(app)
