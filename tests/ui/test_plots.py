@@ -13,6 +13,7 @@ from sparktui.core.telemetry import GIB, History
 from sparktui.live import QuietSource
 from sparktui.ui.app import SparkApp
 from sparktui.ui.widgets.meter import Meter
+from tests.ui.waiting import wait_for
 
 T0 = 1_764_000_000.0
 MEM_TOTAL = 128 * GIB
@@ -40,8 +41,15 @@ def steady(seconds: int, **kw) -> list[dict]:
 
 
 async def show(app, pilot) -> None:
+    await wait_for(pilot, lambda: app.telemetry.temp.plot.size.width, what="the plots laid out")
     app._draw_telemetry()
-    await pilot.pause(0.1)
+    await pilot.pause()
+
+
+async def note_says(pilot, text: str) -> None:
+    note = pilot.app.telemetry.note
+    await wait_for(pilot, lambda: text in str(note.render()), what=f"the plots' note saying {text!r}",
+                   state=lambda: str(note.render()))
 
 
 def rows(meter: Meter) -> list[str]:
@@ -132,8 +140,7 @@ async def test_g_cycles_the_span_and_a_new_app_starts_with_it(tmp_path):
         await show(app, pilot)
         assert "last 5 min" in str(app.telemetry.note.render())
         await pilot.press("g")
-        await pilot.pause(0.1)
-        assert "plots: last 1 h (g)" in str(app.telemetry.note.render())
+        await note_says(pilot, "plots: last 1 h (g)")
     state = tmp_path / "xdg_state_home" / "sparktui" / "prefs.json"
     assert json.loads(state.read_text())["plot_span"] == "1h"
     app = app_with(samples)
@@ -142,11 +149,9 @@ async def test_g_cycles_the_span_and_a_new_app_starts_with_it(tmp_path):
         assert "plots: last 1 h (g)" in str(app.telemetry.note.render())
         assert app.telemetry.temp.text.endswith("last 1 h")
         await pilot.press("g")
-        await pilot.pause(0.1)
-        assert "plots: session 0h09m (g)" in str(app.telemetry.note.render())
+        await note_says(pilot, "plots: session 0h09m (g)")
         await pilot.press("g")
-        await pilot.pause(0.1)
-        assert "plots: last 5 min (g)" in str(app.telemetry.note.render())
+        await note_says(pilot, "plots: last 5 min (g)")
     assert json.loads(state.read_text())["plot_span"] == "5m"
 
 
@@ -158,9 +163,8 @@ async def test_a_span_that_cannot_be_kept_is_said_and_still_changes(tmp_path, mo
     async with app.run_test(size=(80, 24)) as pilot:
         await show(app, pilot)
         await pilot.press("g")
-        await pilot.pause(0.1)
-        assert "plots: last 1 h" in str(app.telemetry.note.render())
-        notes = [n.message for n in app._notifications]
+        await note_says(pilot, "plots: last 1 h")
+        notes = [n.message for n in app.said]
         assert any("preferences not kept" in m for m in notes), notes
 
 
@@ -232,8 +236,8 @@ async def test_the_plot_follows_a_theme_change():
 
         before = bar_colour()
         app.theme = "textual-light" if app.theme != "textual-light" else "nord"
-        await pilot.pause(0.2)
-        assert bar_colour() != before
+        await wait_for(pilot, lambda: bar_colour() != before, what="the bars in the new theme's colour",
+                       state=lambda: (before, bar_colour()))
 
 
 async def test_unsampled_time_is_blank_but_slow_sampling_is_not_dashed():
