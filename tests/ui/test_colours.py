@@ -12,6 +12,7 @@ from sparktui.core.config import Config
 from sparktui.core.verdict import Status, Verdict
 from sparktui.ui.format import STATUS_RGB, status_styles
 from tests.ui.test_dashboard import StillSource
+from tests.ui.waiting import says, wait_for
 
 SHOWN = [Status.OK, Status.WARN, Status.FAIL, Status.UNKNOWN, Status.SKIP]
 
@@ -63,8 +64,8 @@ async def _shown_glyphs(app):
         for gid, v in _verdicts().items():
             app.board.finish(v, 0.0)
         app.refresh_checklist()
-        await pilot.pause(0.1)
         t = app.query_one(Checklist)
+        await wait_for(pilot, lambda: t.get_cell("G5", "glyph"), what="the verdicts' glyphs")
         cells = {gid: t.get_cell(gid, "glyph") for gid in _verdicts()}
         return cells, app
 
@@ -105,13 +106,12 @@ async def test_theme_and_layout_are_kept_for_the_next_run():
         app.theme = "nord"
         await pilot.press("L")  # auto -> wide
         await pilot.press("L")  # wide -> narrow: stacked even at 140 columns
-        await pilot.pause(0.1)
-        assert app.has_class("narrow")
+        await wait_for(pilot, lambda: app.has_class("narrow"), what="the narrow layout")
     kept = load_prefs()
     assert (kept.theme, kept.layout) == ("nord", "narrow")
     again = SparkApp_(Config())
     async with again.run_test(size=(140, 40)) as pilot:
-        await pilot.pause(0.1)
+        await wait_for(pilot, lambda: again.has_class("narrow"), what="the kept narrow layout")
         assert again.theme == "nord" and again.has_class("narrow")
 
 
@@ -122,6 +122,5 @@ async def test_an_unwritable_prefs_folder_is_said_not_fatal(tmp_path, monkeypatc
     app = SparkApp_(Config())
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.press("L")
-        await pilot.pause(0.1)
-        assert any("preferences not kept" in n.message for n in app._notifications)
+        await says(pilot, "preferences not kept")
         assert app.prefs.layout == "wide"  # still applied for this run
