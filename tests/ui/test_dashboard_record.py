@@ -13,6 +13,7 @@ from sparktui.core.recording import read_recording
 from sparktui.probes import nvml
 from sparktui.ui.app import SparkApp
 from sparktui.testing import fake_nvml
+from tests.ui.waiting import says, wait_for
 
 
 @pytest.fixture
@@ -36,10 +37,9 @@ async def test_recording_from_the_dashboard_replays_with_its_checks(gb10, tmp_pa
     async with app.run_test(size=(120, 36)) as pilot:
         assert "recording to run.jsonl" in app.source.label
         app.run_checks(["G10"])
-        for _ in range(100):
-            if app.board["G10"].verdict is not None and len(app.source.history) >= 5:
-                break
-            await pilot.pause(0.05)
+        await wait_for(pilot, lambda: app.board["G10"].verdict is not None and len(app.source.history) >= 5
+                       and app.latest_processes is not None, what="G10 judged, 5 samples and a process scan",
+                       state=lambda: (app.board["G10"].verdict, len(app.source.history), app.latest_processes is not None))
         assert app.board["G10"].verdict.status.value == "ok"
         header = str(app.query_one("#header").render())
         assert "recording to run.jsonl" in header
@@ -59,10 +59,9 @@ async def test_a_recording_that_cannot_be_written_costs_the_recording_not_the_da
     bad.write_text("someone's notes\n")
     app = SparkApp(live_cfg(tmp_path), record=str(bad), auto_checks=False)
     async with app.run_test(size=(120, 36)) as pilot:
-        await pilot.pause(0.3)
+        await says(pilot, "not recording")
         assert app.source.writer is None and "not recording" in app.source.record_error
-        assert any("not recording" in n.message for n in app._notifications)
-        assert len(app.source.history) >= 1  # still watching
+        await wait_for(pilot, lambda: len(app.source.history) >= 1, what="a sample: still watching")
     assert bad.read_text() == "someone's notes\n"  # nothing lost
 
 
