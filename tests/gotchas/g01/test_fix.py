@@ -14,7 +14,8 @@ from sparktui.core.config import Config
 from sparktui.gotchas import g01_cuda_abi as g1
 from sparktui.gotchas._facts import GpuFacts
 from tests.conftest import readings_of
-from tests.gotchas.g01.test_rules import CUDA12, INTERP, nvml, target
+from tests.gotchas.builders import CUDA12, INTERP
+from tests.gotchas.g01.test_rules import nvml, target
 
 
 def facts(nv: dict | None) -> GpuFacts:

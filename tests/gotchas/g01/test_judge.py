@@ -9,11 +9,9 @@ from sparktui.core.verdict import Status
 from sparktui.gotchas import REGISTRY
 from sparktui.runner import judge
 from tests.conftest import readings_of
+from tests.gotchas.builders import BLIND, CUDA12, CUDA13
 
 G1 = REGISTRY["G1"]
-
-CUDA13 = {"soname": "libcudart.so.13", "major": "13", "path": "/usr/local/cuda-13.0/targets/sbsa-linux/lib/libcudart.so.13"}
-CUDA12 = {"soname": "libcudart.so.12", "major": "12", "path": "/usr/local/cuda-12.8/targets/sbsa-linux/lib/libcudart.so.12"}
 
 
 def nvml(name: str, cap: list[int], driver_cuda: str) -> dict:
@@ -107,7 +105,6 @@ def test_ok_with_ldconfig_unreadable_says_what_was_not_checked():
 
 # --- audit fixes -----------------------------------------------------------------------------------
 
-BLIND = {"available": False, "arch_list": []}  # torch.cuda as a container without --gpus reports it
 NOT_RUN = {"status": "done"}
 
 

@@ -16,10 +16,8 @@ from sparktui.core.verdict import EvidenceList, Status
 from sparktui.gotchas import g01_cuda_abi as g1
 from sparktui.gotchas._facts import GpuFacts
 from tests.conftest import readings_of
+from tests.gotchas.builders import BLIND, CUDA12, CUDA13, INTERP, rows, values as ev_of
 
-INTERP = "/home/spark/venvs/train/bin/python"
-CUDA13 = {"soname": "libcudart.so.13", "major": "13", "path": "/usr/local/cuda-13.0/targets/sbsa-linux/lib/libcudart.so.13"}
-CUDA12 = {"soname": "libcudart.so.12", "major": "12", "path": "/usr/local/cuda-12.8/targets/sbsa-linux/lib/libcudart.so.12"}
 UNDEF = ("/home/spark/venvs/train/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so: undefined symbol: "
          "cudaGetDriverEntryPointByVersion, version libcudart.so.12")
 
@@ -53,10 +51,6 @@ def target(cuda: str | None = "13.0", version: str = "2.9.0+cu130", imp: dict | 
 def g1_of(t: dict | None, nv: dict | None = GB10, libs: dict | None = None) -> "g1.Verdict":
     return g1.judge(readings_of(target=t, nvml=nv, cudalibs=libs if libs is not None else {"libcudart": [CUDA13]}),
                     Config())
-
-
-def ev_of(v) -> dict:
-    return {e.what: e.value for e in v.evidence}
 
 
 # --- helpers -------------------------------------------------------------------------------------
@@ -273,8 +267,6 @@ def test_a_name_still_decides_beside_an_impossible_capability():
 
 # --- a right build that cannot see the GPU -------------------------------------------------------
 
-BLIND = {"available": False, "arch_list": []}
-
 
 @pytest.mark.parametrize("torch_cuda, status", [
     (BLIND, Status.WARN), ({"available": True}, Status.OK), ({"available": None}, Status.OK), ({}, Status.OK),
@@ -435,9 +427,6 @@ def test_ldconfig_entries_missing_a_field_are_shown_with_a_question_mark_and_sti
 
 
 # --- the evidence: every row, its source and value (a verdict carries its evidence) ------------------
-
-def rows(v) -> list[tuple]:
-    return [(e.what, e.source, e.value) for e in v.evidence]
 
 
 def test_every_evidence_row_of_a_blind_cu128_torch_on_an_h200():

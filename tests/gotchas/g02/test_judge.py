@@ -7,6 +7,7 @@ from sparktui.core.config import Config
 from sparktui.core.verdict import Status
 from sparktui.gotchas import g02_flash_attn as g2
 from tests.conftest import readings_of
+from tests.gotchas.builders import rows
 
 CAP_WARNING = ("Found GPU0 NVIDIA GB10 which is of cuda capability 12.1. Minimum and Maximum cuda capability "
                "supported by this version of PyTorch is (8.0) - (12.0)")
@@ -348,9 +349,6 @@ def test_no_target_reading_is_unknown():
 
 
 # --- whole verdicts: summary, evidence and details pinned ---------------------------------------------
-
-def rows(v):
-    return [(e.what, e.source, e.value) for e in v.evidence]
 
 
 def test_ngc_with_unsloth_whole_verdict_with_the_capability_warning():

@@ -18,16 +18,12 @@ from sparktui.gotchas import g03_unified_memory as g3
 from sparktui.gotchas.g03_unified_memory import GOTCHA, judge
 from sparktui.probes.host import parse_meminfo
 from tests.conftest import readings_of
+from tests.gotchas.builders import CFG, DROP, GIB, NVML_GB10, SWAP_KB, value_of as ev
 
-GIB = 1024 ** 3
 KB = 1024
 TOTAL_KB = 127611680  # GB10 MemTotal
-CFG = Config()
 SRC = "/proc/meminfo"
 PSI_SRC = "/proc/pressure/memory"
-DROP = "/proc/sys/vm/drop_caches"
-NVML_GB10 = {"devices": [{"index": 0, "name": {"value": "NVIDIA GB10"},
-                          "memory": {"value": None, "error": "NOT_SUPPORTED (Not Supported)"}}]}
 
 
 def gb10(**kb) -> dict:
@@ -106,7 +102,6 @@ def test_psi_at_one_hundred_percent_is_a_reading_and_above_is_not():
 
 # swap: 1 GiB used while MemAvailable is under a quarter of 127611680 kB (31902920 kB)
 QUARTER_KB = TOTAL_KB // 4  # 31902920, exact
-SWAP_KB = 16777212
 
 
 @pytest.mark.parametrize("used_kb,expected", [(1048575, "ok"), (1048576, "warn"), (1048577, "warn")])
@@ -417,10 +412,6 @@ def mem(total=121.7, free=60.0, avail=100.0, cached=30.0, buffers=0.3, sreclaim=
     g = lambda x: int(x * GIB)  # noqa: E731
     return {"MemTotal": g(total), "MemFree": g(free), "MemAvailable": g(avail), "Buffers": g(buffers),
             "Cached": g(cached), "SReclaimable": g(sreclaim), "Shmem": g(shmem), "SwapTotal": 0, "SwapFree": 0}
-
-
-def ev(v, what):
-    return next(e.value for e in v.evidence if e.what.startswith(what))
 
 
 def test_page_cache_holding_most_memory_is_pointed_out():

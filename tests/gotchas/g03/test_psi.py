@@ -13,8 +13,8 @@ from sparktui.gotchas import g03_unified_memory as g3
 from sparktui.gotchas.g03_unified_memory import judge
 from sparktui.probes.host import parse_psi, read_meminfo, read_psi
 from tests.conftest import readings_of
+from tests.gotchas.builders import GIB, SWAP_KB
 
-GIB = 1024 ** 3
 
 # /proc/meminfo of a GB10 (kB), healthy: ~121.7 GiB usable, 100 GiB available, no swap used.
 MEMINFO = """\
@@ -196,7 +196,6 @@ def swapped(avail_kb: int, swap_free_kb: int) -> str:
 
 
 TOTAL_KB = 127607296
-SWAP_KB = 16777212
 LOW_AVAIL_KB = int(TOTAL_KB * g3.SWAP_LOW_AVAIL_SHARE) - 1024  # just under the share, well above the 8 GiB floor
 GIB_KB = 1024 * 1024
 

@@ -16,13 +16,9 @@ from sparktui.gotchas import g03_unified_memory as g3
 from sparktui.gotchas.g03_unified_memory import judge
 from sparktui.probes.host import parse_meminfo
 from tests.conftest import readings_of
+from tests.gotchas.builders import CFG, DROP, GIB, NVML_GB10, value_of as ev
 
-GIB = 1024 ** 3
 TOTAL = 121.7  # GiB, GB10 usable (MemTotal 127611680 kB)
-NVML_GB10 = {"devices": [{"index": 0, "name": {"value": "NVIDIA GB10"},
-                          "memory": {"value": None, "error": "NOT_SUPPORTED (Not Supported)"}}]}
-CFG = Config()
-DROP = "/proc/sys/vm/drop_caches"  # the command, offered only for reclaimable cache
 
 
 def mi(*, avail: float, free: float, anon: float | None = 20.0, shmem: float | None = 0.5, cached: float = 10.0,
@@ -45,10 +41,6 @@ def v_of(mem: dict, cfg: Config = CFG):
 
 def status(mem: dict, cfg: Config = CFG) -> str:
     return v_of(mem, cfg).status.value
-
-
-def ev(v, what):
-    return next(e.value for e in v.evidence if e.what.startswith(what))
 
 
 # -- the floor (memory.available_floor_gib, 8 GiB) ------------------------------------------------

@@ -4,16 +4,13 @@ Boundary tests of every threshold are in tests/gotchas/g04/test_rules.py."""
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 from sparktui.core.config import Config
 from sparktui.core.recording import read_recording, readings_from_recording
 from sparktui.core.telemetry import decode_reasons, sample_window
 from sparktui.gotchas.g04_throttling import judge
 from tests.conftest import readings_of
-
-NS = "NOT_SUPPORTED (Not Supported)"
-DEMO = Path(__file__).resolve().parents[3] / "src" / "sparktui" / "data" / "gb10-demo.jsonl"
+from tests.gotchas.builders import DEMO, NS
 
 
 def gpu(temp=70, power=95.0, sm=2405, util=98, reasons=0, thermal_ns=0, power_ns=0, errors=None, hw_ns=0, brake_ns=0):

@@ -13,9 +13,8 @@ from sparktui.gotchas import g04_throttling as g4
 from sparktui.gotchas.g04_throttling import judge
 from tests.conftest import readings_of
 from sparktui.core.verdict import Status
+from tests.gotchas.builders import NS, T0, values as ev
 
-NS = "NOT_SUPPORTED (Not Supported)"
-T0 = 1_764_000_000.0  # 2025-11-24 16:00:00 UTC
 COUNTERS_NS = {"sw_thermal_ns": NS, "sw_power_cap_ns": NS, "sync_boost_ns": NS, "hw_thermal_ns": NS,
                "hw_power_brake_ns": NS}
 BLIND = {"reasons_mask": NS, **COUNTERS_NS}  # neither reasons nor counters readable
@@ -43,10 +42,6 @@ def samples(fn, seconds=600.0, step=5.0):
 
 def verdict(smp, cfg=None, **data):
     return judge(readings_of(telemetry={"samples": smp, **data}), cfg or Config())
-
-
-def ev(v):
-    return {e.what: e.value for e in v.evidence}
 
 
 def linear(total_s, seconds=600.0):

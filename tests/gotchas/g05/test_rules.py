@@ -18,6 +18,7 @@ from sparktui.core.verdict import Status
 from sparktui.gotchas import g05_bandwidth as g5
 from sparktui.gotchas.g05_bandwidth import GIB, MIN_BUFFER, gate, judge_result
 from tests.conftest import readings_of
+from tests.gotchas.builders import rows
 
 GB10 = {"status": "ok", "device": "NVIDIA GB10", "copy_gbs": 201.3, "read_gbs": 240.2, "buffer_bytes": 4 * GIB,
         "iterations": 12, "repeats": 5, "spread_pct": 1.2, "measured_at": 1000.0}
@@ -282,10 +283,6 @@ EV_FIGURES = [
     ("buffer / iterations / repeats", "probe", "4.00 GiB / 12 / 5"),
     ("spread across repeats", "probe", "1.2%"),
 ]
-
-
-def rows(v):
-    return [(e.what, e.source, e.value) for e in v.evidence]
 
 
 def test_fresh_gb10_verdict_whole():

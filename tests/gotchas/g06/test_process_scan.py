@@ -26,8 +26,7 @@ from sparktui.probes import nvml, processes
 from sparktui.probes.nvml import NvmlSession
 from sparktui.testing import fake_nvml
 from tests.standins.children import Children, _wait_cmdline
-
-GIB = 1024 ** 3
+from tests.gotchas.builders import GIB
 
 
 @pytest.fixture

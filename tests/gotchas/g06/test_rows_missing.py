@@ -16,7 +16,8 @@ from sparktui.core.config import Config
 from sparktui.core.recording import Recording, read_recording, readings_from_recording
 from sparktui.core.verdict import Status
 from sparktui.gotchas.g06_contention import judge
-from tests.gotchas.g06.test_rules import DEMO, ENGINE_CORE, GIB, LORA, g6v, job, snap, vllm
+from tests.gotchas.builders import DEMO, GIB
+from tests.gotchas.g06.test_rules import ENGINE_CORE, LORA, g6v, job, snap, vllm
 
 
 @pytest.mark.parametrize("count, extra, missing", [
@@ -76,7 +77,8 @@ def test_a_recording_whose_process_rows_were_emptied_is_not_ok():
 # -- review mode: an ok needs the run seen --------------------------------------------------------
 
 def _review(blind: int, seen: int, worst=None):
-    from tests.gotchas.g06.test_rules import T0, history
+    from tests.gotchas.builders import T0
+    from tests.gotchas.g06.test_rules import history
     snaps = [snap(t=T0 + i, scan_error="process scan failed: OSError") for i in range(blind)]
     snaps += [snap(job(3310, LORA), t=T0 + blind + i) for i in range(seen)]
     if worst is not None:

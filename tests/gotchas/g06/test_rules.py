@@ -8,7 +8,6 @@ process scan behind these readings is tested in tests/gotchas/g06/test_process_s
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +18,7 @@ from sparktui.core.recording import read_recording, readings_from_recording
 from sparktui.core.verdict import Status, Verdict
 from sparktui.gotchas import g06_contention as g6
 from sparktui.gotchas.g06_contention import judge
+from tests.gotchas.builders import DEMO, T0
 
 MIB, GIB = 1024 ** 2, 1024 ** 3
 TOTAL = 127_611_700 * 1024  # MemTotal on a GB10: 121.7 GiB usable
@@ -26,8 +26,6 @@ ENGINE_CORE = 89093 * MIB  # `VLLM::EngineCore 89093MiB` (docs/reference/FACTS.m
 LORA = int(3.5 * GIB)  # the <4 GB LoRA that ran cleanly beside vLLM at 0.5
 SMALL = 512 * MIB  # SMALL_GPU_BYTES: the numbers below are literal, so a changed constant is noticed
 HEADROOM = 0.9  # HEADROOM_FRACTION
-T0 = 1_764_000_000.0  # 16:00:00 UTC
-DEMO = Path(__file__).resolve().parents[3] / "src" / "sparktui" / "data" / "gb10-demo.jsonl"
 
 
 # -- building readings ---------------------------------------------------------------------------

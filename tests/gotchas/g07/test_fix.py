@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from sparktui.core.verdict import Status
 from sparktui.gotchas import g07_nvfp4_arch as g7mod
-from tests.gotchas.g07.test_judge import GB10, PIP_CU128, evidence, g7, target
-
-INTERP = "/home/spark/venvs/train/bin/python"
+from tests.gotchas.builders import INTERP, PIP_CU128
+from tests.gotchas.builders import values as evidence
+from tests.gotchas.g07.test_judge import GB10, g7, target
 
 
 def test_the_fix_checks_the_arch_list_with_the_target_interpreter():

@@ -10,6 +10,7 @@ from sparktui.core.verdict import Status
 from sparktui.gotchas import REGISTRY
 from sparktui.runner import judge
 from tests.conftest import readings_of
+from tests.gotchas.builders import PIP_CU128, values as evidence
 
 G7 = REGISTRY["G7"]
 
@@ -26,7 +27,6 @@ H200 = nvml("NVIDIA H200", [9, 0])
 RTX = nvml("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", [12, 0])
 
 # torch.cuda.get_arch_list() of a pip cu128 wheel (the gb10-demo recording has the same one)
-PIP_CU128 = ["sm_80", "sm_86", "sm_90", "sm_100", "sm_120", "compute_120"]
 
 
 def target(arch: list[str] | None, env: dict | None = None, available: bool = True, cuda: str | None = "13.0",
@@ -43,10 +43,6 @@ def target(arch: list[str] | None, env: dict | None = None, available: bool = Tr
 
 def g7(**readings):
     return judge(G7, readings_of(**readings), Config())
-
-
-def evidence(v) -> dict:
-    return {e.what: e.value for e in v.evidence}
 
 
 @pytest.mark.parametrize("native", ["sm_121a", "sm_120f", "compute_121a"])

@@ -14,6 +14,7 @@ from sparktui.core.config import Config
 from sparktui.core.verdict import Status
 from sparktui.gotchas import g07_nvfp4_arch as g7
 from tests.conftest import readings_of
+from tests.gotchas.builders import PIP_CU128, rows, values as ev_of
 
 
 def nvml(cap: list[int] | None, name: str | None = "NVIDIA GB10") -> dict:
@@ -40,10 +41,6 @@ def target(arch: list[str] | None, env: dict | None = None, available: bool | No
 
 def judge(nv=GB10, t=None, cfg: Config | None = None):
     return g7.judge(readings_of(nvml=nv, target=t), cfg or Config())
-
-
-def ev_of(v) -> dict:
-    return {e.what: e.value for e in v.evidence}
 
 
 # --- the capability ------------------------------------------------------------------------------
@@ -109,8 +106,6 @@ def test_nvml_with_no_device_says_so():
 
 
 # --- the arch list on SM121 -----------------------------------------------------------------------
-
-PIP_CU128 = ["sm_80", "sm_86", "sm_90", "sm_100", "sm_120", "compute_120"]
 
 
 @pytest.mark.parametrize("arch, status, summary", [
@@ -220,9 +215,6 @@ def test_a_bad_env_list_is_reported_beside_an_unreadable_arch_list():
 
 
 # --- the evidence: every row, its source and value ------------------------------------------------
-
-def rows(v) -> list[tuple]:
-    return [(e.what, e.source, e.value) for e in v.evidence]
 
 
 def test_every_evidence_row_on_each_path():

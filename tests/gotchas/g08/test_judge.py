@@ -9,9 +9,7 @@ from sparktui.core.verdict import Status
 from sparktui.gotchas import g08_stale_playbooks as g8
 from sparktui.gotchas.g08_stale_playbooks import GOTCHA, judge
 from tests.conftest import readings_of
-
-NOW = 1_780_000_000.0  # 2026-05-28
-DAY = 86400.0
+from tests.gotchas.builders import DAY, NOW, g8_verdict as verdict, rows
 
 
 def data(**kw):
@@ -31,10 +29,6 @@ MATCH = {"number": 109, "title": "nvidia/vllm is wrong missing Ray", "url": "htt
          "created_at": "2026-05-16T00:00:00Z", "updated_at": "2026-05-20T00:00:00Z", "comments": 4, "score": 20,
          "reasons": ["mentions nvidia/vllm", "links tree/main/nvidia/vllm"], "slugs": ["vllm"], "commands": [],
          "body_excerpt": "The tutorial ..."}
-
-
-def verdict(d):
-    return judge(readings_of(playbook_issues=d), Config())
 
 
 def test_matching_open_issues_warn_and_are_listed_with_age_comments_and_reasons():
@@ -319,10 +313,6 @@ def test_what_is_followed_names_unknown_slugs_and_commands():
 
 WHERE = "api.github.com /repos/NVIDIA/dgx-spark-playbooks/issues"
 CONFIG_SRC = "config [playbooks] / --playbook / --command"
-
-
-def rows(v):
-    return [(e.what, e.source, e.value) for e in v.evidence]
 
 
 def test_warn_whole_verdict():

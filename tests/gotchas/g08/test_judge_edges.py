@@ -14,9 +14,8 @@ from sparktui.gotchas import g08_stale_playbooks as g8
 from sparktui.gotchas.g08_stale_playbooks import judge
 from tests.conftest import readings_of
 from tests.gotchas.g08.test_judge import data as base_data
+from tests.gotchas.builders import DAY, NOW, g8_verdict as verdict, values as ev
 
-NOW = 1_780_000_000.0  # 2026-05-28
-DAY = 86400.0
 REPO = "NVIDIA/dgx-spark-playbooks"
 SEARCH_VLLM = f"gh issue list -R {REPO} --state open --search 'vllm in:title,body'"
 SEARCH_SGLANG = f"gh issue list -R {REPO} --state open --search 'sglang in:title,body'"
@@ -31,14 +30,6 @@ def data(**kw):
 def match(n: int) -> dict:
     return {"number": n, "title": f"vllm issue {n}", "created_at": "2026-05-16T00:00:00Z", "comments": 0,
             "reasons": ["mentions nvidia/vllm"], "slugs": ["vllm"], "commands": []}
-
-
-def verdict(d):
-    return judge(readings_of(playbook_issues=d), Config())
-
-
-def ev(v):
-    return {e.what: e.value for e in v.evidence}
 
 
 def fix_lines(v):

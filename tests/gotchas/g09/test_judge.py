@@ -11,8 +11,8 @@ from sparktui.gotchas import g09_container_drift as g9
 from sparktui.gotchas._packages import ABSENT, INSTALLED, UNKNOWN, installed_packages
 from sparktui.probes import pins as pins_probe
 from tests.conftest import readings_of
+from tests.gotchas.builders import NGC_TORCH, g9_judge as judge, rows
 
-NGC_TORCH = "2.10.0a0+b558c986e8.nv25.11"
 NGC_PACKAGES = {"torch": NGC_TORCH, "torchvision": "0.25.0a0+7a13ad0f", "flash_attn": "2.7.4.post1+25.11",
                 "flash-attn": None, "transformer_engine": "2.9.0+70f53666", "unsloth": None}
 NGC_ENV = {"NVIDIA_PYTORCH_VERSION": "25.11"}
@@ -52,10 +52,6 @@ def user_pins(*lines: tuple[str, str, str | None], meta: dict | None = None) -> 
             "pins": [{"name": n, "spec": s, "marker": m, "extras": [], "file": "/home/u/pins.txt", "line": i}
                      for i, (n, s, m) in enumerate(lines, 1)],
             "shipped_sets": ["ngc-pytorch-25.09", "ngc-pytorch-25.11"]}
-
-
-def judge(**readings):
-    return g9.judge(readings_of(**readings), Config())
 
 
 def filled(v) -> bool:
@@ -297,10 +293,6 @@ def test_torch_seen_absent_with_the_import_not_done_is_not_judged():
 
 
 # --- whole verdicts ----------------------------------------------------------------------------------
-
-
-def rows(v):
-    return [(e.what, e.source, e.value) for e in v.evidence]
 
 
 def test_drift_inside_ngc_whole_verdict():

@@ -11,8 +11,8 @@ from sparktui.core.readings import Reading
 from sparktui.core.verdict import Status
 from sparktui.gotchas import g09_container_drift as g9
 from tests.conftest import readings_of
+from tests.gotchas.builders import NGC_TORCH, g9_judge as judge, sourced as ev
 
-NGC_TORCH = "2.10.0a0+b558c986e8.nv25.11"
 GB10 = {"devices": [{"index": 0, "name": {"value": "NVIDIA GB10"}}]}
 PINS_PATH = "/home/u/pins.txt"
 
@@ -34,10 +34,6 @@ def user_pins(*lines, meta: dict | None = None, origin: str = "file", path: str 
 def docker(release: str | None = "25.11") -> dict:
     return {"in_container": True, "runtime": "docker", "name": None, "ngc": {"product": "PyTorch", "release": release}
             if release else None, "hints": [], "checks": []}
-
-
-def judge(**readings):
-    return g9.judge(readings_of(**readings), Config())
 
 
 def by_name(entries) -> dict:
@@ -319,10 +315,6 @@ def hr(engines=(), tools=None, dj=None, specs=(), errors=()) -> dict:
             "tools": tools if tools is not None else {"nvidia-ctk": None, "nvidia-container-runtime-hook": None},
             "daemon_json": dj if dj is not None else {"path": "/etc/docker/daemon.json", "state": "absent"},
             "cdi": {"specs": list(specs), "errors": list(errors)}}
-
-
-def ev(rd) -> dict:
-    return {e.what: (e.source, e.value) for e in rd.evidence}
 
 
 def test_readiness_no_engine():

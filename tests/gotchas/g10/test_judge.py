@@ -16,6 +16,7 @@ from sparktui.gotchas import REGISTRY
 from sparktui.gotchas import g10_tensor_parallel as g10
 from sparktui.probes import tpscan
 from tests.conftest import readings_of
+from tests.gotchas.builders import values as evidence
 
 
 def ctx(context="training", nodes="multi", **kw) -> dict:
@@ -44,10 +45,6 @@ def scan_data(matches=(), files=None, files_read=12, paths=None, skipped=None, t
 
 def judge(data) -> "g10.Verdict":
     return g10.judge(readings_of(tpscan=data), Config())
-
-
-def evidence(v) -> dict:
-    return {e.what: e.value for e in v.evidence}
 
 
 # --- findings ----------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from sparktui.core.verdict import Status
 from sparktui.gotchas import g10_tensor_parallel as g10
 from sparktui.probes import tpscan
 from tests.conftest import readings_of
+from tests.gotchas.builders import values as evidence
 
 
 def put(root: Path, rel: str, text: str) -> Path:
@@ -34,10 +35,6 @@ def put(root: Path, rel: str, text: str) -> Path:
 def scan_judge(root: Path, **kw) -> tuple[dict, g10.Verdict]:
     data = tpscan.scan([str(root)], 4 * 1024 * 1024, **kw)
     return data, g10.judge(readings_of(tpscan=data), Config())
-
-
-def evidence(v: g10.Verdict) -> dict:
-    return {e.what: e.value for e in v.evidence}
 
 
 # --- launchers as written ---------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from sparktui.core.verdict import Status
 from sparktui.gotchas import g10_tensor_parallel as g10
 from sparktui.probes import tpscan
 from tests.conftest import readings_of
-
+from tests.gotchas.builders import rows
 
 
 def put(root: Path, rel: str, text: str) -> Path:
@@ -356,10 +356,6 @@ def judged_from(d: dict | None, error: str | None = None, source: str = SRC):
     r = Readings()
     r.add(Reading("tpscan", d, error=error, source=source))
     return g10.judge(r, Config())
-
-
-def rows(v) -> list[tuple]:
-    return [(e.what, e.source, e.value) for e in v.evidence]
 
 
 def test_every_evidence_row_of_a_clean_scan():

@@ -13,13 +13,10 @@ import tracemalloc
 import pytest
 
 from sparktui.probes import kernel_log as kl
+from tests.gotchas.builders import LOCKUP, OOM_KILLED, XID79
 
-XID79 = "NVRM: Xid (PCI:000f:01:00): 79, pid=4242, name=python3, GPU has fallen off the bus."
-LOCKUP = "watchdog: BUG: soft lockup - CPU#3 stuck for 22s! [python3:4242]"
 OOM_SUMMARY = ("oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,global_oom,"
                "task_memcg=/user.slice,task=python3,pid=4242,uid=1000")
-OOM_KILLED = ("Out of memory: Killed process 4242 (python3) total-vm:131234567kB, anon-rss:104857600kB, "
-              "file-rss:2048kB, shmem-rss:1024kB, UID:1000 pgtables:210000kB oom_score_adj:0")
 NOISE = "usb 1-1: new high-speed USB device number 2 using xhci_hcd"
 
 

@@ -16,6 +16,7 @@ from sparktui.core.readings import Reading, Readings
 from sparktui.core.verdict import Status
 from sparktui.gotchas import g11_kernel_log as g11
 from tests.conftest import readings_of
+from tests.gotchas.builders import g11_verdict as verdict, sourced as evidence
 
 T0 = 1764870000.0  # 2025-12-04, a time the kmsg reader computes (boot epoch + usec since boot)
 KINDS = ("xid", "nv_no_memory", "oom_kill", "aer", "soft_lockup", "gpu_lost")
@@ -54,14 +55,6 @@ def data(events, lines=1234, source="kmsg", **kw):
     return {"source": source, "boot_id": "4e7c9d0a111122223333444455556666", "lines_read": lines, "events": events,
             "truncated": False, "counts": {k: sum(1 for e in events if e["kind"] == k) for k in KINDS}, "note": None,
             **kw}
-
-
-def verdict(d):
-    return g11.judge(readings_of(kernel_log=d), Config())
-
-
-def evidence(v) -> dict:
-    return {e.what: (e.source, e.value) for e in v.evidence}
 
 
 def blocks(fix: str) -> list[list[str]]:

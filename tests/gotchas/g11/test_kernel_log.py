@@ -19,19 +19,15 @@ from sparktui.gotchas import g11_kernel_log as g11
 from sparktui.probes import kernel_log as kl
 from sparktui.core.xids import KEEP_PER_CLASS
 from tests.conftest import readings_of
+from tests.gotchas.builders import AER_CORR, LOCKUP, OOM_KILLED, OOM_SUMMARY, XID79, g11_verdict as verdict
 
 # Lines as the kernel prints them (message part; kmsg/dmesg prefixes added per test).
-XID79 = "NVRM: Xid (PCI:000f:01:00): 79, pid=4242, name=python3, GPU has fallen off the bus."
 XID169 = "NVRM: Xid (PCI:000f:01:00): 169, pid='<unknown>', name=<unknown>, RmInitAdapter failed! (0x62:0x65:1865)"
 XID13 = ("NVRM: Xid (PCI:000f:01:00): 13, Graphics SM Warp Exception on (GPC 0, TPC 0, SM 0): "
          "Out Of Range Address")
 NOMEM = ("NVRM: nvAssertOkFailedNoLog: Assertion failed: Out of memory [NV_ERR_NO_MEMORY] (0x00000051) "
          "returned from pRmApi->AllocWithHandle(pRmApi, hClient, hParent, hObject, hClass, pAllocParams, "
          "allocParamsSize) @ rs_server.c:259")
-OOM_SUMMARY = ("oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,global_oom,"
-               "task_memcg=/user.slice/user-1000.slice/session-3.scope,task=python3,pid=4242,uid=1000")
-OOM_KILLED = ("Out of memory: Killed process 4242 (python3) total-vm:131234567kB, anon-rss:104857600kB, "
-              "file-rss:2048kB, shmem-rss:1024kB, UID:1000 pgtables:210000kB oom_score_adj:0")
 CG_OOM = ("Memory cgroup out of memory: Killed process 777 (vllm) total-vm:9000000kB, anon-rss:8000000kB, "
           "file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:16000kB oom_score_adj:0")
 MLX_PROBE = "mlx5_core 0000:01:00.0: firmware version: 28.39.1002"
@@ -40,9 +36,7 @@ BUS_FATAL = "mlx5_core 0000:01:00.0: PCIe Bus Error: severity=Uncorrected (Fatal
 AER_NONFATAL = "pcieport 0000:00:00.0: AER: Uncorrected (Non-Fatal) error received: 0000:01:00.1"
 BUS_NONFATAL = ("mlx5_core 0000:01:00.1: PCIe Bus Error: severity=Uncorrected (Non-Fatal), type=Transaction Layer, "
                 "(Requester ID)")
-AER_CORR = "pcieport 0009:00:00.0: AER: Corrected error received: 0009:01:00.0"
 BUS_CORR_GPU = "nvidia 0009:01:00.0: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)"
-LOCKUP = "watchdog: BUG: soft lockup - CPU#3 stuck for 22s! [python3:4242]"
 NOISE = ["Linux version 6.11.0-1016-nvidia (buildd@bos03-arm64-012) (aarch64-linux-gnu-gcc-13)",
          "nvidia: loading out-of-tree module taints kernel.",
          "NVRM: loading NVIDIA UNIX Open Kernel Module for aarch64  580.95.05",
@@ -256,10 +250,6 @@ def ev(line, t=1764870000.0):
     evs = list(kl.parse_lines([line]))
     evs[0]["t"] = t
     return evs[0]
-
-
-def verdict(d):
-    return g11.judge(readings_of(kernel_log=d), Config())
 
 
 def test_clean_log_is_ok_with_the_line_count():

@@ -22,13 +22,9 @@ from sparktui.core.readings import Reading, Readings, write_snapshot
 from sparktui.core.verdict import Status
 from sparktui.gotchas import g11_kernel_log as g11
 from sparktui.probes import kernel_log as kl
+from tests.gotchas.builders import AER_CORR, OOM_KILLED, OOM_SUMMARY, XID79
 
 BOOT = 1_764_800_000.0
-XID79 = "NVRM: Xid (PCI:000f:01:00): 79, pid=4242, name=python3, GPU has fallen off the bus."
-OOM_SUMMARY = ("oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,global_oom,"
-               "task_memcg=/user.slice/user-1000.slice/session-3.scope,task=python3,pid=4242,uid=1000")
-OOM_KILLED = ("Out of memory: Killed process 4242 (python3) total-vm:131234567kB, anon-rss:104857600kB, "
-              "file-rss:2048kB, shmem-rss:1024kB, UID:1000 pgtables:210000kB oom_score_adj:0")
 AER_CORR_6X = "pcieport 0009:00:00.0: AER: Correctable error message received from 0009:01:00.0"
 BUS_CORR = "nvidia 0009:01:00.0: PCIe Bus Error: severity=Correctable, type=Physical Layer, (Receiver ID)"
 
@@ -48,7 +44,6 @@ def read_kmsg_file(tmp_path, msgs: list[str], seq0: int = 0):
     return col.data("b00t", note)
 
 
-AER_CORR = "pcieport 0009:00:00.0: AER: Corrected error received: 0009:01:00.0"  # the 4.x-5.x wording
 BUS_CORR_5X = "nvidia 0009:01:00.0: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)"
 
 

@@ -158,7 +158,7 @@ def test_another_nics_netdev_is_bounded_at_9216():
     base = {"name": "eth5", "driver": "r8169", "operstate": "up", "speed_mbps": 200_000,
             "rdma": [{"device": "rxe0", "port": 1, "state": "4: ACTIVE", "gids": []}]}
     from tests.conftest import readings_of
-    from tests.gotchas.g12.test_link import PEER
+    from tests.gotchas.builders import PEER
 
     def judge(mtu):
         data = {"interfaces": [{**base, "mtu": mtu}], "rdma_devices": {"rxe0": [1]},

@@ -5,7 +5,6 @@ NCCL's defaults, 23.7 GB/s with both NIC halves and MTU 9000, 19-21 GB/s at MTU 
 
 from __future__ import annotations
 
-from dataclasses import replace
 
 import pytest
 
@@ -14,12 +13,9 @@ from sparktui.core.readings import Reading
 from sparktui.core.verdict import Status
 from sparktui.gotchas import g12_two_spark_link as g12
 from tests.conftest import readings_of
+from tests.gotchas.builders import GIDS, LL, PEER, V4, sourced as ev
 
-PEER = replace(Config(), fleet=replace(Config().fleet, peers=["spark-2"]))
 ALONE = Config()
-V4 = "0000:0000:0000:0000:0000:ffff:c0a8:640a"  # ::ffff:192.168.100.10
-LL = "fe80:0000:0000:0000:0ec4:7aff:fe12:3456"
-GIDS = [(0, LL, "IB/RoCE v1"), (1, LL, "RoCE v2"), (2, V4, "IB/RoCE v1"), (3, V4, "RoCE v2")]
 A, B = "enp1s0f1np1", "enP2p1s0f1np1"  # the two PCIe halves of the cabled port
 RA, RB = "rocep1s0f1", "roceP2p1s0f1"
 
@@ -51,10 +47,6 @@ def two(**kw) -> list[dict]:
 
 def judge(data, cfg: Config = PEER, **more):
     return g12.judge(readings_of(link=data, **more), cfg)
-
-
-def ev(v) -> dict:
-    return {e.what: (e.source, e.value) for e in v.evidence}
 
 
 def fix_lines(v) -> list[str]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import sys
 import textwrap
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -18,14 +17,12 @@ from sparktui.flows import nccl_test
 from sparktui.gotchas import g12_two_spark_link as g12
 from sparktui.probes import link
 from tests.conftest import readings_of
+from tests.gotchas.builders import GIDS, PEER
 
 # A DGX Spark's ConnectX-7: each QSFP port appears as two PCIe halves (domains 0000 and 0002),
 # netdevs enp1s0f{0,1}np{0,1} / enP2p1s0f{0,1}np{0,1}, RDMA devices rocep1s0f{0,1} / roceP2p1s0f{0,1}.
 HALVES = [("enp1s0f1np1", "0000:01:00.1", "rocep1s0f1"), ("enP2p1s0f1np1", "0002:01:00.1", "roceP2p1s0f1")]
 OTHER_PORT = [("enp1s0f0np0", "0000:01:00.0", "rocep1s0f0"), ("enP2p1s0f0np0", "0002:01:00.0", "roceP2p1s0f0")]
-V4 = "0000:0000:0000:0000:0000:ffff:c0a8:640a"  # ::ffff:192.168.100.10
-LL = "fe80:0000:0000:0000:0ec4:7aff:fe12:3456"
-GIDS = [(0, LL, "IB/RoCE v1"), (1, LL, "RoCE v2"), (2, V4, "IB/RoCE v1"), (3, V4, "RoCE v2")]
 
 
 def _w(p: Path, text: str) -> None:
@@ -91,7 +88,6 @@ def scan(root: Path, env=None, files=()):
 
 
 BOTH = {"NCCL_IB_HCA": "rocep1s0f1,roceP2p1s0f1", "NCCL_SOCKET_IFNAME": "enp1s0f1np1", "NCCL_IB_GID_INDEX": "3"}
-PEER = replace(Config(), fleet=replace(Config().fleet, peers=["spark-2"]))
 
 
 def judged(root: Path, env=None, files=(), cfg: Config = PEER, **more):

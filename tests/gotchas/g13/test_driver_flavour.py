@@ -13,6 +13,7 @@ from sparktui.core.verdict import Status
 from sparktui.gotchas import g13_driver_flavour as g13
 from sparktui.probes import driver_flavour as probe
 from tests.conftest import readings_of
+from tests.gotchas.builders import CFG, GB10_NVML, H100_NVML, g13_verdict as verdict
 
 OPEN_NVRM = ("NVRM version: NVIDIA UNIX Open Kernel Module for aarch64  {v}  Release Build  "
              "(dvs-builder@U22-I3-AE18-23-3)  Tue Sep 23 09:55:41 UTC 2025\n"
@@ -22,11 +23,6 @@ PROP_NVRM = ("NVRM version: NVIDIA UNIX aarch64 Kernel Module  {v}  Tue Sep 23 0
 X86_PROP_NVRM = "NVRM version: NVIDIA UNIX x86_64 Kernel Module  {v}  Thu Feb 22 01:44:30 UTC 2024\n"
 GPU_INFO = ("Model: \t\t NVIDIA GB10\nIRQ:   \t\t 98\nGPU UUID: \t GPU-5c2e0a8e-0000-0000-0000-000000000000\n"
             "Video BIOS: \t ??.??.??.??.??\nBus Type: \t PCIe\nDMA Size: \t 40 bits\n")
-GB10_NVML = {"driver_version": {"value": "580.95.05"},
-             "devices": [{"name": {"value": "NVIDIA GB10"}, "compute_capability": {"value": [12, 1]}}]}
-H100_NVML = {"driver_version": {"value": "580.95.05"},
-             "devices": [{"name": {"value": "NVIDIA H100 80GB HBM3"}, "compute_capability": {"value": [9, 0]}}]}
-CFG = Config()
 
 
 def _w(root: Path, rel: str, text: str) -> None:
@@ -57,10 +53,6 @@ def tree(root: Path, *, nvrm: str | None = OPEN_NVRM, version: str | None = "580
         _w(root, "sys/class/dmi/id/bios_version", "5.36_0ACUM018\n")
         _w(root, "sys/class/dmi/id/bios_date", "10/24/2025\n")
     return root
-
-
-def verdict(data, nvml=GB10_NVML):
-    return g13.judge(readings_of(driver_flavour=data, nvml=nvml), CFG)
 
 
 def ev(v, what):

@@ -8,19 +8,14 @@ import copy
 
 import pytest
 
-from sparktui.core.config import Config
 from sparktui.core.readings import Reading
 from sparktui.core.verdict import Status
 from sparktui.gotchas import g13_driver_flavour as g13
 from sparktui.probes import driver_flavour as probe
 from tests.conftest import readings_of
+from tests.gotchas.builders import CFG, GB10_NVML, H100_NVML, g13_verdict as verdict
 
-CFG = Config()
 SHIPPED = probe.load_known_bad()
-GB10_NVML = {"driver_version": {"value": "580.95.05"},
-             "devices": [{"name": {"value": "NVIDIA GB10"}, "compute_capability": {"value": [12, 1]}}]}
-H100_NVML = {"driver_version": {"value": "580.95.05"},
-             "devices": [{"name": {"value": "NVIDIA H100 80GB HBM3"}, "compute_capability": {"value": [9, 0]}}]}
 PROC = "/proc/driver/nvidia/version"
 
 
@@ -59,10 +54,6 @@ def entry(id_="x", status="warn", fix="", confirmed=None, **match):
 
 def table(*entries, updated="2026-12-01", path="/etc/sparktui/kb.toml"):
     return {"path": path, "error": None, "updated": updated, "entries": list(entries)}
-
-
-def verdict(data, nvml=GB10_NVML):
-    return g13.judge(readings_of(driver_flavour=data, nvml=nvml), CFG)
 
 
 def lines(fix):
