@@ -15,8 +15,10 @@ from rich.measure import Measurement
 from rich.table import Table as RichTable
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.actions import parse as parse_action
+from textual.binding import ActiveBinding, Binding, BindingsMap
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.dom import DOMNode
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, DataTable, Footer, Label, Static
 
@@ -28,6 +30,7 @@ from sparktui.ui.inert import plain, plain_lines
 from sparktui.ui.widgets import BoundedTable
 
 if TYPE_CHECKING:
+    from textual.app import App
     from textual.widgets import Markdown
 
 _BLOCK = re.compile(r"```[a-zA-Z]*\n(.*?)```", re.S)
@@ -136,20 +139,44 @@ class SlashWrapped:
 _TEXTUAL_SCREEN_ACTIONS = frozenset(b.action for b in Screen.BINDINGS if isinstance(b, Binding))
 
 
+def _declared_bindings(node: DOMNode, active: dict[str, ActiveBinding]) -> list[tuple[str, Binding]]:
+    """(key, binding) of ``node`` as Textual holds them: the BINDINGS its class and its bases declare,
+    merged as Textual merges them (a class's bindings of a key replace its bases'), then those
+    added while running (the app's command palette key), which only ``active_bindings`` shows."""
+    keys: dict[str, list[Binding]] = {}
+    for base in reversed(type(node).__mro__):
+        if issubclass(base, DOMNode):
+            keys.update(BindingsMap(base.__dict__.get("BINDINGS", [])).key_to_bindings)
+    out = [(key, b) for key, bindings in keys.items() for b in bindings]
+    declared = {(key, b.action) for key, b in out}
+    return out + [(key, ab.binding) for key, ab in active.items() if ab.node is node and (key, ab.binding.action) not in declared]
+
+
+def _action_allowed(app: App[Any], screen: Screen, node: DOMNode, action: str) -> bool:
+    """Whether ``action`` (as a binding of ``node`` names it: "quit", "app.pop_screen", "copy_fix(2)")
+    is allowed now: the check_action of the node it goes to."""
+    namespace, name, parameters = parse_action(action)
+    target = {"app": app, "screen": screen, "focused": app.focused}.get(namespace, node) if namespace else node
+    return bool(target is not None and target.check_action(name, parameters))
+
+
 def view_keys(screen: Screen) -> list[tuple[str, str]]:
     """(keys, what they do) for every key that works on ``screen`` now: its bindings and the
-    app's, down the chain a key press takes, each node's check_action applied, a key listed once
-    (the first that takes it), so help lists exactly what works in that view, keys hidden from
-    the footer included. A focused widget's keys are the view's note (its enter is the app's:
-    the row it selects opens). Keys with the same text share a row ("esc q")."""
+    app's (the app's unless the screen is modal), in the order a key press tries them, each
+    node's check_action applied, a key listed once (the first that takes it), so help lists
+    exactly what works in that view, keys hidden from the footer included. A focused widget's keys
+    are the view's note (its enter is the app's: the row it selects opens). Keys with the same
+    text share a row ("esc q"). Textual's public API only: the declared BINDINGS, and
+    ``active_bindings`` for a binding added while running."""
     app = screen.app
+    active = screen.active_bindings
     rows: dict[str, list[str]] = {}
     taken: set[str] = set()
-    for node, bindings in screen._modal_binding_chain:
-        for key, b in bindings:
-            if node not in (screen, app) or b.system or b.action in _TEXTUAL_SCREEN_ACTIONS or key in taken:
+    for node in (screen,) if screen.is_modal else (screen, app):
+        for key, b in _declared_bindings(node, active):
+            if b.system or b.action in _TEXTUAL_SCREEN_ACTIONS or key in taken:
                 continue
-            if app._check_action_state(b.action, node):
+            if _action_allowed(app, screen, node, b.action):
                 taken.add(key)
                 text = b.tooltip or b.description or b.action.replace("_", " ")
                 rows.setdefault(text, []).append(app.get_key_display(b))
