@@ -27,6 +27,7 @@ from sparktui.live.sources import LiveSource
 from sparktui.testing import fake_nvml
 from sparktui.testing import fake_nvml
 from tests.ui.test_tmux_e2e import Tmux, sparktui_cmd
+from tests.ui.waiting import shows, until, wait_for
 
 DEMO = Path(__file__).resolve().parents[2] / "src" / "sparktui" / "data" / "gb10-demo.jsonl"
 
@@ -43,11 +44,8 @@ def live_cfg(**session) -> Config:
 
 
 async def wait_samples(app, pilot, n: int) -> None:
-    for _ in range(100):
-        if len(app.source.history) >= n:
-            return
-        await pilot.pause(0.05)
-    raise AssertionError(f"fewer than {n} samples arrived: {len(app.source.history)}")
+    await wait_for(pilot, lambda: len(app.source.history) >= n, what=f"{n} samples",
+                   state=lambda: len(app.source.history))
 
 
 def previous_session() -> SessionWriter:
@@ -109,8 +107,7 @@ async def test_a_restart_shows_the_previous_history_and_its_events(gb10, size):
         assert times[gap + 1] >= app.source.live_since and temps[gap + 1] == 72
         assert "got worse" not in str(app.query_one("#header").render())  # old news is not announced
         await pilot.press("e")
-        await pilot.pause(0.2)
-        assert isinstance(app.screen, EventsScreen)
+        await shows(pilot, EventsScreen)
         table = app.screen.query_one("#events-table")
         rows = [" ".join(str(c) for c in table.get_row_at(i)) for i in range(table.row_count)]
         assert "not watching" in rows[0] and before.path.stem[:16] in rows[0]
@@ -141,7 +138,7 @@ async def test_an_unwritable_state_folder_is_a_notification_and_the_dashboard_ke
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_samples(app, pilot, 5)  # still watching
         assert app.source.session is None
-        assert any(n.title == "session" and "session not kept" in n.message for n in app._notifications)
+        assert any(n.title == "session" and "session not kept" in n.message for n in app.said)
 
 
 async def test_a_mangled_previous_session_is_named_and_a_new_one_is_kept(gb10):
@@ -152,7 +149,7 @@ async def test_a_mangled_previous_session_is_named_and_a_new_one_is_kept(gb10):
         await wait_samples(app, pilot, 3)
         assert app.source.restored is None and app.source.session is not None
         assert any(n.title == "session" and "previous session not restored" in n.message and before.path.name in n.message
-                   for n in app._notifications)
+                   for n in app.said)
     assert before.path.read_text() == "someone's notes, not a recording\n"
     assert len(read_recording(session_files()[0]).samples) >= 3
 
@@ -195,18 +192,12 @@ def test_sigkill_of_a_real_dashboard_leaves_whole_lines_and_the_next_one_restore
     first = Tmux(tmp_path)
     try:
         start_dashboard(first, tmp_path)
-        for _ in range(100):
-            files = session_files()
-            if files and files[0].read_bytes().count(b'{"type":"sample"') >= 40:
-                break
-            time.sleep(0.1)
+        until(lambda: (files := session_files()) and files[0].read_bytes().count(b'{"type":"sample"') >= 40,
+              what="40 samples kept in the session file")
         shell = int(first.run("display-message", "-p", "-t", first.name, "#{pane_pid}").strip())
         (pid,) = children(shell)
         os.kill(pid, signal.SIGKILL)
-        for _ in range(50):
-            if (tmp_path / "exit.txt").exists():
-                break
-            time.sleep(0.1)
+        until(lambda: (tmp_path / "exit.txt").exists(), what="the pane's exit status")
         assert (tmp_path / "exit.txt").read_text().strip() == "EXITED 137"
     finally:
         first.kill()
@@ -226,11 +217,11 @@ def test_sigkill_of_a_real_dashboard_leaves_whole_lines_and_the_next_one_restore
         screen = second.wait_for("not watching")
         assert killed.stem[:16] in screen
         second.keys("Escape")
+        second.wait_for("Processes (G6)")
+        time.sleep(0.3)  # the terminal's timing, not the app's: a key right after Escape would read as Alt+key
         second.keys("q")
-        for _ in range(100):
-            if "EXITED 0" in (tmp_path / "exit.txt").read_text():
-                break
-            time.sleep(0.1)
+        until(lambda: "EXITED 0" in (tmp_path / "exit.txt").read_text(), what="the second dashboard's exit 0",
+              timeout=15)
     finally:
         second.kill()
     assert len(session_files()) == 2 and read_recording(session_files()[0]).samples

@@ -91,7 +91,7 @@ def test_dashboard_in_tmux_keys_drill_in_and_quit(tmux, tmp_path):
     assert "Status: WARN" in card and "Fix" in card  # a warning card leads with its fix
     tmux.keys("Escape")
     tmux.wait_for("Processes (G6)")
-    time.sleep(0.3)
+    time.sleep(0.3)  # the terminal's timing, not the app's: a key right after Escape would read as Alt+key
     # help screen
     tmux.keys("?")
     tmux.wait_for("sparktui keys")
@@ -142,7 +142,7 @@ def test_a_session_of_keys_in_real_tmux_goes_back_never_quits_by_accident_and_ke
     tmux.wait_for("plots: last 1 h")
     tmux.keys("t")
     tmux.wait_for("tree")
-    time.sleep(0.3)
+    time.sleep(0.3)  # the terminal's timing: let the last key's sequence end before q
     tmux.quit_with_q(tmp_path)
 
     again = Tmux(tmp_path)

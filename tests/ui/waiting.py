@@ -57,6 +57,20 @@ async def wait_for(pilot, predicate: Callable[[], Any], *, timeout: float = TIME
         await asyncio.sleep(STEP_S)
 
 
+def until(predicate: Callable[[], Any], *, timeout: float = TIMEOUT_S, what: str = "", step: float = 0.05) -> Any:
+    """Outside an app (a real dashboard in tmux, a file another process writes): poll ``predicate``
+    until it is truthy and return its value; on timeout fail naming ``what`` and the last value."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            pytest.fail(f"timed out after {timeout:g} s waiting for {what or 'the condition'}; last seen: "
+                        f"{_describe(value)}", pytrace=False)
+        time.sleep(step)
+
+
 async def settled(pilot) -> None:
     """Every worker finished and what it posted handled: the state after a check or a probe ran."""
     await pilot.app.workers.wait_for_complete()
