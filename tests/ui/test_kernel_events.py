@@ -12,8 +12,6 @@ import pytest
 from sparktui.core.config import Config
 from sparktui.core.readings import Reading, Readings
 from sparktui.core.verdict import Status
-from sparktui.gotchas import REGISTRY
-from sparktui.runner import judge
 from sparktui import runner
 from sparktui.ui.app import ChecksDone, KernelFollowFailed, SparkApp
 from sparktui.live.kernel import merged_reading, status_of

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import time
 
 from rich.text import Text
 from textual.widgets import DataTable
@@ -21,7 +20,9 @@ from sparktui.ui.peers import PeersScreen
 from sparktui.ui.screens import HelpScreen
 from sparktui.ui.panels import Checklist
 from tests.test_fleet_peers import _peer_command, sshd  # noqa: F401  (sshd: the loopback sshd fixture)
+from tests.ui import waiting
 from tests.ui.test_dashboard import DEMO, StillSource
+from tests.ui.waiting import leaves, says, shows, wait_for
 
 LOCAL_TORCH = "2.9.0+cu130"
 
@@ -39,7 +40,7 @@ def live_app(cfg: Config) -> SparkApp:
 
 def screen_text(app) -> str:
     """What the terminal shows now, as text."""
-    return "\n".join(s.text for s in app.screen._compositor.render_strips())
+    return waiting.screen_text(app)
 
 
 def cell(app, table: str, row: str, col: str) -> Text:
@@ -52,19 +53,13 @@ def static_text(app, wid: str) -> str:
     return c.plain if isinstance(c, Text) else str(c)
 
 
-async def until(pilot, cond, timeout: float = 60.0) -> None:
-    end = time.monotonic() + timeout
-    while not cond():
-        assert time.monotonic() < end, "timed out waiting"
-        await pilot.pause(0.1)
-    await pilot.pause(0.1)
-
-
 async def peers_answered(app, pilot, timeout: float = 90.0) -> None:
     """Every peer fetched, and its result handled on the app's thread."""
     w = app.peer_watch
     assert await asyncio.to_thread(w.fetcher.wait, timeout)
-    await until(pilot, lambda: all(s.host in w.results and w.fetching_s(s.host) is None for s in w.specs), 10)
+    await wait_for(pilot, lambda: all(s.host in w.results and w.fetching_s(s.host) is None for s in w.specs),
+                   what="every peer's answer handled", state=lambda: dict(w.results))
+    await pilot.pause()
 
 
 def local_readings_like(peer_readings: Readings, torch: str) -> Readings:
@@ -83,9 +78,9 @@ async def test_no_peers_m_says_how_to_configure_them():
     app = live_app(Config())
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("m")
-        await pilot.pause(0.3)
-        assert isinstance(app.screen, PeersScreen)
-        notice = static_text(app, "peers-notice")
+        await shows(pilot, PeersScreen)
+        notice = await wait_for(pilot, lambda: "sparktui --peer" in (s := static_text(app, "peers-notice")) and s,
+                                what="the how-to notice")
         assert "sparktui --peer" in notice and "[fleet] peers = [" in notice
         assert "replay" not in notice
         shown = screen_text(app)
@@ -102,14 +97,14 @@ async def test_replay_does_not_fetch_peers_and_says_so():
     app = SparkApp(Config().with_overrides(fleet={"peers": ["spark-2"]}), replay=str(DEMO), speed=None)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("m")
-        await pilot.pause(0.3)
-        notice = static_text(app, "peers-notice")
+        await shows(pilot, PeersScreen)
+        notice = await wait_for(pilot, lambda: "replay" in (s := static_text(app, "peers-notice")) and s,
+                                what="the replay notice")
         assert "replay" in notice and "not fetched" in notice and "spark-2" in notice
         assert "No peers are configured" not in notice
         assert app.peer_watch.fetcher is None
         await pilot.press("r")
-        await pilot.pause(0.1)
-        assert any("live machine only" in n.message for n in app._notifications)
+        await says(pilot, "live machine only")
 
 
 # -- (b) a reachable peer --------------------------------------------------------------------------
@@ -118,8 +113,7 @@ async def test_reachable_peer_shows_its_glyphs_and_a_different_torch_is_highligh
     app = live_app(peers_cfg(sshd, "peer-ok"))
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("m")
-        await pilot.pause(0.2)
-        assert isinstance(app.screen, PeersScreen)
+        await shows(pilot, PeersScreen)
         await peers_answered(app, pilot)
         res = app.peer_watch.results["peer-ok"]
         assert res.state is PeerState.OK, res.reason
@@ -127,7 +121,8 @@ async def test_reachable_peer_shows_its_glyphs_and_a_different_torch_is_highligh
         local = local_readings_like(res.readings, LOCAL_TORCH)
         verdicts = judge_peer(local, app.cfg)
         app.post_message(ChecksDone(Judged(tuple(verdicts), local, tuple(local))))
-        await until(pilot, lambda: cell(app, "peers-compare", "torch", "m0").plain == LOCAL_TORCH, 10)
+        await wait_for(pilot, lambda: cell(app, "peers-compare", "torch", "m0").plain == LOCAL_TORCH,
+                       what="this machine's torch in the comparison")
 
         assert cell(app, "peers-checks", "state", "m1").plain == "✔ reachable"
         for v in res.verdicts:  # the peer's G1-G10, judged here, with the main checklist's glyphs
@@ -146,7 +141,7 @@ async def test_reachable_peer_shows_its_glyphs_and_a_different_torch_is_highligh
         summary = static_text(app, "peers-summary")
         assert "differ: " in summary and "torch" in summary.split("differ: ", 1)[1].splitlines()[0]
         # and the main screen's header says so without opening this view
-        await until(pilot, lambda: "peers differ: torch" in app.header_bar.render().plain, 5)
+        await wait_for(pilot, lambda: "peers differ: torch" in app.header_bar.render().plain, what="the header's badge")
         assert "bold red" in str([sp.style for sp in app.header_bar.render().spans])
         shown = screen_text(app)
         assert "peer-ok" in shown and "reachable" in shown
@@ -167,8 +162,8 @@ async def test_unreachable_peer_says_why_and_the_local_column_still_shows(sshd):
         app.post_message(ChecksDone(Judged(tuple(judge_peer(Readings(), app.cfg, ["G7"])), Readings(), ())))
         await pilot.press("m")
         await peers_answered(app, pilot, 20)
-        await pilot.pause(0.3)
-        state = cell(app, "peers-checks", "state", "m1").plain
+        state = await wait_for(pilot, lambda: (s := cell(app, "peers-checks", "state", "m1").plain).startswith("✘") and s,
+                               what="the peer's state drawn")
         assert state.startswith("✘ unreachable: ") and "connection refused" in state.lower()
         machines = static_text(app, "peers-machines")
         assert "peer-down: unreachable: connection refused" in machines
@@ -182,29 +177,27 @@ async def test_unreachable_peer_says_why_and_the_local_column_still_shows(sshd):
         g7 = app.board["G7"].verdict
         assert cell(app, "peers-checks", "G7", "m0").plain == f"{g7.status.glyph} {g7.status.value}"
         assert "unreachable" in screen_text(app)
-        await until(pilot, lambda: "peer peer-down: unreachable" in app.header_bar.render().plain, 5)
+        await wait_for(pilot, lambda: "peer peer-down: unreachable" in app.header_bar.render().plain,
+                       what="the header's badge")
 
 
 async def test_a_slow_peer_counts_up_while_fetching_then_says_timeout_and_r_fetches_again(sshd):
     app = live_app(peers_cfg(sshd, "peer-ok", command="sleep 30; true", timeout_s=6))
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("m")
-        counted = None
-        until = time.monotonic() + 5.5  # polled by the clock, inside the 6-s timeout: a loaded machine draws late
-        while time.monotonic() < until:
-            await pilot.pause(0.05)
-            counted = re.fullmatch(r". fetching… (\d+)s", cell(app, "peers-checks", "state", "m1").plain)
-            if counted and int(counted.group(1)) >= 1:
-                break
-        assert counted and int(counted.group(1)) >= 1, cell(app, "peers-checks", "state", "m1").plain
+        # inside the 6-s timeout: a loaded machine draws late
+        await wait_for(pilot, lambda: (m := re.fullmatch(r". fetching… (\d+)s", cell(app, "peers-checks", "state", "m1").plain))
+                       and int(m.group(1)) >= 1, timeout=5.5, what="the fetch counting up",
+                       state=lambda: cell(app, "peers-checks", "state", "m1").plain)
         assert re.search(r"^peer-ok: fetching… \d+s \(ssh peer-ok\)", static_text(app, "peers-machines"), re.M)
         assert cell(app, "peers-compare", "torch", "m1").plain == "? fetching…"  # unknown, not equal
         await peers_answered(app, pilot, 20)
         assert cell(app, "peers-checks", "state", "m1").plain.startswith("✘ timeout: no complete answer within 6 s")
         assert "timeout: no complete answer" in static_text(app, "peers-machines")
         await pilot.press("r")
-        await pilot.pause(0.1)
-        assert re.search(r"fetching… [01]s$", cell(app, "peers-checks", "state", "m1").plain)
+        state = await wait_for(pilot, lambda: re.search(r"fetching… \d+s$", s := cell(app, "peers-checks", "state", "m1").plain)
+                               and s, what="the fetch started again")
+        assert re.search(r"fetching… [01]s$", state), state
         assert "last answer: timeout" in static_text(app, "peers-machines")
         await peers_answered(app, pilot, 20)
         assert cell(app, "peers-checks", "state", "m1").plain.startswith("✘ timeout")
@@ -216,24 +209,24 @@ async def test_escape_returns_to_the_main_screen():
     app = live_app(Config())
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("m")
-        await pilot.pause(0.2)
-        assert isinstance(app.screen, PeersScreen)
+        await shows(pilot, PeersScreen)
         await pilot.press("escape")
-        await pilot.pause(0.2)
-        assert not isinstance(app.screen, PeersScreen)
+        await leaves(pilot, PeersScreen)
         assert app.screen.query_one(Checklist) is app.checklist
         assert "Machines side by side" not in screen_text(app)
         await pilot.press("m", "m")  # m again closes it too
-        await pilot.pause(0.2)
-        assert not isinstance(app.screen, PeersScreen) and len(app.screen_stack) == 1
+        await pilot.pause()
+        await wait_for(pilot, lambda: not isinstance(app.screen, PeersScreen) and len(app.screen_stack) == 1,
+                       what="the main screen alone", state=lambda: app.screen_stack)
 
 
 async def test_narrow_terminal_still_shows_the_columns():
     app = live_app(Config())
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("m")
-        await pilot.pause(0.3)
-        shown = screen_text(app)
+        await shows(pilot, PeersScreen)
+        shown = await wait_for(pilot, lambda: "No peers are configured" in (s := screen_text(app)) and s,
+                               what="the notice drawn")
         assert "No peers are configured" in shown and "sparktui --peer" in shown
 
 
@@ -241,11 +234,10 @@ async def test_help_and_palette_offer_the_machines_view():
     app = live_app(Config())
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("question_mark")
-        await pilot.pause(0.2)
-        assert isinstance(app.screen, HelpScreen) and dict(app.screen.keys)["m"].startswith("peers: this machine beside")
+        await shows(pilot, HelpScreen)
+        assert dict(app.screen.keys)["m"].startswith("peers: this machine beside")
         await pilot.press("escape")
         hits = [h async for h in SparkCommands(app.screen).search("machines")]
         assert hits
         await hits[0].command()
-        await pilot.pause(0.2)
-        assert isinstance(app.screen, PeersScreen)
+        await shows(pilot, PeersScreen)
