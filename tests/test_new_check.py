@@ -105,7 +105,7 @@ async def main():
             await pilot.pause(0.05)
             if app.board["G99"].verdict is not None:
                 break
-        await pilot.pause(0.2)
+        await pilot.pause()  # the verdict handled: its row holds it (no fixed delay needed)
         v = app.board["G99"].verdict
         print(v.status.value if v else None)
         print(" ".join(str(c) for c in app.query_one("#checklist").get_row("G99")))
