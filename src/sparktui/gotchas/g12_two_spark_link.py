@@ -414,13 +414,13 @@ def rule_both_halves(k: _Link) -> None:
     """NCCL_IB_HCA set, naming both NIC halves that are up; no RDMA device at all falls back to sockets."""
     up_devs = sorted({str(p["device"]) for p in k.active})
     hca, hca_src = k.settings["NCCL_IB_HCA"]
+    sel = k.hca_list  # parsed from ``hca``: None exactly when it is not set
     if up_devs:
-        if hca is None:
+        if sel is None:
             k.problems.append(f"NCCL_IB_HCA is not set: NCCL's default settings gave ~{DEFAULT_BUSBW_GBS:g} GB/s between two Sparks "
                               f"(vs {REACHABLE_BUSBW_GBS} GB/s naming both halves)")
             k.export_lines.append(f"export NCCL_IB_HCA={','.join(up_devs)}")
         else:
-            sel = k.hca_list or parse_nccl_list(hca, ports=True)
             used = [d for d in up_devs if any(sel.selects_port(d, p.get("port")) for p in k.active if str(p.get("device")) == d)]
             if len(up_devs) >= 2 and len(used) < 2:
                 k.problems.append(f"NCCL_IB_HCA={hca} ({hca_src}) uses {', '.join(used) or 'none'} of the up RDMA devices "
