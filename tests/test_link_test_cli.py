@@ -20,7 +20,7 @@ from sparktui import probes
 from sparktui.cli import linktest
 from sparktui.cli.main import main
 from sparktui.core.readings import Reading
-from tests.gotchas.g12.test_link import REAL_TABLE, scan, spark
+from tests.gotchas.builders import REAL_TABLE, link_scan as scan, spark
 
 MPIRUN = """#!/bin/sh
 # a stand-in launcher: log the argv, then run the program after the mpirun options with its arguments

@@ -18,7 +18,7 @@ from sparktui.core.verdict import Status
 from sparktui.gotchas import REGISTRY
 from sparktui.runner import judge
 from tests.hostile.test_snapshot_fields import source_doc
-from tests.gotchas.g06.test_rules import g6v, history, job, snap
+from tests.gotchas.builders import g6_history as history, g6v, job, snap
 from sparktui.testing.spoil import H200
 from sparktui.testing.spoil import with_value as _with
 

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from sparktui.core.config import Config
 from sparktui.probes import container, host, kernel_log, link, processes
-from tests.gotchas.g12.test_link import HALVES, make_nic
+from tests.gotchas.builders import HALVES, make_nic
 
 # Bytes as /proc files could hold them: real-looking tokens in any order, plus anything at all.
 TOKENS = [b"MemTotal:", b"MemAvailable:", b"MemFree:", b"SwapTotal:", b"HugePages_Total:", b" ", b"\t", b"\n",

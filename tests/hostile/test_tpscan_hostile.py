@@ -27,7 +27,7 @@ from sparktui.core.verdict import Status
 from sparktui.gotchas import g10_tensor_parallel as g10
 from sparktui.probes import tpscan
 from tests.conftest import readings_of
-from tests.gotchas.g10.test_scan import _best_of, _scan_as_nobody
+from tests.gotchas.builders import best_of as _best_of, scan_as_nobody as _scan_as_nobody
 
 MB = 1024 * 1024
 SLACK_S = 1.0  # past a deadline, the work between two looks at the clock, on a loaded machine

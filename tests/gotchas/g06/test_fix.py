@@ -10,7 +10,8 @@ from sparktui.core.validate import MEMTOTAL_MAX_BYTES
 from sparktui.core.verdict import Status
 from sparktui.gotchas import g06_contention as g6
 from tests.gotchas.builders import GIB, T0
-from tests.gotchas.g06.test_rules import ENGINE_CORE, LORA, TOTAL, g6v, history, job, ollama, readings, server, snap, vllm
+from tests.gotchas.builders import (ENGINE_CORE, LORA, MEMTOTAL as TOTAL, g6_history as history,
+                                    g6_readings as readings, g6v, job, ollama, server, snap, vllm)
 
 
 def blocks_for(fix: str) -> list[str]:

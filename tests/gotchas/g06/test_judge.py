@@ -16,19 +16,9 @@ from sparktui.core.readings import Reading
 from sparktui.core.verdict import Status
 from sparktui.gotchas import g06_contention as g6
 from sparktui.gotchas.g06_contention import judge
-from tests.gotchas.g06.test_rules import (
-    ENGINE_CORE,
-    GIB,
-    LORA,
-    T0,
-    g6v,
-    history,
-    job,
-    readings,
-    server,
-    snap,
-    vllm,
-)
+from tests.gotchas.builders import (ENGINE_CORE, LORA, g6_history as history, g6_readings as readings, g6v, job,
+                                    server, snap, vllm)
+from tests.gotchas.builders import GIB, T0
 
 
 def ev_of(v) -> dict:

@@ -17,7 +17,7 @@ from sparktui.core.recording import Recording, read_recording, readings_from_rec
 from sparktui.core.verdict import Status
 from sparktui.gotchas.g06_contention import judge
 from tests.gotchas.builders import DEMO, GIB
-from tests.gotchas.g06.test_rules import ENGINE_CORE, LORA, g6v, job, snap, vllm
+from tests.gotchas.builders import ENGINE_CORE, LORA, g6v, job, snap, vllm
 
 
 @pytest.mark.parametrize("count, extra, missing", [
@@ -78,7 +78,7 @@ def test_a_recording_whose_process_rows_were_emptied_is_not_ok():
 
 def _review(blind: int, seen: int, worst=None):
     from tests.gotchas.builders import T0
-    from tests.gotchas.g06.test_rules import history
+    from tests.gotchas.builders import g6_history as history
     snaps = [snap(t=T0 + i, scan_error="process scan failed: OSError") for i in range(blind)]
     snaps += [snap(job(3310, LORA), t=T0 + blind + i) for i in range(seen)]
     if worst is not None:

@@ -13,98 +13,20 @@ from typing import Any
 import pytest
 
 from sparktui.core.config import Config
-from sparktui.core.readings import Reading, Readings
+from sparktui.core.readings import Reading
 from sparktui.core.recording import read_recording, readings_from_recording
-from sparktui.core.verdict import Status, Verdict
+from sparktui.core.verdict import Status
 from sparktui.gotchas import g06_contention as g6
 from sparktui.gotchas.g06_contention import judge
-from tests.gotchas.builders import DEMO, T0
+from tests.gotchas.builders import DEMO, GIB, T0
+from tests.gotchas.builders import (ENGINE_CORE, LORA, MEMTOTAL as TOTAL, MIB, g6_history as history,
+                                    g6_readings as readings, g6v, job, ollama, server, snap, vllm, vllm_cap as cap)
 
-MIB, GIB = 1024 ** 2, 1024 ** 3
-TOTAL = 127_611_700 * 1024  # MemTotal on a GB10: 121.7 GiB usable
-ENGINE_CORE = 89093 * MIB  # `VLLM::EngineCore 89093MiB` (docs/reference/FACTS.md)
-LORA = int(3.5 * GIB)  # the <4 GB LoRA that ran cleanly beside vLLM at 0.5
 SMALL = 512 * MIB  # SMALL_GPU_BYTES: the numbers below are literal, so a changed constant is noticed
 HEADROOM = 0.9  # HEADROOM_FRACTION
 
 
 # -- building readings ---------------------------------------------------------------------------
-
-def cap(fraction: float | None, state: str = "set") -> dict[str, Any]:
-    return {"state": state, "fraction": fraction, "source": f"--gpu-memory-utilization {fraction}" if state == "set"
-            else "no --gpu-memory-utilization: vLLM's default", "detail": ""}
-
-
-def vllm(pid: int, fraction: float | None, held: int | None, state: str = "set", listed: bool = True) -> list[dict]:
-    """A `vllm serve` launcher (not on the GPU) and its VLLM::EngineCore holding ``held``."""
-    c = cap(fraction, state)
-    launcher = {"pid": pid, "ppid": 1877, "kind": "server", "server": "vllm", "name": "vllm serve",
-                "command": f"/home/spark/.venv/bin/python3 /home/spark/.venv/bin/vllm serve m --gpu-memory-utilization {fraction}",
-                "gpu_mem_bytes": None, "rss_bytes": 2 * GIB, "cap": c, "group": pid}
-    core = {"pid": pid + 1, "ppid": pid, "kind": "server", "server": "vllm", "name": "VLLM::EngineCore",
-            "command": "VLLM::EngineCore", "gpu_mem_bytes": held, "rss_bytes": 4 * GIB, "cap": c, "group": pid}
-    if listed:
-        core.update(on_gpu=True, gpu_list="compute")
-    return [launcher, core]
-
-
-def server(pid: int, kind: str, held: int | None, listed: bool = True, name: str = "", state: str = "none",
-           fraction: float | None = None) -> dict:
-    row = {"pid": pid, "ppid": 1, "kind": "server", "server": kind, "name": name or kind, "command": name or kind,
-           "gpu_mem_bytes": held if listed else None, "rss_bytes": 300 * MIB, "group": pid,
-           "cap": {"state": state, "fraction": fraction, "source": f"{kind}'s cap", "detail": ""}}
-    if listed:
-        row.update(on_gpu=True, gpu_list="compute")
-    return row
-
-
-def ollama(pid: int, runner_held: int | None = None, loaded: bool = False) -> list[dict]:
-    """`ollama serve` (never on the GPU) and, once a model is loaded, its `ollama runner`."""
-    serve = server(pid, "ollama", None, listed=False, name="ollama serve")
-    if not loaded:
-        return [serve]
-    runner = server(pid + 1, "ollama", runner_held, name="ollama runner")
-    runner.update(ppid=pid, group=pid)
-    return [serve, runner]
-
-
-def job(pid: int, held: int | None, listed: bool = True, kind: str = "training", name: str = "torchrun",
-        gpu_list: str = "compute", rss: int = 7 * GIB) -> dict:
-    row = {"pid": pid, "ppid": 3002, "kind": kind, "server": None, "name": name, "command": f"python3 {name}",
-           "gpu_mem_bytes": held if listed else None, "rss_bytes": rss, "cap": None, "group": pid}
-    if listed:
-        row.update(on_gpu=True, gpu_list=gpu_list)
-    return row
-
-
-def snap(*rows: Any, nv_ok: bool = True, inside: bool | None = False, t: float | None = None,
-         count: int | None = None, **extra: Any) -> dict:
-    flat: list[dict] = []
-    for r in rows:
-        flat.extend(r if isinstance(r, list) else [r])
-    listed = sum(1 for r in flat if r.get("on_gpu"))
-    d = {"rows": flat, "nvml": {"ok": nv_ok, "error": None if nv_ok else "NVML_ERROR_LIBRARY_NOT_FOUND",
-                                "count": listed if count is None else count},
-         "container": {"inside": inside}, "skipped": {"vanished": 0, "denied": 0}}
-    if t is not None:
-        d["t"] = t
-    d.update(extra)
-    return d
-
-
-def readings(data: dict | None, total: Any = TOTAL, available: Any = 100 * GIB, meminfo: bool = True,
-             **mem: Any) -> Readings:
-    r = Readings()
-    r.add(Reading("processes", data, error=None if data is not None else "scan failed", source="test scan"))
-    if meminfo:
-        m = {k: v for k, v in (("MemTotal", total), ("MemAvailable", available)) if v is not None}
-        m.update(mem)
-        r.add(Reading("meminfo", m, source="/proc/meminfo"))
-    return r
-
-
-def g6v(data: dict | None, cfg: Config | None = None, **kw: Any) -> Verdict:
-    return judge(readings(data, **kw), cfg or Config())
 
 
 def status(data: dict | None, **kw: Any) -> str:
@@ -401,9 +323,6 @@ def test_sparktuis_own_probe_script_in_an_older_snapshot_is_not_a_job():
 
 
 # -- review mode: every snapshot, the worst one and when (class 4) -----------------------------------
-
-def history(*snaps: dict) -> dict:
-    return dict(snaps[-1], history=list(snaps), review=True)
 
 
 def test_review_reports_the_worst_snapshot_and_when():

@@ -7,7 +7,6 @@ tools (a ``grep`` for TP keys, say).
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import tempfile
@@ -22,26 +21,8 @@ from sparktui.core.verdict import Status
 from sparktui.gotchas import g10_tensor_parallel as g10
 from sparktui.probes import tpscan
 from tests.conftest import readings_of
-
-MB = 1024 * 1024
-
-
-def put(root: Path, rel: str, text: str | bytes, mode: int | None = None) -> Path:
-    p = root / rel
-    p.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(text, bytes):
-        p.write_bytes(text.replace(b"@", b""))
-    else:
-        p.write_text(text.replace("@", ""))
-    if mode is not None:
-        p.chmod(mode)
-    return p
-
-
-def scan(*paths, max_bytes: int = 4 * MB, **kw) -> dict:
-    data = tpscan.scan([str(p) for p in paths], max_bytes, **kw)
-    json.loads(json.dumps(data))  # plain JSON, as snapshots need
-    return data
+from tests.gotchas.builders import (MB, best_of as _best_of, scan_as_nobody as _scan_as_nobody, tp_put as put,
+                                    tp_scan as scan)
 
 
 def found(data: dict) -> set[tuple[str, str, str]]:
@@ -326,38 +307,6 @@ def test_malformed_yaml_json_and_bad_utf8_survive(tmp_path):
     assert data["skipped"] == {}
 
 
-def _scan_as_nobody(root: Path) -> dict:
-    """Run the scan in a forked child that dropped root (uid 65534), so permissions apply."""
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # child
-        code = 0
-        try:
-            os.close(r)
-            os.setgroups([])
-            os.setgid(65534)
-            os.setuid(65534)
-            out = json.dumps(tpscan.scan([str(root)], 4 * MB)).encode()
-            while out:
-                out = out[os.write(w, out):]
-        except BaseException:
-            code = 1
-        finally:
-            os._exit(code)
-    os.close(w)
-    chunks = []
-    while True:
-        b = os.read(r, 65536)
-        if not b:
-            break
-        chunks.append(b)
-    os.close(r)
-    _, status = os.waitpid(pid, 0)
-    if os.waitstatus_to_exitcode(status) != 0:
-        pytest.skip("cannot drop root privileges here to test permission errors")
-    return json.loads(b"".join(chunks))
-
-
 def test_unreadable_folders_and_files_are_recorded_not_fatal():
     base = Path(tempfile.mkdtemp(prefix="sparktui-g10-perm-"))
     try:
@@ -497,16 +446,6 @@ PATHOLOGICAL = {
     "continued torchrun lines": ("launch.sh", lambda n: "torchrun \\\n" * (n // 10) + "tp_size=@2\n"),
     "variables assigned after use": ("launch.sh", lambda n: "tp_size=$A\n" * (n // 20) + "A=1\n" * (n // 20)),
 }
-
-
-def _best_of(runs: int, fn) -> float:
-    """CPU seconds of this thread (other work on a shared machine does not count), best run."""
-    best = float("inf")
-    for _ in range(runs):
-        t0 = time.thread_time()
-        fn()
-        best = min(best, time.thread_time() - t0)
-    return best
 
 
 @pytest.mark.parametrize("case", list(PATHOLOGICAL), ids=list(PATHOLOGICAL))

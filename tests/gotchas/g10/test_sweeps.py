@@ -15,7 +15,7 @@ from sparktui.core.config import Config
 from sparktui.core.verdict import Status
 from sparktui.gotchas import g10_tensor_parallel as g10
 from tests.conftest import readings_of
-from tests.gotchas.g10.test_scan import put, scan
+from tests.gotchas.builders import tp_put as put, tp_scan as scan
 
 SWEEPS = [
     # (written, status, degree, words of the finding's "via")

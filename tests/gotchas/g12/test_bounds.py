@@ -21,7 +21,7 @@ import pytest
 from sparktui.cli.main import main
 from sparktui.core.verdict import Status
 from sparktui.gotchas import g12_two_spark_link as g12
-from tests.gotchas.g12.test_link import BOTH, HALVES, OTHER_PORT, judged, make_nic, spark
+from tests.gotchas.builders import BOTH, HALVES, OTHER_PORT, g12_judged as judged, make_nic, spark
 
 A, B = "enp1s0f1np1", "enP2p1s0f1np1"
 RA, RB = "rocep1s0f1", "roceP2p1s0f1"
@@ -199,7 +199,7 @@ def test_an_unnamed_interface_in_operstate_unknown_is_left_out(tmp_path):
 
 
 def test_the_probe_lists_every_netdev_and_every_rdma_port(tmp_path):
-    from tests.gotchas.g12.test_link import scan
+    from tests.gotchas.builders import link_scan as scan
 
     d = scan(spark(tmp_path))
     assert {"lo", "enP7s7", A, B} <= set(d["netdevs"])

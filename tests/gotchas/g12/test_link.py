@@ -3,7 +3,6 @@ from env files, the judge, and the opt-in all_reduce_perf flow with a stand-in b
 
 from __future__ import annotations
 
-import os
 import sys
 import textwrap
 from pathlib import Path
@@ -17,83 +16,9 @@ from sparktui.flows import nccl_test
 from sparktui.gotchas import g12_two_spark_link as g12
 from sparktui.probes import link
 from tests.conftest import readings_of
-from tests.gotchas.builders import GIDS, PEER
-
-# A DGX Spark's ConnectX-7: each QSFP port appears as two PCIe halves (domains 0000 and 0002),
-# netdevs enp1s0f{0,1}np{0,1} / enP2p1s0f{0,1}np{0,1}, RDMA devices rocep1s0f{0,1} / roceP2p1s0f{0,1}.
-HALVES = [("enp1s0f1np1", "0000:01:00.1", "rocep1s0f1"), ("enP2p1s0f1np1", "0002:01:00.1", "roceP2p1s0f1")]
-OTHER_PORT = [("enp1s0f0np0", "0000:01:00.0", "rocep1s0f0"), ("enP2p1s0f0np0", "0002:01:00.0", "roceP2p1s0f0")]
-
-
-def _w(p: Path, text: str) -> None:
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(text + "\n")
-
-
-def make_nic(root: Path, name: str, pci: str, rdma: str | None, *, mtu: int = 9000, oper: str = "up",
-             speed: int = 200000, driver: str = "mlx5_core", gids=GIDS, words=(0, 0), port_state="4: ACTIVE") -> None:
-    dev = root / "sys" / "devices" / "platform" / pci
-    drv = root / "sys" / "bus" / "pci" / "drivers" / driver
-    drv.mkdir(parents=True, exist_ok=True)
-    dev.mkdir(parents=True, exist_ok=True)
-    if not (dev / "driver").exists():
-        os.symlink(drv, dev / "driver")
-    _w(dev / "vendor", "0x15b3" if driver == "mlx5_core" else "0x10ec")
-    _w(dev / "device", "0x1021" if driver == "mlx5_core" else "0x8127")
-    net = root / "sys" / "class" / "net" / name
-    net.mkdir(parents=True)
-    os.symlink(dev, net / "device")
-    (dev / "net" / name).mkdir(parents=True)
-    _w(net / "mtu", str(mtu))
-    _w(net / "operstate", oper)
-    _w(net / "carrier", "1" if oper == "up" else "0")
-    _w(net / "speed", str(speed if oper == "up" else -1))
-    if rdma:
-        ib = root / "sys" / "class" / "infiniband" / rdma
-        ib.mkdir(parents=True)
-        os.symlink(dev, ib / "device")
-        port = ib / "ports" / "1"
-        _w(port / "state", port_state if oper == "up" else "1: DOWN")
-        _w(port / "phys_state", "5: LinkUp" if oper == "up" else "3: Disabled")
-        _w(port / "rate", "200 Gb/sec (4X HDR)" if oper == "up" else "10 Gb/sec (4X SDR)")
-        _w(port / "link_layer", "Ethernet")
-        for i, gid, typ in gids:
-            _w(port / "gids" / str(i), gid)
-            _w(port / "gid_attrs" / "types" / str(i), typ)
-            _w(port / "gid_attrs" / "ndevs" / str(i), name)
-        for i in range(len(gids), len(gids) + 3):  # empty slots
-            _w(port / "gids" / str(i), link.ZERO_GID)
-        _w(port / "counters" / "port_xmit_data", str(words[0]))
-        _w(port / "counters" / "port_rcv_data", str(words[1]))
-        _w(port / "counters" / "port_xmit_packets", "12345")
-        _w(port / "hw_counters" / "out_of_sequence", "0")
-        _w(port / "hw_counters" / "rx_write_requests", "777")
-
-
-def spark(root: Path, *, mtu: int = 9000, cabled: list = HALVES, **kw) -> Path:
-    """A Spark with both ports' halves present, the cabled ones up, plus the Realtek 10 GbE."""
-    for name, pci, rdma in HALVES + OTHER_PORT:
-        up = (name, pci, rdma) in cabled
-        make_nic(root, name, pci, rdma, mtu=mtu if up else 1500, oper="up" if up else "down", **kw)
-    make_nic(root, "enP7s7", "0007:01:00.0", None, mtu=1500, driver="r8169")
-    (root / "sys" / "class" / "net" / "lo").mkdir(parents=True)
-    return root
-
-
-def scan(root: Path, env=None, files=()):
-    data, err = link.scan(str(root), env or {}, files)
-    assert err is None, err
-    assert data is not None
-    return data
-
-
-BOTH = {"NCCL_IB_HCA": "rocep1s0f1,roceP2p1s0f1", "NCCL_SOCKET_IFNAME": "enp1s0f1np1", "NCCL_IB_GID_INDEX": "3"}
-
-
-def judged(root: Path, env=None, files=(), cfg: Config = PEER, **more):
-    data, err = link.scan(str(root), env if env is not None else {}, files)
-    r = Reading("link", data, error=err, source="test", started_at=1.0)
-    return g12.judge(readings_of(link=r, **more), cfg)
+from tests.gotchas.builders import PEER
+from tests.gotchas.builders import (BOTH, HALVES, OTHER_PORT, REAL_TABLE, g12_judged as judged, link_scan as scan,
+                                    make_nic, spark)
 
 
 # ------------------------------------------------------------------ probe
@@ -398,22 +323,6 @@ def test_gotcha_object():
 
 
 # ------------------------------------------------------------------ busbw and the opt-in flow
-
-REAL_TABLE = """\
-# nThread 1 nGpus 1 minBytes 17179869184 maxBytes 17179869184 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0
-#
-# Using devices
-#  Rank  0 Group  0 Pid 412345 on    spark-1 device  0 [0x01] NVIDIA GB10
-#  Rank  1 Group  0 Pid 398765 on    spark-2 device  0 [0x01] NVIDIA GB10
-#
-#                                                              out-of-place                       in-place
-#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
-#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
- 17179869184    4294967296     float     sum      -1   724155   23.72   23.72      0   724087   23.73   23.73      0
-# Out of bounds values : 0 OK
-# Avg bus bandwidth    : 23.7236
-#
-"""
 
 
 def test_parse_real_table():

@@ -13,7 +13,7 @@ from sparktui.gotchas import g12_two_spark_link as g12
 from sparktui.probes import link
 from tests.conftest import readings_of
 from tests.gotchas.builders import PEER
-from tests.gotchas.g12.test_link import HALVES, spark
+from tests.gotchas.builders import HALVES, spark
 
 RUN_SH = """#!/usr/bin/env bash
 # two-Spark vLLM launch (one NIC half only: the mistake G12 looks for)

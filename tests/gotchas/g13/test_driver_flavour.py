@@ -14,45 +14,11 @@ from sparktui.gotchas import g13_driver_flavour as g13
 from sparktui.probes import driver_flavour as probe
 from tests.conftest import readings_of
 from tests.gotchas.builders import CFG, GB10_NVML, H100_NVML, g13_verdict as verdict
+from tests.gotchas.builders import driver_tree as tree
 
-OPEN_NVRM = ("NVRM version: NVIDIA UNIX Open Kernel Module for aarch64  {v}  Release Build  "
-             "(dvs-builder@U22-I3-AE18-23-3)  Tue Sep 23 09:55:41 UTC 2025\n"
-             "GCC version:  gcc version 13.3.0 (Ubuntu 13.3.0-6ubuntu2~24.04) \n")
 PROP_NVRM = ("NVRM version: NVIDIA UNIX aarch64 Kernel Module  {v}  Tue Sep 23 09:55:41 UTC 2025\n"
              "GCC version:  gcc version 13.3.0 (Ubuntu 13.3.0-6ubuntu2~24.04) \n")
 X86_PROP_NVRM = "NVRM version: NVIDIA UNIX x86_64 Kernel Module  {v}  Thu Feb 22 01:44:30 UTC 2024\n"
-GPU_INFO = ("Model: \t\t NVIDIA GB10\nIRQ:   \t\t 98\nGPU UUID: \t GPU-5c2e0a8e-0000-0000-0000-000000000000\n"
-            "Video BIOS: \t ??.??.??.??.??\nBus Type: \t PCIe\nDMA Size: \t 40 bits\n")
-
-
-def _w(root: Path, rel: str, text: str) -> None:
-    p = root / rel
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(text)
-
-
-def tree(root: Path, *, nvrm: str | None = OPEN_NVRM, version: str | None = "580.95.05",
-         sys_version: str | None = None, module_dir: bool = True, taint: str | None = None,
-         release: str | None = "6.11.0-1016-nvidia", arch: str | None = "aarch64",
-         gpu_info: str | None = GPU_INFO, bios: bool = True) -> Path:
-    if nvrm is not None:
-        _w(root, "proc/driver/nvidia/version", nvrm.format(v=version))
-    if module_dir:
-        (root / "sys/module/nvidia").mkdir(parents=True, exist_ok=True)
-        if sys_version is not None:
-            _w(root, "sys/module/nvidia/version", sys_version + "\n")
-        if taint is not None:
-            _w(root, "sys/module/nvidia/taint", taint + "\n")
-    if gpu_info is not None:
-        _w(root, "proc/driver/nvidia/gpus/000f:01:00.0/information", gpu_info)
-    if release is not None:
-        _w(root, "proc/sys/kernel/osrelease", release + "\n")
-    if arch is not None:
-        _w(root, "proc/sys/kernel/arch", arch + "\n")
-    if bios:
-        _w(root, "sys/class/dmi/id/bios_version", "5.36_0ACUM018\n")
-        _w(root, "sys/class/dmi/id/bios_date", "10/24/2025\n")
-    return root
 
 
 def ev(v, what):

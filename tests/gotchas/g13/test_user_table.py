@@ -22,7 +22,7 @@ from sparktui.gotchas import g13_driver_flavour as g13
 from sparktui.probes import driver_flavour as probe
 from tests.conftest import readings_of
 from tests.gotchas.builders import GB10_NVML
-from tests.gotchas.g13.test_driver_flavour import tree
+from tests.gotchas.builders import driver_tree as tree
 
 HEAD = "schema = 1\nupdated = 2026-12-04\n"
 ENTRY = """
