@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import resource
-import socket
 import subprocess
 import sys
 import textwrap
@@ -20,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from sparktui.core.config import Config, SessionConfig
+from sparktui.core.config import SessionConfig
 from sparktui.core.recording import header, read_recording
 from sparktui.core.session import SUFFIX, SessionWriter, session_id
 from sparktui.testing import fake_nvml

@@ -561,7 +561,7 @@ def _details(graded: list[tuple[Status, str, str]], not_listed: int) -> tuple[st
 
 def _flagged_files(matches, files, graded, limit: int = 10) -> list[str]:
     out: list[str] = []
-    for m, g in sorted(zip(matches, graded), key=lambda mg: -mg[1][0].severity):
+    for m, _g in sorted(zip(matches, graded), key=lambda mg: -mg[1][0].severity):
         f = m.get("judged_in") or m.get("file")
         if f in files and f not in out:
             out.append(f)
