@@ -10,7 +10,7 @@ from sparktui.gotchas import REGISTRY
 from sparktui.gotchas._facts import GpuFacts, capability_pair
 from sparktui.runner import judge
 from tests.conftest import readings_of
-from tests.gotchas.g07.test_judge import PIP_CU128, nvml, target
+from tests.gotchas.builders import PIP_CU128, g7_nvml as nvml, g7_target as target
 
 
 @pytest.mark.parametrize("raw, pair", [

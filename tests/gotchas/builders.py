@@ -22,14 +22,18 @@ import pytest
 from sparktui.core.config import Config
 from sparktui.core.readings import Reading, Readings
 from sparktui.core.verdict import Verdict
+from sparktui.gotchas import g02_flash_attn as g2
 from sparktui.gotchas import g06_contention as g6
 from sparktui.gotchas import g08_stale_playbooks as g8
 from sparktui.gotchas import g09_container_drift as g9
 from sparktui.gotchas import g11_kernel_log as g11
 from sparktui.gotchas import g12_two_spark_link as g12
 from sparktui.gotchas import g13_driver_flavour as g13
+from sparktui.gotchas import REGISTRY
+from sparktui.playbooks.github import ClientSettings
 from sparktui.probes import link as link_probe
 from sparktui.probes import tpscan
+from sparktui.runner import judge as judge_one
 from tests.conftest import readings_of
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,6 +73,51 @@ INTERP = "/home/spark/venvs/train/bin/python"
 CUDA13 = {"soname": "libcudart.so.13", "major": "13", "path": "/usr/local/cuda-13.0/targets/sbsa-linux/lib/libcudart.so.13"}
 CUDA12 = {"soname": "libcudart.so.12", "major": "12", "path": "/usr/local/cuda-12.8/targets/sbsa-linux/lib/libcudart.so.12"}
 BLIND = {"available": False, "arch_list": []}  # torch.cuda as a container without --gpus reports it
+
+
+# --- G1: NVML and the target interpreter's torch ------------------------------------------------------
+
+def g1_nvml(name: str | None, cap: list[int] | None, driver_cuda: str | None = "13.0") -> dict:
+    dev: dict = {"index": 0}
+    if name is not None:
+        dev["name"] = {"value": name}
+    if cap is not None:
+        dev["compute_capability"] = {"value": cap}
+    return {"driver_version": {"value": "580.95.05"}, "cuda_driver_version": {"value": driver_cuda}, "devices": [dev]}
+
+
+def g1_target(cuda: str | None = "13.0", version: str = "2.9.0+cu130", imp: dict | None = None, wheel: str | None = None,
+              **extra) -> dict:
+    t = {"interpreter": INTERP, "selected_by": "configured (--python or [target] python)",
+         "stages": {"import torch": imp or {"status": "done"}}, "torch": {"version": version, "cuda": cuda},
+         "packages": {"torch": wheel if wheel is not None else version}, "python": {"version": "3.12.3", "env": {}}}
+    for k, v in extra.items():
+        if k == "smoke":
+            t["stages"]["first .cuda()"] = v
+        else:
+            t[k] = v
+    return t
+
+
+# --- G2: flash-attn in the target interpreter ---------------------------------------------------------
+
+def g2_target(fa_stage: dict, packages: dict, fa_data: dict | None = None, torch_warnings: list[str] | None = None) -> dict:
+    return {
+        "interpreter": "/usr/bin/python3",
+        "selected_by": "configured (--python or [target] python)",
+        "packages": packages,
+        "flash_attn": fa_data,
+        "stages": {
+            "packages": {"status": "done"},
+            "import torch": {"status": "done", "warnings": []},
+            "torch.cuda": {"status": "done", "warnings": torch_warnings or []},
+            "import flash_attn": fa_stage,
+        },
+    }
+
+
+def g2_judge(t):
+    return g2.judge(readings_of(target=t), Config())
 
 
 # --- G3: /proc/meminfo and NVML on GB10 ---------------------------------------------------------------
@@ -170,7 +219,39 @@ def g6_history(*snaps: dict) -> dict:
 
 # --- G7: the arch list of a pip cu128 wheel -----------------------------------------------------------
 
+# torch.cuda.get_arch_list() of a pip cu128 wheel (the gb10-demo recording has the same one)
 PIP_CU128 = ["sm_80", "sm_86", "sm_90", "sm_100", "sm_120", "compute_120"]
+
+
+# --- G7: a GPU's capability and the torch build's arch list -------------------------------------------
+
+G7_GOTCHA = REGISTRY["G7"]
+
+
+def g7_nvml(name: str, cap: list[int]) -> dict:
+    na = {"value": None, "error": "NOT_SUPPORTED (Not Supported)"}
+    return {"driver_version": {"value": "580.95.05"}, "cuda_driver_version": {"value": "13.0"},
+            "devices": [{"index": 0, "name": {"value": name}, "compute_capability": {"value": cap},
+                         "memory": na, "power_limit_w": na}]}
+
+
+G7_GB10 = g7_nvml("NVIDIA GB10", [12, 1])
+
+
+def g7_target(arch: list[str] | None, env: dict | None = None, available: bool = True, cuda: str | None = "13.0",
+              version: str = "2.9.0+cu130") -> dict:
+    tc = {"available": available, "arch_list": arch if arch is not None else []}
+    if available:
+        tc.update(device_count=1, devices=[{"index": 0, "name": "NVIDIA GB10", "capability": [12, 1]}])
+    return {"interpreter": "/home/spark/venvs/train/bin/python", "selected_by": "configured",
+            "python": {"version": "3.12.3", "env": env or {}},
+            "torch": {"version": version, "cuda": cuda},
+            "torch_cuda": tc,
+            "stages": {"import torch": {"status": "done"}, "torch.cuda": {"status": "done"}}}
+
+
+def g7_judged(**readings):
+    return judge_one(G7_GOTCHA, readings_of(**readings), Config())
 
 
 # --- G8: the playbooks' open issues -------------------------------------------------------------------
@@ -181,6 +262,55 @@ DAY = 86400.0
 
 def g8_verdict(d: dict) -> Verdict:
     return g8.judge(readings_of(playbook_issues=d), Config())
+
+
+# --- G8: the GitHub client's settings and the probe against a local server ----------------------------
+
+PLAYBOOKS_REPO = "NVIDIA/dgx-spark-playbooks"
+
+
+class Clock:
+    def __init__(self, t: float = 1_800_000_000.0) -> None:
+        self.t = t
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def client_settings(url: str, tmp_path, clock=None, **kw) -> ClientSettings:
+    base = dict(api_url=url, repo=PLAYBOOKS_REPO, ttl_s=600, timeout_s=2.0, retries=2, backoff_s=0.01,
+                cache_dir=tmp_path / "gh-cache", clock=clock or Clock())
+    base.update(kw)
+    return ClientSettings(**base)
+
+
+def g8_judged_live(url: str, tmp_path, slugs=("vllm",)):
+    """The probe and G8's judge end to end against the loopback server."""
+    from sparktui.core.config import Config
+    from sparktui.core.readings import Readings
+    from sparktui.gotchas.g08_stale_playbooks import judge
+    from sparktui.probes import playbooks as probe
+
+    cfg = Config().with_overrides(playbooks={"slugs": list(slugs), "api_url": url})
+    reading = probe.read(cfg, settings=client_settings(url, tmp_path), token=None)
+    r = Readings()
+    r.add(reading)
+    return judge(r, cfg)
+
+
+# --- G8: a playbook_issues reading --------------------------------------------------------------------
+
+def g8_data(**kw):
+    d = {
+        "configured": True, "repo": "NVIDIA/dgx-spark-playbooks", "api_url": "https://api.github.com",
+        "api_host": "api.github.com", "slugs": ["vllm"], "commands": [], "unknown_slugs": [],
+        "issues_checked": 87, "pull_requests_skipped": 4, "truncated": False, "matches": [], "matches_total": 0,
+        "source": "network", "fetched_at": NOW, "checked_at": NOW, "age_s": 0.0, "error": None,
+        "rate_limit": {"limit": 60, "remaining": 57, "reset_at": NOW + 3000, "limited": False},
+        "requests": 1, "auth": "anonymous: 60 requests/hour", "folders": {},
+    }
+    d.update(kw)
+    return d
 
 
 # --- G9: the NGC container's packages -----------------------------------------------------------------
@@ -404,9 +534,9 @@ def write_tree_file(root: Path, rel: str, text: str) -> None:
 
 
 def driver_tree(root: Path, *, nvrm: str | None = OPEN_NVRM, version: str | None = "580.95.05",
-         sys_version: str | None = None, module_dir: bool = True, taint: str | None = None,
-         release: str | None = "6.11.0-1016-nvidia", arch: str | None = "aarch64",
-         gpu_info: str | None = GPU_INFO, bios: bool = True) -> Path:
+                sys_version: str | None = None, module_dir: bool = True, taint: str | None = None,
+                release: str | None = "6.11.0-1016-nvidia", arch: str | None = "aarch64",
+                gpu_info: str | None = GPU_INFO, bios: bool = True) -> Path:
     if nvrm is not None:
         write_tree_file(root, "proc/driver/nvidia/version", nvrm.format(v=version))
     if module_dir:

@@ -23,8 +23,8 @@ from tests.conftest import readings_of
 from sparktui.playbooks import github
 from sparktui.testing.github_server import IssuesApp, LocalServer, Reply, make_issue, serve_issues
 from tests.hostile.test_snapshot_fields import JSON_TREES
-from tests.gotchas.g08.test_client import Clock, _judged
-from tests.gotchas.g08.test_client import settings as client_settings
+from tests.gotchas.builders import Clock, g8_judged_live as _judged
+from tests.gotchas.builders import client_settings
 
 HEADER_TEXT = st.text(st.characters(min_codepoint=0x20, max_codepoint=0xFF), max_size=60)
 GARBAGE_HEADERS = st.dictionaries(

@@ -15,7 +15,7 @@ from sparktui.gotchas import g01_cuda_abi as g1
 from sparktui.gotchas._facts import GpuFacts
 from tests.conftest import readings_of
 from tests.gotchas.builders import CUDA12, INTERP
-from tests.gotchas.g01.test_rules import nvml, target
+from tests.gotchas.builders import g1_nvml as nvml, g1_target as target
 
 
 def facts(nv: dict | None) -> GpuFacts:

@@ -17,35 +17,14 @@ from sparktui.gotchas import g01_cuda_abi as g1
 from sparktui.gotchas._facts import GpuFacts
 from tests.conftest import readings_of
 from tests.gotchas.builders import BLIND, CUDA12, CUDA13, INTERP, rows, values as ev_of
+from tests.gotchas.builders import g1_nvml as nvml, g1_target as target
 
 UNDEF = ("/home/spark/venvs/train/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so: undefined symbol: "
          "cudaGetDriverEntryPointByVersion, version libcudart.so.12")
 
 
-def nvml(name: str | None, cap: list[int] | None, driver_cuda: str | None = "13.0") -> dict:
-    dev: dict = {"index": 0}
-    if name is not None:
-        dev["name"] = {"value": name}
-    if cap is not None:
-        dev["compute_capability"] = {"value": cap}
-    return {"driver_version": {"value": "580.95.05"}, "cuda_driver_version": {"value": driver_cuda}, "devices": [dev]}
-
-
 GB10 = nvml("NVIDIA GB10", [12, 1])
 H200 = nvml("NVIDIA H200", [9, 0], "12.8")
-
-
-def target(cuda: str | None = "13.0", version: str = "2.9.0+cu130", imp: dict | None = None, wheel: str | None = None,
-           **extra) -> dict:
-    t = {"interpreter": INTERP, "selected_by": "configured (--python or [target] python)",
-         "stages": {"import torch": imp or {"status": "done"}}, "torch": {"version": version, "cuda": cuda},
-         "packages": {"torch": wheel if wheel is not None else version}, "python": {"version": "3.12.3", "env": {}}}
-    for k, v in extra.items():
-        if k == "smoke":
-            t["stages"]["first .cuda()"] = v
-        else:
-            t[k] = v
-    return t
 
 
 def g1_of(t: dict | None, nv: dict | None = GB10, libs: dict | None = None) -> "g1.Verdict":

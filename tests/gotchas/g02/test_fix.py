@@ -5,7 +5,7 @@ could lose its evidence, and every test still passed)."""
 from __future__ import annotations
 
 from sparktui.gotchas import g02_flash_attn as g2
-from tests.gotchas.g02.test_judge import judge, target
+from tests.gotchas.builders import g2_judge as judge, g2_target as target
 
 CHECK = "-c \"import torch; print(torch.__version__, torch.version.cuda)\""
 

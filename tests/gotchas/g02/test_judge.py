@@ -8,33 +8,15 @@ from sparktui.core.verdict import Status
 from sparktui.gotchas import g02_flash_attn as g2
 from tests.conftest import readings_of
 from tests.gotchas.builders import rows
+from tests.gotchas.builders import g2_judge as judge, g2_target as target
 
 CAP_WARNING = ("Found GPU0 NVIDIA GB10 which is of cuda capability 12.1. Minimum and Maximum cuda capability "
                "supported by this version of PyTorch is (8.0) - (12.0)")
 
 
-def target(fa_stage: dict, packages: dict, fa_data: dict | None = None, torch_warnings: list[str] | None = None) -> dict:
-    return {
-        "interpreter": "/usr/bin/python3",
-        "selected_by": "configured (--python or [target] python)",
-        "packages": packages,
-        "flash_attn": fa_data,
-        "stages": {
-            "packages": {"status": "done"},
-            "import torch": {"status": "done", "warnings": []},
-            "torch.cuda": {"status": "done", "warnings": torch_warnings or []},
-            "import flash_attn": fa_stage,
-        },
-    }
-
-
 IMPORTED = {"status": "done", "seconds": 0.8, "warnings": []}
 FA_DATA = {"version": "2.7.4.post1", "file": "/usr/local/lib/python3.12/dist-packages/flash_attn/__init__.py"}
 NO_MODULE = {"status": "error", "error_type": "ModuleNotFoundError", "error": "No module named 'flash_attn'"}
-
-
-def judge(t):
-    return g2.judge(readings_of(target=t), Config())
 
 
 def test_ngc_flash_attn_with_unsloth_warns_and_gives_the_override():

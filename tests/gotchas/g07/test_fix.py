@@ -8,7 +8,7 @@ from sparktui.core.verdict import Status
 from sparktui.gotchas import g07_nvfp4_arch as g7mod
 from tests.gotchas.builders import INTERP, PIP_CU128
 from tests.gotchas.builders import values as evidence
-from tests.gotchas.g07.test_judge import GB10, g7, target
+from tests.gotchas.builders import G7_GB10 as GB10, g7_judged as g7, g7_target as target
 
 
 def test_the_fix_checks_the_arch_list_with_the_target_interpreter():

@@ -5,44 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from sparktui.core.config import Config
 from sparktui.core.verdict import Status
-from sparktui.gotchas import REGISTRY
-from sparktui.runner import judge
-from tests.conftest import readings_of
 from tests.gotchas.builders import PIP_CU128, values as evidence
-
-G7 = REGISTRY["G7"]
-
-
-def nvml(name: str, cap: list[int]) -> dict:
-    na = {"value": None, "error": "NOT_SUPPORTED (Not Supported)"}
-    return {"driver_version": {"value": "580.95.05"}, "cuda_driver_version": {"value": "13.0"},
-            "devices": [{"index": 0, "name": {"value": name}, "compute_capability": {"value": cap},
-                         "memory": na, "power_limit_w": na}]}
+from tests.gotchas.builders import G7_GB10 as GB10, g7_judged as g7, g7_nvml as nvml, g7_target as target
 
 
-GB10 = nvml("NVIDIA GB10", [12, 1])
 H200 = nvml("NVIDIA H200", [9, 0])
 RTX = nvml("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", [12, 0])
-
-# torch.cuda.get_arch_list() of a pip cu128 wheel (the gb10-demo recording has the same one)
-
-
-def target(arch: list[str] | None, env: dict | None = None, available: bool = True, cuda: str | None = "13.0",
-           version: str = "2.9.0+cu130") -> dict:
-    tc = {"available": available, "arch_list": arch if arch is not None else []}
-    if available:
-        tc.update(device_count=1, devices=[{"index": 0, "name": "NVIDIA GB10", "capability": [12, 1]}])
-    return {"interpreter": "/home/spark/venvs/train/bin/python", "selected_by": "configured",
-            "python": {"version": "3.12.3", "env": env or {}},
-            "torch": {"version": version, "cuda": cuda},
-            "torch_cuda": tc,
-            "stages": {"import torch": {"status": "done"}, "torch.cuda": {"status": "done"}}}
-
-
-def g7(**readings):
-    return judge(G7, readings_of(**readings), Config())
 
 
 @pytest.mark.parametrize("native", ["sm_121a", "sm_120f", "compute_121a"])

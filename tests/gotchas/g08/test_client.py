@@ -13,24 +13,8 @@ import pytest
 
 from sparktui.testing.github_server import IssuesApp, LocalServer, Reply, make_issue, serve_issues
 from sparktui.playbooks import github
-from sparktui.playbooks.github import ClientSettings, Token, fetch_open_issues
-
-REPO = "NVIDIA/dgx-spark-playbooks"
-
-
-class Clock:
-    def __init__(self, t: float = 1_800_000_000.0) -> None:
-        self.t = t
-
-    def __call__(self) -> float:
-        return self.t
-
-
-def settings(url: str, tmp_path, clock=None, **kw) -> ClientSettings:
-    base = dict(api_url=url, repo=REPO, ttl_s=600, timeout_s=2.0, retries=2, backoff_s=0.01,
-                cache_dir=tmp_path / "gh-cache", clock=clock or Clock())
-    base.update(kw)
-    return ClientSettings(**base)
+from sparktui.playbooks.github import Token, fetch_open_issues
+from tests.gotchas.builders import Clock, client_settings as settings, g8_judged_live as _judged
 
 
 def items(n: int, prs: set[int] = frozenset()) -> list[dict]:
@@ -511,20 +495,6 @@ def test_safe_url_and_host_never_show_credentials():
 
 
 # --------------------------------------------------------------------------- audit: malformed issue objects
-
-
-def _judged(url: str, tmp_path, slugs=("vllm",)):
-    """The probe and G8's judge end to end against the loopback server."""
-    from sparktui.core.config import Config
-    from sparktui.core.readings import Readings
-    from sparktui.gotchas.g08_stale_playbooks import judge
-    from sparktui.probes import playbooks as probe
-
-    cfg = Config().with_overrides(playbooks={"slugs": list(slugs), "api_url": url})
-    reading = probe.read(cfg, settings=settings(url, tmp_path), token=None)
-    r = Readings()
-    r.add(reading)
-    return judge(r, cfg)
 
 
 async def test_a_numeric_string_number_and_a_missing_title_are_kept_not_dropped(tmp_path):

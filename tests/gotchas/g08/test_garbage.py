@@ -13,7 +13,7 @@ import pytest
 
 from sparktui.core.verdict import Status
 from sparktui.testing.github_server import make_issue, serve_issues
-from tests.gotchas.g08.test_client import _judged
+from tests.gotchas.builders import g8_judged_live as _judged
 
 GARBAGE = [
     {"number": 1},

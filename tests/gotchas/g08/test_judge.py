@@ -10,19 +10,7 @@ from sparktui.gotchas import g08_stale_playbooks as g8
 from sparktui.gotchas.g08_stale_playbooks import GOTCHA, judge
 from tests.conftest import readings_of
 from tests.gotchas.builders import DAY, NOW, g8_verdict as verdict, rows
-
-
-def data(**kw):
-    d = {
-        "configured": True, "repo": "NVIDIA/dgx-spark-playbooks", "api_url": "https://api.github.com",
-        "api_host": "api.github.com", "slugs": ["vllm"], "commands": [], "unknown_slugs": [],
-        "issues_checked": 87, "pull_requests_skipped": 4, "truncated": False, "matches": [], "matches_total": 0,
-        "source": "network", "fetched_at": NOW, "checked_at": NOW, "age_s": 0.0, "error": None,
-        "rate_limit": {"limit": 60, "remaining": 57, "reset_at": NOW + 3000, "limited": False},
-        "requests": 1, "auth": "anonymous: 60 requests/hour", "folders": {},
-    }
-    d.update(kw)
-    return d
+from tests.gotchas.builders import g8_data as data
 
 
 MATCH = {"number": 109, "title": "nvidia/vllm is wrong missing Ray", "url": "https://github.com/NVIDIA/dgx-spark-playbooks/issues/109",

@@ -13,7 +13,7 @@ from sparktui.core.verdict import Status
 from sparktui.gotchas import g08_stale_playbooks as g8
 from sparktui.gotchas.g08_stale_playbooks import judge
 from tests.conftest import readings_of
-from tests.gotchas.g08.test_judge import data as base_data
+from tests.gotchas.builders import g8_data as base_data
 from tests.gotchas.builders import DAY, NOW, g8_verdict as verdict, values as ev
 
 REPO = "NVIDIA/dgx-spark-playbooks"
