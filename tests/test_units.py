@@ -213,3 +213,12 @@ def test_fleet_report_times_of_nan_or_inf_are_a_question_mark():
     assert _when(0) == "?" and _when(None) == "?" and _when(86400 + 1) == "1970-01-02 00:00:01 UTC"
     for t in (NAN, INF):  # datetime.fromtimestamp raised ValueError / OverflowError
         assert _when(t) == "?"
+
+
+def test_a_nan_sample_is_no_figure_in_the_report_or_the_rdma_line():
+    from sparktui.fleet.report import _row
+    from sparktui.ui.panels.telemetry import rdma_line
+
+    row = _row("x", "u", [1.0, NAN, 3.0, INF], 1.0, "{:.1f}", None)  # NaN and inf were counted, min/max/last spoilt
+    assert (row.min, row.max, row.last, row.n) == (1.0, 3.0, 3.0, 2)
+    assert rdma_line({"rdma": {"rx_Bps": NAN, "tx_Bps": 2e9}}) == rdma_line({"rdma": {"rx_Bps": None, "tx_Bps": 2e9}})

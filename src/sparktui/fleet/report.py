@@ -145,7 +145,7 @@ class TelemetrySummary:
 
 
 def _row(what: str, unit: str, values: list[Any], scale: float, fmt: str, why: str | None) -> SummaryRow:
-    nums = [float(v) * scale for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    nums = [float(v) * scale for v in values if is_number(v)]  # a NaN or inf sample is no figure
     if not nums:
         return SummaryRow(what, unit, why=why or "not reported", fmt=fmt)
     return SummaryRow(what, unit, min(nums), max(nums), nums[-1], len(nums), fmt=fmt)

@@ -15,6 +15,7 @@ from textual.widgets import Label
 
 from sparktui.core.inert import visible
 from sparktui.core.telemetry import GIB, History, Trend, free_gib
+from sparktui.core.units import is_number
 from sparktui.ui.format import duration, short_reason
 from sparktui.ui.widgets.meter import Meter
 from sparktui.ui.widgets.plot import window_range
@@ -143,7 +144,7 @@ def rdma_line(sample: dict[str, Any]) -> str | None:
         return f"RDMA in/out: n/a ({short_reason(why, 48)})" if why else None
 
     def gbs(v: Any) -> str:
-        return f"{v / 1e9:.2f}" if isinstance(v, (int, float)) and not isinstance(v, bool) else "n/a"
+        return f"{v / 1e9:.2f}" if is_number(v) else "n/a"
 
     rx, tx = r.get("rx_Bps"), r.get("tx_Bps")
     if rx is None and tx is None:
