@@ -2,8 +2,10 @@
 
 A fixed ``pilot.pause(0.5)`` is too long on an idle machine and too short on a loaded one (xdist,
 CPUs shared with other work): two timing tests failed at ``-n 4`` and passed alone. ``wait_for``
-pumps the app (one refresh, then a short real sleep so thread workers and timers get to run) until
-the predicate holds, and on timeout fails naming what it waited for and the last state it saw.
+checks the predicate, and until it holds lets the app run a short real step (``STEP_S``: messages,
+timers, thread workers and a screen update) and checks again; on timeout it fails naming what it
+waited for and the last state it saw. (A step is not ``pilot.pause()`` with no delay: that waits
+for the process to go idle, up to a second, which an app sampling every 50 ms never does.)
 
 What the app said is read from ``SparkApp.said`` (its own bounded record of every notification),
 not from Textual's private ``App._notifications``.
@@ -21,7 +23,7 @@ import pytest
 from rich.cells import cell_len
 
 TIMEOUT_S = 10.0  # generous: a wait ends as soon as its state is there, so only a failure costs this
-STEP_S = 0.02  # real time between checks: thread workers, timers and subprocesses need some
+STEP_S = 0.02  # the app's time between two checks
 
 
 def _describe(value: Any, limit: int = 400) -> str:
@@ -52,9 +54,10 @@ async def wait_for(pilot, predicate: Callable[[], Any], *, timeout: float = TIME
             screen = type(pilot.app.screen).__name__
             pytest.fail(f"timed out after {timeout:g} s waiting for {what or 'the condition'}; "
                         f"last seen: {seen}; screen: {screen}", pytrace=False)
-        if pilot.app.is_running:  # (a test may wait for the app to end)
-            await pilot.pause()
-        await asyncio.sleep(STEP_S)
+        if pilot.app.is_running:
+            await pilot.pause(STEP_S)
+        else:  # a test may wait for the app to end
+            await asyncio.sleep(STEP_S)
 
 
 def until(predicate: Callable[[], Any], *, timeout: float = TIMEOUT_S, what: str = "", step: float = 0.05) -> Any:
@@ -74,8 +77,8 @@ def until(predicate: Callable[[], Any], *, timeout: float = TIMEOUT_S, what: str
 async def settled(pilot) -> None:
     """Every worker finished and what it posted handled: the state after a check or a probe ran."""
     await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-    await pilot.pause()
+    await pilot.pause(STEP_S)
+    await pilot.pause(STEP_S)
 
 
 async def shows(pilot, kind: type, *, timeout: float = TIMEOUT_S) -> Any:
