@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -339,6 +340,17 @@ def tp_put(root: Path, rel: str, text: str | bytes, mode: int | None = None) -> 
     return p
 
 
+def tp_put_hydra(root: Path, rel: str, text: str) -> Path:
+    """``tp_put`` for configs that use Hydra's ``group@pkg``: only an ``@`` before a digit is dropped."""
+    p = root / rel
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(re.sub(r"@(?=\d)", "", text))  # `@2` -> `2`; Hydra's `group@pkg` stays
+    return p
+
+
+RECIPES = ROOT / "tests" / "data" / "recipes"  # real recipes, each with its source in MANIFEST.toml
+
+
 def tp_scan(*paths, max_bytes: int = 4 * MB, **kw) -> dict:
     data = tpscan.scan([str(p) for p in paths], max_bytes, **kw)
     json.loads(json.dumps(data))  # plain JSON, as snapshots need
@@ -389,6 +401,7 @@ def best_of(runs: int, fn) -> float:
 
 # --- G11: kernel-log lines as real kernels print them -------------------------------------------------
 
+KMSG_T0 = 1_764_870_000.0  # 2025-12-04, a time the kmsg reader computes (boot epoch + usec since boot)
 XID79 = "NVRM: Xid (PCI:000f:01:00): 79, pid=4242, name=python3, GPU has fallen off the bus."
 OOM_SUMMARY = ("oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,global_oom,"
                "task_memcg=/user.slice/user-1000.slice/session-3.scope,task=python3,pid=4242,uid=1000")

@@ -11,7 +11,6 @@ Contents put ``@`` before numbers (``put`` drops it), so this module holds no se
 
 from __future__ import annotations
 
-import re
 import time
 from pathlib import Path
 
@@ -22,14 +21,7 @@ from sparktui.core.verdict import Status
 from sparktui.gotchas import g10_tensor_parallel as g10
 from sparktui.probes import tpscan
 from tests.conftest import readings_of
-from tests.gotchas.builders import values as evidence
-
-
-def put(root: Path, rel: str, text: str) -> Path:
-    p = root / rel
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(re.sub(r"@(?=\d)", "", text))  # `@2` -> `2`; Hydra's `group@pkg` stays
-    return p
+from tests.gotchas.builders import tp_put_hydra as put, values as evidence
 
 
 def scan_judge(root: Path, **kw) -> tuple[dict, g10.Verdict]:

@@ -9,7 +9,6 @@ with the real scanner and judged with the real judge, as `sparktui check G10 --p
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -18,13 +17,13 @@ from sparktui.core.verdict import Status
 from sparktui.gotchas import g10_tensor_parallel as g10
 from sparktui.probes import tpscan
 from tests.conftest import readings_of
+from tests.gotchas.builders import RECIPES
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
 
-RECIPES = Path(__file__).resolve().parents[2] / "data" / "recipes"
 MANIFEST = RECIPES / "MANIFEST.toml"
 ENTRIES = tomllib.loads(MANIFEST.read_text())["recipe"] if MANIFEST.exists() else []
 BY_DIR = {e["dir"]: e for e in ENTRIES}

@@ -10,7 +10,6 @@ setting a scan of the repository would report.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
@@ -20,15 +19,7 @@ from sparktui.core.verdict import Status
 from sparktui.gotchas import g10_tensor_parallel as g10
 from sparktui.probes import tpscan
 from tests.conftest import readings_of
-
-RECIPES = Path(__file__).resolve().parents[2] / "data" / "recipes"
-
-
-def put(root: Path, rel: str, text: str) -> Path:
-    p = root / rel
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(re.sub(r"@(?=\d)", "", text))  # `@2` -> `2`; Hydra's `group@pkg` stays
-    return p
+from tests.gotchas.builders import RECIPES, tp_put_hydra as put
 
 
 def recipe(prefix: str) -> Path:

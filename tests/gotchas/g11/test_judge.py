@@ -16,9 +16,8 @@ from sparktui.core.readings import Reading, Readings
 from sparktui.core.verdict import Status
 from sparktui.gotchas import g11_kernel_log as g11
 from tests.conftest import readings_of
-from tests.gotchas.builders import g11_verdict as verdict, sourced as evidence
+from tests.gotchas.builders import KMSG_T0 as T0, g11_verdict as verdict, sourced as evidence
 
-T0 = 1764870000.0  # 2025-12-04, a time the kmsg reader computes (boot epoch + usec since boot)
 KINDS = ("xid", "nv_no_memory", "oom_kill", "aer", "soft_lockup", "gpu_lost")
 
 

@@ -15,8 +15,7 @@ from sparktui.core.verdict import Status
 from sparktui.core.xids import KEEP_CORRECTED, KEEP_PER_CLASS, MAX_KEPT, EventKeeper
 from sparktui.gotchas import g11_kernel_log as g11
 from sparktui.probes import kernel_log as kl
-
-T0 = 1_764_870_000.0
+from tests.gotchas.builders import KMSG_T0 as T0
 
 
 def aer(sev: str, t: float = T0) -> dict:
