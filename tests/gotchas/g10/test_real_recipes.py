@@ -9,6 +9,7 @@ with the real scanner and judged with the real judge, as `sparktui check G10 --p
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -17,7 +18,10 @@ from sparktui.core.verdict import Status
 from sparktui.gotchas import g10_tensor_parallel as g10
 from sparktui.probes import tpscan
 from tests.conftest import readings_of
-from tests.gotchas.builders import RECIPES
+
+# defined here, not taken from tests/gotchas/builders.py: tools/corpus_scores.sh runs this file against
+# an older tree's src/, which builders' imports may not match
+RECIPES = Path(__file__).resolve().parents[2] / "data" / "recipes"
 
 if sys.version_info >= (3, 11):
     import tomllib
