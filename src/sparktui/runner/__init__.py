@@ -67,7 +67,7 @@ def probe_names() -> list[str]:
 
 def read(name: str, cfg: Config, cancel: threading.Event | None = None) -> Reading[Any]:
     """One probe's reading; never raises (probes.safe_read)."""
-    return probes.safe_read(name, cfg, cancel)
+    return probes.safe_read(name, cfg) if cancel is None else probes.safe_read(name, cfg, cancel)
 
 
 def collect(names: Iterable[str], cfg: Config, max_workers: int = 8,
