@@ -268,7 +268,7 @@ _UNREAD = {
 
 def classify(match: dict[str, Any], ctx: dict[str, Any]) -> tuple[Status, str]:
     """Status of one finding given its file's context, and a short reason."""
-    context = ctx.get("context") or "unknown"
+    context = ctx.get("context")  # only "serving" and "training" are asked about
     nodes = ctx.get("nodes") or "unknown"
     unresolved = match.get("status") in _UNREAD
     scope = match.get("scope")
@@ -315,8 +315,8 @@ def describe(match: dict[str, Any], ctx: dict[str, Any]) -> str:
         value = f"{value} (value not understood" + (f": {match['via']})" if match.get("via") else ")")
     elif match.get("via"):
         value = f"{value} = {match.get('degree')} ({match['via']})"
-    context = _CONTEXT.get(ctx.get("context") or "unknown", "context unknown")
-    nodes = _NODES.get(ctx.get("nodes") or "unknown", "nodes unknown")
+    context = _CONTEXT.get(ctx.get("context"), "context unknown")  # none, "" or "unknown" alike
+    nodes = _NODES.get(ctx.get("nodes"), "nodes unknown")
     through = f", as {match['judged_in']} runs it" if match.get("judged_in") else ""
     return f"{match.get('file', '?')}:{match.get('line', '?')}: {key}={value} ({context}, {nodes}{through})"
 
