@@ -61,7 +61,7 @@ async def _shown_glyphs(app):
     from sparktui.ui.panels import Checklist
 
     async with app.run_test(size=(100, 30)) as pilot:
-        for gid, v in _verdicts().items():
+        for v in _verdicts().values():
             app.board.finish(v, 0.0)
         app.refresh_checklist()
         t = app.query_one(Checklist)

@@ -239,7 +239,7 @@ async def test_command_palette_offers_the_actions():
     from sparktui.ui.app import SparkCommands
 
     app = replay_app()
-    async with app.run_test(size=(120, 36)) as pilot:
+    async with app.run_test(size=(120, 36)):
         provider = SparkCommands(app.screen)
         hits = [h async for h in provider.search("bandwidth")]
         assert hits and "bandwidth" in str(hits[0].match_display).lower()

@@ -202,7 +202,7 @@ async def test_a_recording_whose_host_and_gpu_names_hold_markup_and_escapes_repl
     lines = DEMO.read_text().splitlines()
     head = json.loads(lines[0])
     head["host"]["hostname"] = f"[/]{OSC52}\x1b]2;TITLE\x07"
-    head["static"]["devices"][0]["name"]["value"] = f"GB10 [X=\"] \x9b2J \u202e"
+    head["static"]["devices"][0]["name"]["value"] = "GB10 [X=\"] \x9b2J \u202e"
     rec = tmp_path / "rec.jsonl"
     rec.write_text("\n".join([json.dumps(head), *lines[1:]]) + "\n")
     app = SparkApp(Config(), replay=str(rec), speed=None)

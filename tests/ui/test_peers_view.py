@@ -19,10 +19,13 @@ from sparktui.ui.app import ChecksDone, SparkApp, SparkCommands
 from sparktui.ui.peers import PeersScreen
 from sparktui.ui.screens import HelpScreen
 from sparktui.ui.panels import Checklist
-from tests.test_fleet_peers import _peer_command, sshd  # noqa: F401  (sshd: the loopback sshd fixture)
+from tests import test_fleet_peers
+from tests.test_fleet_peers import _peer_command
 from tests.ui import waiting
 from tests.ui.test_dashboard import DEMO, StillSource
 from tests.ui.waiting import leaves, says, shows, wait_for
+
+sshd = test_fleet_peers.sshd  # the loopback sshd fixture, for this module's tests
 
 LOCAL_TORCH = "2.9.0+cu130"
 

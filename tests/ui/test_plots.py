@@ -4,7 +4,6 @@ min/max/current/span in words, a span kept across runs, taller plots where there
 from __future__ import annotations
 
 import json
-import time
 
 from textual.geometry import Region
 

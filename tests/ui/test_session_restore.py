@@ -25,7 +25,6 @@ from sparktui.ui.app import SparkApp
 from sparktui.ui.screens import EventsScreen
 from sparktui.live.sources import LiveSource
 from sparktui.testing import fake_nvml
-from sparktui.testing import fake_nvml
 from tests.ui.test_tmux_e2e import Tmux, sparktui_cmd
 from tests.ui.waiting import shows, until, wait_for
 
