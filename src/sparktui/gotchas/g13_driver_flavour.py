@@ -105,7 +105,6 @@ def match_entry(entry: Mapping[str, Any], f: Mapping[str, Any], gb10: bool | Non
             v = _vt(f.get("driver_version"))
             w = _vt(want)
             ok = None if v is None or w is None else (v >= w if key == "driver_min" else v < w)
-            have = f.get("driver_version")
         elif key == "kernel_release":
             have = f.get("kernel_release")
             # the pattern passed pattern_problem (_entry_ok); the text is never longer than a release can be
@@ -124,7 +123,6 @@ def match_entry(entry: Mapping[str, Any], f: Mapping[str, Any], gb10: bool | Non
             else:
                 name = f.get("gpu_name")
                 ok = None if not name else str(want).upper() in str(name).upper()
-            have = None if ok is None else want
         else:  # the loader refuses unknown fields; a recording from a newer table may carry one
             ok = None
         if ok is False:
@@ -213,14 +211,10 @@ def _known_issue(f: Mapping[str, Any], matched: list[Mapping[str, Any]], suspect
                  ev: EvidenceList) -> Verdict:
     """fail or warn: the entries that match (the worst decides), and those that would on a GB10 (warn)."""
     fixes: list[str] = []
-    status = Status.OK
     names: list[str] = []
     for e in matched:
         note = "" if e.get("confirmed", True) else ", unconfirmed report"
         ev.add(f"known issue {e['id']}", e["source"], f"{e['status']}: {e['what']} (added {e['added']}{note})")
-        s = Status.FAIL if e["status"] == "fail" else Status.WARN
-        if s.severity > status.severity:
-            status = s
         names.append(f"{e['id']} ({e['status']}{note})")
         fixes.append(_fix_for(e, f))
     for e in suspect:
@@ -228,8 +222,8 @@ def _known_issue(f: Mapping[str, Any], matched: list[Mapping[str, Any]], suspect
                f"{e['what']} (applies if this is a GB10; the GPU could not be named)")
         names.append(f"{e['id']} (if this is a GB10)")
         fixes.append(_fix_for(e, f))
-        if Status.WARN.severity > status.severity:
-            status = Status.WARN
+    # the worst decides: a matching fail entry fails; any other match, or a GB10 suspect, warns
+    status = Status.FAIL if any(e["status"] == "fail" for e in matched) else Status.WARN
     summary = f"known issue for this driver/kernel: {'; '.join(names)}"
     if not f.get("module_loaded"):
         summary += "; and no NVIDIA kernel module is loaded"
