@@ -73,7 +73,7 @@ NGC_CONSTRAINT = "/etc/pip/constraint.txt"
 
 def _torch_index_url(cuda: str | None) -> str | None:
     """PyTorch's wheel index for a CUDA version ("13.0" -> .../whl/cu130); None for none or cpu."""
-    m = re.match(r"^(\d+)\.(\d)", cuda or "")
+    m = re.match(r"^(\d+)\.(\d)", cuda) if cuda else None
     return f"https://download.pytorch.org/whl/cu{m.group(1)}{m.group(2)}" if m else None
 
 
@@ -129,7 +129,7 @@ def _cuda_of_label(version: str | None) -> str | None:
 def _cuda_major(cuda: str | None) -> str | None:
     if not cuda:
         return None
-    return "cpu" if cuda == "cpu" else cuda.split(".")[0]
+    return cuda.split(".")[0]  # "13.0" -> "13"; "cpu" stays "cpu"
 
 
 def _marker_env(t: Mapping[str, Any]) -> dict[str, str]:
@@ -146,7 +146,7 @@ def _marker_env(t: Mapping[str, Any]) -> dict[str, str]:
     system = py.get("system")
     if system:
         env["platform_system"] = system
-        env["sys_platform"] = {"Linux": "linux", "Darwin": "darwin", "Windows": "win32"}.get(system, system.lower())
+        env["sys_platform"] = "win32" if system == "Windows" else system.lower()  # Linux -> linux, Darwin -> darwin
         env["os_name"] = "nt" if system == "Windows" else "posix"
     if py.get("machine"):
         env["platform_machine"] = py["machine"]
@@ -184,8 +184,8 @@ def compare(t: Mapping[str, Any], pins: Mapping[str, Any]) -> dict:
             if not applies:
                 groups.setdefault(name, {"specs": [], "applies": False})
                 continue
-        g = groups.setdefault(name, {"specs": [], "applies": True})
-        g["applies"] = True
+        g = groups.setdefault(name, {"specs": []})
+        g["applies"] = True  # a pin of the same name whose marker did not apply may have made it False
         if pin.get("spec"):
             g["specs"].extend(pin["spec"].split(","))
     pinned_cuda = (pins.get("meta") or {}).get("cuda") or _cuda_of_label(_exact_pin(groups.get("torch")))
