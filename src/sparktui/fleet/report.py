@@ -180,7 +180,7 @@ def telemetry_summary(samples: Sequence[dict[str, Any]]) -> TelemetrySummary:
                 s.throttled_s[words] = max(0.0, (vals[-1] - vals[0]) / 1e9)
     if ngpu == 0:
         why = errs.get("nvml") or "no GPU in the samples"
-        for key, what, unit, scale, fmt in _GPU_METRICS:
+        for _key, what, unit, _scale, fmt in _GPU_METRICS:
             s.rows.append(SummaryRow(what, unit, why=why, fmt=fmt))
     for key, what, unit, scale, fmt in _MEM_METRICS:
         s.rows.append(_row(what, unit, [(smp.get("mem") or {}).get(key) for smp in samples], scale, fmt,
