@@ -73,7 +73,8 @@ async def test_an_oom_kill_of_a_process_named_markup_is_a_plain_notification(tmp
                         "anon-rss:118000000kB, file-rss:0kB, shmem-rss:0kB, UID:1000 pgtables:240000kB oom_score_adj:0\n")
         await wait_for(pilot, lambda: len([n for n in app.said if n.title == "G11 kernel log"]) >= 2,
                        what="two G11 notices", state=lambda: list(app.said))
-        shown = await wait_for(pilot, lambda: "killed [/]" in (s := screen_text(app)) and s, what="the toast drawn")
+        shown = await wait_for(pilot, lambda: "G11 kernel log" in (s := screen_text(app)) and "killed [/]" in s and s,
+                               what="the toast drawn")  # (the checklist's G11 row says "killed [/]" too)
         assert app.is_running and app.board["G11"].verdict.status is Status.FAIL
         assert "G11 kernel log" in shown and "killed [/]" in shown  # the toast is drawn
         assert_inert(shown)
@@ -92,7 +93,8 @@ async def test_a_g6_finding_quoting_a_markup_script_name_notifies_when_it_gets_w
         note = await says(pilot, lambda n: n.title == "got worse")
         assert app.is_running
         assert '[x="]train.py' in note.message and not note.markup
-        shown = await wait_for(pilot, lambda: "got worse" in (s := screen_text(app)) and s, what="the toast drawn")
+        shown = await wait_for(pilot, lambda: "▌ got worse" in (s := screen_text(app)) and "train.py" in s and s,
+                               what="the toast drawn")  # (the header says "1 got worse (e)" before it is)
         assert "got worse" in shown and "[x=" in shown  # the toast is drawn, its text as written
         assert_inert(shown)
         await pilot.press("enter")  # the card of the selected check (G1) opens: the app is alive
