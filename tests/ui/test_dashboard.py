@@ -147,9 +147,10 @@ async def test_slash_filters_the_process_table_and_escape_clears():
         assert total >= 2
         await pilot.press("slash")
         await pilot.press(*"vllm")
-        rows = await wait_for(pilot, lambda: 0 < len(pt.visible_rows()) < total and pt.visible_rows(),
-                              what="the table filtered", state=lambda: len(pt.visible_rows()))
-        assert all("vllm" in (r["name"] + r["command"]).lower() for r in rows)
+        rows = await wait_for(pilot, lambda: (rs := pt.visible_rows()) and len(rs) < total
+                              and all("vllm" in (r["name"] + r["command"]).lower() for r in rs) and rs,
+                              what="the table filtered to vllm", state=lambda: [r["name"] for r in pt.visible_rows()])
+        assert 0 < len(rows) < total
         await pilot.press("escape")
         await wait_for(pilot, lambda: len(pt.visible_rows()) == total, what="the filter cleared",
                        state=lambda: len(pt.visible_rows()))
