@@ -237,8 +237,8 @@ def unknown_fix(roots: list[dict[str, Any]]) -> str:
             "pass each with `--path`, or set them once in the config file (`[scan] paths`):\n\n" + block(FIND_CONFIGS))
 
 
-_NODES = {"multi": "multi-node", "single": "single node", "unknown": "nodes unknown"}
-_CONTEXT = {"training": "training", "serving": "serving", "unknown": "context unknown"}
+_NODES: dict[Any, str] = {"multi": "multi-node", "single": "single node", "unknown": "nodes unknown"}
+_CONTEXT: dict[Any, str] = {"training": "training", "serving": "serving", "unknown": "context unknown"}
 
 _SERVING_NOTE = ("serving with TP across two Sparks is what NVIDIA's vLLM and TensorRT-LLM playbooks do; "
                  "it is not the training error")
