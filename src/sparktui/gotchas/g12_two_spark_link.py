@@ -162,6 +162,11 @@ def _up(i: Mapping[str, Any]) -> bool:
     return str(i.get("operstate") or "").lower() == "up"
 
 
+def _netdev(i: Mapping[str, Any]) -> str:
+    """An interface's name as NCCL_SOCKET_IFNAME is matched against ("" for one read without a name)."""
+    return str(i.get("name", ""))
+
+
 def _port_active(p: Mapping[str, Any]) -> bool:
     return "ACTIVE" in str(p.get("state") or "").upper()
 
@@ -255,12 +260,12 @@ def _check_socket_ifname(lst: NcclList, sock: str, src: str, data: Mapping[str, 
                          ifaces: list[Mapping[str, Any]], up: list[Mapping[str, Any]]) -> str | None:
     """NCCL_SOCKET_IFNAME must leave NCCL a ConnectX-7 link that is up (not lo, not a name that is not
     there, not only the 10 GbE port); a problem in words, or None."""
-    if any(lst.selects_netdev(str(i.get("name", ""))) for i in up):
+    if any(lst.selects_netdev(_netdev(i)) for i in up):
         return None
     netdevs = data.get("netdevs")
-    cx = [str(i.get("name", "")) for i in ifaces]
+    cx = [_netdev(i) for i in ifaces]
     every = [str(n) for n in netdevs] if isinstance(netdevs, list) else cx
-    up_names = ", ".join(str(i.get("name")) for i in up) or "none"
+    up_names = ", ".join(str(i.get("name")) for i in up)  # a link is up: the judge asks only then
     if lst.exclude:
         return (f"NCCL_SOCKET_IFNAME={sock} ({src}) excludes every ConnectX-7 link that is up ({up_names}): "
                 "NCCL's bootstrap and socket traffic go elsewhere")
@@ -286,7 +291,7 @@ def _told(i: Mapping[str, Any], hca_list: NcclList | None, sock_list: NcclList |
     or NCCL_SOCKET_IFNAME picks it."""
     by_hca = hca_list is None or any(hca_list.selects_port(str(p.get("device")), p.get("port"))
                                      for p in _rdma(i) if p.get("device"))
-    by_sock = sock_list is not None and not sock_list.exclude and sock_list.selects_netdev(str(i.get("name", "")))
+    by_sock = sock_list is not None and not sock_list.exclude and sock_list.selects_netdev(_netdev(i))
     return by_hca or by_sock
 
 
@@ -356,7 +361,7 @@ def _in_use(k: _Link) -> list[Mapping[str, Any]]:
 
     def _selected(i: Mapping[str, Any]) -> bool:
         by_sock = (k.sock_list is not None and not k.sock_list.exclude
-                   and k.sock_list.selects_netdev(str(i.get("name", ""))))
+                   and k.sock_list.selects_netdev(_netdev(i)))
         by_hca = any(str(p.get("device")) in hca_sel for p in _rdma(i))
         return by_sock or by_hca
 
@@ -438,11 +443,12 @@ def rule_both_halves(k: _Link) -> None:
 
 def rule_hca_names_exist(k: _Link) -> None:
     """What NCCL_IB_HCA names is there, and usable (see _check_hca)."""
+    if k.hca_list is None:  # NCCL_IB_HCA is not set (rule_both_halves said so)
+        return
     hca, hca_src = k.settings["NCCL_IB_HCA"]
-    if k.hca_list is not None and hca is not None:
-        flagged = any(x.startswith(f"NCCL_IB_HCA={hca} ") for x in k.problems)  # already said: wrong devices
-        _check_hca(k.hca_list, hca, hca_src, k.data, k.ifaces, {id(p) for p in k.up_ports} if k.reported_down else set(),
-                   k.problems, k.unread, k.ev, flagged, k.notes)
+    flagged = any(x.startswith(f"NCCL_IB_HCA={hca} ") for x in k.problems)  # already said: wrong devices
+    _check_hca(k.hca_list, str(hca), hca_src, k.data, k.ifaces, {id(p) for p in k.up_ports} if k.reported_down else set(),
+               k.problems, k.unread, k.ev, flagged, k.notes)
 
 
 def rule_socket_ifname(k: _Link) -> None:

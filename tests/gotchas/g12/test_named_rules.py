@@ -95,3 +95,21 @@ def test_nccl_ib_hca_naming_a_port_down_or_an_interface_down_says_which():
 def test_no_bus_bandwidth_is_said_so():
     assert g12.judge_busbw(None) == (Status.UNKNOWN, "no bus bandwidth in the all_reduce_perf output")
     assert g12.judge_busbw(float("nan")) == (Status.UNKNOWN, "no bus bandwidth in the all_reduce_perf output")
+
+
+def test_names_not_there_beside_both_halves_are_each_said():
+    v = judge(link(*two(), env={**BOTH, "NCCL_IB_HCA": f"={RA},{RB},rocep9,rocep8"}))
+    there = f"in /sys/class/infiniband (there: {RB}, {RA})"
+    assert v.status is Status.WARN and v.summary == (
+        f"NCCL_IB_HCA=={RA},{RB},rocep9,rocep8 (environment) names what is not there: rocep9: no RDMA device named "
+        f"'rocep9' {there}; rocep8: no RDMA device named 'rocep8' {there}; NCCL skips it")
+
+
+def test_a_gid_index_that_is_not_roce_v2_where_no_slot_is():
+    v1 = [(0, "fe80::1", "IB/RoCE v1"), (1, "fe80::2", "IB/RoCE v1")]
+    v = judge(link(*two(gids=v1), env={**BOTH, "NCCL_IB_GID_INDEX": "1"}))
+    assert v.summary == f"NCCL_IB_GID_INDEX=1 (environment) is not RoCE v2 on {RA}: IB/RoCE v1, {RB}: IB/RoCE v1"
+
+
+def test_an_interface_read_without_a_name_matches_as_the_empty_name():
+    assert g12._netdev({}) == "" and g12._netdev({"name": A}) == A
