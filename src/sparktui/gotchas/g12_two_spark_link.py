@@ -168,7 +168,7 @@ def _netdev(i: Mapping[str, Any]) -> str:
 
 
 def _port_active(p: Mapping[str, Any]) -> bool:
-    return "ACTIVE" in str(p.get("state") or "").upper()
+    return "ACTIVE" in str(p.get("state")).upper()  # None reads "NONE": not active
 
 
 def _count(v: Any) -> TypeGuard[int]:

@@ -113,3 +113,21 @@ def test_a_gid_index_that_is_not_roce_v2_where_no_slot_is():
 
 def test_an_interface_read_without_a_name_matches_as_the_empty_name():
     assert g12._netdev({}) == "" and g12._netdev({"name": A}) == A
+
+
+def test_an_interface_nccl_ib_hca_names_by_port_is_told():
+    v = judge(link(iface(A, RA, oper="unknown"), env={"NCCL_IB_HCA": f"={RA}:1"}))
+    assert v.status is Status.UNKNOWN and v.summary == f"cannot tell whether the link is up: {A}: {ODD}"
+    v = judge(link(iface(A, RA, oper="unknown"), env={"NCCL_IB_HCA": f"={RA}:2"}))
+    assert v.status is Status.WARN and v.summary.startswith("link down: ")
+
+
+def test_every_reason_nccl_socket_ifname_misses_is_said():
+    assert _socket_problem("docker,wlan9", netdevs=[A, B, "docker0"]) == (
+        f"NCCL_SOCKET_IFNAME=docker,wlan9 (environment) selects no ConnectX-7 link that is up ({A}, {B}): it selects "
+        "docker0, not a ConnectX-7 interface; 'wlan9': no such interface in /sys/class/net")
+
+
+def test_a_port_state_not_read_is_not_active():
+    assert not g12._port_active({}) and not g12._port_active({"state": None})
+    assert g12._port_active({"state": "4: ACTIVE"}) and g12._port_active({"state": "4: active"})
