@@ -1,7 +1,8 @@
 """One declared shape per reading (core/shapes.py), held from both sides.
 
-mypy checks the probes that build each shape and the judges that read it against the declaration
-(``test_mypy_*``: this is how CI runs mypy; deselect locally with ``-m "not typecheck"``). The rest
+mypy checks the probes that build each shape and the judges that read it against the declaration,
+and the rest of the package with them (``test_mypy_*``: this is how CI runs mypy; deselect locally
+with ``-m "not typecheck"``). The rest
 run the real probes, on this machine, on fake NVML modelled on a GB10 and on stand-in interpreters,
 and check that what they build at run time stays inside the declaration: a key a probe adds
 without declaring it, or a value of another type, fails here. A failed probe is ``data None`` with
@@ -38,22 +39,43 @@ DEMO = REPO / "src" / "sparktui" / "data" / "gb10-demo.jsonl"
 # --------------------------------------------------------------------------- mypy
 
 
+# Files whose mypy errors are tolerated FOR NOW, each with why: files being rewritten while mypy
+# came to cover the whole package. Empty it: a file listed here without an error fails the test too.
+TEMPORARILY_UNTYPED: dict[str, str] = {}
+
+
 def _mypy() -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "mypy"], cwd=REPO, capture_output=True, text=True, timeout=600)
 
 
+def test_mypy_checks_the_whole_package():
+    """[tool.mypy] names all of src/sparktui: a new module is checked without being listed."""
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib
+
+    config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]
+    assert config["files"] == ["src/sparktui"]
+    assert not config.get("exclude"), "exclude nothing: a file that cannot be typed yet goes in TEMPORARILY_UNTYPED"
+
+
 @pytest.mark.typecheck
-def test_mypy_finds_no_errors_in_core_probes_and_gotchas():
-    """[tool.mypy] in pyproject.toml names the files; mypy's exit status and error lines decide."""
+def test_mypy_finds_no_errors_in_the_package():
+    """[tool.mypy] in pyproject.toml names the files (the whole package); mypy's exit status and
+    error lines decide."""
     proc = _mypy()
     if "No module named mypy" in proc.stderr:
         pytest.fail("mypy is not installed: python3 -m pip install -e '.[test]'")
-    errors = [line for line in proc.stdout.splitlines() if ": error:" in line]
-    if proc.returncode != 0 and not errors:
+    found = [line for line in proc.stdout.splitlines() if ": error:" in line]
+    if proc.returncode != 0 and not found:
         pytest.fail(f"mypy did not run (exit {proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    errors = [line for line in found if line.split(":", 1)[0] not in TEMPORARILY_UNTYPED]
     per_file = Counter(line.split(":", 1)[0] for line in errors)
     summary = "\n".join(f"{n:4d}  {f}" for f, n in per_file.most_common())
     assert not errors, f"mypy: {len(errors)} errors\n{summary}\n\n" + "\n".join(errors)
+    stale = sorted(set(TEMPORARILY_UNTYPED) - {line.split(":", 1)[0] for line in found})
+    assert not stale, f"no mypy error left in {stale}: take them out of TEMPORARILY_UNTYPED in tests/test_types.py"
 
 
 # --------------------------------------------------------------------------- a run-time check of a shape
