@@ -159,7 +159,7 @@ def _rdma_ports_known(data: Mapping[str, Any], ifaces: list[Mapping[str, Any]]) 
 def _up(i: Mapping[str, Any]) -> bool:
     """The kernel's operstate (RFC 2863) already folds in the carrier: "up" means a carrier and the
     interface enabled. A carrier file that disagrees is a torn read, not a second opinion."""
-    return str(i.get("operstate") or "").lower() == "up"
+    return str(i.get("operstate")).lower() == "up"  # None reads "none"
 
 
 def _netdev(i: Mapping[str, Any]) -> str:
@@ -191,7 +191,7 @@ def roce_v2_index(ports: list[Mapping[str, Any]]) -> int | None:
     for p in ports:
         for g in _gids(p):
             if g.get("type") == ROCE_V2:
-                ipv4 = str(g.get("gid", "")).startswith("0000:0000:0000:0000:0000:ffff:")
+                ipv4 = str(g.get("gid")).startswith("0000:0000:0000:0000:0000:ffff:")
                 idx = g.get("index")
                 if isinstance(idx, int) and ipv4 and (best is None or idx < best):
                     best = idx
@@ -454,8 +454,8 @@ def rule_hca_names_exist(k: _Link) -> None:
 def rule_socket_ifname(k: _Link) -> None:
     """NCCL_SOCKET_IFNAME leaves NCCL a ConnectX-7 link that is up (see _check_socket_ifname)."""
     sock, sock_src = k.settings["NCCL_SOCKET_IFNAME"]
-    if k.sock_list is not None and sock is not None and k.sock_list.tokens:
-        bad_sock = _check_socket_ifname(k.sock_list, sock, sock_src, k.data, k.ifaces, k.up)
+    if k.sock_list is not None and k.sock_list.tokens:  # parsed from ``sock``: None exactly when it is not set
+        bad_sock = _check_socket_ifname(k.sock_list, str(sock), sock_src, k.data, k.ifaces, k.up)
         if bad_sock:
             k.problems.append(bad_sock)
             if k.in_use:
@@ -572,7 +572,7 @@ def judge(r: Readings, cfg: Config) -> Verdict:
     stop = _not_up(k, applies, odd, odd_words)
     if stop is not None:
         return stop
-    k.unread += odd_words
+    k.unread.extend(odd_words)
     k.in_use = _in_use(k)
     for rule in LINK_RULES:
         rule(k)

@@ -131,3 +131,18 @@ def test_every_reason_nccl_socket_ifname_misses_is_said():
 def test_a_port_state_not_read_is_not_active():
     assert not g12._port_active({}) and not g12._port_active({"state": None})
     assert g12._port_active({"state": "4: ACTIVE"}) and g12._port_active({"state": "4: active"})
+
+
+def test_a_bus_bandwidth_under_one_gb_s_is_default_settings_not_a_misreading():
+    status, words = g12.judge_busbw(0.5)
+    assert status is Status.WARN and words.startswith("0.50 GB/s bus bandwidth: NCCL's default settings")
+    assert g12.judge_busbw(0.0)[1].startswith("measurement error: 0 GB/s")
+
+
+def test_empty_entries_of_an_nccl_list_are_skipped_not_the_end():
+    assert g12.parse_nccl_list("a,,b").tokens == (("a", None), ("b", None))
+    assert g12.parse_nccl_list("^=x:1, ,y", ports=True) == g12.NcclList(True, True, (("x", "1"), ("y", None)))
+
+
+def test_an_interface_state_not_read_is_not_up():
+    assert not g12._up({}) and not g12._up({"operstate": None}) and g12._up({"operstate": "UP"})
