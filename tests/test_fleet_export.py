@@ -262,3 +262,15 @@ def test_kernel_counts_of_a_malformed_reading_is_none(data):
 
 def test_kernel_counts_keeps_well_formed_counts():
     assert ex.kernel_counts({"counts": {"xid": 0, "aer": 4}}) == {"xid": 0, "aer": 4}
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf"), None, "86", True, 10**400])
+def test_a_value_no_gpu_reports_is_no_series(value):
+    """A NaN temperature (an edited recording, a driver bug) is no sample, not a NaN a dashboard draws."""
+    from prometheus_client.core import GaugeMetricFamily
+
+    fam = GaugeMetricFamily("sparktui_gpu_temperature_celsius", "GPU temperature", labels=["host", "gpu"])
+    ex._put(fam, ["h", "0"], value)
+    assert fam.samples == []
+    ex._put(fam, ["h", "0"], 86)
+    assert [s.value for s in fam.samples] == [86.0]

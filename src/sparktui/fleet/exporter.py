@@ -32,6 +32,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import CollectorRegistry
 
 from sparktui.core.config import Config
+from sparktui.core.units import is_number
 from sparktui.core.readings import Readings
 from sparktui.core.telemetry import CLOCK_EVENT_COUNTERS, MEM_BYTE_FIELDS, REASON_BITS, THERMAL_POLICY_COUNTER, counter_ns
 from sparktui.core.verdict import Status, Verdict
@@ -378,7 +379,9 @@ def kernel_counts(data: Any) -> dict[str, int] | None:
 
 
 def _put(family: Any, labels: list[str], value: Any, scale: float = 1.0) -> None:
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
+    """A series only for a real number (core/units): N/A, NaN or infinity from a driver is no
+    series, never a NaN sample a dashboard would draw as a value."""
+    if is_number(value):
         family.add_metric(labels, float(value) * scale)
 
 
