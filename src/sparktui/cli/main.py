@@ -27,7 +27,7 @@ from sparktui.cli.common import (EXIT_BROKEN_PIPE, EXIT_CONFIG, EXIT_FAIL, EXIT_
 from sparktui.core.config import Config, ConfigError
 from sparktui.core.readings import SnapshotError, read_snapshot, snapshot_text, write_snapshot
 from sparktui.core.verdict import Verdict, worst
-from sparktui.gotchas import REGISTRY, UnknownGotcha, normalize_id
+from sparktui.gotchas import IDS, REGISTRY, UnknownGotcha, normalize_id
 
 def build_parser() -> argparse.ArgumentParser:
     """The whole command line. Each parser lists its own options first and the shared ones after,
@@ -50,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_common_options(p)  # after the commands in `sparktui --help`
 
     c = sub.add_parser("check", help="run the non-intrusive checks headless")
-    c.add_argument("ids", nargs="*", metavar="ID", help="gotcha ids (G1 ... G10); default all")
+    c.add_argument("ids", nargs="*", metavar="ID", help=f"gotcha ids ({IDS[0]} ... {IDS[-1]}); default all")
     c.add_argument("--json", action="store_true", help="print a JSON document instead of a table")
     c.add_argument("--snapshot", metavar="FILE", help="judge a saved snapshot instead of this machine")
     c.add_argument("-v", "--verbose", action="store_true", help="show all evidence and fix texts")
@@ -72,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_sub_common_options(s)
 
     e = sub.add_parser("explain", help="print a gotcha's card: symptom, cause, check, fix")
-    e.add_argument("id", metavar="ID", help="G1 ... G10")
+    e.add_argument("id", metavar="ID", help=f"{IDS[0]} ... {IDS[-1]}")
 
     b = sub.add_parser("bandwidth", help="G5: measure memory bandwidth (intrusive: asks first)")
     b.add_argument("--yes", action="store_true", help="do not ask for confirmation")
@@ -81,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--json", action="store_true", help="print the result as JSON")
     add_sub_common_options(b)
 
-    sub.add_parser("list", help="list the gotchas (G1-G10 and the field reports' G11 on)")
+    sub.add_parser("list", help=f"list the gotchas ({IDS[0]}-{IDS[-1]}: the ten, then the field reports')")
     from sparktui.cli import record as _record
 
     _record.add_parser(sub, add_sub_common_options)

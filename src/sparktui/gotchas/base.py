@@ -30,7 +30,7 @@ class Feed(enum.Enum):
 
 @dataclass(frozen=True)
 class Gotcha:
-    id: str  # "G1".."G10": load-bearing, never renumbered
+    id: str  # "G1", "G2", ...: load-bearing, never renumbered
     slug: str
     title: str
     symptom: str

@@ -219,7 +219,7 @@ def sync_table(table: DataTable, columns: Sequence[tuple[str, str, int]], rows: 
 
 
 class PeersScreen(Screen):
-    """Every machine of the job side by side: state, G1-G10 glyphs, and the comparison rows."""
+    """Every machine of the job side by side: state, a glyph per check, and the comparison rows."""
 
     CSS_PATH = "peers.tcss"
     BINDINGS = [

@@ -1,4 +1,4 @@
-"""The G1-G10 checklist panel."""
+"""The checklist panel: one row per check, in the registry's order."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from sparktui.ui.widgets.tables import BoundedTable
 
 
 class Checklist(BoundedTable):
-    """G1-G10, one row each, keyed by id; cells are updated in place."""
+    """Every check, one row each, keyed by id; cells are updated in place."""
 
     # DataTable's own enter binding is hidden, and it shadows the app's: name it, for the footer
     BINDINGS = [Binding("enter", "select_cursor", "card", key_display="⏎")]
