@@ -568,3 +568,14 @@ def driver_tree(root: Path, *, nvrm: str | None = OPEN_NVRM, version: str | None
         write_tree_file(root, "sys/class/dmi/id/bios_version", "5.36_0ACUM018\n")
         write_tree_file(root, "sys/class/dmi/id/bios_date", "10/24/2025\n")
     return root
+
+
+def unread(gpu: dict, errors: dict | None) -> dict:
+    """A telemetry sample's GPU with the fields in ``errors`` not read: None, with the driver's
+    reason in its ``errors`` (a reasons mask not read takes its decoded reasons with it)."""
+    for k, why in (errors or {}).items():
+        gpu[k] = None
+        if k == "reasons_mask":
+            gpu["reasons"] = None
+        gpu["errors"][k] = why
+    return gpu

@@ -183,7 +183,7 @@ def stream(ids: Iterable[str], cfg: Config, cancel: threading.Event | None = Non
         early = [g for g in early if g not in whole] + [g for g in ready if not all(p in readings for p in g.probes)]
         if ready or whole:
             snap = Readings(dict(readings))  # later probes must not change what these were judged on
-            judged_on = Readings({**dict(readings), **merged}) if merged else snap
+            judged_on = _with(snap, merged)
             yield Judged(tuple(judge(g, judged_on, cfg) for g in ready + whole), snap, tuple(new), cancel.is_set())
             new = []
 
@@ -193,8 +193,12 @@ def judge_readings(ids: Iterable[str], readings: Readings, cfg: Config,
     """The checks ``ids`` judged on readings already taken (one batch, as ``stream`` delivers it): a
     followed reading among them is merged with its live events first. Every reading counts as new."""
     merged = {n: m.merge(readings.get_reading(n)) for n, m in (followed or {}).items() if n in readings}
-    judged_on = Readings({**dict(readings), **merged}) if merged else readings
-    return Judged(tuple(judge(REGISTRY[i], judged_on, cfg) for i in ids), readings, tuple(readings))
+    return Judged(tuple(judge(REGISTRY[i], _with(readings, merged), cfg) for i in ids), readings, tuple(readings))
+
+
+def _with(readings: Readings, merged: Mapping[str, Reading[Any]]) -> Readings:
+    """``readings`` with the followed ones replaced by their merged readings (what is judged)."""
+    return Readings({**dict(readings), **merged}) if merged else readings
 
 
 def judge_recorded(g: Gotcha, readings: Readings, cfg: Config) -> Verdict:

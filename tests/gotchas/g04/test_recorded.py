@@ -10,7 +10,7 @@ from sparktui.core.recording import read_recording, readings_from_recording
 from sparktui.core.telemetry import decode_reasons, sample_window
 from sparktui.gotchas.g04_throttling import judge
 from tests.conftest import readings_of
-from tests.gotchas.builders import DEMO, NS
+from tests.gotchas.builders import unread, DEMO, NS
 
 
 def gpu(temp=70, power=95.0, sm=2405, util=98, reasons=0, thermal_ns=0, power_ns=0, errors=None, hw_ns=0, brake_ns=0):
@@ -19,12 +19,7 @@ def gpu(temp=70, power=95.0, sm=2405, util=98, reasons=0, thermal_ns=0, power_ns
          "reasons": decode_reasons(reasons), "sw_thermal_ns": thermal_ns, "sw_power_cap_ns": power_ns,
          "sync_boost_ns": 0, "hw_thermal_ns": hw_ns, "hw_power_brake_ns": brake_ns,
          "mem_used": None, "mem_total": None, "errors": {"power_limit_w": NS}}
-    for k, why in (errors or {}).items():
-        g[k] = None
-        if k == "reasons_mask":
-            g["reasons"] = None
-        g["errors"][k] = why
-    return g
+    return unread(g, errors)
 
 
 def seq(minutes, fn, step_s=5.0):

@@ -13,7 +13,7 @@ from sparktui.gotchas import g04_throttling as g4
 from sparktui.gotchas.g04_throttling import judge
 from tests.conftest import readings_of
 from sparktui.core.verdict import Status
-from tests.gotchas.builders import NS, T0, values as ev
+from tests.gotchas.builders import unread, NS, T0, values as ev
 
 COUNTERS_NS = {"sw_thermal_ns": NS, "sw_power_cap_ns": NS, "sync_boost_ns": NS, "hw_thermal_ns": NS,
                "hw_power_brake_ns": NS}
@@ -26,12 +26,7 @@ def gpu(temp=72.0, power=80.0, sm=2405, util=97, reasons=0, sw_thermal=0, power_
          "mem_mhz": None, "util_gpu": util, "util_mem": 0, "reasons_mask": reasons, "reasons": decode_reasons(reasons),
          "sw_power_cap_ns": power_cap, "sync_boost_ns": 0, "sw_thermal_ns": sw_thermal, "hw_thermal_ns": hw_thermal,
          "hw_power_brake_ns": brake, "mem_used": None, "mem_total": None, "errors": {"power_limit_w": NS}}
-    for k, why in (errors or {}).items():
-        g[k] = None
-        if k == "reasons_mask":
-            g["reasons"] = None
-        g["errors"][k] = why
-    return g
+    return unread(g, errors)
 
 
 def samples(fn, seconds=600.0, step=5.0):
