@@ -174,6 +174,40 @@ class SessionConfig:
     restore_within_min: float = _setting(60.0, "on start, the plots and events show this host's last session if it ended less than this many minutes ago", _positive, used_by="dashboard (restore on start)")
 
 
+def _non_negative(v: float) -> Optional[str]:
+    if not is_number(v):
+        return "must be a finite number"
+    return None if 0 <= v <= MAX_SETTING else f"must be at least 0 and at most {MAX_SETTING:g}"
+
+
+def _status_name(v: str) -> Optional[str]:
+    return None if v in ("ok", "warn", "fail", "unknown") else "must be one of ok, warn, fail, unknown"
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """The training run sparktui sits beside (G14): its log, and when its pace counts as slow or stalled."""
+
+    log: Optional[str] = _setting(None, "the run's log file, when it cannot be found from the run's processes (stdout/stderr redirected to a file, or a tmux pane); `--run-log FILE` wins", used_by="G14")
+    slow_window_s: float = _setting(300.0, "seconds of recent progress whose rate is compared with the run's median (G14 slowdown)", _positive, used_by="G14")
+    slow_ratio: float = _setting(0.7, "a recent rate under this share of the run's median rate is a slowdown (G14)", _fraction, used_by="G14")
+    late_factor: float = _setting(10.0, "progress counts as on time while the last step is within this many of the run's median step intervals (G14)", _positive, used_by="G14")
+    stall_after_s: Optional[float] = _setting(None, "no progress this long while the run lives is a stall (G14; default: from the run's own pace, at least 600 s)", _positive, used_by="G14")
+    tmux: bool = _setting(True, "read the run's tmux pane (capture-pane, read only, never a key sent) when its output goes to a terminal", used_by="G14")
+
+
+@dataclass(frozen=True)
+class NotifyConfig:
+    """Telling the person who is not looking (opt-in: nothing is sent unless a webhook or command is set)."""
+
+    webhook: Optional[str] = _setting(None, "URL a JSON POST of each event at or above `min_status` goes to (Slack, Discord and ntfy accept it); never printed whole", used_by="dashboard (notifications)")
+    command: list = _setting_list([], "command run for each such event, the event in its environment (SPARKTUI_EVENT_*), e.g. ['notify-send', 'sparktui']", used_by="dashboard (notifications)")
+    min_status: str = _setting("fail", "the lowest status that is sent: warn or fail", _status_name, used_by="dashboard (notifications)")
+    min_interval_s: float = _setting(60.0, "at most one notification per check this often (a flapping check does not flood)", _non_negative, used_by="dashboard (notifications)")
+    timeout_s: float = _setting(10.0, "how long one webhook POST or command may take", _positive, used_by="dashboard (notifications)")
+    retries: int = _setting(2, "attempts after a failed webhook POST (bounded, with back-off)", _non_negative, used_by="dashboard (notifications)")
+
+
 @dataclass(frozen=True)
 class Config:
     target: TargetConfig = field(default_factory=TargetConfig)
@@ -187,6 +221,8 @@ class Config:
     playbooks: PlaybooksConfig = field(default_factory=PlaybooksConfig)
     fleet: FleetConfig = field(default_factory=FleetConfig)
     session: SessionConfig = field(default_factory=SessionConfig)
+    run: RunConfig = field(default_factory=RunConfig)
+    notify: NotifyConfig = field(default_factory=NotifyConfig)
     source: Optional[str] = None  # the file it was read from, if any
 
     def with_overrides(self, **sections: dict) -> "Config":

@@ -875,6 +875,68 @@ class KernelLogData(TypedDict, total=False):
     formats: dict[str, int]  # line format ("kmsg", "dmesg", "dmesg -T", "journal JSON", "syslog", "iso") -> lines
 
 
+class RunPoint(TypedDict, total=False):
+    """One progress line of the run's log (probes/run_progress.py), as parsed."""
+
+    t: float | None  # unix time the line was seen (followed live) or printed (a time in the line); None in a saved log without times
+    step: int | None  # the step (or batch, or iteration) reached
+    total: int | None  # of how many, where the line says
+    epoch: float | None
+    rate: float | None  # as printed, in rate_unit
+    rate_unit: str | None  # "it/s" | "s/it" | "samples/s" | "tokens/s" | "ms/step" | ...
+    step_s: float | None  # seconds per step: from the printed rate where it converts, else None
+    elapsed_s: float | None  # the run's elapsed time where the line prints it (tqdm's [01:23<...])
+    loss: float | None  # finite only: a non-finite loss is a RunEvent of kind "nonfinite"
+    grad_norm: float | None
+    format: str  # which log format matched: "tqdm" | "hf" | "lightning" | "keras" | "megatron" | ... | "plain"
+
+
+class RunEvent(TypedDict, total=False):
+    """A line of the run's log that is not progress: a non-finite loss, the error it ended with, its end."""
+
+    kind: str  # "nonfinite" | "error" | "finished"
+    t: float | None
+    step: int | None  # the step the line names, or the last step seen before it
+    field: str  # nonfinite: "loss" | "grad_norm"
+    value: str  # nonfinite: "nan" | "inf" | "-inf"
+    error: str  # error: "cuda_oom" | "nccl_timeout" | "traceback" | "segfault" | "killed" | ...
+    text: str  # the line (cut; shown inert)
+
+
+class RunLogSource(TypedDict, total=False):
+    """Where the run's log was read from, or why it could not be."""
+
+    kind: str  # "fd" (the run's redirected stdout/stderr) | "tmux" (its pane) | "named" (--run-log / [run] log)
+    path: str | None  # the file (fd, named)
+    pane: str | None  # the tmux pane id (tmux)
+    error: str | None  # why it could not be read
+    size: int | None
+    mtime: float | None  # the file's last write: the age of its last line when the lines carry no time
+
+
+class RunData(TypedDict, total=False):
+    """The training run beside sparktui (probes/run_log.py, followed live by live/run.py)."""
+
+    found: bool  # a run was found (training processes, or a named log)
+    why: str | None  # why there is no run or no log, and how to name it
+    pids: list[int]  # the run's processes (a launcher and its ranks)
+    command: str | None  # the launcher's command (secrets scrubbed, cut)
+    alive: bool | None  # its processes live; None where unknown (a saved log read alone)
+    started_at: float | None
+    log: RunLogSource | None
+    progress: list[RunPoint]  # bounded: the latest points, oldest first
+    first: RunPoint | None  # the first progress point seen (kept when progress is cut)
+    points_seen: int  # progress lines seen, kept or not
+    events: list[RunEvent]  # bounded: non-finite values, errors, the end
+    error: RunEvent | None  # the last error the log printed
+    finished: RunEvent | None  # the log says the run finished
+    lines_read: int
+    cut_lines: int  # lines longer than the parser reads (cut, counted)
+    formats: dict[str, int]  # format -> progress lines
+    last_line_t: float | None  # when the last line was seen (live) or the file last written
+    read_at: float  # when this reading was made
+
+
 # --------------------------------------------------------------------------- typed keys, by reading name
 
 D_co = TypeVar("D_co", bound=Mapping[str, Any], covariant=True)  # a reading's data shape (a TypedDict above)
@@ -906,10 +968,11 @@ PLAYBOOK_ISSUES: Key[PlaybookIssuesData] = Key("playbook_issues", PlaybookIssues
 KERNEL_LOG: Key[KernelLogData] = Key("kernel_log", KernelLogData)
 DRIVER_FLAVOUR: Key[DriverFlavourData] = Key("driver_flavour", DriverFlavourData)
 LINK: Key[LinkData] = Key("link", LinkData)
+RUN: Key[RunData] = Key("run", RunData)
 
 KEYS: tuple[Key[Any], ...] = (
     HOST, MEMINFO, NVML, TELEMETRY, PROCESSES, TARGET, CUDALIBS, CONTAINER, PINS, TPSCAN,
-    BANDWIDTH, BANDWIDTH_LAST, PLAYBOOK_ISSUES, KERNEL_LOG, DRIVER_FLAVOUR, LINK,
+    BANDWIDTH, BANDWIDTH_LAST, PLAYBOOK_ISSUES, KERNEL_LOG, DRIVER_FLAVOUR, LINK, RUN,
 )
 """Every reading a judge can read, once each."""
 
