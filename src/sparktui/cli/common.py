@@ -96,6 +96,7 @@ def add_common_options(p: argparse.ArgumentParser, sub: bool = False) -> None:
     g.add_argument("--peer", metavar="HOST", action="append", help="another machine to compare with, over ssh (repeatable; used by the dashboard, peers, preflight, report, link-test)", **d)
     g.add_argument("--peer-command", metavar="CMD", help="how to run sparktui on the peers (default 'sparktui'), e.g. '~/.venv/bin/sparktui'", **d)
     g.add_argument("--ssh-config", metavar="FILE", help="ssh client config for the peers (passed to ssh as -F FILE)", **d)
+    g.add_argument("--run-log", metavar="FILE", help="G14: the training run's log (a saved one is a post-mortem; a growing one is followed), when it is not found from the run's processes", **d)
 
 
 def bounded(lo: float, hi: float, unit: str, zero: str | None = None):
@@ -138,7 +139,8 @@ def add_sub_common_options(p: argparse.ArgumentParser) -> None:
 _FLAG_FOR = {"--target python": "--python", "--target timeout_s": "--timeout", "--scan paths": "--path",
              "--pins file": "--pins", "--playbooks slugs": "--playbook", "--playbooks commands": "--command",
              "--playbooks api_url": "--api-url", "--telemetry check_window_s": "--watch", "--fleet peers": "--peer",
-             "--fleet peer_command": "--peer-command", "--fleet ssh_config": "--ssh-config"}
+             "--fleet peer_command": "--peer-command", "--fleet ssh_config": "--ssh-config",
+             "--run log": "--run-log"}
 
 
 def interpreter_problem(path: str) -> str | None:
@@ -212,6 +214,7 @@ def _with_flags(cfg: Config, args: argparse.Namespace) -> Config:
         telemetry={"check_window_s": args.watch * 60 if getattr(args, "watch", None) is not None else None},
         fleet={"peers": getattr(args, "peer", None), "peer_command": getattr(args, "peer_command", None),
                "ssh_config": getattr(args, "ssh_config", None)},
+        run={"log": getattr(args, "run_log", None)},
     )
 
 

@@ -822,10 +822,42 @@ def header_readings(rec: Recording) -> Readings:
     for batch in ([raw] if isinstance(raw, dict) else []) + list(rec.readings):
         for value in batch.values():
             try:
-                r.add(Reading.from_dict(value))
+                reading = Reading.from_dict(value)
             except (KeyError, TypeError, ValueError, AttributeError):
                 continue
+            if reading.probe == RUN_READING and RUN_READING in r:
+                reading = joined_run(r.get_reading(RUN_READING), reading)
+            r.add(reading)
     return r
+
+
+RUN_READING = "run"  # the training run (G14): written as it goes, each line holding the progress since the last
+MAX_JOINED_POINTS = 200_000  # a week of one step a second; a longer run keeps its newest points
+
+
+def _event_key(e: Mapping[str, Any]) -> tuple[str, str, str]:
+    return (str(e.get("kind")), str(e.get("t")), str(e.get("text"))[:200])
+
+
+def joined_run(old: Reading[Any], new: Reading[Any]) -> Reading[Any]:
+    """A recording's run readings joined: each "readings" line carries the progress seen since the
+    one before (live/run.py writes deltas), so the whole run is their points in time order, and
+    the rest (alive, the log, its end) is the newest line's. Points both lines hold are kept once."""
+    if not isinstance(old.data, dict) or not isinstance(new.data, dict):
+        return new if new.data is not None else old
+    seen = old.data.get("progress") if isinstance(old.data.get("progress"), list) else []
+    more = new.data.get("progress") if isinstance(new.data.get("progress"), list) else []
+    last_t = max((p["t"] for p in seen if isinstance(p, dict) and is_number(p.get("t"))), default=None)
+    keys = {(p.get("t"), p.get("step")) for p in seen[-len(more):] if isinstance(p, dict)} if more else set()
+    fresh = [p for p in more if isinstance(p, dict) and (p.get("t"), p.get("step")) not in keys
+             and (last_t is None or not is_number(p.get("t")) or p["t"] >= last_t)]
+    points = (list(seen) + fresh)[-MAX_JOINED_POINTS:]
+    events = [e for e in (old.data.get("events") or []) if isinstance(e, dict)]
+    known = {_event_key(e) for e in events}
+    events += [e for e in (new.data.get("events") or []) if isinstance(e, dict) and _event_key(e) not in known]
+    data = {**new.data, "progress": points, "events": events[-MAX_JOINED_POINTS:],
+            "first": old.data.get("first") or new.data.get("first")}
+    return Reading(new.probe, data, error=new.error, source=new.source, started_at=new.started_at, took_s=new.took_s)
 
 
 def readings_from_recording(rec: Recording, *, window_s: float | None = None, meminfo_at: str = "lowest",

@@ -211,10 +211,24 @@ def judge_recorded(g: Gotcha, readings: Readings, cfg: Config) -> Verdict:
 
 def judge_window(readings: Readings, cfg: Config, have_processes: bool = True) -> list[Verdict]:
     """The telemetry-fed checks on readings built from samples (core/recording.py
-    ``readings_from_samples``: a live window, or a whole recording in review mode). Without a
-    process scan yet (``have_processes`` False) the checks that need one wait."""
-    return [judge(g, readings, cfg) for g in fed(Feed.TELEMETRY)
-            if have_processes or "processes" not in g.probes]
+    ``readings_from_samples``: a live window, or a whole recording in review mode, plus what is
+    followed beside the samples: the run, G14). Without a process scan yet (``have_processes``
+    False) the checks that need one wait; so does a check whose required reading is not there yet
+    (live), while a reviewed recording that does not carry it says so (``judge_recorded``)."""
+    out = []
+    for g in fed(Feed.TELEMETRY):
+        if not have_processes and "processes" in g.probes:
+            continue
+        if can_judge(g, readings):
+            out.append(judge(g, readings, cfg))
+        elif _reviewed(readings):  # a whole recording: what it does not carry is said, not waited for
+            out.append(judge_recorded(g, readings, cfg))
+    return out
+
+
+def _reviewed(readings: Readings) -> bool:
+    tele = readings.data("telemetry") if "telemetry" in readings else None
+    return isinstance(tele, Mapping) and bool(tele.get("review"))
 
 
 def judge_followed(reading: Reading[Any], cfg: Config) -> list[Verdict]:
