@@ -588,7 +588,10 @@ def _read_lines(rec: Recording, lines: Iterator[tuple[int, bytes | None, bool]])
             if why is not None:
                 skip(f"line {n}: {why}; skipped")
         elif kind == "readings" and isinstance(obj.get("readings"), dict):
-            readings.update(obj["readings"])  # a later reading of a probe replaces an earlier one
+            batch = obj["readings"]
+            if RUN_READING in batch and RUN_READING in readings:  # the run's lines are deltas: joined
+                batch = {**batch, RUN_READING: _joined_dicts(readings[RUN_READING], batch[RUN_READING])}
+            readings.update(batch)  # a later reading of a probe replaces an earlier one
         elif kind == "segment":
             pending_segment = samples.seen > 0  # the next sample starts a new stretch of time
         elif kind in ("verdict", "event"):
@@ -816,18 +819,16 @@ def readings_from_samples(samples: list[dict[str, Any]], *, static: dict[str, An
 def header_readings(rec: Recording) -> Readings:
     """The probe readings a recording carries for the checks its samples cannot answer: the
     header's snapshot, then any "readings" lines (a later reading of a probe replaces an earlier
-    one). Malformed entries are left out, so their checks say so."""
+    one; the run's are joined as they are read: ``joined_run``). Malformed entries are left out,
+    so their checks say so."""
     r = Readings()
     raw = rec.header.get("readings")
     for batch in ([raw] if isinstance(raw, dict) else []) + list(rec.readings):
         for value in batch.values():
             try:
-                reading = Reading.from_dict(value)
+                r.add(Reading.from_dict(value))
             except (KeyError, TypeError, ValueError, AttributeError):
                 continue
-            if reading.probe == RUN_READING and RUN_READING in r:
-                reading = joined_run(r.get_reading(RUN_READING), reading)
-            r.add(reading)
     return r
 
 
@@ -839,10 +840,19 @@ def _event_key(e: Mapping[str, Any]) -> tuple[str, str, str]:
     return (str(e.get("kind")), str(e.get("t")), str(e.get("text"))[:200])
 
 
+def _joined_dicts(old: Any, new: Any) -> Any:
+    """Two run readings as a recording's lines hold them, joined; a malformed one is replaced."""
+    try:
+        return joined_run(Reading.from_dict(old), Reading.from_dict(new)).to_dict()
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return new
+
+
 def joined_run(old: Reading[Any], new: Reading[Any]) -> Reading[Any]:
     """A recording's run readings joined: each "readings" line carries the progress seen since the
     one before (live/run.py writes deltas), so the whole run is their points in time order, and
-    the rest (alive, the log, its end) is the newest line's. Points both lines hold are kept once."""
+    the rest (alive, the log, its end) is the newest line's. Points both lines hold are kept once.
+    ``old``'s lists are extended in place (the reader joins hundreds of lines: no copy each time)."""
     if not isinstance(old.data, dict) or not isinstance(new.data, dict):
         return new if new.data is not None else old
     seen = old.data.get("progress") if isinstance(old.data.get("progress"), list) else []
@@ -851,11 +861,14 @@ def joined_run(old: Reading[Any], new: Reading[Any]) -> Reading[Any]:
     keys = {(p.get("t"), p.get("step")) for p in seen[-len(more):] if isinstance(p, dict)} if more else set()
     fresh = [p for p in more if isinstance(p, dict) and (p.get("t"), p.get("step")) not in keys
              and (last_t is None or not is_number(p.get("t")) or p["t"] >= last_t)]
-    points = (list(seen) + fresh)[-MAX_JOINED_POINTS:]
-    events = [e for e in (old.data.get("events") or []) if isinstance(e, dict)]
-    known = {_event_key(e) for e in events}
-    events += [e for e in (new.data.get("events") or []) if isinstance(e, dict) and _event_key(e) not in known]
-    data = {**new.data, "progress": points, "events": events[-MAX_JOINED_POINTS:],
+    points = seen if isinstance(old.data.get("progress"), list) else []
+    points.extend(fresh)
+    del points[:-MAX_JOINED_POINTS]
+    events = old.data.get("events") if isinstance(old.data.get("events"), list) else []
+    known = {_event_key(e) for e in events if isinstance(e, dict)}
+    events.extend(e for e in (new.data.get("events") or []) if isinstance(e, dict) and _event_key(e) not in known)
+    del events[:-MAX_JOINED_POINTS]
+    data = {**new.data, "progress": points, "events": events,
             "first": old.data.get("first") or new.data.get("first")}
     return Reading(new.probe, data, error=new.error, source=new.source, started_at=new.started_at, took_s=new.took_s)
 
