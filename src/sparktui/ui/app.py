@@ -40,6 +40,7 @@ from sparktui.gotchas import REGISTRY
 from sparktui.gotchas.base import Feed
 from sparktui.live import Source
 from sparktui.live.kernel import KernelWatch, victim_seen
+from sparktui.live.run import RECORD_EVERY_S as RUN_RECORD_EVERY_S, RunWatch
 from sparktui.live.kernel import status_of as kernel_status_of
 from sparktui.runner import TELEMETRY_REJUDGE_S, Judged
 from sparktui.runner.board import Board
@@ -98,6 +99,10 @@ class ProcessesArrived(Message):
     def __init__(self, data: dict[str, Any]) -> None:
         super().__init__()
         self.data = data
+
+
+class RunChanged(Message):
+    """The run watch found a run, lost it, or read more of its log (posted from its thread)."""
 
 
 class ReplayFinished(Message):
@@ -205,7 +210,7 @@ class SparkApp(App):
     def __init__(self, cfg: Config | None = None, *, replay: str | None = None, speed: float | None = 1.0,
                  bell: bool = False, auto_checks: bool = True, source: Source | None = None, record: str | None = None,
                  recording: Any = None, keep_session: bool = True, readonly: bool = False,
-                 kernel_log_path: str | None = None) -> None:
+                 kernel_log_path: str | None = None, run_watch: RunWatch | None = None) -> None:
         super().__init__()
         self.cfg = cfg or Config()
         self.bell_on_worse = bell
@@ -247,6 +252,12 @@ class SparkApp(App):
         self.kernel_watch = KernelWatch(partial(self._post, KernelEventArrived), partial(self._post, KernelFollowFailed),
                                         kernel_log_path,
                                         enabled=not replay and (source is None or kernel_log_path is not None))
+        # G14 live: the training run beside the dashboard, found from each process scan (a test's own
+        # source passes its own watch, or none)
+        self.run_watch = run_watch if run_watch is not None else RunWatch(
+            self.cfg, partial(self._post, RunChanged), enabled=not replay and source is None)
+        self._run_recorded_mono = self._run_shown_mono = time.monotonic()
+        self._run_dirty = False
         self.prefs_problems: list[str] = []  # why prefs.json was not used (defaults then): said once mounted
         self.prefs: Prefs = load_prefs(problems=self.prefs_problems)  # the one copy: every panel changes it through update_prefs
         self._writer_errors_said: set[str] = set()
@@ -307,6 +318,7 @@ class SparkApp(App):
         self.checklist.focus()
         self.peer_watch.start()  # ssh to the peers in threads; nothing when none or a replay
         self.kernel_watch.start()  # the kernel log followed live (G11); nothing in a replay
+        self.run_watch.start()  # the run beside us (G14), found from the process scans; nothing in a replay
         self._stop_on_signals()
         self.tick()
 
@@ -357,9 +369,12 @@ class SparkApp(App):
                 st.cancel.set()
         if self._bandwidth_cancel is not None:
             self._bandwidth_cancel.set()  # quitting during G5 kills its probe, not waits out its timeout
+        if self.run_watch.enabled and self.run_watch.run.get("found"):  # how the run stood at the end is kept
+            self.source.record_readings(Readings({self.run_watch.reading_name: self.run_watch.recorded()}))
         self.source.stop()
         self.peer_watch.stop()
         self.kernel_watch.stop()
+        self.run_watch.stop()
 
     # -- sources (called from their threads) --------------------------------------------------
     def _on_sample_thread(self, sample: dict[str, Any]) -> None:
@@ -442,6 +457,7 @@ class SparkApp(App):
 
     def on_processes_arrived(self, msg: ProcessesArrived) -> None:
         self.latest_processes = msg.data
+        self.run_watch.saw_processes(msg.data)  # the run looked for again, in the watch's thread
         self.process_table.show(msg.data, self.now())
 
     # -- time ------------------------------------------------------------------------------------
@@ -465,6 +481,8 @@ class SparkApp(App):
         if self.tick_n % malloc.TRIM_EVERY_TICKS == malloc.FIRST_TRIM_TICK:  # after the first checks, then each minute
             malloc.give_back_freed()
         mono = time.monotonic()
+        if self._run_dirty:
+            self._show_run(mono)
         if self.auto_checks:
             due = self.board.due(mono)
             if due:
@@ -596,9 +614,38 @@ class SparkApp(App):
             interval_s=src.interval_s, source=src.kind, since=src.live_since)
         if readings is None:
             return
+        if not review:
+            readings = self._with_followed(readings)
         mono = time.monotonic()
         for v in runner.judge_window(readings, self.cfg, have_processes=review or self.latest_processes is not None):
             self._set_verdict(v, mono)
+
+    def _with_followed(self, readings: Readings) -> Readings:
+        """The window's readings plus what is followed beside the samples: the run (G14 judges its
+        pace against the same window) and the kernel log (G14 names its events as causes)."""
+        extra: dict[str, Any] = {}
+        if self.run_watch.enabled:  # a replay's run is judged once it has ended (review: the whole run)
+            extra[self.run_watch.reading_name] = self.run_watch.reading()
+        if self.kernel_watch.enabled and (self.kernel_watch.boot is not None or self.kernel_watch.live):
+            extra[self.kernel_watch.reading_name] = self.kernel_watch.reading()
+        return Readings({**dict(readings), **extra}) if extra else readings
+
+    def on_run_changed(self, msg: RunChanged) -> None:
+        """The run's reading is shown as it changes, at most once a second (a tqdm bar prints ten
+        lines a second: the tick shows the rest); it is judged with the telemetry (every
+        TELEMETRY_REJUDGE_S) and written to the recording every RECORD_EVERY_S (as deltas)."""
+        mono = time.monotonic()
+        self._run_dirty = True
+        if mono - self._run_shown_mono >= 1.0:
+            self._show_run(mono)
+
+    def _show_run(self, mono: float) -> None:
+        self._run_dirty, self._run_shown_mono = False, mono
+        if hasattr(self, "show_run"):
+            self.show_run(self.run_watch.reading())
+        if mono - self._run_recorded_mono >= RUN_RECORD_EVERY_S:
+            self._run_recorded_mono = mono
+            self.source.record_readings(Readings({self.run_watch.reading_name: self.run_watch.recorded()}))
 
     # -- actions ---------------------------------------------------------------------------------
     MAIN_ONLY = frozenset({"cycle_layout", "cycle_span", "open_card", "rerun_selected", "rerun_all", "bandwidth", "filter_processes", "cycle_sort",
