@@ -768,6 +768,11 @@ def _meminfo_reading(all_samples: list[dict[str, Any]], source: str, meminfo_at:
                    started_at=pick["t"])
 
 
+# The readings the sampler's samples (and a recording's header) carry: a recording, the exporter and
+# the dashboard build them from samples (readings_from_samples), never by a probe run.
+SAMPLED_READINGS = frozenset({"telemetry", "processes", "meminfo", "nvml"})
+
+
 def readings_from_samples(samples: list[dict[str, Any]], *, static: dict[str, Any] | None = None,
                           static_read_at: float | None = None,
                           processes: dict[str, Any] | None = None, source: str = "recording",

@@ -16,9 +16,7 @@ from sparktui.core.telemetry import History
 
 Callback = Callable[[dict[str, Any]], None]
 
-# The readings the sampler's samples (and a recording's header) carry: a recording, the exporter and
-# the dashboard build them from samples (core/recording.readings_from_samples), never by a probe run.
-SAMPLED_READINGS = frozenset({"telemetry", "processes", "meminfo", "nvml"})
+from sparktui.core.recording import SAMPLED_READINGS  # noqa: F401  (what the samples carry; re-exported)
 
 
 @runtime_checkable

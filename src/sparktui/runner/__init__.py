@@ -23,6 +23,7 @@ from typing import Any, Container, Iterable, Iterator, Mapping, Protocol
 from sparktui import probes
 from sparktui.core.config import Config
 from sparktui.core.readings import Reading, Readings
+from sparktui.core.recording import SAMPLED_READINGS
 from sparktui.core.verdict import Evidence, Status, Verdict
 from sparktui.gotchas import REGISTRY, Gotcha
 from sparktui.gotchas.base import Feed
@@ -213,13 +214,14 @@ def judge_window(readings: Readings, cfg: Config, have_processes: bool = True) -
     """The telemetry-fed checks on readings built from samples (core/recording.py
     ``readings_from_samples``: a live window, or a whole recording in review mode, plus what is
     followed beside the samples: the run, G14). Without a process scan yet (``have_processes``
-    False) the checks that need one wait; so does a check whose required reading is not there yet
-    (live), while a reviewed recording that does not carry it says so (``judge_recorded``)."""
+    False) the checks that need one wait; so does a check that requires a reading the samples do not
+    carry and that is not there yet (live: the run), while a reviewed recording that does not carry
+    it says so (``judge_recorded``)."""
     out = []
     for g in fed(Feed.TELEMETRY):
         if not have_processes and "processes" in g.probes:
             continue
-        if can_judge(g, readings):
+        if can_judge(g, readings) or set(g.required) <= SAMPLED_READINGS:
             out.append(judge(g, readings, cfg))
         elif _reviewed(readings):  # a whole recording: what it does not carry is said, not waited for
             out.append(judge_recorded(g, readings, cfg))
