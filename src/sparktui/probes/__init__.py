@@ -37,6 +37,7 @@ def declarations() -> tuple[Probe, ...]:
         pins,
         playbooks,
         processes,
+        run_log,
         sampler,
         state,
         target,
@@ -45,7 +46,7 @@ def declarations() -> tuple[Probe, ...]:
 
     return (*host.PROBES, *nvml.PROBES, *target.PROBES, *cudalibs.PROBES, *container.PROBES, *pins.PROBES,
             *tpscan.PROBES, *state.PROBES, *sampler.PROBES, *processes.PROBES, *playbooks.PROBES,
-            *kernel_log.PROBES, *driver_flavour.PROBES, *link.PROBES)
+            *kernel_log.PROBES, *driver_flavour.PROBES, *link.PROBES, *run_log.PROBES)
 
 
 def _declared() -> dict[str, Probe]:
