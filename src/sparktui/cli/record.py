@@ -55,7 +55,7 @@ class _Written:
 
     def __init__(self, done: threading.Event) -> None:
         self.done = done
-        self.counts = {"samples": 0, "processes": 0}
+        self.counts = {"samples": 0, "processes": 0, "run": 0}
         self.errors: list[OSError] = []
 
     def refused(self, e: OSError) -> None:
@@ -69,6 +69,32 @@ class _Written:
             self.refused(e)
         else:
             self.counts[kind] += 1
+
+
+class RunRecorder:
+    """The training run followed while recording (live/run.py): its progress written as "readings"
+    lines every RECORD_EVERY_S, each holding what was seen since the last, and once more at the end,
+    so `check --replay` judges the whole run with the time of each step (G14)."""
+
+    def __init__(self, cfg: Any, write: Any) -> None:
+        from sparktui.live.run import RECORD_EVERY_S, RunWatch
+
+        self.write, self.every_s = write, RECORD_EVERY_S
+        self.watch = RunWatch(cfg, self._changed)
+        self._last = time.monotonic()
+        self._lock = threading.Lock()
+
+    def _changed(self) -> None:
+        with self._lock:
+            if time.monotonic() - self._last >= self.every_s:
+                self._last = time.monotonic()
+                self.write(self.watch.recorded())
+
+    def finish(self) -> None:
+        self.watch.stop()
+        with self._lock:
+            if self.watch.run.get("found") or self.watch.cfg.run.log:
+                self.write(self.watch.recorded())
 
 
 def cmd_record(args: argparse.Namespace) -> int:
@@ -91,8 +117,10 @@ def cmd_record(args: argparse.Namespace) -> int:
     done = threading.Event()
     written = _Written(done)
     sampler.on_sample = lambda s: written.kept(writer.sample, s, "samples")
-    sampler.on_processes = lambda p: written.kept(writer.processes, p, "processes")
-    taker = ReadingsRecorder(writer, cfg, recorded_probes(), on_write_error=written.refused)
+    run = RunRecorder(cfg, lambda r: written.kept(writer.readings, {r.probe: r.to_dict()}, "run"))
+    sampler.on_processes = lambda p: (written.kept(writer.processes, p, "processes"), run.watch.saw_processes(p))
+    taker = ReadingsRecorder(writer, cfg, [p for p in recorded_probes() if p != run.watch.reading_name],
+                             on_write_error=written.refused)
     old_term = signal.signal(signal.SIGTERM, lambda *_: done.set()) if threading.current_thread() is threading.main_thread() else None
     nvml_note = (head["static"] or {}).get("error")
     print(f"sparktui: recording every {interval:g} s to {args.output}"
@@ -101,6 +129,7 @@ def cmd_record(args: argparse.Namespace) -> int:
     started = time.monotonic()
     sampler.start()
     taker.start()
+    run.watch.start()
     try:
         done.wait(args.duration) if args.duration else _wait_forever(done)
     except KeyboardInterrupt:  # how an open-ended recording ends; one with --duration was cut short (130)
@@ -108,6 +137,7 @@ def cmd_record(args: argparse.Namespace) -> int:
             mark_interrupted()
     finally:
         sampler.stop()
+        run.finish()
         taker.finish(READINGS_WAIT_S)
         writer.close()
         if old_term is not None:
