@@ -109,7 +109,7 @@ class RunWatch:
         if source.get("error"):
             return
         if source.get("kind") == "tmux" and source.get("pane"):
-            self.pane = run_log.TmuxPane(str(source["pane"]))
+            self.pane = run_log.TmuxPane(str(source["pane"]), socket=source.get("path") or None)
         elif source.get("path"):
             try:
                 self.follower = run_log.LogFollower(str(source["path"]), self._lines, self._failed).start()
@@ -123,18 +123,21 @@ class RunWatch:
 
     def _capture(self) -> None:
         pane = self.pane
+        first = pane.captures == 0
         try:
             lines = pane.new_lines()
         except OSError as e:
             self.error = f"tmux pane {pane.pane}: {e}"
             return
-        now = time.time()
+        self.error = None
+        now = None if first else time.time()  # the pane's history: when those lines were printed is not known
         with self._lock:
             for line in lines:
                 self.log.line(line, now)
 
-    def _lines(self, lines: list[tuple[str, float]]) -> None:
-        """Called from the follower's thread with each batch of whole lines and when they were seen."""
+    def _lines(self, lines: list[tuple[str, float | None]]) -> None:
+        """Called from the follower's thread with each batch of whole lines and when they were seen
+        (None: the file's tail read at the start, printed before it was followed)."""
         with self._lock:
             for text, seen in lines:
                 self.log.line(text, seen)
