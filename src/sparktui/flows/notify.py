@@ -96,6 +96,21 @@ def _hostname() -> str:
         return "?"
 
 
+def normalized(event: Mapping[str, Any]) -> dict[str, Any]:
+    """The event's fields as the payload and the environment take them: strings (``old`` may be
+    None), ``t`` a finite number or None; whatever else it holds is left out."""
+    def text(v: Any) -> str:
+        return v.decode("utf-8", "replace") if isinstance(v, (bytes, bytearray)) else str(v)
+
+    t = event.get("t")
+    old = event.get("old")
+    return {"id": text(event.get("id", "?")), "status": text(event.get("status")),
+            "old": None if old is None else text(old), "title": text(event.get("title") or ""),
+            "summary": text(event.get("summary") or ""),
+            "t": float(t) if isinstance(t, (int, float)) and not isinstance(t, bool) and math.isfinite(t) else None,
+            "host": text(event.get("host") or _hostname()), "kind": text(event.get("kind") or "verdict")}
+
+
 def passes(status: Any, min_status: str) -> bool:
     """Is ``status`` at or above ``min_status``? ok < unknown < warn < fail; skip and anything else never."""
     rank, floor = RANK.get(str(status)), RANK.get(min_status, RANK["fail"])
@@ -368,8 +383,8 @@ class Notifier:
         if not passes(event.get("status"), self.min_status):
             self.stats["filtered"] += 1
             return False
-        ev = dict(event)
-        key = str(ev.get("id", "?"))
+        ev = normalized(event)
+        key = ev["id"]
         now = self.clock()
         with self._cv:
             last = self._last.get(key)
@@ -454,7 +469,12 @@ class Notifier:
                     if not self._queue or (self._closing.is_set() and self.clock() >= self._close_by):
                         return
                     ev = self._queue.popleft()
-                self._deliver(ev)
+                try:
+                    self._deliver(ev)
+                except Exception as e:  # noqa: BLE001 (a bug: said, and the worker goes on)
+                    self.stats["failed"] += 1
+                    self._fail("internal", "deliver", f"notification not sent: internal error: {type(e).__name__}: "
+                               f"{visible(str(e))[:200]}")
         finally:
             if self._client is not None:
                 try:
@@ -485,7 +505,7 @@ class Notifier:
         return self._client
 
     def _post(self, ev: dict[str, Any]) -> bool:
-        body = json.dumps(payload(ev, self.topic), ensure_ascii=False).encode("utf-8")
+        body = json.dumps(payload(ev, self.topic), ensure_ascii=False, default=str).encode("utf-8")
         attempts = self.retries + 1
         last: _Failed | None = None
         tried = 0

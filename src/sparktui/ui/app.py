@@ -15,6 +15,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Mapping
+from dataclasses import replace
 from functools import partial
 from typing import Any, NoReturn
 
@@ -31,10 +32,11 @@ from textual.worker import Worker, WorkerState
 
 from sparktui.core import children
 from sparktui.core.config import Config
-from sparktui.core.events import EventLog
+from sparktui.core.events import Change, EventLog
 from sparktui.core.inert import visible, visible_lines
-from sparktui.core.readings import Readings
+from sparktui.core.readings import Reading, Readings
 from sparktui.core.verdict import Status, Verdict
+from sparktui.flows.notify import Notifier, make_event
 from sparktui import runner
 from sparktui.gotchas import REGISTRY
 from sparktui.gotchas.base import Feed
@@ -51,6 +53,7 @@ from sparktui.ui.prefs import Prefs, load_prefs, save_prefs
 from sparktui.ui.screens import (CardScreen, ConfirmScreen, EventsScreen, HelpScreen, MessageScreen, copy_url, open_url,
                                  view_keys)
 from sparktui.ui.panels import Checklist, HeaderBar, PlaybookPanel, ProcessTable, TelemetryPanel, process_details
+from sparktui.ui.panels.run import RunPanel, RunStory, event_text
 from sparktui.ui.panels.telemetry import outage_since
 
 HARD_EXIT_AFTER_S = 3.0  # after SIGTERM/SIGHUP, the most a stuck exit may take
@@ -80,6 +83,12 @@ def _tab_title(text: str, g: Any) -> str:
 class KernelEventArrived(Message):
     def __init__(self, event: dict[str, Any]) -> None:
         self.event = event
+        super().__init__()
+
+
+class NotifyFailed(Message):
+    def __init__(self, why: str) -> None:
+        self.why = why
         super().__init__()
 
 
@@ -174,7 +183,7 @@ class SparkCommands(Provider):
 
 
 class SparkApp(App):
-    CSS_PATH = "app.tcss"
+    CSS_PATH = ["app.tcss", "panels/run.tcss"]
     TITLE = "sparktui"
     COMMANDS = App.COMMANDS | {SparkCommands}
     # Footer order is priority order: at 80 columns the last ones are cut, `?` lists them all.
@@ -261,6 +270,9 @@ class SparkApp(App):
         self.prefs_problems: list[str] = []  # why prefs.json was not used (defaults then): said once mounted
         self.prefs: Prefs = load_prefs(problems=self.prefs_problems)  # the one copy: every panel changes it through update_prefs
         self._writer_errors_said: set[str] = set()
+        self.run_reading: Reading | None = None  # the latest `run` reading (show_run), None until one is made
+        self.run_story = RunStory()  # the run's events from its readings and its check's verdicts
+        self.notifier: Notifier | None = None  # [notify] webhook/command: made on mount, never in a replay
 
     def _post(self, message: type[Message], *args: Any) -> None:
         """Post ``message(*args)`` (from a source's or the follower's thread)."""
@@ -294,10 +306,12 @@ class SparkApp(App):
         self.telemetry = TelemetryPanel(id="telemetry", span=self.prefs.plot_span)
         self.process_table = ProcessTable(self.prefs, id="processes")
         self.playbook_panel = PlaybookPanel(id="playbooks")
+        self.run_panel = RunPanel(id="run")
         yield self.header_bar
         with Horizontal(id="top"):
             yield self.checklist
             yield self.telemetry
+        yield self.run_panel
         with TabbedContent(id="tabs"):
             with TabPane(_tab_title("Processes", PROCESSES_CHECK), id="tab-processes"):
                 yield self.process_table
@@ -319,6 +333,8 @@ class SparkApp(App):
         self.peer_watch.start()  # ssh to the peers in threads; nothing when none or a replay
         self.kernel_watch.start()  # the kernel log followed live (G11); nothing in a replay
         self.run_watch.start()  # the run beside us (G14), found from the process scans; nothing in a replay
+        if not self.replay_path and self.source.kind != "replay" and (self.cfg.notify.webhook or self.cfg.notify.command):
+            self.notifier = Notifier(self.cfg.notify, partial(self._post, NotifyFailed))  # opt-in (docs/notify.md)
         self._stop_on_signals()
         self.tick()
 
@@ -375,6 +391,8 @@ class SparkApp(App):
         self.peer_watch.stop()
         self.kernel_watch.stop()
         self.run_watch.stop()
+        if self.notifier is not None:
+            self.notifier.close()  # at most about a second: what is still queued then is dropped
 
     # -- sources (called from their threads) --------------------------------------------------
     def _on_sample_thread(self, sample: dict[str, Any]) -> None:
@@ -420,7 +438,13 @@ class SparkApp(App):
                         severity="error" if st is Status.FAIL else "warning", timeout=15)
             if self.bell_on_worse:
                 self.bell()
+            if self.notifier is not None:
+                self.notifier.send(make_event("G11", st.value, None, f"kernel log: {kw.text(ev)}",
+                                              str(ev.get('text', ''))[:200], kind="kernel"))
         self._judge_kernel_log()
+
+    def on_notify_failed(self, msg: NotifyFailed) -> None:
+        self.notify(visible_lines(msg.why), title="notify", severity="warning", timeout=15)
 
     def on_kernel_follow_failed(self, msg: KernelFollowFailed) -> None:
         if self.kernel_watch.error is None:  # said once; G11 stays as judged from the boot-time reading
@@ -494,6 +518,7 @@ class SparkApp(App):
                 self.judge_telemetry()
         self.refresh_header()
         self.refresh_checklist()
+        self.run_panel.tick(self.now())  # the age of the run's last progress
 
     def refresh_header(self) -> None:
         static = self.source.static or {}
@@ -591,6 +616,8 @@ class SparkApp(App):
         self.board.finish(v, mono)
         self.process_table.blame(*self.board.marked())  # the processes the verdicts name: marked and kept in sight
         change = self.events.observe(v, self.now())
+        if v.id == self.run_panel.check_id:
+            self._run_verdict(v, change)
         self.source.keep_verdict(v, self.now(), change)  # the kept session: a restart shows it again
         if change is not None and self.events.should_alert(change):
             sev: SeverityLevel = "error" if v.status is Status.FAIL else "warning"
@@ -598,8 +625,42 @@ class SparkApp(App):
                         severity=sev, timeout=10)
             if self.bell_on_worse:
                 self.bell()
+            if self.notifier is not None:  # the person who is not looking: the same news, sent (opt-in)
+                old = change.baseline or change.old
+                self.notifier.send(make_event(v.id, v.status.value, old.value if old else None, REGISTRY[v.id].title,
+                                              v.summary, t=self.now()))
         if isinstance(self.screen, CardScreen) and self.screen.gotcha.id == v.id:
             self.screen.update_verdict(v, age(self.now() - (v.measured_at or self.now())))
+
+    # -- the run beside sparktui -----------------------------------------------------------------
+    def show_run(self, reading: Reading | None) -> None:
+        """A fresh `run` reading (None: not looked for yet): the run panel, the run's rate on the
+        telemetry's time axis, and the run's start as an event. Called whenever one is made."""
+        self.run_reading = reading
+        data = reading.data if reading is not None and isinstance(reading.data, Mapping) else None
+        now = self.now()
+        self.run_panel.show(reading, now)
+        meter = getattr(self.telemetry, "run", None)  # composed with the panel
+        if meter is not None:
+            meter.set_run(data, now)
+        text = self.run_story.reading(data)
+        if text:
+            self._run_event(Status.OK, text)
+
+    def _run_event(self, status: Status, text: str) -> None:
+        self.events.changes.append(Change(t=self.now(), id=self.run_panel.check_id or "run", old=None, new=status,
+                                          summary=text, kind="run"))
+
+    def _run_verdict(self, v: Verdict, change: Change | None) -> None:
+        """The run check's verdict: on the panel, and its changes read as the run's events (a
+        status change's row says it; a change within one status, a stall ending in death, gets one)."""
+        self.run_panel.show_verdict(v, self.now())
+        text = self.run_story.verdict(v, self.run_panel.data)
+        last = self.events.changes[-1] if change is not None and self.events.changes else None
+        if last is not None and last.id == v.id and last.kind == "verdict":
+            self.events.changes[-1] = replace(last, summary=text or event_text(v))
+        elif text:
+            self._run_event(v.status, text)
 
     def judge_telemetry(self) -> None:
         """The telemetry-fed checks: live (and while a replay plays) over the trailing window;
