@@ -128,7 +128,8 @@ def test_documented_keys_are_accepted_by_the_loader_and_others_are_not(doc, tmp_
     for section, keys in documented_rows(doc).items():
         for key in keys:
             default = getattr(getattr(defaults, section), key)
-            value = '"x"' if default is None else (
+            hint = str(next(f.type for f in fields(getattr(defaults, section)) if f.name == key))
+            value = ("1.0" if "float" in hint else '"x"') if default is None else (
                 "true" if default is True else "false" if default is False else
                 "[]" if isinstance(default, list) else f'"{default}"' if isinstance(default, str) else repr(default))
             path.write_text(f"[{section}]\n{key} = {value}\n", encoding="utf-8")

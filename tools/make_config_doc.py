@@ -48,6 +48,8 @@ EXAMPLE: dict[str, Any] = {
     "playbooks.commands": ["vllm serve Qwen/Qwen3-8B --gpu-memory-utilization 0.5"],
     "fleet.peers": ["spark-2"],
     "fleet.peer_command": "~/.venv/bin/sparktui",
+    "run.slow_ratio": 0.6,
+    "notify.min_status": "warn",
 }
 # What a commented-out key with no default (an omitted string) shows instead.
 UNSET_HINTS: dict[str, str] = {
@@ -55,6 +57,9 @@ UNSET_HINTS: dict[str, str] = {
     "driver.known_bad": "~/.config/sparktui/known_bad.toml",
     "hardware.gpu_name_hint": "NVIDIA GB10",
     "fleet.ssh_config": "~/.ssh/spark_config",
+    "run.log": "~/runs/sft/train.log",
+    "run.stall_after_s": 1800.0,
+    "notify.webhook": "https://ntfy.sh/my-spark-runs",
 }
 # Stand-ins for paths in the doc (the generator must not depend on who runs it).
 SHOWN_CONFIG_DIR = "~/.config/sparktui"

@@ -90,6 +90,16 @@ class RunWatch:
         from sparktui.probes.run_progress import RunLog
 
         run = run_log.find_run(scan, self.cfg)
+        followed = self.run.get("pids") if self._key is not None else None
+        if followed and not run.get("pids"):  # the run followed is gone, or the scan could not see it
+            with self._lock:
+                gone = not run.get("found")  # the scan was read and holds no training process
+                self.run = {**self.run, "alive": False if gone else None,
+                            "why": f"its processes ({', '.join(map(str, followed[:4]))}) are gone" if gone
+                            else run.get("why")}
+            if self.pane is not None:
+                self._capture()  # what the pane shows last: the traceback it ended with
+            return
         source = run_log.log_of(run, self.cfg)
         key = (tuple(run.get("pids") or ())[:1], source.get("kind"), source.get("path") or source.get("pane"))
         with self._lock:
