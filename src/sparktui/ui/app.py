@@ -439,7 +439,8 @@ class SparkApp(App):
             if self.bell_on_worse:
                 self.bell()
             if self.notifier is not None:
-                self.notifier.send(make_event("G11", st.value, None, f"kernel log: {kw.text(ev)}",
+                self.notifier.send(make_event((KERNEL_LOG_CHECKS.split() or ["kernel"])[0], st.value, None,
+                                              f"kernel log: {kw.text(ev)}",
                                               str(ev.get('text', ''))[:200], kind="kernel"))
         self._judge_kernel_log()
 
