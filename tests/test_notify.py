@@ -563,3 +563,27 @@ async def test_a_dashboard_notify_failure_is_shown_never_fatal(hook):
         note = await says(pilot, lambda n: n.title == "notify")
         assert "redirect refused" in note.message and "secretpart" not in note.message
         assert app.is_running
+
+
+async def test_a_kernel_log_event_the_dashboard_pops_up_is_posted(hook, tmp_path):
+    from sparktui.core.config import Config
+    from sparktui.core.verdict import Status
+    from sparktui.ui.app import SparkApp
+    from tests.ui.test_dashboard import StillSource
+    from tests.ui.test_kernel_events import XID_LINE, append
+    from tests.ui.waiting import wait_for
+
+    h = hook()
+    log = tmp_path / "kmsg.txt"
+    log.write_text("")
+    config = Config().with_overrides(notify={"webhook": h.url, "min_interval_s": 60.0, "timeout_s": 2.0})
+    app = SparkApp(config, source=StillSource(), auto_checks=False, kernel_log_path=str(log))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_for(pilot, lambda: app.kernel_watch.follower is not None, what="the kernel log followed")
+        append(log, XID_LINE)
+        await wait_for(pilot, lambda: app.board["G11"].verdict and app.board["G11"].verdict.status is Status.FAIL)
+        await wait_for(pilot, lambda: app.notifier.stats["sent"] == 1, what="the POST answered")
+    (p,) = h.posts()
+    ev = p.json()["event"]
+    assert ev["kind"] == "kernel" and ev["id"] == "G11" and ev["status"] == "fail" and "Xid 13" in ev["title"]
+    assert "Graphics SM Warp Exception" in ev["summary"]
