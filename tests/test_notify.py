@@ -395,9 +395,9 @@ def test_send_never_raises_on_odd_events(hook):
 
 
 def test_a_full_queue_drops_the_oldest_and_send_never_blocks(hook):
-    h = hook(default=Answer(204, delay_s=0.4))
+    h = hook(Answer(204, delay_s=1.5))  # the first POST is slow: the worker is stuck on it
     failures = Failures()
-    n = Notifier(cfg(webhook=h.url, timeout_s=2), failures, queue_max=3)
+    n = Notifier(cfg(webhook=h.url, timeout_s=3), failures, queue_max=3)
     try:
         n.send(event("E0"))
         until(lambda: len(h.posts()) == 1, what="the worker busy with E0")
@@ -406,7 +406,7 @@ def test_a_full_queue_drops_the_oldest_and_send_never_blocks(hook):
             t0 = time.monotonic()
             assert n.send(event(f"E{i}"))
             slowest = max(slowest, time.monotonic() - t0)
-        assert slowest < 0.05, slowest  # the worker is stuck on a slow server; send is not
+        assert slowest < 0.2, slowest  # the worker is stuck on a slow server (1.5 s); send is not
         assert n.stats["dropped"] == 6 and n.pending() == 3
         until(lambda: n.stats["sent"] == 4, timeout=5)
     finally:
