@@ -1,35 +1,142 @@
-"""The training run's log, read line by line: progress (step, total, rate, loss), non-finite values,
-the error it ended with, and its end.
+"""The training run's log, read line by line: progress (step, total, epoch, rate, loss, grad norm),
+non-finite values, the error the run ended with, and its end (G14, issue 25).
 
-``ProgressParser.feed`` takes one physical line; ``RunLog`` keeps what the ``run`` reading shows,
-bounded; ``parse_text`` reads a whole saved log. Pure, no I/O, linear time: each segment cut to
-``MAX_PARSE`` characters, a substring check before any pattern, every pattern anchored or run on a
-bounded window with bounded repeats. Outside text is data: never evaluated, never raised on.
+``ProgressParser.feed`` takes one physical line of the run's stdout/stderr; ``RunLog`` keeps what the
+``run`` reading shows (core/shapes.py ``RunData``'s log keys), bounded; ``parse_text`` reads a whole
+saved log. Pure (no I/O) and linear: a line is split on "\\r" (tqdm's in-place updates; only the last
+``MAX_SEGMENTS`` segments are parsed whole, earlier ones only searched for errors and non-finite
+values), each segment cut to ``MAX_PARSE`` characters before any pattern runs, a substring check
+before every pattern, every pattern anchored or run on that bounded window with bounded repeats.
+Outside text is data: never evaluated, and nothing it holds makes the parser raise.
+
+Formats, as the runs print them (real excerpts in tests/data/run_logs/, each with its source):
+tqdm bars (``45%|###| 450/1000 [01:23<02:34, 3.2it/s, loss=2.31]``, and with no total
+``17671it [1:05:34, 4.49it/s, loss=2.15]``), Hugging Face Trainer dict lines (``{'loss': 2.31,
+'grad_norm': 1.2, 'learning_rate': 2e-05, 'epoch': 0.5}``: TRL, axolotl, LLaMA-Factory, Unsloth),
+PyTorch Lightning (its tqdm bar ``Epoch 3: 45%|...``; "`Trainer.fit` stopped"), Keras
+(``100/1000 [==>...] - ETA: 1:23 - loss: 0.5``, ``Epoch 3/10``), torchtitan (``step: 10  loss:
+7.83 ... tps: 1,234``), Megatron-LM / NeMo (`` iteration  100/ 1000 | ... | lm loss: 2.3E+00``),
+DeepSpeed (``steps: 10 loss: 2.3 iter time (s): 0.5``, ``[Rank 0] step=40, skipped=2``), nanoGPT
+(``iter 100: loss 2.3456, time 123.45ms``), llm.c / llama2.c, MMEngine / mmcv
+(``Epoch(train) [1][ 50/1000]  lr: ... time: 0.5 ... loss: 2.3``), ESPnet, and plain prints
+(``step 5/100 loss=2.3``, ``Step: 4970, Loss: 0.18``, ``Train Epoch: 1 [400/2022 (20%)]\\tLoss: 0.02``).
+Rank prefixes (``[rank0]:``, ``[default0]:``, ``0: ``, ``[1,0]<stdout>:``, ``rank 3:``) and ANSI
+escapes are stripped first.
+
+Rates: ``rate`` and ``rate_unit`` as printed; ``step_s`` (seconds per step) only where the unit
+converts (it/s -> 1/rate, s/it -> rate, ms per step -> /1000); samples/s and tokens/s need the batch
+size, so they leave ``step_s`` None.
 """
 
 from __future__ import annotations
 
 import math
 import re
+import time as _time
 from collections import deque
-from typing import Any
+from typing import Any, Iterator
 
-MAX_PARSE = 4096  # a line (a "\r" segment of it) is cut here before any pattern runs
+MAX_PARSE = 4096  # a line (each "\r" segment of it) is cut here before any pattern runs
 MAX_TEXT = 300  # characters of a line kept in an event
+MAX_SEGMENTS = 64  # "\r" segments of one line parsed whole (the last ones); earlier ones are only searched
+MAX_EARLY_HITS = 16  # earlier segments searched for errors / non-finite values, per line
+MAX_TRACEBACKS = 64  # rank prefixes whose open traceback is remembered
 
 Event = dict[str, Any]
 
+# --------------------------------------------------------------------------- text clean-up
+_ANSI = re.compile(r"\x1b(?:\[[0-9;:?<=>]{0,64}[ -/]{0,4}[@-~]|\][^\x07\x1b]{0,512}(?:\x07|\x1b\\)?|[@-Z\\-_])")
+_CONTROL = {c: None for c in range(32) if c not in (9,)}  # tab kept; "\b" (Keras' redraw) and the rest dropped
+_CONTROL[127] = None
+_RANK = re.compile(r"(?:\[(?:rank|default|Rank ?)?\d{1,6}\]:?|\[\d{1,6},\d{1,6}\]<std(?:out|err)>:?|[Rr]ank ?\d{1,6}:"
+                   r"|\d{1,6}:(?= )|\d{1,3}(?:\.\d{1,3}){3}:|[a-z][\w.-]{0,62}-\d{1,4}:(?= )|\[\d{1,10}\](?= \[rank))"
+                   r" ?")
+_TIME = re.compile(r"(\d{4})[-/](\d\d)[-/](\d\d)[ T](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?"
+                   r"|(\d\d)/(\d\d)/(\d{4}) (\d\d):(\d\d):(\d\d)")
+
+# --------------------------------------------------------------------------- numbers and fields
 _NUM = r"[-+]?(?:\d{1,20}(?:\.\d{0,20})?|\.\d{1,20})(?:[eE][-+]?\d{1,4})?"
+_NONFIN = r"[-+]?(?:[Nn]a[Nn]|[Ii]nf(?:inity)?|INF)(?![A-Za-z_])"
+_VAL = r"(?:tensor\()?(" + _NUM + r"|" + _NONFIN + r")"
+_LOSS = re.compile(r"(?<![\w.])(?:lm[ _]|train[_ /]|training[_ ]|reduced_train_|avg_|total[_ ])?[Ll]oss(?:_step)?"
+                   r"(?:\s{0,4}[:=]\s{0,4}|\s{1,4})" + _VAL)
+_GRAD = re.compile(r"(?<![\w.])(?:grad[_ ]norm|gnorm|norm)(?:\s{0,4}[:=]\s{0,4}|\s{1,4})" + _VAL)
+_EPOCH = re.compile(r"(?<![\w.])[Ee]poch(?:\s{0,4}[:=]\s{0,4}|\s{1,4})\[?\s{0,4}(\d{1,9}(?:\.\d{1,9})?)(?:\s{0,4}/\s{0,4}(\d{1,9}))?")
+_RATE = re.compile(r"(?<![\w.])(" + _NUM + r")\s{0,2}([kM]?)(it/s|s/it|ms/it|ms/step|s/step|us/step|ms/iter|"
+                   r"samples/s(?:ec)?|tokens/s(?:ec)?|tok/s|steps?/s|batch(?:es)?/s|s/batch)(?![\w/])")
+_MS_TIME = re.compile(r"(?<![\w.])(?:time|dt|step_time|iter_time|Time)\s{0,4}[:=]?\s{0,4}(" + _NUM + r")\s{0,2}ms")
 
-_TQDM = re.compile(r"(\d{1,3})%\|[^|]{0,400}\| {0,8}(\d{1,15})/(\d{1,15}) {0,4}\[([^\]]{0,400})\]")
-_PLAIN_STEP = re.compile(r"(?<![\w])(?:[Ss]tep|STEP)s?\s{0,4}[:=#]?\s{0,8}\[?\s{0,8}(\d{1,12})"
-                         r"(?:\s{0,4}/\s{0,4}(\d{1,12}))?")
-_LOSS = re.compile(r"(?<![\w])(?:train[_ ])?loss\s{0,4}[:=]?\s{0,4}(" + _NUM + r"|[Nn]a[Nn]|[-+]?[Ii]nf)")
+# --------------------------------------------------------------------------- progress formats
+_TQDM_AT = re.compile(r"%\|[^|]{0,400}\|\s{0,8}([\d.]{1,16}[kMGT]?)/([\d.]{1,16}[kMGT]?)\s{0,4}\[([^\]]{0,400})\]")
+_TQDM_NOTOTAL = re.compile(r"(?<![\w.])(\d{1,15})([a-zA-Z]{0,12}) \[(\d{1,4}(?::\d{2}){1,2}),\s{0,4}([^\]]{0,400})\]")
+_ELAPSED = re.compile(r"\s{0,4}(?:(\d{1,4})d,\s?)?(?:(\d{1,4}):)?(\d{1,2}):(\d{2})(?=\s{0,4}(?:<|,|$))")
+_TQDM_RATE = re.compile(r"\s{0,4}(" + _NUM + r"|\?)\s{0,2}([kMG]?)([A-Za-z]{1,12}/s|s/[A-Za-z]{1,12})\s{0,4}$")
+_POSTFIX = re.compile(r"\s{0,4}([\w/.-]{1,60})\s{0,2}=\s{0,2}([^,]{0,80})$")
+_KERAS = re.compile(r"\s{0,16}(\d{1,12})/(\d{1,12}|Unknown)\s{1,8}(?:\[[=>.]{0,200}\]|[\u2501\u2578\u257a\u2500 ]{1,200}|-)")
+_KERAS_ANY = re.compile(r"(?<![\w/.])(\d{1,12})/(\d{1,12}) \[[=>.]{0,200}\]")
+_KERAS_EPOCH = re.compile(r"\s{0,8}Epoch (\d{1,9})/(\d{1,9})\s{0,8}$")
+_KERAS_STEP_T = re.compile(r"(?<![\w.])(\d{1,9}(?:\.\d{1,6})?)(us|ms|s)/(?:step|sample)")
+_HF_KV = re.compile(r"['\"]([A-Za-z_][\w/.-]{0,60})['\"]:\s{0,4}(?:np\.float\d{0,2}\(|tensor\()?['\"]?(" + _NUM + r"|" + _NONFIN + r")")
+_MEGATRON = re.compile(r"\s{0,16}iteration\s{1,16}(\d{1,12})\s{0,4}/\s{0,16}(\d{1,12})\s{0,4}\|")
+_MEG_MS = re.compile(r"elapsed time per iteration \(ms\):\s{0,8}(" + _NUM + r")")
+_MEG_NAN_ITERS = re.compile(r"number of nan iterations:\s{0,8}(\d{1,9})")
+_NEMO = re.compile(r"iteration\s{1,4}(\d{1,12})/(\d{1,12})\s{0,4}\|")
+_NEMO_STEP_S = re.compile(r"train_step_timing in s:\s{0,4}(" + _NUM + r")")
+_DS_STEPS = re.compile(r"(?<![\w.])steps:\s{0,8}(\d{1,12})\s{1,8}loss:")
+_DS_ITER_S = re.compile(r"iter time \(s\):\s{0,8}(" + _NUM + r")")
+_DS_SPS = re.compile(r"samples/sec:\s{0,8}(" + _NUM + r")")
+_DS_RANK_STEP = re.compile(r"\[Rank \d{1,6}\] step=(\d{1,12}), skipped=(\d{1,12})")
+_DS_TIMER = re.compile(r"(?:global_step=(\d{1,12})|\] (\d{1,12})/(\d{1,12})), (?:RunningAvg)?SamplesPerSec=(" + _NUM + r")")
+_NANOGPT = re.compile(r"(?<![\w.])iter (\d{1,12}): loss (" + _NUM + r"|" + _NONFIN + r"), time (" + _NUM + r")\s{0,2}ms")
+_NANOGPT_EVAL = re.compile(r"(?<![\w.])step (\d{1,12}): train loss (" + _NUM + r"|" + _NONFIN + r"), val loss")
+_LLMC = re.compile(r"(?<![\w.])step\s{1,16}(\d{1,12})\s{0,4}/\s{0,4}(\d{1,12})\s{0,4}\|\s{0,4}(?:train )?loss\s{1,4}(" + _NUM + r"|" + _NONFIN + r")")
+_LLMC_OLD = re.compile(r"(?<![\w.])step (\d{1,12}): train loss (" + _NUM + r"|" + _NONFIN + r") \(took (" + _NUM + r") ms")
+_LLMC_MS = re.compile(r"\|\s{0,4}(" + _NUM + r")\s{0,2}ms\s{0,4}\|")
+_LLMC_TOK = re.compile(r"(" + _NUM + r")\s{0,2}tok/s")
+_LLAMA2C = re.compile(r"\s{0,8}(\d{1,12}) \| loss (" + _NUM + r"|" + _NONFIN + r") \| lr \S{1,32} \| (" + _NUM + r")ms")
+_MMENGINE = re.compile(r"(?<![\w.])(?:Epoch|Iter)(?:\((train|val|test)\))?:?\s{0,16}(?:\[\s{0,12}(\d{1,9})\])?\s{0,16}"
+                       r"\[\s{0,16}(\d{1,12})\s{0,4}/\s{0,4}(\d{1,12})\]")
+_MM_TIME = re.compile(r"(?<![\w.])time:\s{0,4}(" + _NUM + r")")
+_TITAN_STEP = re.compile(r"(?<![\w.])step:\s{0,8}(\d{1,12})\s{1,8}")
+_TITAN_TPS = re.compile(r"(?<![\w.])tps:\s{0,8}([\d,]{1,24})")
+_ESPNET = re.compile(r"(?<![\w.])(\d{1,9})epoch:train:(\d{1,12})-(\d{1,12})batch:")
+_PLAIN_STEP = re.compile(r"(?<![\w.])(?:[Ss]tep|STEP|[Ii]ter(?:ation)?|ITER|global_step|[Bb]atch)s?\s{0,4}[:=#]?\s{0,8}\[?\s{0,8}"
+                         r"(\d{1,12})(?![\d.])(?:\s{0,4}(?:/|of)\s{0,4}(\d{1,12}))?")
+_BRACKET_STEP = re.compile(r"\[\s{0,8}(\d{1,12})\s{0,4}/\s{0,4}(\d{1,12})(?:\s{1,4}\(\s{0,4}\d{1,3}%\))?\]")
+
+# --------------------------------------------------------------------------- errors and the end
+_OOM = re.compile(r"(?:OutOfMemoryError|Error): CUDA (?:error: )?out of memory|CUDA error: out of memory"
+                  r"|CUDA_ERROR_OUT_OF_MEMORY|HIP out of memory")
+_TB_LAST = re.compile(r"([A-Za-z_][\w.]{0,200}(?:Error|Exception|Interrupt|Exit|Failure|Warning|Fault|Failed|Timeout))(?::\s?|\s{0,4}$)"
+                      r"|([A-Za-z_][\w]{0,60}(?:\.[\w]{1,60}){1,8}\.[A-Z]\w{0,100}): ")
+_EXITCODE = re.compile(r"exitcode\s{0,8}:\s{0,8}(-?\d{1,4})")
+_SIGNAL = re.compile(r"Signal (\d{1,2}) \((SIG[A-Z]{2,8})\) received by PID (\d{1,10})")
+_BASH_KILLED = re.compile(r"(?:^|\s)\d{1,10} (Killed|Segmentation fault|Aborted|Bus error)(?:\s|$)")
+_NCCL_ERR = re.compile(r"NCCL error|ncclUnhandledCudaError|ncclSystemError|ncclInternalError|ncclRemoteError"
+                       r"|ncclInvalidUsage|ncclInvalidArgument")
+_FIT_STOPPED = re.compile(r"`Trainer\.fit` stopped: `(max_epochs|max_steps|max_time)")
+
+SIGNAL_KINDS = {9: "killed", 11: "segfault", 6: "abort", 7: "bus_error", 15: "terminated", 2: "interrupted", 4: "illegal_instruction"}
+WRAPPER_KINDS = frozenset({"child_failed", "exit"})  # say that a rank failed, not why: never replace a specific error
+GENERIC_KINDS = frozenset({"traceback"})  # a Python exception of no known kind: never replaces a specific one
+_FINISHED_TEXT = ("Training completed", "training completed", "TRAINING COMPLETED", "[after training is done]",
+                  "***** train metrics *****", "Training finished", "training finished", "Finished training",
+                  "total average iteration time:")
+_NOT_TRAINING = ("map", "load", "download", "generat", "tokeniz", "filter", "eval", "valid", "predict", "test",
+                 "fetch", "process", "shard", "extract", "resolv", "convert", "sav", "upload", "compil", "sanity",
+                 "inference", "sampling", "encod", "cach", "prepar", "pack", "group", "writ", "read")
+_STEP_UNITS = {"it/s": "it/s", "step/s": "it/s", "steps/s": "it/s", "batch/s": "it/s", "batches/s": "it/s", "ba/s": "it/s",
+               "s/it": "s/it", "s/step": "s/it", "s/batch": "s/it", "s/ba": "s/it"}
+_OTHER_UNITS = {"samples/s": "samples/s", "samples/sec": "samples/s", "tokens/s": "tokens/s", "tokens/sec": "tokens/s",
+                "tok/s": "tokens/s", "ex/s": "samples/s", "examples/s": "samples/s", "img/s": "samples/s"}
+_SCALE = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
 
 
-def _float(s: str) -> float | None:
+def _float(s: str | None) -> float | None:
+    if s is None:
+        return None
     try:
-        return float(s)
+        return float(s.replace(",", "")) if "," in s else float(s)
     except (ValueError, OverflowError):
         return None
 
@@ -38,62 +145,805 @@ def _finite(v: float | None) -> float | None:
     return v if v is not None and math.isfinite(v) else None
 
 
-class ProgressParser:
-    """Turns a run's log lines into events (see the module docstring)."""
+def _int(s: str | None) -> int | None:
+    if not s:
+        return None
+    try:
+        v = int(s)
+    except ValueError:
+        return None
+    return v if v <= 2**53 else None
 
-    def __init__(self) -> None:
-        self.cut = False  # the last line fed was cut at MAX_PARSE
-        self.last_step: int | None = None
 
-    def feed(self, line: str, t: float | None = None) -> list[Event]:
-        self.cut = False
-        try:
-            return self._feed(line, t)
-        except Exception:  # outside text must never stop the reader
-            return []
+def _nonfinite_word(v: float | None) -> str | None:
+    if v is None or math.isfinite(v):
+        return None
+    return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
 
-    def flush(self) -> list[Event]:
-        return []
 
-    def _feed(self, line: str, t: float | None) -> list[Event]:
-        line = line.rstrip("\n")
-        segs = [s for s in line.split("\r") if s.strip()]
-        out: list[Event] = []
-        for seg in reversed(segs):
-            if len(seg) > MAX_PARSE:
-                seg = seg[:MAX_PARSE]
-                self.cut = True
-            p = self._progress(seg, t)
-            if p is not None:
-                out.append(p)
-                break
-        return out
+def _scaled(num: str, prefix: str) -> int | None:
+    """tqdm's unit_scale counts ("1.2k") as an int."""
+    v = _float(num[:-1] if num[-1:] in _SCALE else num)
+    if v is None:
+        return None
+    v *= _SCALE.get(num[-1:] if num[-1:] in _SCALE else prefix, 1.0)
+    return int(v) if math.isfinite(v) and 0 <= v <= 2**53 else None
 
-    def _progress(self, seg: str, t: float | None) -> Event | None:
-        pos = seg.find("%|")
-        if pos >= 1:
-            start = pos - 1
-            while start > 0 and seg[start - 1].isdigit() and pos - start < 3:
-                start -= 1
-            m = _TQDM.match(seg, start)
-            if m:
-                step, total = int(m.group(2)), int(m.group(3))
-                self.last_step = step
-                return {"kind": "progress", "t": t, "step": step, "total": total, "format": "tqdm"}
-        if "loss" in seg and ("step" in seg or "Step" in seg):
-            m = _PLAIN_STEP.search(seg)
-            lm = _LOSS.search(seg)
-            if m and lm:
-                step = int(m.group(1))
-                self.last_step = step
-                return {"kind": "progress", "t": t, "step": step,
-                        "total": int(m.group(2)) if m.group(2) else None,
-                        "loss": _finite(_float(lm.group(1))), "format": "plain"}
+
+def _line_time(text: str) -> float | None:
+    """A time printed near the start of a line (ISO-like, or month/day/year), as unix time (local)."""
+    m = _TIME.search(text, 0, 96)
+    if m is None:
+        return None
+    g = m.groups()
+    try:
+        if g[0] is not None:
+            y, mo, d, hh, mi, ss = int(g[0]), int(g[1]), int(g[2]), int(g[3]), int(g[4]), int(g[5])
+            frac = float("0." + g[6]) if g[6] else 0.0
+        else:
+            mo, d, y, hh, mi, ss = int(g[7]), int(g[8]), int(g[9]), int(g[10]), int(g[11]), int(g[12])
+            frac = 0.0
+        if not (1 <= mo <= 12 and 1 <= d <= 31 and hh < 24 and mi < 60 and ss < 61 and 1970 <= y <= 2200):
+            return None
+        return _time.mktime((y, mo, d, hh, mi, ss, 0, 0, -1)) + frac
+    except (OverflowError, ValueError):
         return None
 
 
+def clean(seg: str) -> tuple[str, str]:
+    """(text, rank prefix) of one segment: ANSI escapes and control characters dropped, rank prefixes
+    (``[rank0]:``, ``[default0]:``, ``0: ``, ``[1,0]<stdout>:``, ``rank 3:``, a host ``node-1:``) cut."""
+    if "\x1b" in seg:
+        seg = _ANSI.sub("", seg)
+    if not seg.isprintable():
+        seg = seg.translate(_CONTROL)
+    prefix = ""
+    for _ in range(3):
+        m = _RANK.match(seg)
+        if m is None or m.end() == 0:
+            break
+        prefix += m.group(0).strip()
+        seg = seg[m.end():]
+    return seg, prefix
+
+
+class ProgressParser:
+    """Turns a run's log lines into events (see the module docstring and G14-CONTRACT).
+
+    State (bounded): the last step/total seen (an HF dict line names no step: the bar before it
+    does; events carry the last step), Keras' current epoch, the training bar's total per
+    description (a shorter inner bar, the Trainer's evaluation, is not the run's progress), and which
+    rank prefixes are inside a Python traceback."""
+
+    def __init__(self) -> None:
+        self.cut = False  # the last line fed had a segment longer than MAX_PARSE
+        self.last_step: int | None = None
+        self.last_total: int | None = None
+        self.last_point: Event | None = None
+        self.epoch: float | None = None
+        self.epochs: int | None = None
+        self._bars: dict[str, tuple[int, int]] = {}  # description -> (total, last step) of its main bar
+        self._tb: dict[str, int] = {}  # rank prefix -> lines since its traceback opened
+        self._finished = False
+        self._error_after_point = False
+        self._epochs: int | None = None  # of the last point's bar ("Epoch 1/10")
+
+    # ------------------------------------------------------------------ lines in
+    def feed(self, line: str, t: float | None = None) -> list[Event]:
+        """Events of one physical line (``\\n`` stripped or not)."""
+        self.cut = False
+        try:
+            return self._feed(line, t)
+        except Exception:  # pragma: no cover - outside text must never stop the reader
+            return []
+
+    def flush(self) -> list[Event]:
+        """End of input: a training bar that reached its total with nothing after it is the run's end."""
+        try:
+            p = self.last_point
+            if (p is None or self._finished or self._error_after_point or not p.get("total")
+                    or p.get("step") != p.get("total")):
+                return []
+            fmt = p.get("format")
+            if fmt == "keras":
+                if not (self.epochs and self.epoch and int(self.epoch) >= self.epochs):
+                    return []
+            elif fmt not in ("tqdm", "llmc", "megatron", "nemo"):
+                return []  # Lightning's, MMEngine's, plain prints' totals are an epoch's
+            elif p.get("epoch") is not None and not (self._epochs and p["epoch"] >= self._epochs):
+                return []
+            self._finished = True
+            return [{"kind": "finished", "t": p.get("t"), "step": p.get("step"),
+                     "text": f"the progress reached its total ({p.get('step')}/{p.get('total')}) and the log ended"}]
+        except Exception:  # pragma: no cover
+            return []
+
+    def _feed(self, line: str, t: float | None) -> list[Event]:
+        if not isinstance(line, str) or not line:
+            return []
+        if line[-1:] == "\n":
+            line = line.rstrip("\n")
+        if "\r" not in line:
+            return self._segments([line], [], t)
+        # tqdm: many updates on one line. The last MAX_SEGMENTS non-empty segments are parsed whole;
+        # the earlier ones are only searched for what must not be missed (an error, a nan).
+        tail: list[str] = []
+        end = len(line)
+        while end > 0 and len(tail) < MAX_SEGMENTS:
+            start = line.rfind("\r", 0, end)
+            seg = line[start + 1:end]
+            if seg.strip():
+                tail.append(seg)
+            end = start if start >= 0 else 0
+            if start < 0:
+                break
+        tail.reverse()
+        early: list[str] = []
+        if end > 0:
+            early = self._early(line, end)
+        return self._segments(tail, early, t)
+
+    @staticmethod
+    def _early(line: str, end: int) -> list[str]:
+        """Segments before ``end`` that hold an error or non-finite word, at most MAX_EARLY_HITS."""
+        found: list[str] = []
+        seen: set[int] = set()
+        for word in ("nan", "NaN", "inf", "Error", "error", "Traceback", "out of memory", "NCCL", "Segmentation"):
+            pos = line.find(word, 0, end)
+            while pos >= 0 and len(found) < MAX_EARLY_HITS:
+                start = line.rfind("\r", 0, pos) + 1
+                stop = line.find("\r", pos, end)
+                stop = end if stop < 0 else stop
+                if start not in seen:
+                    seen.add(start)
+                    found.append(line[start:min(stop, start + MAX_PARSE)])
+                pos = line.find(word, stop, end) if stop < end else -1
+            if len(found) >= MAX_EARLY_HITS:
+                break
+        return found
+
+    def _segments(self, tail: list[str], early: list[str], t: float | None) -> list[Event]:
+        out: list[Event] = []
+        for seg in early:  # only what must not be missed: errors and non-finite values, no progress
+            text, prefix = clean(seg[:MAX_PARSE])
+            out += self._events(text, prefix, t, progress=False)
+        point: Event | None = None
+        nonfinite: dict[str, Event] = {}  # one per field and line: the last segment's
+        for seg in tail:
+            if len(seg) > MAX_PARSE:
+                seg = seg[:MAX_PARSE]
+                self.cut = True
+            text, prefix = clean(seg)
+            for ev in self._events(text, prefix, t, progress=True):
+                if ev["kind"] == "progress":
+                    point = ev  # the last segment that parses counts
+                    for nf in self._nonfinite_of(ev):
+                        nonfinite[nf["field"]] = nf
+                else:
+                    out.append(ev)
+        if point is not None:
+            self._take(point)
+            out.append(point)
+        out += nonfinite.values()
+        return out
+
+    # ------------------------------------------------------------------ one segment
+    def _events(self, text: str, prefix: str, t: float | None, progress: bool) -> list[Event]:
+        stripped = text.strip()
+        if not stripped:
+            return []
+        out: list[Event] = []
+        err = self._error(text, stripped, prefix, t)
+        if err is not None:
+            out.append(err)
+            self._error_after_point = True
+        fin = self._finish(text, t)
+        if fin is not None:
+            out.append(fin)
+        if progress:
+            p = self._progress(text, stripped, t)
+            if p is not None:
+                out.append(p)
+                return out
+        elif err is None:
+            p = self._progress(text, stripped, t, dry=True)
+            if p is not None:
+                out += [dict(ev, step=p.get("step") if p.get("step") is not None else self.last_step)
+                        for ev in self._nonfinite_of(p)]
+        return out
+
+    def _take(self, point: Event) -> None:
+        """Remember a progress point's step (for events and HF dict lines after it)."""
+        self._epochs = point.pop("_epochs", None)
+        if point.get("step") is not None:
+            self.last_step = point["step"]
+            self.last_total = point.get("total")
+        self.last_point = point
+        self._error_after_point = False
+
+    def _nonfinite_of(self, point: Event) -> list[Event]:
+        out = []
+        for field in ("loss", "grad_norm"):
+            word = point.pop("_nf_" + field, None)
+            if word:
+                out.append({"kind": "nonfinite", "t": point.get("t"), "step": point.get("step"), "field": field,
+                            "value": word, "text": point.get("_text", "")})
+        point.pop("_text", None)
+        return out
+
+    # ------------------------------------------------------------------ errors
+    def _error(self, text: str, stripped: str, prefix: str, t: float | None) -> Event | None:
+        tb = self._tb
+        if "Traceback (most recent call last)" in text:
+            if len(tb) >= MAX_TRACEBACKS and prefix not in tb:
+                tb.pop(next(iter(tb)))
+            tb[prefix] = 0
+            return None
+        if prefix in tb:
+            first = text[:1]
+            if first in (" ", "\t") or stripped[:1] in ("^", "~", "[") or stripped.startswith(
+                    ("During handling", "The above exception", "File ", "...", "+", "|", "frame #", "Exception raised")):
+                tb[prefix] += 1
+                if tb[prefix] > 2000:  # a traceback this long is no traceback: stop waiting for its end
+                    del tb[prefix]
+                return None
+            m = _TB_LAST.match(stripped)
+            if m is not None:
+                del tb[prefix]
+                return self._error_event(self._kind_of_exception(m.group(1) or m.group(2) or "", stripped), stripped, t)
+            tb[prefix] += 1  # another rank's line, unprefixed: the traceback stays open a while
+            if tb[prefix] > 2000:
+                del tb[prefix]
+        return self._standalone_error(text, stripped, t)
+
+    @staticmethod
+    def _kind_of_exception(name: str, line: str) -> str:
+        if "out of memory" in line and ("CUDA" in line or "OutOfMemory" in name or "HIP" in line):
+            return "cuda_oom"
+        if "OutOfMemoryError" in name:
+            return "cuda_oom"
+        if "NCCL" in line or "DistBackendError" in name or "nccl" in line:
+            return "nccl_timeout" if ("timeout" in line.lower() or "timed out" in line) else "nccl_error"
+        if "ChildFailedError" in name:
+            return "child_failed"
+        if "AssertionError" in name:
+            return "assertion"
+        if "KeyboardInterrupt" in name:
+            return "interrupted"
+        if "CUDA error" in line or "AcceleratorError" in name or "cudaError" in line:
+            return "cuda_error"
+        return "traceback"
+
+    def _standalone_error(self, text: str, stripped: str, t: float | None) -> Event | None:
+        if "out of memory" in text or "OUT_OF_MEMORY" in text:
+            if _OOM.search(text):
+                return self._error_event("cuda_oom", stripped, t)
+        if "NCCL" in text or "ncc" in text:
+            if "Watchdog caught collective operation timeout" in text or (
+                    "milliseconds before timing out" in text and "WorkNCCL" in text):
+                return self._error_event("nccl_timeout", stripped, t)
+            if _NCCL_ERR.search(text) and "NCCL INFO" not in text:
+                return self._error_event("nccl_error", stripped, t)
+        if "exitcode" in text:
+            m = _EXITCODE.search(text)
+            if m is not None:
+                code = int(m.group(1))
+                if code < 0:
+                    return self._error_event(SIGNAL_KINDS.get(-code, "signal"), stripped, t)
+                if code > 0:
+                    return self._error_event("exit", stripped, t)
+        if "received by PID" in text:
+            m = _SIGNAL.search(text)
+            if m is not None:
+                return self._error_event(SIGNAL_KINDS.get(int(m.group(1)), "signal"), stripped, t)
+        if "ChildFailedError" in text and stripped.startswith(("torch.distributed", "ChildFailedError")):
+            return self._error_event("child_failed", stripped, t)
+        if "Segmentation fault" in text or "SIGSEGV" in text:
+            if stripped.startswith(("Segmentation fault", "Fatal Python error: Segmentation fault")) or \
+                    "Segmentation fault (core dumped)" in text or _BASH_KILLED.search(text) or "Caught signal 11 (SIGSEGV" in text:
+                return self._error_event("segfault", stripped, t)
+        if stripped == "Killed" or ("Killed" in text and _BASH_KILLED.search(text)):
+            return self._error_event("killed", stripped, t)
+        if stripped.startswith(("Aborted (core dumped)", "Bus error (core dumped)")):
+            return self._error_event("abort" if stripped[0] == "A" else "bus_error", stripped, t)
+        return None
+
+    def _error_event(self, kind: str, text: str, t: float | None) -> Event:
+        return {"kind": "error", "t": t if t is not None else _line_time(text), "step": self.last_step,
+                "error": kind, "text": text[:MAX_TEXT]}
+
+    def _finish(self, text: str, t: float | None) -> Event | None:
+        hit = None
+        if "Trainer.fit` stopped" in text and _FIT_STOPPED.search(text):
+            hit = text
+        elif "'train_runtime'" in text or '"train_runtime"' in text:
+            hit = text
+        else:
+            for word in _FINISHED_TEXT:
+                if word in text:
+                    hit = text
+                    break
+        if hit is None:
+            return None
+        self._finished = True
+        return {"kind": "finished", "t": t if t is not None else _line_time(text), "step": self.last_step,
+                "text": hit.strip()[:MAX_TEXT]}
+
+    # ------------------------------------------------------------------ progress
+    def _progress(self, text: str, stripped: str, t: float | None, dry: bool = False) -> Event | None:
+        p = self._match(text, stripped, dry)
+        if p is None:
+            return None
+        if p.get("step") is None and p.get("loss") is None and p.get("epoch") is None and not p.get("_nf_loss"):
+            return None
+        if t is None:
+            t = _line_time(text)
+        point: Event = {"kind": "progress", "t": t, "step": None, "total": None, "epoch": None, "rate": None,
+                        "rate_unit": None, "step_s": None, "elapsed_s": None, "loss": None, "grad_norm": None}
+        point.update(p)
+        for key in ("loss", "grad_norm", "rate", "step_s", "elapsed_s", "epoch"):
+            v = point.get(key)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)):
+                point[key] = None
+        point["_text"] = stripped[:MAX_TEXT]
+        return point
+
+    def _match(self, text: str, stripped: str, dry: bool) -> Event | None:
+        first = stripped[:1]
+        # Hugging Face dict lines (also after a logger's prefix)
+        if "{" in text and ("loss" in text or "train_runtime" in text):
+            brace = text.find("{'")
+            if brace < 0:
+                brace = text.find('{"')
+            if brace >= 0:
+                p = self._hf(text, brace)
+                if p is not None:
+                    return p
+        if "%|" in text:
+            p = self._tqdm(text, dry)
+            if p is not None:
+                return p
+        if "it [" in text or "s/it" in text or "it/s" in text:
+            p = self._tqdm_nototal(text, dry)
+            if p is not None:
+                return p
+        if "/" in text:
+            if first.isdigit() or first == "":
+                p = self._keras(text, dry)
+                if p is not None:
+                    return p
+            if "] - " in text and "/" in text:
+                p = self._keras_glued(text)
+                if p is not None:
+                    return p
+            if "Epoch " in text and first == "E":
+                m = _KERAS_EPOCH.match(text)
+                if m is not None and not dry:
+                    self.epoch, self.epochs = float(m.group(1)), _int(m.group(2))
+                    return None
+        if "iteration" in text and "|" in text:
+            p = self._megatron(text)
+            if p is not None:
+                return p
+        if "iter " in text and "loss" in text:
+            m = _NANOGPT.search(text)
+            if m is not None:
+                loss = _float(m.group(2))
+                ms = _float(m.group(3))
+                return self._with_loss({"step": _int(m.group(1)), "rate": ms, "rate_unit": "ms/step",
+                                        "step_s": ms / 1000 if ms is not None else None, "format": "nanogpt"}, loss)
+        if "step" in text and "loss" in text:
+            p = self._llmc(text)
+            if p is not None:
+                return p
+        if "|" in text and "loss" in text and first.isdigit():
+            m = _LLAMA2C.match(text)
+            if m is not None:
+                ms = _float(m.group(3))
+                return self._with_loss({"step": _int(m.group(1)), "rate": ms, "rate_unit": "ms/step",
+                                        "step_s": ms / 1000 if ms is not None else None, "format": "llama2c"},
+                                       _float(m.group(2)))
+        if "steps:" in text and "iter time" in text:
+            p = self._deepspeed(text)
+            if p is not None:
+                return p
+        if "step=" in text and "skipped=" in text:
+            m = _DS_RANK_STEP.search(text)
+            if m is not None:
+                return {"step": _int(m.group(1)), "format": "deepspeed"}
+        if "SamplesPerSec=" in text:
+            m = _DS_TIMER.search(text)
+            if m is not None:
+                step = _int(m.group(1) or m.group(3))
+                sps = _float(m.group(4))
+                return {"step": step, "rate": sps, "rate_unit": "samples/s", "format": "deepspeed"}
+        if ("Epoch" in text or "Iter" in text) and "[" in text and "/" in text:
+            p = self._mmengine(text)
+            if p is not None:
+                return p
+        if "step:" in text and "loss:" in text and ("tps:" in text or "memory:" in text or "mfu:" in text or "tflops:" in text):
+            p = self._titan(text)
+            if p is not None:
+                return p
+        if "epoch:train:" in text:
+            m = _ESPNET.search(text)
+            if m is not None:
+                p = {"step": _int(m.group(3)), "epoch": _float(m.group(1)), "format": "espnet"}
+                self._fields(text, p)
+                return p
+        low_loss = "loss" in text or "Loss" in text or "LOSS" in text
+        if low_loss:
+            return self._plain(text)
+        return None
+
+    def _with_loss(self, p: Event, loss: float | None, grad: float | None = None) -> Event:
+        nf = _nonfinite_word(loss)
+        if nf:
+            p["_nf_loss"] = nf
+        p["loss"] = _finite(loss)
+        if grad is not None:
+            nfg = _nonfinite_word(grad)
+            if nfg:
+                p["_nf_grad_norm"] = nfg
+            p["grad_norm"] = _finite(grad)
+        return p
+
+    def _fields(self, text: str, p: Event, loss: bool = True) -> None:
+        """Loss and grad norm where the line names them (finite kept, non-finite flagged)."""
+        if loss and p.get("loss") is None and not p.get("_nf_loss"):
+            m = _LOSS.search(text)
+            if m is not None:
+                self._with_loss(p, _float(m.group(1)))
+        if p.get("grad_norm") is None and not p.get("_nf_grad_norm") and "norm" in text:
+            m = _GRAD.search(text)
+            if m is not None:
+                g = _float(m.group(1))
+                nf = _nonfinite_word(g)
+                if nf:
+                    p["_nf_grad_norm"] = nf
+                p["grad_norm"] = _finite(g)
+
+    def _hf(self, text: str, brace: int) -> Event | None:
+        kv: dict[str, float | None] = {}
+        for m in _HF_KV.finditer(text, brace):
+            kv.setdefault(m.group(1), _float(m.group(2)))
+        if "train_runtime" in kv:
+            return None  # the summary: its train_loss is the run's mean, not a step's; the end is _finish's
+        loss_key = next((k for k in ("loss", "train_loss", "train/loss") if k in kv), None)
+        if loss_key is None:
+            return None
+        p: Event = {"format": "hf", "epoch": _finite(kv.get("epoch"))}
+        step = kv.get("step") if "step" in kv else kv.get("global_step")
+        if step is not None and math.isfinite(step) and step >= 0:
+            p["step"] = int(step)
+            p["total"] = self.last_total
+        elif self.last_step is not None and self.last_point is not None and self.last_point.get("format") in ("tqdm", "hf"):
+            p["step"], p["total"] = self.last_step, self.last_total  # the bar's step, printed just before
+        return self._with_loss(p, kv.get(loss_key), kv.get("grad_norm") if "grad_norm" in kv else None)
+
+    def _tqdm(self, text: str, dry: bool) -> Event | None:
+        pos = text.rfind("%|")
+        if pos < 1 or not text[pos - 1].isdigit():
+            return None
+        m = _TQDM_AT.match(text, pos)
+        if m is None:
+            return None
+        start = pos - 1
+        while start > 0 and text[start - 1] in "0123456789. " and pos - start < 8:
+            start -= 1
+        desc = text[:start].strip().rstrip(":").strip()
+        step, total = _scaled(m.group(1), ""), _scaled(m.group(2), "")
+        if step is None or total is None:
+            return None
+        inside = m.group(3)
+        unit, rate, elapsed, post = self._bracket(inside)
+        if unit is not None and ("B/s" in unit or unit.endswith("b/s")):
+            return None  # a download
+        low = desc.lower()
+        lightning, epoch, epochs = self._desc_epoch(desc)
+        if any(w in low for w in _NOT_TRAINING) and epoch is None:
+            return None
+        if not dry and not self._main_bar(desc, step, total):
+            return None
+        p: Event = {"step": step, "total": total, "format": "lightning" if lightning else "tqdm", "elapsed_s": elapsed,
+                    "epoch": epoch, "_epochs": epochs}
+        self._rate(p, unit, rate)
+        self._postfix(p, post, desc)
+        return p
+
+    @staticmethod
+    def _desc_epoch(desc: str) -> tuple[bool, float | None, int | None]:
+        """(Lightning's bar, epoch, of how many) from a bar's description: Lightning names its bar
+        ``Epoch 3``; a script's own bar ``Epoch 1/10`` (or ``[Epoch 2/5] train``) names the epochs."""
+        if "poch" not in desc:
+            return False, None, None
+        em = _EPOCH.search(desc)
+        if em is None:
+            return False, None, None
+        lightning = em.start() == 0 and em.group(2) is None and not desc[em.end():].strip(" :")
+        return lightning, _float(em.group(1)), _int(em.group(2))
+
+    def _main_bar(self, desc: str, step: int, total: int) -> bool:
+        """False for a shorter bar opened inside the training bar (the Trainer's evaluation, same
+        description): the run's progress stays on the bar that has not reached its total."""
+        bars = self._bars
+        main = bars.get(desc)
+        if main is None or main[0] == total or main[1] >= main[0] or total > main[0]:
+            if main is None and len(bars) >= 32:
+                bars.pop(next(iter(bars)))
+            bars[desc] = (total, step)
+            return True
+        return False
+
+    def _tqdm_nototal(self, text: str, dry: bool) -> Event | None:
+        m = None
+        for m in _TQDM_NOTOTAL.finditer(text):
+            pass
+        if m is None:
+            return None
+        desc = text[:m.start()].strip().rstrip(":").strip().rstrip(":").strip()
+        low = desc.lower()
+        lightning, epoch, epochs = self._desc_epoch(desc)
+        if any(w in low for w in _NOT_TRAINING) and epoch is None:
+            return None
+        step = _int(m.group(1))
+        unit, rate, _elapsed, post = self._bracket(m.group(3) + ", " + m.group(4))
+        if unit is None:
+            return None  # "[00:01, ...]" with no rate: not a bar
+        if "B/s" in unit:
+            return None
+        p: Event = {"step": step, "format": "lightning" if lightning else "tqdm", "elapsed_s": _elapsed,
+                    "epoch": epoch, "_epochs": epochs}
+        self._rate(p, unit, rate)
+        self._postfix(p, post, desc)
+        return p
+
+    @staticmethod
+    def _bracket(inside: str) -> tuple[str | None, float | None, float | None, list[str]]:
+        """(rate unit, rate, elapsed seconds, postfix items) of tqdm's ``[elapsed<left, rate, k=v, ...]``."""
+        parts = inside.split(",", 40)
+        elapsed = None
+        unit = rate = None
+        post: list[str] = []
+        i = 0
+        if parts:
+            em = _ELAPSED.match(parts[0])
+            if em is not None and em.group(1) is not None and len(parts) > 1:  # "1d, 01:23:45"
+                parts = [parts[0] + "," + parts[1]] + parts[2:]
+                em = _ELAPSED.match(parts[0].split(",", 1)[1])
+                d = int(parts[0].split("d", 1)[0].strip() or 0)
+            else:
+                d = 0
+            if em is not None:
+                h = int(em.group(2) or 0)
+                elapsed = d * 86400 + h * 3600 + int(em.group(3)) * 60 + int(em.group(4))
+                i = 1
+        for part in parts[i:]:
+            if unit is None:
+                rm = _TQDM_RATE.match(part)
+                if rm is not None:
+                    unit = rm.group(3)
+                    rate = None if rm.group(1) == "?" else _float(rm.group(1))
+                    if rate is not None:
+                        rate *= _SCALE.get(rm.group(2), 1.0)
+                    continue
+            post.append(part)
+        return unit, rate, (float(elapsed) if elapsed is not None else None), post
+
+    @staticmethod
+    def _rate(p: Event, unit: str | None, rate: float | None) -> None:
+        if unit is None or rate is None or not math.isfinite(rate) or rate < 0:
+            return
+        kind = _STEP_UNITS.get(unit)
+        if kind == "it/s":
+            p["rate"], p["rate_unit"], p["step_s"] = rate, "it/s", (1.0 / rate if rate > 0 else None)
+        elif kind == "s/it":
+            p["rate"], p["rate_unit"], p["step_s"] = rate, "s/it", rate
+        else:
+            p["rate"], p["rate_unit"] = rate, _OTHER_UNITS.get(unit, unit)
+
+    def _postfix(self, p: Event, post: list[str], desc: str) -> None:
+        """tqdm postfix ``k=v`` items: the training loss (``loss``, ``train_loss``, ``train/loss_step``
+        ...; not val/eval/test), the grad norm; else a loss in the description (``loss: 2.3``)."""
+        loss_v: tuple[int, str] | None = None
+        for item in post:
+            m = _POSTFIX.match(item)
+            if m is None:
+                continue
+            key, val = m.group(1).lower(), m.group(2).strip()
+            if key in ("grad_norm", "gnorm", "grad-norm", "train/grad_norm") and p.get("grad_norm") is None:
+                self._with_loss(p, p.get("loss"), _float(val))
+                continue
+            if "loss" not in key or key.startswith(("val", "eval", "test", "valid")) or "/val" in key:
+                continue
+            rank = 0 if key in ("loss", "train_loss", "train/loss", "training_loss") else (
+                1 if key.endswith(("loss_step", "loss")) else 2)
+            if loss_v is None or rank < loss_v[0]:
+                loss_v = (rank, val)
+        if loss_v is not None:
+            v = _float(loss_v[1].split()[0] if loss_v[1] else "")
+            if v is not None:
+                grad = p.pop("grad_norm", None)
+                nfg = p.pop("_nf_grad_norm", None)
+                self._with_loss(p, v)
+                p["grad_norm"] = grad
+                if nfg:
+                    p["_nf_grad_norm"] = nfg
+        elif desc and ("loss" in desc or "Loss" in desc):
+            self._fields(desc, p)
+
+    def _keras(self, text: str, dry: bool) -> Event | None:
+        m = _KERAS.match(text)
+        if m is None:
+            return None
+        rest = text[m.end():]
+        if "loss" not in rest and "ETA" not in rest and "step" not in rest:
+            return None
+        step = _int(m.group(1))
+        total = None if m.group(2) == "Unknown" else _int(m.group(2))
+        return self._keras_point(step, total, rest)
+
+    def _keras_glued(self, text: str) -> Event | None:
+        """Keras updates glued on one line (its "\\b" redraws lost): the last ``N/M [===]`` counts."""
+        m = None
+        for m in _KERAS_ANY.finditer(text):
+            pass
+        if m is None:
+            return None
+        return self._keras_point(_int(m.group(1)), _int(m.group(2)), text[m.end():])
+
+    def _keras_point(self, step: int | None, total: int | None, rest: str) -> Event:
+        p: Event = {"step": step, "total": total, "format": "keras", "epoch": self.epoch}
+        sm = _KERAS_STEP_T.search(rest)
+        if sm is not None:
+            v = _float(sm.group(1))
+            if v is not None:
+                unit = sm.group(2)
+                secs = v / 1e6 if unit == "us" else (v / 1000 if unit == "ms" else v)
+                p["rate"], p["rate_unit"], p["step_s"] = v, unit + "/step", secs
+        lm = _LOSS.search(rest)
+        if lm is not None:
+            self._with_loss(p, _float(lm.group(1)))
+        return p
+
+    def _megatron(self, text: str) -> Event | None:
+        m = _MEGATRON.match(text) or _MEGATRON.search(text, 0, 256)
+        fmt = "megatron"
+        if m is None:
+            m = _NEMO.search(text)
+            if m is None:
+                return None
+            fmt = "nemo"
+        p: Event = {"step": _int(m.group(1)), "total": _int(m.group(2)), "format": fmt}
+        ms = _MEG_MS.search(text)
+        if ms is not None:
+            v = _float(ms.group(1))
+            p["rate"], p["rate_unit"], p["step_s"] = v, "ms/step", (v / 1000 if v is not None else None)
+        elif "train_step_timing" in text:
+            sm = _NEMO_STEP_S.search(text)
+            if sm is not None:
+                v = _float(sm.group(1))
+                p["rate"], p["rate_unit"], p["step_s"] = v, "s/it", v
+        self._fields(text, p)
+        if "nan iterations" in text:
+            nm = _MEG_NAN_ITERS.search(text)
+            if nm is not None and int(nm.group(1)) > 0 and not p.get("_nf_loss"):
+                p["_nf_loss"] = "nan"
+        return p
+
+    def _llmc(self, text: str) -> Event | None:
+        m = _LLMC.search(text)
+        if m is not None:
+            p: Event = {"step": _int(m.group(1)), "total": _int(m.group(2)), "format": "llmc"}
+            self._with_loss(p, _float(m.group(3)))
+            mm = _LLMC_MS.search(text, m.end())
+            if mm is not None:
+                v = _float(mm.group(1))
+                p["rate"], p["rate_unit"], p["step_s"] = v, "ms/step", (v / 1000 if v is not None else None)
+            else:
+                tm = _LLMC_TOK.search(text, m.end())
+                if tm is not None:
+                    p["rate"], p["rate_unit"] = _float(tm.group(1)), "tokens/s"
+            self._fields(text[m.end():], p, loss=False)
+            return p
+        m = _LLMC_OLD.search(text)
+        if m is not None:
+            v = _float(m.group(3))
+            p = {"step": _int(m.group(1)), "format": "llmc", "rate": v, "rate_unit": "ms/step",
+                 "step_s": v / 1000 if v is not None else None}
+            return self._with_loss(p, _float(m.group(2)))
+        m = _NANOGPT_EVAL.search(text)
+        if m is not None:
+            return self._with_loss({"step": _int(m.group(1)), "format": "nanogpt"}, _float(m.group(2)))
+        return None
+
+    def _deepspeed(self, text: str) -> Event | None:
+        m = _DS_STEPS.search(text)
+        if m is None:
+            return None
+        p: Event = {"step": _int(m.group(1)), "format": "deepspeed"}
+        im = _DS_ITER_S.search(text)
+        if im is not None:
+            v = _float(im.group(1))
+            p["rate"], p["rate_unit"], p["step_s"] = v, "s/it", v
+        else:
+            sm = _DS_SPS.search(text)
+            if sm is not None:
+                p["rate"], p["rate_unit"] = _float(sm.group(1)), "samples/s"
+        self._fields(text, p)
+        return p
+
+    def _mmengine(self, text: str) -> Event | None:
+        m = _MMENGINE.search(text)
+        if m is None or m.group(1) in ("val", "test"):
+            return None
+        p: Event = {"step": _int(m.group(3)), "total": _int(m.group(4)), "format": "mmengine"}
+        if m.group(2):
+            p["epoch"] = _float(m.group(2))
+        tm = _MM_TIME.search(text, m.end())
+        if tm is not None:
+            v = _float(tm.group(1))
+            p["rate"], p["rate_unit"], p["step_s"] = v, "s/it", v
+        self._fields(text[m.end():], p)
+        if p.get("loss") is None and not p.get("_nf_loss") and p.get("rate") is None:
+            return None
+        return p
+
+    def _titan(self, text: str) -> Event | None:
+        m = _TITAN_STEP.search(text)
+        if m is None:
+            return None
+        p: Event = {"step": _int(m.group(1)), "format": "torchtitan"}
+        tm = _TITAN_TPS.search(text)
+        if tm is not None:
+            p["rate"], p["rate_unit"] = _float(tm.group(1)), "tokens/s"
+        self._fields(text[m.end():], p)
+        return p
+
+    def _plain(self, text: str) -> Event | None:
+        p: Event = {"format": "plain"}
+        self._fields(text, p)
+        if p.get("loss") is None and not p.get("_nf_loss"):
+            return None
+        lm = _LOSS.search(text)
+        limit = lm.start() if lm is not None else len(text)
+        m = _PLAIN_STEP.search(text, 0, limit) if ("tep" in text or "ter" in text or "TEP" in text or "atch" in text) else None
+        if m is not None:
+            p["step"], p["total"] = _int(m.group(1)), _int(m.group(2))
+        else:
+            bm = _BRACKET_STEP.search(text, 0, limit) if "[" in text else None
+            if bm is not None:
+                p["step"], p["total"] = _int(bm.group(1)), _int(bm.group(2))
+        em = _EPOCH.search(text) if ("poch" in text) else None
+        if em is not None:
+            p["epoch"] = _float(em.group(1))
+        if p.get("step") is None and p.get("epoch") is None:
+            return None
+        rm = _RATE.search(text) if "/" in text else None
+        if rm is not None:
+            v = _float(rm.group(1))
+            if v is not None:
+                v *= _SCALE.get(rm.group(2), 1.0)
+                unit = rm.group(3)
+                if unit in ("ms/it", "ms/step", "ms/iter"):
+                    p["rate"], p["rate_unit"], p["step_s"] = v, "ms/step", v / 1000
+                elif unit == "us/step":
+                    p["rate"], p["rate_unit"], p["step_s"] = v, "us/step", v / 1e6
+                else:
+                    self._rate(p, unit, v)
+        elif "ms" in text:
+            tm = _MS_TIME.search(text)
+            if tm is not None:
+                v = _float(tm.group(1))
+                if v is not None:
+                    p["rate"], p["rate_unit"], p["step_s"] = v, "ms/step", v / 1000
+        return p
+
+
 class RunLog:
-    """Events -> the log part of the ``run`` reading, in bounded memory."""
+    """Events -> the log part of the ``run`` reading, in bounded memory: the newest ``MAX_POINTS``
+    progress points (and the first), ``MAX_EVENTS`` events (the first half kept, then the newest),
+    every point and line counted."""
 
     MAX_POINTS = 2000
     MAX_EVENTS = 200
@@ -105,6 +955,7 @@ class RunLog:
         self.points_seen = 0
         self._head: list[dict] = []
         self._tail: deque[dict] = deque(maxlen=self.MAX_EVENTS - self.MAX_EVENTS // 2)
+        self.events_seen = 0
         self.error: dict | None = None
         self.finished: dict | None = None
         self.lines_read = 0
@@ -115,26 +966,33 @@ class RunLog:
     def add(self, ev: dict) -> None:
         kind = ev.get("kind")
         if kind == "progress":
-            point = {k: v for k, v in ev.items() if k != "kind"}
+            point = {k: v for k, v in ev.items() if k != "kind" and not k.startswith("_")}
             self.points_seen += 1
             if self.first is None:
                 self.first = point
             self.progress.append(point)
             fmt = str(point.get("format") or "")
-            self.formats[fmt] = self.formats.get(fmt, 0) + 1
+            if fmt in self.formats or len(self.formats) < 64:
+                self.formats[fmt] = self.formats.get(fmt, 0) + 1
             return
         if kind not in ("nonfinite", "error", "finished"):
             return
+        ev = {k: v for k, v in ev.items() if not k.startswith("_")}
+        self.events_seen += 1
         if len(self._head) < self.MAX_EVENTS // 2:
             self._head.append(ev)
         else:
             self._tail.append(ev)
         if kind == "error":
-            self.error = ev
+            new = ev.get("error")
+            old = self.error.get("error") if self.error else None
+            if old is None or not (new in WRAPPER_KINDS or (new in GENERIC_KINDS and old not in WRAPPER_KINDS | GENERIC_KINDS)):
+                self.error = ev
         elif kind == "finished":
             self.finished = ev
 
     def line(self, text: str, t: float | None = None) -> None:
+        """Feed one physical line and keep its events."""
         self.lines_read += 1
         for ev in self.parser.feed(text, t):
             self.add(ev)
@@ -144,20 +1002,35 @@ class RunLog:
             self.last_line_t = t
 
     def flush(self) -> None:
+        """End of input (a saved log read to its end)."""
         for ev in self.parser.flush():
             self.add(ev)
 
     def data(self) -> dict:
+        """RunData's log keys."""
         return {"progress": list(self.progress), "first": self.first, "points_seen": self.points_seen,
                 "events": self._head + list(self._tail), "error": self.error, "finished": self.finished,
                 "lines_read": self.lines_read, "cut_lines": self.cut_lines, "formats": dict(self.formats),
                 "last_line_t": self.last_line_t}
 
 
+def lines(text: str) -> Iterator[str]:
+    """The physical lines of ``text``: split on "\\n" only ("\\r" is tqdm's, the parser splits it)."""
+    start = 0
+    n = len(text)
+    while start < n:
+        end = text.find("\n", start)
+        if end < 0:
+            yield text[start:]
+            return
+        yield text[start:end]
+        start = end + 1
+
+
 def parse_text(text: str, t: float | None = None) -> RunLog:
-    """A whole saved log (lines split on "\\n" only: "\\r" is tqdm's, the parser's to split)."""
+    """A whole saved log."""
     log = RunLog()
-    for line in text.split("\n"):
+    for line in lines(text):
         log.line(line, t)
     log.flush()
     return log
