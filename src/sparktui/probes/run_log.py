@@ -53,7 +53,7 @@ RECENT_S = 120.0  # a named log written this recently, by no process this user c
 MAX_FD_SCAN = 100_000  # /proc/*/fd links looked at, at most, to find a file's writer or a pipe's reader
 TMUX_TIMEOUT_S = 5.0
 TMUX_HISTORY = 2000  # lines of a pane's history captured
-MAX_SOCKETS = 8  # tmux servers of this user tried
+MAX_SOCKETS = 16  # tmux servers of this user tried
 ANCHOR = 50  # lines of the last capture matched in the next one
 
 NAME_HINT = ('name the log: `sparktui check G14 --run-log FILE`, or `[run] log = "FILE"` in the config '
@@ -212,16 +212,17 @@ def _pipe_file(pipe: str, pids: Sequence[int], proc: str = "/proc") -> str | Non
     mine = {str(p) for p in pids}
     readers, _ = _scan_fds(lambda p, fd, link: link == pipe and p not in mine and not _writes(p, fd, proc), proc)
     for rp in sorted({p for p, _ in readers}):
-        try:
-            fds = sorted(os.listdir(f"{proc}/{rp}/fd"), key=lambda s: int(s) if s.isdigit() else 0)
+        try:  # tee's files (fd 3 up), then a `cat > FILE`'s stdout; never its stderr or stdin
+            fds = sorted((int(s) for s in os.listdir(f"{proc}/{rp}/fd") if s.isdigit() and s not in ("0", "2")),
+                         key=lambda n: (n == 1, n))
         except OSError:
             continue
         for fd in fds:
-            if not fd.isdigit() or int(fd) < 1 or not _writes(str(rp), fd, proc):
+            if not _writes(str(rp), str(fd), proc):
                 continue
-            got = _fd_target(rp, int(fd), proc)
+            got = _fd_target(rp, fd, proc)
             if got is not None and stat.S_ISREG(got[1].st_mode):
-                return _readable(got[0], rp, int(fd), proc)
+                return _readable(got[0], rp, fd, proc)
     return None
 
 
@@ -259,7 +260,7 @@ def _source(kind: str, path: str | None = None, pane: str | None = None, error: 
 
 
 def log_of(run: Mapping[str, Any] | Sequence[int], cfg: Config | None = None, *, proc: str = "/proc",
-           tmux: bool | None = None) -> RunLogSource:
+           tmux: bool | None = None, sockets: Iterable[str] | None = None) -> RunLogSource:
     """Where the run's log is (see the module's docstring for the order): ``run`` is ``find_run``'s
     answer or the run's pids (launcher first). A log that cannot be found comes back with
     ``error`` saying why, and how to name it."""
@@ -304,7 +305,7 @@ def log_of(run: Mapping[str, Any] | Sequence[int], cfg: Config | None = None, *,
         if not use_tmux:
             return _source("tmux", error=f"{who}'s output goes to the terminal {tty} and reading tmux panes is off "
                                          f"([run] tmux = false); {NAME_HINT}")
-        found = find_pane(tty)
+        found = find_pane(tty, sockets)
         if isinstance(found, tuple):
             return _source("tmux", path=found[0], pane=found[1])
         return _source("tmux", error=f"{who}'s output goes to the terminal {tty}, {found}; {NAME_HINT}")
@@ -563,6 +564,7 @@ class LogFollower:
         self._buf = b""
         self._skip = False  # inside a cut line: drop bytes to its end
         self._history = True  # the lines of the start's tail: t None
+        self._history_end = 0  # the file's size at the start: what lies before it is history
         self._out: list[tuple[str, float | None]] = []
         self._notify: _Inotify | None = None
         self._file_wd = -1
@@ -648,6 +650,7 @@ class LogFollower:
             raise
         self._fd, self._ino = fd, (st.st_dev, st.st_ino)
         self._buf, self._skip = b"", False
+        self._history_end = st.st_size
         if offset is None:
             offset = max(0, st.st_size - self.tail_bytes)
             self._history = True
@@ -660,7 +663,10 @@ class LogFollower:
     def _drain(self) -> bool:
         """Read what is there now (up to DRAIN_READS reads); True when more may be waiting."""
         for _ in range(DRAIN_READS):
-            chunk = os.pread(self._fd, READ_CHUNK, self._pos)
+            if self._history and self._pos >= self._history_end:
+                self._history = False  # what was there at the start is read: what follows is seen now
+            want = min(READ_CHUNK, self._history_end - self._pos) if self._history else READ_CHUNK
+            chunk = os.pread(self._fd, want, self._pos)
             if not chunk:
                 self._flush_out()
                 self._history = False
