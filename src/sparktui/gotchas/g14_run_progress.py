@@ -27,6 +27,7 @@ from sparktui.core.shapes import KERNEL_LOG, MEMINFO, PROCESSES, RUN, TELEMETRY
 from sparktui.core.telemetry import CLOCK_EVENT_COUNTERS, SLOWDOWN_REASONS, THERMAL_POLICY_COUNTER, counter_ns
 from sparktui.core.units import GIB, age_text, is_number, utc_text
 from sparktui.core.verdict import Evidence, Status, Verdict
+from sparktui.gotchas._fix import block, comment
 from sparktui.gotchas.base import Feed, Finding, Gotcha, first_finding, unknown_from, unknown_if_lacking
 
 ID = "G14"
@@ -54,7 +55,7 @@ _ERROR_WORDS = {"cuda_oom": "CUDA out of memory", "nccl_timeout": "NCCL timeout"
 _KERNEL_DEATHS = ("oom_kill", "xid", "nv_no_memory")
 NAME_IT = "name it with `sparktui check G14 --run-log FILE` or `[run] log = \"FILE\"` in the config"
 
-FIX = """\
+FIX_TEXT = """\
 Look at the run's own log first (the last lines before it stopped or slowed), then at what the
 machine did at that moment: sparktui names what it saw in the same minutes.
 
@@ -64,22 +65,31 @@ machine did at that moment: sparktui names what it saw in the same minutes.
   took the unified pool (see G3 and G6: `sparktui check G6` lists who holds it); stop it, or lower the
   batch size.
 - **A process started in the same minutes**: another job or an inference server shares the GPU (G6).
-- **Stall with nothing seen**: a dataloader or NCCL collective may be hung. Dump the Python stacks
-  of the run's processes without stopping them:
-
-```
-pip install py-spy && sudo py-spy dump --pid PID
-```
-
 - **Died with CUDA out of memory, or an OOM kill / Xid naming the run (G11)**: reduce the batch size
   or sequence length, or free the pool first; `sparktui check G11` shows the kernel's side.
 - **Non-finite loss**: lower the learning rate, enable gradient clipping, check the data at that step;
   resume from the last good checkpoint.
+- Record long runs so the moment can be replayed: `sparktui record -o run.jsonl`, then
+  `sparktui check --replay run.jsonl G14` names the longest stall and the deepest slowdown with their
+  causes.
+- **Stall with nothing seen**: a dataloader or an NCCL collective may hang. The Python stacks of the
+  run's processes, read without stopping them:
 
-Record long runs so the moment can be replayed: `sparktui record -o run.jsonl`, then
-`sparktui check --replay run.jsonl G14` names the longest stall and the deepest slowdown with their
-causes.
 """
+
+
+def fix_for(pids: set[int]) -> str:
+    """The fix, its stack dump naming the run's pids where they were seen (else finding them)."""
+    if pids:
+        lines = [comment("the run's processes, as sparktui saw them"), "pip install py-spy"]
+        lines += [f"sudo py-spy dump --pid {p}" for p in sorted(pids)[:8]]
+    else:
+        lines = [comment("the run's processes were not seen: find them by their command line"), "pip install py-spy",
+                 "for p in $(pgrep -f 'torchrun|accelerate|deepspeed|train'); do sudo py-spy dump --pid \"$p\"; done"]
+    return FIX_TEXT + block(lines)
+
+
+FIX = fix_for(set())
 
 
 # -- small words -------------------------------------------------------------------------------------
@@ -88,8 +98,14 @@ def _num(v: Any) -> float | None:
     return float(v) if is_number(v) else None
 
 
+def _int(v: Any) -> int | None:
+    """A whole number a float can hold (a step, a count), else None."""
+    return int(v) if type(v) is int and is_number(v) else None
+
+
 def _count(v: Any) -> int | None:
-    return v if isinstance(v, int) and is_number(v) and v >= 0 else None
+    n = _int(v)
+    return n if n is not None and n >= 0 else None
 
 
 def _clock(t: float | None) -> str:
@@ -174,10 +190,9 @@ class _Run:
 def _point(p: Any) -> _Point | None:
     if not isinstance(p, Mapping):
         return None
-    step = p.get("step")
-    step = step if isinstance(step, int) and is_number(step) else None
-    total = p.get("total")
-    total = total if isinstance(total, int) and is_number(total) and total > 0 else None
+    step = _int(p.get("step"))
+    total = _int(p.get("total"))
+    total = total if total is not None and total > 0 else None
     step_s = _num(p.get("step_s"))
     unit = p.get("rate_unit")
     return _Point(_num(p.get("t")), step, total, step_s if step_s is not None and step_s > 0 else None,
@@ -225,7 +240,7 @@ def _read_run(data: Mapping[str, Any], src: str) -> _Run:
     last = points[-1] if points else None
     last_t, basis_t = (timed[-1].t, "progress line") if timed else (None, "")
     if last_t is None and points:
-        log = data.get("log") if isinstance(data.get("log"), Mapping) else {}
+        log: Mapping[str, Any] = data["log"] if isinstance(data.get("log"), Mapping) else {}
         for key, words in (("last_line_t", "the log's last line"), ("mtime", "the log file's last write")):
             v = _num(data.get(key) if key == "last_line_t" else log.get(key))
             if v is not None:
@@ -271,7 +286,7 @@ def _samples(r: Readings) -> tuple[list[Mapping[str, Any]], str | None]:
     raw = data.get("samples")
     if not isinstance(raw, list) or not raw:
         return [], "no samples"
-    smp = [s for s in raw if isinstance(s, Mapping) and is_number(s.get("t"))]
+    smp: list[Mapping[str, Any]] = [s for s in raw if isinstance(s, Mapping) and is_number(s.get("t"))]
     smp.sort(key=lambda s: float(s["t"]))
     return smp, None
 
@@ -294,14 +309,17 @@ def _gpu_causes(rows: list[tuple[float, Mapping[str, Any]]], t0: float, t1: floa
     found: list[str] = []
     span = max(t1 - t0, inside[-1][0] - inside[0][0], 1e-9)
     for key, words in _COUNTERS:
-        grown, prev, prev_t = 0.0, None, None
+        grown_ns: float = 0
+        prev: float | None = None
+        prev_t: float | None = None
         for t, g in inside:
             v = counter_ns(dict(g), key)[0]
             if not is_number(v) or v < 0:
                 continue
             if prev is not None and prev_t is not None and v > prev and (v - prev) / 1e9 <= (t - prev_t) + 2.0:
-                grown += (v - prev) / 1e9
+                grown_ns += v - prev  # nanoseconds summed exactly, then said in seconds
             prev, prev_t = v, t
+        grown = grown_ns / 1e9
         if grown > 0 and grown / span >= CLOCK_EVENT_SHARE:
             found.append(f"{who}{words} +{grown:.1f} s ({grown / span:.0%} of the time)")
     n = len(inside)
@@ -407,10 +425,9 @@ def _process_causes(r: Readings, run: _Run, t0: float, t1: float) -> tuple[list[
     data = reading.data
     if not isinstance(data, Mapping) or not isinstance(data.get("rows"), list):
         return [], False, f"processes: {_inert(reading.error or 'not read', 120)}"
-    snaps: list[Mapping[str, Any]] = [data]
     hist = data.get("history")
-    if isinstance(hist, list):
-        snaps = [s for s in hist if isinstance(s, Mapping)] + [data]
+    snaps: list[Mapping[str, Any]] = [s for s in hist if isinstance(s, Mapping)] if isinstance(hist, list) else []
+    snaps.append(data)
     seen: dict[int, str] = {}
     for s in snaps:
         at = _num(s.get("t"))
@@ -508,7 +525,7 @@ def stall_after(run: _Run, cfg: Config) -> tuple[float | None, str]:
     pace = STALL_PACE_FACTOR * cfg.run.late_factor * run.gap_s
     if pace > STALL_FLOOR_S:
         return pace, f"{STALL_PACE_FACTOR:g} x {cfg.run.late_factor:g} x the median gap {_dur(run.gap_s)}"
-    return STALL_FLOOR_S, f"at least {STALL_FLOOR_S:g} s"
+    return STALL_FLOOR_S, f"the floor; the run's pace gives {pace:.0f} s"
 
 
 @dataclass
@@ -618,8 +635,8 @@ def _after_progress(run: _Run, ev: Mapping[str, Any]) -> bool:
     t = _num(ev.get("t"))
     if t is not None and run.last_t is not None and run.last_t_basis == "progress line":
         return t >= run.last_t
-    step = ev.get("step")
-    return isinstance(step, int) and run.last.step is not None and step >= run.last.step
+    step = _int(ev.get("step"))
+    return step is not None and run.last.step is not None and step >= run.last.step
 
 
 def rule_died_with_error(c: _Ctx) -> Finding | None:
@@ -629,7 +646,8 @@ def rule_died_with_error(c: _Ctx) -> Finding | None:
         return None
     if run.alive is None and not _after_progress(run, err):
         return None
-    step = err.get("step") if isinstance(err.get("step"), int) else (run.last.step if run.last else None)
+    step = _int(err.get("step"))
+    step = step if step is not None else (run.last.step if run.last else None)
     total = run.last.total if run.last else None
     at = _num(err.get("t"))
     c.add("error", f"{_error_kind(err)} at {_clock(at)}")
@@ -681,7 +699,7 @@ def rule_nonfinite(c: _Ctx) -> Finding | None:
     e = bad[0]
     name = e.get("field") if e.get("field") in ("loss", "grad_norm") else "loss"
     value = e.get("value") if e.get("value") in ("nan", "inf", "-inf") else "not finite"
-    step = e.get("step") if isinstance(e.get("step"), int) else None
+    step = _int(e.get("step"))
     more = f" ({len(bad) - 1} more non-finite values after it)" if len(bad) > 1 else ""
     c.add("non-finite", f"{name} {value} at step {step if step is not None else '?'}, {_clock(_num(e.get('t')))}{more}")
     where = f"at step {step}" if step is not None else "at an unknown step"
@@ -699,7 +717,7 @@ def rule_stall(c: _Ctx) -> Finding | None:
         return None
     causes = causes_in(c.r, c.cfg, run, t0, t1, live_end=going)
     c.add("stall", f"{_dur(t1 - t0)} from {_clock(t0)}" + ("" if going else f" to {_clock(t1)}"))
-    c.add("stall after", f"{_dur(limit)} ({why})")
+    c.add("stall after", f"{limit:g} s ({why})")
     c.add("causes in the stall", causes.text())
     if going:
         text = f"no progress for {_dur(t1 - t0)} (since {_clock(t0)}) at step {_at_step(run)}, the processes alive"
@@ -812,7 +830,7 @@ def _log_source(data: Mapping[str, Any]) -> str:
 def _base_evidence(c: _Ctx) -> None:
     run, cfg = c.run, c.cfg
     data = run.data
-    log = data.get("log") if isinstance(data.get("log"), Mapping) else {}
+    log: Mapping[str, Any] = data["log"] if isinstance(data.get("log"), Mapping) else {}
     c.add("log", f"{_inert(log.get('kind') or '?', 12)}: {run.src}")
     if run.pids:
         c.add("run processes", ", ".join(str(p) for p in sorted(run.pids)[:8]) + (
@@ -864,7 +882,7 @@ def judge(r: Readings, cfg: Config) -> Verdict:
     found = first_finding(REVIEW_RULES if review else RULES, c)
     assert found is not None  # the last rule always speaks
     text = f"{found.text} [the whole recorded run]" if review and found.status in (Status.FAIL, Status.WARN) else found.text
-    return Verdict(ID, found.status, text, tuple(c.evidence), FIX)
+    return Verdict(ID, found.status, text, tuple(c.evidence), fix_for(run.pids))
 
 
 GOTCHA = Gotcha(
