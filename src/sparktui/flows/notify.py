@@ -62,6 +62,7 @@ from sparktui.core.inert import visible, visible_lines
 from sparktui.core.secrets import scrub_secrets, secret_env_values
 
 QUEUE_MAX = 64  # events waiting for the worker; beyond this the oldest unsent is dropped
+MAX_RETRIES = 10  # more configured retries are taken as this many (with the back-off cap, under 5 minutes)
 BACKOFF_S = 0.5  # the first retry waits this, then doubles
 BACKOFF_CAP_S = 30.0  # the longest wait between two attempts
 RETRY_AFTER_CAP_S = 60.0  # a 429's Retry-After believed up to this; a longer one gives the event up
@@ -334,7 +335,7 @@ class Notifier:
         self.clock = clock
         self.min_interval_s = float(getattr(cfg, "min_interval_s", 60.0) or 0.0)
         self.timeout_s = float(getattr(cfg, "timeout_s", 10.0) or 10.0)
-        self.retries = max(0, int(getattr(cfg, "retries", 2) or 0))
+        self.retries = min(MAX_RETRIES, max(0, int(getattr(cfg, "retries", 2) or 0)))
         self.min_status = str(getattr(cfg, "min_status", "fail") or "fail")
         self.command = [str(a) for a in (getattr(cfg, "command", None) or [])]
         self.url = (getattr(cfg, "webhook", None) or "").strip() or None
@@ -500,8 +501,10 @@ class Notifier:
         if self._client is None:
             import httpx
 
+            # proxies from the environment for real hosts (as playbooks/github.py), never for a loopback one
+            loopback = (urlsplit(self.post_url).hostname or "") in ("localhost", "127.0.0.1", "::1")
             self._client = httpx.Client(timeout=httpx.Timeout(self.timeout_s), follow_redirects=False,
-                                        headers={"User-Agent": USER_AGENT})
+                                        trust_env=not loopback, headers={"User-Agent": USER_AGENT})
         return self._client
 
     def _post(self, ev: dict[str, Any]) -> bool:
