@@ -530,6 +530,7 @@ async def test_the_dashboard_posts_once_when_a_check_gets_worse_and_never_in_a_r
         await says(pilot, lambda n: n.title == "got worse" and "G10" in n.message)
         await wait_for(pilot, lambda: app.notifier.stats["sent"] == 1, what="the POST answered")
     assert app.notifier.stats["sent"] == 1
+    assert not app.notifier._thread.is_alive()  # closed on exit, its worker joined
     (p,) = h.posts()
     body = p.json()
     assert p.path == "/hook" and body["event"]["id"] == "G10" and body["event"]["old"] == "ok"
