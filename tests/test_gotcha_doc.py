@@ -19,7 +19,7 @@ from sparktui.gotchas import REGISTRY
 from sparktui.gotchas import (_facts, _packages, _when, base, g01_cuda_abi, g02_flash_attn, g03_unified_memory,
                               g04_throttling, g05_bandwidth, g06_contention, g07_nvfp4_arch, g08_stale_playbooks,
                               g09_container_drift, g10_tensor_parallel, g11_kernel_log, g12_two_spark_link,
-                              g13_driver_flavour)
+                              g13_driver_flavour, g14_run_progress)
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "gotchas.md"
@@ -45,11 +45,13 @@ THRESHOLDS: dict[str, tuple[str, ...]] = {
     "G12": ("JUMBO_MTU", "MIN_SPEED_MBPS", "MIN_MTU", "REACHABLE_BUSBW_GBS", "DEFAULT_BUSBW_GBS", "OK_BUSBW_GBS",
             "DEFAULT_LIKE_BUSBW_GBS", "MAX_BUSBW_GBS", "CX7_MAX_MTU", "ETHERNET_MAX_MTU"),
     "G13": ("GB10_CAPABILITY",),
+    "G14": ("STALL_FLOOR_S", "STALL_PACE_FACTOR", "SLOW_MIN_POINTS", "SLOW_BASELINE_WINDOWS", "CLOCK_DROP_SHARE",
+            "CLOCK_EVENT_SHARE", "REASON_MIN_SAMPLES", "PSI_CAUSE_PCT", "SWAP_GROWTH_GIB", "ERROR_TEXT_CHARS", "NAME_CHARS"),
 }
 MODULES = {"G1": g01_cuda_abi, "G2": g02_flash_attn, "G3": g03_unified_memory, "G4": g04_throttling,
            "G5": g05_bandwidth, "G6": g06_contention, "G7": g07_nvfp4_arch, "G8": g08_stale_playbooks,
            "G9": g09_container_drift, "G10": g10_tensor_parallel, "G11": g11_kernel_log, "G12": g12_two_spark_link,
-           "G13": g13_driver_flavour}
+           "G13": g13_driver_flavour, "G14": g14_run_progress}
 HELPERS = (_facts, _packages, _when, base)  # shared by the judges: no threshold of their own
 # Module-level numbers that are not thresholds (units): left out of the doc on purpose.
 NOT_THRESHOLDS = {("G4", "NS_PER_S"): "a unit (nanoseconds in a second)",
@@ -75,6 +77,8 @@ CONFIG_KEYS: dict[str, tuple[str, ...]] = {
     "G11": (),
     "G12": ("fleet.peers",),
     "G13": ("hardware.gpu_name_hint",),
+    "G14": ("run.slow_window_s", "run.slow_ratio", "run.late_factor", "run.stall_after_s", "memory.available_floor_gib",
+            "thermal.load_util_pct"),
 }
 
 # Constants outside the judges that a section cites as "module.NAME".

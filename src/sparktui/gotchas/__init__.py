@@ -24,6 +24,7 @@ from sparktui.gotchas import (  # noqa: E402 (after the base it builds on)
     g11_kernel_log,
     g12_two_spark_link,
     g13_driver_flavour,
+    g14_run_progress,
 )
 
 
