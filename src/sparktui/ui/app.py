@@ -23,7 +23,7 @@ from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.command import CommandPalette, DiscoveryHit, Hit, Hits, Provider
-from textual.containers import Horizontal
+from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.message import Message
 from textual.notifications import Notification, SeverityLevel
@@ -309,9 +309,10 @@ class SparkApp(App):
         self.run_panel = RunPanel(id="run")
         yield self.header_bar
         with Horizontal(id="top"):
-            yield self.checklist
+            with Vertical(id="left"):  # side by side: the run panel under the checklist (panels/run.tcss)
+                yield self.checklist
+                yield self.run_panel
             yield self.telemetry
-        yield self.run_panel
         with TabbedContent(id="tabs"):
             with TabPane(_tab_title("Processes", PROCESSES_CHECK), id="tab-processes"):
                 yield self.process_table
@@ -641,9 +642,7 @@ class SparkApp(App):
         data = reading.data if reading is not None and isinstance(reading.data, Mapping) else None
         now = self.now()
         self.run_panel.show(reading, now)
-        meter = getattr(self.telemetry, "run", None)  # composed with the panel
-        if meter is not None:
-            meter.set_run(data, now)
+        self.telemetry.show_run_rate(data, now)
         text = self.run_story.reading(data)
         if text:
             self._run_event(Status.OK, text)

@@ -17,6 +17,7 @@ from sparktui.core.inert import visible
 from sparktui.core.telemetry import GIB, History, Trend, free_gib
 from sparktui.core.units import is_number
 from sparktui.ui.format import duration, short_reason
+from sparktui.ui.panels.run import RateMeter
 from sparktui.ui.widgets.meter import Meter
 from sparktui.ui.widgets.plot import window_range
 from sparktui.ui.widgets.text import set_content
@@ -39,6 +40,7 @@ class TelemetryPanel(Vertical):
         # Held, not queried each tick (cheaper, and safe while the app shuts down).
         self.temp, self.power = Meter("temp", "m-temp"), Meter("power", "m-power")
         self.clock, self.mem, self.avail = Meter("SM clk", "m-clock"), Meter("memory", "m-mem"), Meter("avail", "m-avail")
+        self.run: RateMeter | None = None  # the training run's rate on the same window: mounted with the first one
         self.bandwidth = Label("bandwidth: not measured (b)", id="bandwidth")
         self.rdma = Label("", id="rdma")  # RDMA in/out; hidden where there is no RDMA device
         self.rdma.display = False
@@ -83,6 +85,8 @@ class TelemetryPanel(Vertical):
                       f"{f['buff_cache'] or 0:.0f}G cache", convert=lambda v: (total - v) / GIB, pick=max)
             view.draw(self.avail, "mem.MemAvailable", scale, " GiB", f"{f['available']:.1f} GiB",
                       convert=lambda v: v / GIB, pick=min)
+        if self.run is not None:
+            self.run.draw_window(view.start, end, words)
         line = rdma_line(s)
         self.rdma.display = line is not None
         if line is not None:
@@ -109,6 +113,16 @@ class TelemetryPanel(Vertical):
         oldest = history.oldest_t()
         oldest = oldest if oldest is not None else end
         return span, words, history.wrapped and end - span < oldest
+
+    def show_run_rate(self, data: Any, now: float) -> None:
+        """The run's rate (panels/run.py RateMeter) under the avail plot, on the plots' window;
+        nothing is added until a run with progress is shown."""
+        if self.run is None:
+            if not RateMeter.has_rate(data) or not self.is_attached or not hasattr(self, "avail"):
+                return
+            self.run = RateMeter()
+            self.mount(self.run, after=self.avail)
+        self.run.set_run(data, now)
 
     def show_bandwidth(self, text: str) -> None:
         if self.is_attached:
