@@ -261,22 +261,23 @@ class ProgressParser:
     def _feed(self, line: str, t: float | None) -> list[Event]:
         if not isinstance(line, str) or not line:
             return []
+        if "\r" not in line:
+            return self._segments([line[:MAX_PARSE + 1].rstrip("\n")], [], t)
         if line[-1:] == "\n":
             line = line.rstrip("\n")
-        if "\r" not in line:
-            return self._segments([line], [], t)
-        # tqdm: many updates on one line. The last MAX_SEGMENTS non-empty segments are parsed whole;
-        # the earlier ones are only searched for what must not be missed (an error, a nan).
+        # tqdm: many updates on one line. The last MAX_SEGMENTS non-empty segments (of at most
+        # 4 x MAX_SEGMENTS looked at) are parsed whole; the earlier ones are only searched for what
+        # must not be missed (an error, a nan).
         tail: list[str] = []
         end = len(line)
-        while end > 0 and len(tail) < MAX_SEGMENTS:
+        looked = 0
+        while end > 0 and len(tail) < MAX_SEGMENTS and looked < 4 * MAX_SEGMENTS:
+            looked += 1
             start = line.rfind("\r", 0, end)
-            seg = line[start + 1:end]
+            seg = line[start + 1:min(end, start + 2 + MAX_PARSE)]
             if seg.strip():
                 tail.append(seg)
             end = start if start >= 0 else 0
-            if start < 0:
-                break
         tail.reverse()
         early: list[str] = []
         if end > 0:
@@ -304,11 +305,15 @@ class ProgressParser:
 
     def _segments(self, tail: list[str], early: list[str], t: float | None) -> list[Event]:
         out: list[Event] = []
+        nonfinite: dict[str, Event] = {}  # one per field and line: the last segment's
         for seg in early:  # only what must not be missed: errors and non-finite values, no progress
             text, prefix = clean(seg[:MAX_PARSE])
-            out += self._events(text, prefix, t, progress=False)
+            for ev in self._events(text, prefix, t, progress=False):
+                if ev["kind"] == "nonfinite":
+                    nonfinite[ev["field"]] = ev
+                else:
+                    out.append(ev)
         point: Event | None = None
-        nonfinite: dict[str, Event] = {}  # one per field and line: the last segment's
         for seg in tail:
             if len(seg) > MAX_PARSE:
                 seg = seg[:MAX_PARSE]
