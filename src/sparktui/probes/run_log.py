@@ -86,7 +86,7 @@ def find_run(procs: Mapping[str, Any] | None, cfg: Config | None = None, *, pid:
     run = _find(procs, pid)
     if not named:
         return run
-    writers, denied = writers_of(named)
+    writers, denied = writers_of(named, first=run["pids"])
     if writers:
         if not set(writers) & set(run["pids"]):  # written by processes the scan does not call training
             run = _run(True, None, writers, _cmdline(writers[0]))
@@ -156,13 +156,15 @@ def _writes(pid: str, fd: str, proc: str = "/proc") -> bool:
     return False
 
 
-def _scan_fds(want: Callable[[str, str, str], bool], proc: str = "/proc") -> tuple[list[tuple[int, int]], int]:
+def _scan_fds(want: Callable[[str, str, str], bool], proc: str = "/proc",
+              only: Iterable[int] | None = None) -> tuple[list[tuple[int, int]], int]:
     """((pid, fd) for every fd whose link text ``want(pid, fd, link)`` accepts, processes whose fds
-    could not be read), over at most MAX_FD_SCAN links; this process is skipped."""
+    could not be read), over at most MAX_FD_SCAN links (about 7 us each); this process is skipped.
+    ``only``: these processes, not every one."""
     found: list[tuple[int, int]] = []
     denied, seen, me = 0, 0, str(os.getpid())
     try:
-        pids = [p for p in os.listdir(proc) if p.isdigit() and p != me]
+        pids = [str(p) for p in only] if only is not None else [p for p in os.listdir(proc) if p.isdigit() and p != me]
     except OSError:
         return found, 1
     for p in pids:
@@ -186,8 +188,13 @@ def _scan_fds(want: Callable[[str, str, str], bool], proc: str = "/proc") -> tup
     return found, denied
 
 
-def writers_of(path: str, proc: str = "/proc") -> tuple[list[int], int]:
-    """(pids that have ``path`` open for writing, processes whose fds could not be read)."""
+_LAST_WRITERS: dict[str, list[int]] = {}  # path -> the writers found last time: looked at first
+
+
+def writers_of(path: str, proc: str = "/proc", first: Iterable[int] = ()) -> tuple[list[int], int]:
+    """(pids that have ``path`` open for writing, processes whose fds could not be read). The
+    processes in ``first`` (the run's) and the writers found last time are looked at before every
+    process is: a run watched every few seconds costs a few links, not the whole of /proc."""
     try:
         st = os.stat(path)
     except OSError:
@@ -203,12 +210,34 @@ def writers_of(path: str, proc: str = "/proc") -> tuple[list[int], int]:
             return False
         return (s.st_dev, s.st_ino) == (st.st_dev, st.st_ino) and _writes(p, fd, proc)
 
-    found, denied = _scan_fds(want, proc)
-    return sorted({p for p, _ in found}), denied
+    likely = list(dict.fromkeys([*first, *_LAST_WRITERS.get(real, [])]))
+    found, denied = _scan_fds(want, proc, likely) if likely else ([], 0)
+    if not found:
+        found, denied = _scan_fds(want, proc)
+    writers = sorted({p for p, _ in found})
+    if len(_LAST_WRITERS) > 64:
+        _LAST_WRITERS.clear()
+    _LAST_WRITERS[real] = writers
+    return writers, denied
+
+
+_PIPES: dict[str, tuple[float, str | None]] = {}  # pipe -> (when looked for, the file found): a pipe's reader is found once a minute
+PIPE_AGAIN_S = 60.0
 
 
 def _pipe_file(pipe: str, pids: Sequence[int], proc: str = "/proc") -> str | None:
     """The regular file that the process reading ``pipe`` (``pipe:[N]``) writes: ``| tee FILE``."""
+    known = _PIPES.get(pipe)
+    if known is not None and time.monotonic() - known[0] < PIPE_AGAIN_S and (known[1] is None or os.path.exists(known[1])):
+        return known[1]
+    if len(_PIPES) > 64:
+        _PIPES.clear()
+    found = _pipe_reader_file(pipe, pids, proc)
+    _PIPES[pipe] = (time.monotonic(), found)
+    return found
+
+
+def _pipe_reader_file(pipe: str, pids: Sequence[int], proc: str = "/proc") -> str | None:
     mine = {str(p) for p in pids}
     readers, _ = _scan_fds(lambda p, fd, link: link == pipe and p not in mine and not _writes(p, fd, proc), proc)
     for rp in sorted({p for p, _ in readers}):
