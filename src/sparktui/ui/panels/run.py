@@ -212,7 +212,8 @@ def age_line(data: Mapping[str, Any], verdict: Verdict | None, now: float, dark:
     """"last progress 12 s ago · loss 1.234", the age coloured as the verdict (warn, fail), then the
     error the log ended with (outside text: inert, cut)."""
     seconds, what = progress_age(data, now)
-    out = Text(f"{what} {age_text(seconds)} ago" if seconds is not None else f"{what}: —", style=_age_style(verdict, dark))
+    out = Text()
+    out.append(f"{what} {age_text(seconds)} ago" if seconds is not None else f"{what}: —", style=_age_style(verdict, dark))
     loss = last_loss(_points(data))
     out.append(f" · loss {_num(loss)}" if loss is not None else " · loss —")
     err = data.get("error")
@@ -285,7 +286,8 @@ class RunPanel(Vertical):
             return
         dark = self.app.current_theme.dark
         for widget, text in zip((self.status, self.age, self.source), panel_lines(self.reading, self.verdict, now, dark)):
-            if widget.render() != text:
+            shown = widget.render()
+            if (shown.plain, shown.spans, shown.style) != (text.plain, text.spans, text.style):  # Text's == skips styles
                 widget.update(text)
 
 
@@ -359,6 +361,7 @@ class RateMeter(Meter):
         if not hasattr(self, "plot"):  # not composed yet: drawn once it is
             self._pending = (start, end, words)
             return
+        self._pending = None
         points = _points(self.data)
         times, values, hold = rate_series(points, start, end)
         self.plot.plot(times, values, start, end, (0.0, 0.0), pick=min, hold_s=hold)
