@@ -33,7 +33,7 @@ def test_check_json_on_a_machine_without_a_gpu_has_every_id_and_no_traceback(tmp
     assert "Traceback" not in p.stderr, p.stderr
     doc = json.loads(p.stdout)
     assert doc["schema"] == 1 and doc["kind"] == "sparktui-check"
-    assert [c["id"] for c in doc["checks"]] == [f"G{i}" for i in range(1, 14)]
+    assert [c["id"] for c in doc["checks"]] == [f"G{i}" for i in range(1, 15)]
     for c in doc["checks"]:
         assert {"id", "title", "status", "summary", "evidence", "fix"} <= set(c)
         assert c["status"] in ("ok", "warn", "fail", "unknown", "skip")
@@ -83,7 +83,7 @@ def test_explain_prints_the_card():
 
 
 def test_usage_errors_exit_64(capsys):
-    assert main(["explain", "G14"]) == EXIT_USAGE
+    assert main(["explain", "G99"]) == EXIT_USAGE
     assert "unknown gotcha" in capsys.readouterr().err
     assert main(["check", "G0"]) == EXIT_USAGE
     assert main(["--no-such-flag"]) == EXIT_USAGE
@@ -101,7 +101,7 @@ def test_bad_config_exits_78_with_the_key(tmp_path, capsys):
 def test_list_names_every_check(capsys):
     assert main(["list"]) == EXIT_OK
     out = capsys.readouterr().out.splitlines()
-    assert [l.split()[0] for l in out] == [f"G{i}" for i in range(1, 14)]
+    assert [l.split()[0] for l in out] == [f"G{i}" for i in range(1, 15)]
 
 
 def sparktui_interrupted(tmp_path, args: list[str], ready) -> tuple[str, str, float, int]:

@@ -126,7 +126,7 @@ def test_reachable_peer_answers_with_a_snapshot_judged_here(peer_ok):
     assert peer_ok.host_facts["hostname"] == socket.gethostname()
     assert peer_ok.readings.data("host")["hostname"] == socket.gethostname()
     assert peer_ok.readings.data("target")["python"]["executable"] == sys.executable
-    assert [v.id for v in peer_ok.verdicts] == [f"G{i}" for i in range(1, 14)]
+    assert [v.id for v in peer_ok.verdicts] == [f"G{i}" for i in range(1, 15)]
     # the peer's telemetry reading is its own short window, judged by this sparktui's G4 judge
     assert peer_ok.readings.data("telemetry")["requested_window_s"] == 0.2
     assert peer_ok.sparktui_version

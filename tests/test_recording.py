@@ -307,7 +307,7 @@ def test_record_command_then_check_replay(tmp_path, capsys):
     rc = main(["check", "--replay", str(out), "--json"])
     doc = json.loads(capsys.readouterr().out)
     # the recording carries every check's readings (issue 12: a replay judges every check)
-    assert [v["id"] for v in doc["checks"]] == [f"G{i}" for i in range(1, 14)]
+    assert [v["id"] for v in doc["checks"]] == [f"G{i}" for i in range(1, 15)]
     g4 = next(v for v in doc["checks"] if v["id"] == "G4")
     assert g4["status"] == "unknown" and re.search(r"[\d.]+ s of (the )?10 min", g4["summary"]), g4["summary"]
     assert rc in (1, 2, 3)

@@ -120,9 +120,17 @@ def test_the_checks_following_the_kernel_log_are_declared_not_named():
 
 def test_a_telemetry_window_judges_only_the_telemetry_fed_checks_and_waits_for_a_process_scan():
     telemetry_fed = [g.id for g in REGISTRY.values() if g.feed is Feed.TELEMETRY]
-    assert telemetry_fed == ["G3", "G4", "G6"]
-    assert [v.id for v in runner.judge_window(Readings(), Config())] == telemetry_fed
+    assert telemetry_fed == ["G3", "G4", "G6", "G14"]
+    assert [v.id for v in runner.judge_window(Readings(), Config())] == ["G3", "G4", "G6"]  # G14 waits for the run
     assert [v.id for v in runner.judge_window(Readings(), Config(), have_processes=False)] == ["G3", "G4"]
+    with_run = Readings({"run": Reading("run", {"found": False, "why": "no training process", "read_at": 0.0})})
+    assert [v.id for v in runner.judge_window(with_run, Config())] == telemetry_fed
+
+
+def test_a_reviewed_recording_without_the_run_says_so_instead_of_waiting():
+    review = Readings({"telemetry": Reading("telemetry", {"samples": [], "review": True})})
+    g14 = [v for v in runner.judge_window(review, Config()) if v.id == "G14"]
+    assert len(g14) == 1 and g14[0].status is Status.UNKNOWN and "carries no run reading" in g14[0].summary
 
 
 def test_a_run_of_probes_leaves_out_the_telemetry_fed_checks():

@@ -217,7 +217,7 @@ def test_a_snapshot_host_name_and_environment_are_inert_in_check_and_report(tmp_
     assert r.returncode == 0, r.stderr.decode()
     assert_inert(r.stdout)
     text = r.stdout.decode()
-    assert_own_headings(text, [f"G{i}" for i in range(1, 14)])
+    assert_own_headings(text, [f"G{i}" for i in range(1, 15)])
     assert text.startswith("# sparktui report: spark\\\\e]2;TITLE\\\\x07")  # `\e` with its backslash escaped
     c = sparktui("check", "--snapshot", str(snap), "-v")
     assert_inert(c.stdout + c.stderr)

@@ -45,7 +45,7 @@ async def test_main_screen_lists_every_check_and_judges_telemetry_from_the_repla
     async with app.run_test(size=(120, 36)) as pilot:
         await loaded(pilot)
         t = app.query_one(Checklist)
-        assert [rk.value for rk in t.rows] == [f"G{i}" for i in range(1, 14)]
+        assert [rk.value for rk in t.rows] == [f"G{i}" for i in range(1, 15)]
         # G4 over the recording: the demo throttles (SW thermal slowdown grows)
         assert app.board["G4"].verdict.status in (Status.WARN, Status.FAIL)
         assert app.board["G3"].verdict is not None and app.board["G6"].verdict is not None

@@ -107,7 +107,7 @@ def test_dashboard_reads_at_80x24(tmux, tmp_path):
     screen = tmux.wait_for("G13")  # the last row: every check on screen at once, none scrolled away
     lines = screen.splitlines()
     assert len(lines) <= 24 and all(len(l) <= 80 for l in lines)
-    for gid in [f"G{i}" for i in range(1, 14)]:
+    for gid in [f"G{i}" for i in range(1, 15)]:
         assert any(l.lstrip(" ?✔▲✘–·⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏").startswith(gid) or f" {gid} " in l for l in lines), gid
     footer = tmux.wait_for("m peers").splitlines()[-1]  # every main key fits the footer at 80 columns
     for key in ("⏎ card", "q quit", "? help", "r rerun", "R all", "b G5", "/ filter", "s sort", "p pause",

@@ -93,7 +93,7 @@ class RunRecorder:
     def finish(self) -> None:
         self.watch.stop()
         with self._lock:
-            if self.watch.run.get("found") or self.watch.cfg.run.log:
+            if self.watch.scans or self.watch.cfg.run.log:  # "no training run" once looked for is evidence too
                 self.write(self.watch.recorded())
 
 
@@ -118,7 +118,12 @@ def cmd_record(args: argparse.Namespace) -> int:
     written = _Written(done)
     sampler.on_sample = lambda s: written.kept(writer.sample, s, "samples")
     run = RunRecorder(cfg, lambda r: written.kept(writer.readings, {r.probe: r.to_dict()}, "run"))
-    sampler.on_processes = lambda p: (written.kept(writer.processes, p, "processes"), run.watch.saw_processes(p))
+
+    def on_processes(p: dict[str, Any]) -> None:
+        written.kept(writer.processes, p, "processes")
+        run.watch.saw_processes(p)  # the run looked for again, in the watch's thread
+
+    sampler.on_processes = on_processes
     taker = ReadingsRecorder(writer, cfg, [p for p in recorded_probes() if p != run.watch.reading_name],
                              on_write_error=written.refused)
     old_term = signal.signal(signal.SIGTERM, lambda *_: done.set()) if threading.current_thread() is threading.main_thread() else None

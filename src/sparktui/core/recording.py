@@ -860,22 +860,25 @@ def joined_run(old: Reading[Any], new: Reading[Any]) -> Reading[Any]:
     ``old``'s lists are extended in place (the reader joins hundreds of lines: no copy each time)."""
     if not isinstance(old.data, dict) or not isinstance(new.data, dict):
         return new if new.data is not None else old
-    seen = old.data.get("progress") if isinstance(old.data.get("progress"), list) else []
-    more = new.data.get("progress") if isinstance(new.data.get("progress"), list) else []
-    last_t = max((p["t"] for p in seen if isinstance(p, dict) and is_number(p.get("t"))), default=None)
-    keys = {(p.get("t"), p.get("step")) for p in seen[-len(more):] if isinstance(p, dict)} if more else set()
-    fresh = [p for p in more if isinstance(p, dict) and (p.get("t"), p.get("step")) not in keys
-             and (last_t is None or not is_number(p.get("t")) or p["t"] >= last_t)]
-    points = seen if isinstance(old.data.get("progress"), list) else []
-    points.extend(fresh)
+    points = _list_in(old.data, "progress")
+    more = [p for p in _list_in(new.data, "progress") if isinstance(p, dict)]
+    last_t = max((p["t"] for p in points if isinstance(p, dict) and is_number(p.get("t"))), default=None)
+    held = {(p.get("t"), p.get("step")) for p in points[-len(more):] if isinstance(p, dict)} if more else set()
+    points.extend(p for p in more if (p.get("t"), p.get("step")) not in held
+                  and (last_t is None or not is_number(p.get("t")) or p["t"] >= last_t))
     del points[:-MAX_JOINED_POINTS]
-    events = old.data.get("events") if isinstance(old.data.get("events"), list) else []
+    events = _list_in(old.data, "events")
     known = {_event_key(e) for e in events if isinstance(e, dict)}
-    events.extend(e for e in (new.data.get("events") or []) if isinstance(e, dict) and _event_key(e) not in known)
+    events.extend(e for e in _list_in(new.data, "events") if isinstance(e, dict) and _event_key(e) not in known)
     del events[:-MAX_JOINED_POINTS]
-    data = {**new.data, "progress": points, "events": events,
-            "first": old.data.get("first") or new.data.get("first")}
+    data = {**new.data, "progress": points, "events": events, "first": old.data.get("first") or new.data.get("first")}
     return Reading(new.probe, data, error=new.error, source=new.source, started_at=new.started_at, took_s=new.took_s)
+
+
+def _list_in(data: dict[str, Any], key: str) -> list[Any]:
+    """``data[key]`` when it is a list (the one kept, extended in place), else a new empty one."""
+    got = data.get(key)
+    return got if isinstance(got, list) else []
 
 
 def readings_from_recording(rec: Recording, *, window_s: float | None = None, meminfo_at: str = "lowest",

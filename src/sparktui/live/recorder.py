@@ -27,12 +27,12 @@ def recorded_probes() -> list[str]:
 
 
 def replay_ids_for(readings: Readings) -> list[str]:
-    """The telemetry-fed checks (any recording's samples answer them), plus every check whose
-    readings the recording carries."""
+    """The telemetry-fed checks that any recording's samples answer, plus every check whose
+    readings the recording carries (G14 when the recording followed a run)."""
     from sparktui.core.recording import replay_ids
 
     extra = set(replay_ids(readings, REGISTRY))
-    telemetry = {g.id for g in fed(Feed.TELEMETRY)}
+    telemetry = {g.id for g in fed(Feed.TELEMETRY) if set(g.required) <= SAMPLED_READINGS}
     return [gid for gid in REGISTRY if gid in telemetry or gid in extra]
 
 

@@ -47,6 +47,7 @@ class RunWatch:
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self._recorded_t: float | None = None
+        self.scans = 0  # process scans looked through: before the first, "no run" is not known
 
     # -- lifetime ------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -80,6 +81,7 @@ class RunWatch:
                 break
             try:
                 self._look(self._scan)
+                self.scans += 1
             except Exception as e:  # the watch must outlive a bug in finding the run: said, not fatal
                 self.error = f"the run watch failed: {type(e).__name__}: {e}"
             self.on_change()

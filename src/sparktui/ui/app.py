@@ -386,7 +386,7 @@ class SparkApp(App):
                 st.cancel.set()
         if self._bandwidth_cancel is not None:
             self._bandwidth_cancel.set()  # quitting during G5 kills its probe, not waits out its timeout
-        if self.run_watch.enabled and self.run_watch.run.get("found"):  # how the run stood at the end is kept
+        if self.run_watch.enabled and self.run_watch.scans:  # how the run stood at the end is kept
             self.source.record_readings(Readings({self.run_watch.reading_name: self.run_watch.recorded()}))
         self.source.stop()
         self.peer_watch.stop()
@@ -685,7 +685,7 @@ class SparkApp(App):
         """The window's readings plus what is followed beside the samples: the run (G14 judges its
         pace against the same window) and the kernel log (G14 names its events as causes)."""
         extra: dict[str, Any] = {}
-        if self.run_watch.enabled:  # a replay's run is judged once it has ended (review: the whole run)
+        if self.run_watch.enabled and self.run_watch.scans:  # looked for (a replay's: judged once it has ended)
             extra[self.run_watch.reading_name] = self.run_watch.reading()
         if self.kernel_watch.enabled and (self.kernel_watch.boot is not None or self.kernel_watch.live):
             extra[self.kernel_watch.reading_name] = self.kernel_watch.reading()
