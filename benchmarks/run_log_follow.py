@@ -205,7 +205,8 @@ def main(argv: list[str] | None = None) -> int:
                 r = follow_once(kind, d, n, a.seconds)
                 results[kind].append(r)
                 print(f"round {rnd + 1} {kind:12s} {n} lines over {r['wall_s']:.2f} s ({r['rate']:.0f} lines/s): process CPU "
-                      f"{r['cpu_s'] * 1000:.1f} ms ({r['pct']:.3f}% of a core); lines delivered {r['lines']} (tqdm updates arrive joined)"
+                      f"{r['cpu_s'] * 1000:.1f} ms ({r['pct']:.3f}% of a core); lines delivered {r['lines']}"
+                      + (" (a burst's tqdm updates arrive as one line)" if kind != "kernel" else "")
                       + (f", progress points {r['points']}" if "points" in r else "") + ("" if r["ok"] else "  INCOMPLETE"))
                 if not r["ok"]:
                     misses.append(f"{kind}: lines lost")
