@@ -555,3 +555,11 @@ def test_a_tmux_pane_is_the_evidence_source():
 
 def test_the_wrapped_judge_is_the_modules():
     assert g14.GOTCHA.judge.__wrapped__ is g14.judge  # type: ignore[attr-defined]
+
+
+def test_review_finds_a_slowdown_without_read_at():
+    r, now = slowed(50)
+    r["read_at"] = None
+    v = verdict(r, telemetry=tele(samples(T3, 1500), review=True))
+    assert v.status is Status.WARN and v.summary.startswith("slowdown: 5 steps/s from 03:20 UTC to 03:25 UTC")
+    assert verdict(r).status is Status.UNKNOWN
