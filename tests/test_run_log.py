@@ -301,6 +301,27 @@ def test_a_consumer_that_raises_does_not_end_the_follower_and_a_missing_file_fai
         LogFollower(str(tmp_path), bad).start()  # a folder is no log
 
 
+def test_without_inotify_the_file_is_looked_at_on_a_slow_timer_only(tmp_path, monkeypatch):
+    def no_inotify() -> None:
+        raise OSError(24, "inotify_init1 failed")
+
+    monkeypatch.setattr(run_log, "_Inotify", no_inotify)
+    monkeypatch.setattr(run_log, "SAFETY_S", 0.2)  # 30 s in use; shortened here to see it work
+    log = tmp_path / "train.log"
+    _write(log, "one\n")
+    sink = Lines()
+    f = LogFollower(str(log), sink, sink.error, coalesce_s=0.0).start()
+    try:
+        assert not f.inotify and sink.wait(lambda t: t == ["one"])
+        _write(log, "two\n")
+        assert sink.wait(lambda t: t == ["one", "two"])
+        os.rename(log, tmp_path / "train.log.1")
+        _write(log, "three\n", "w")
+        assert sink.wait(lambda t: t == ["one", "two", "three"]) and f.rotations == 1
+    finally:
+        f.stop()
+
+
 # ----------------------------------------------------------------------------------- the run
 
 
