@@ -56,18 +56,19 @@ _TIME = re.compile(r"(\d{4})[-/](\d\d)[-/](\d\d)[ T](\d\d):(\d\d):(\d\d)(?:[.,](
 
 # --------------------------------------------------------------------------- numbers and fields
 _NUM = r"[-+]?(?:\d{1,20}(?:\.\d{0,20})?|\.\d{1,20})(?:[eE][-+]?\d{1,4})?"
-_NONFIN = r"[-+]?(?:[Nn]a[Nn]|[Ii]nf(?:inity)?|INF)(?![A-Za-z_])"
+_NONFIN = r"[-+]?(?:[Nn]a[Nn]|NAN|[Ii]nf(?:inity)?|INF)(?![A-Za-z_])"
 _VAL = r"(?:tensor\()?(" + _NUM + r"|" + _NONFIN + r")"
-_LOSS = re.compile(r"(?<![\w.])(?:lm[ _]|train[_ /]|training[_ ]|reduced_train_|avg_|total[_ ])?[Ll]oss(?:_step)?"
+_LOSS = re.compile(r"(?<![\w.])(?:lm[ _]|train[_ /]|training[_ ]|reduced_train_|avg_|total[_ ]|[A-Z]{1,8}(?=Loss))?[Ll]oss(?:_step)?"
                    r"(?:\s{0,4}[:=]\s{0,4}|\s{1,4})" + _VAL)
 _GRAD = re.compile(r"(?<![\w.])(?:grad[_ ]norm|gnorm|norm)(?:\s{0,4}[:=]\s{0,4}|\s{1,4})" + _VAL)
-_EPOCH = re.compile(r"(?<![\w.])[Ee]poch(?:\s{0,4}[:=]\s{0,4}|\s{1,4})\[?\s{0,4}(\d{1,9}(?:\.\d{1,9})?)(?:\s{0,4}/\s{0,4}(\d{1,9}))?")
+_EPOCH = re.compile(r"(?<![\w.])[Ee]poch(?:\s{0,4}[:=]\s{0,4}|\s{1,4}|(?=\[))\[?\s{0,4}(\d{1,9}(?:\.\d{1,9})?)(?:\s{0,4}/\s{0,4}(\d{1,9}))?")
 _RATE = re.compile(r"(?<![\w.])(" + _NUM + r")\s{0,2}([kM]?)(it/s|s/it|ms/it|ms/step|s/step|us/step|ms/iter|"
                    r"samples/s(?:ec)?|tokens/s(?:ec)?|tok/s|steps?/s|batch(?:es)?/s|s/batch)(?![\w/])")
 _MS_TIME = re.compile(r"(?<![\w.])(?:time|dt|step_time|iter_time|Time)\s{0,4}[:=]?\s{0,4}(" + _NUM + r")\s{0,2}ms")
 
 # --------------------------------------------------------------------------- progress formats
-_TQDM_AT = re.compile(r"%\|[^|]{0,400}\|\s{0,8}([\d.]{1,16}[kMGT]?)/([\d.]{1,16}[kMGT]?)\s{0,4}\[([^\]]{0,400})\]")
+_TQDM_RBAR = re.compile(r"\|\s{0,8}([\d.]{1,16}[kMGT]?)/([\d.]{1,16}[kMGT]?)\s{0,4}\[([^\]\[]{0,400})\]")
+_TQDM_NOBAR = re.compile(r"(?<![\w.])\d{1,3}% {1,4}([\d.]{1,16}[kMGT]?)/([\d.]{1,16}[kMGT]?) {0,4}\[([^\]\[]{0,400})\]")
 _TQDM_NOTOTAL = re.compile(r"(?<![\w.])(\d{1,15})([a-zA-Z]{0,12}) \[(\d{1,4}(?::\d{2}){1,2}),\s{0,4}([^\]]{0,400})\]")
 _ELAPSED = re.compile(r"\s{0,4}(?:(\d{1,4})d,\s?)?(?:(\d{1,4}):)?(\d{1,2}):(\d{2})(?=\s{0,4}(?:<|,|$))")
 _TQDM_RATE = re.compile(r"\s{0,4}(" + _NUM + r"|\?)\s{0,2}([kMG]?)([A-Za-z]{1,12}/s|s/[A-Za-z]{1,12})\s{0,4}$")
@@ -102,6 +103,8 @@ _TITAN_TPS = re.compile(r"(?<![\w.])tps:\s{0,8}([\d,]{1,24})")
 _ESPNET = re.compile(r"(?<![\w.])(\d{1,9})epoch:train:(\d{1,12})-(\d{1,12})batch:")
 _PLAIN_STEP = re.compile(r"(?<![\w.])(?:[Ss]tep|STEP|[Ii]ter(?:ation)?|ITER|global_step|[Bb]atch)s?\s{0,4}[:=#]?\s{0,8}\[?\s{0,8}"
                          r"(\d{1,12})(?![\d.])(?:\s{0,4}(?:/|of)\s{0,4}(\d{1,12}))?")
+_SLASH_STEP = re.compile(r"(?<![\w./:-])(\d{1,12})\s{0,2}/\s{0,2}(\d{1,12})(?![\w./:-])")
+_SUMMARY_LOSS = re.compile(r"\s{0,8}(?:[Ff]inal |[Aa]verage )?[Tt]rain(?:ing)?[ _]loss\s{0,4}[:=]\s{0,4}" + _NUM + r"\s{0,8}$")
 _BRACKET_STEP = re.compile(r"\[\s{0,8}(\d{1,12})\s{0,4}/\s{0,4}(\d{1,12})(?:\s{1,4}\(\s{0,4}\d{1,3}%\))?\]")
 
 # --------------------------------------------------------------------------- errors and the end
@@ -114,11 +117,18 @@ _SIGNAL = re.compile(r"Signal (\d{1,2}) \((SIG[A-Z]{2,8})\) received by PID (\d{
 _BASH_KILLED = re.compile(r"(?:^|\s)\d{1,10} (Killed|Segmentation fault|Aborted|Bus error)(?:\s|$)")
 _NCCL_ERR = re.compile(r"NCCL error|ncclUnhandledCudaError|ncclSystemError|ncclInternalError|ncclRemoteError"
                        r"|ncclInvalidUsage|ncclInvalidArgument")
+_NCCL_TRACE = re.compile(r"NCCL INFO \S{1,200}\.cc:\d{1,6} -> ([1-9]\d{0,2})\s{0,4}$")
+_NONFINITE_TEXT = re.compile(r"(?:loss|Loss|LOSS)\s{0,4}(?:=|:|is|was|became|becomes|of)?\s{0,4}(nan|NaN|NAN|inf|Inf)(?![A-Za-z])"
+                             r"|(?<![A-Za-z])(NaN|nan|NAN|Inf|inf) (?:loss|Loss)")
+_RUN_TOTAL = re.compile(r"Total optimization steps = ([\d,]{1,18})|total steps (\d{1,15})|[Mm]ax(?:imum)? steps[:=]? {0,4}(\d{1,15})")
 _FIT_STOPPED = re.compile(r"`Trainer\.fit` stopped: `(max_epochs|max_steps|max_time)")
 
 SIGNAL_KINDS = {9: "killed", 11: "segfault", 6: "abort", 7: "bus_error", 15: "terminated", 2: "interrupted", 4: "illegal_instruction"}
-WRAPPER_KINDS = frozenset({"child_failed", "exit"})  # say that a rank failed, not why: never replace a specific error
-GENERIC_KINDS = frozenset({"traceback"})  # a Python exception of no known kind: never replaces a specific one
+# Which error a log "ended with" when it printed several: the root cause, not its echoes. A rank's CUDA
+# OOM or crash (4) makes its peers' collectives time out (2) and the launcher report a failed child (0);
+# a later error replaces the one kept unless it ranks lower.
+ERROR_RANK = {"child_failed": 0, "exit": 0, "terminated": 1, "interrupted": 1, "signal": 1, "abort": 1,
+              "nccl_timeout": 2, "nccl_error": 2, "traceback": 3}  # any other kind: 4
 _FINISHED_TEXT = ("Training completed", "training completed", "TRAINING COMPLETED", "[after training is done]",
                   "***** train metrics *****", "Training finished", "training finished", "Finished training",
                   "total average iteration time:")
@@ -227,6 +237,10 @@ class ProgressParser:
         self._finished = False
         self._error_after_point = False
         self._epochs: int | None = None  # of the last point's bar ("Epoch 1/10")
+        self.run_total: int | None = None  # the run's steps where a header says ("Total optimization steps = 460")
+        self._cpp: tuple[str, str, int] | None = None  # an open C++ "terminate called" report: (line, what(), -)
+        self._nccl_warn: str | None = None  # the last "NCCL WARN" line
+        self._in_tb_body = False  # the segment being read is a line inside a traceback (code, not output)
 
     # ------------------------------------------------------------------ lines in
     def feed(self, line: str, t: float | None = None) -> list[Event]:
@@ -240,6 +254,9 @@ class ProgressParser:
     def flush(self) -> list[Event]:
         """End of input: a training bar that reached its total with nothing after it is the run's end."""
         try:
+            if self._cpp is not None:
+                cpp, self._cpp = self._cpp, None
+                return [self._error_event("abort", cpp[1] or cpp[0], None)]
             p = self.last_point
             if (p is None or self._finished or self._error_after_point or not p.get("total")
                     or p.get("step") != p.get("total")):
@@ -337,24 +354,38 @@ class ProgressParser:
         stripped = text.strip()
         if not stripped:
             return []
-        out: list[Event] = []
-        err = self._error(text, stripped, prefix, t)
-        if err is not None:
-            out.append(err)
+        self._in_tb_body = False
+        out = self._error(text, stripped, prefix, t)
+        if out:
             self._error_after_point = True
         fin = self._finish(text, t)
         if fin is not None:
             out.append(fin)
+        if "Total optimization steps" in text or "total steps" in text or "ax steps" in text or "aximum steps" in text:
+            m = _RUN_TOTAL.search(text)
+            if m is not None:
+                self.run_total = _int((m.group(1) or m.group(2) or m.group(3) or "").replace(",", ""))
+        p = None
         if progress:
             p = self._progress(text, stripped, t)
             if p is not None:
                 out.append(p)
-                return out
-        elif err is None:
+        elif not out:
             p = self._progress(text, stripped, t, dry=True)
             if p is not None:
                 out += [dict(ev, step=p.get("step") if p.get("step") is not None else self.last_step)
                         for ev in self._nonfinite_of(p)]
+        if (p is None or not p.get("_nf_loss")) and not self._in_tb_body and (
+                "nan" in text or "NaN" in text or "NAN" in text or "inf" in text or "Inf" in text):
+            m = _NONFINITE_TEXT.search(text)
+            if m is not None:  # "Model diverged with loss = NaN", "NaN loss during training"
+                word = (m.group(1) or m.group(2) or "nan").lower()
+                ev = {"kind": "nonfinite", "t": t if t is not None else _line_time(text), "step": self.last_step,
+                      "field": "loss", "value": "inf" if word.startswith("inf") else "nan", "text": stripped[:MAX_TEXT]}
+                if p is not None:
+                    p["_nf_loss"], p["loss"] = ev["value"], None
+                else:
+                    out.append(ev)
         return out
 
     def _take(self, point: Event) -> None:
@@ -377,29 +408,55 @@ class ProgressParser:
         return out
 
     # ------------------------------------------------------------------ errors
-    def _error(self, text: str, stripped: str, prefix: str, t: float | None) -> Event | None:
+    def _error(self, text: str, stripped: str, prefix: str, t: float | None) -> list[Event]:
+        out: list[Event] = []
+        cpp = self._cpp
+        if cpp is not None:  # a C++ exception's report: "what():", then its frames
+            if stripped.startswith(("what():", "Exception raised from", "frame #")):
+                if stripped.startswith("what():") and not cpp[1]:
+                    what = stripped[7:].strip()
+                    ev = self._standalone_error(what, what, t)  # "what(): ... Watchdog caught ... timeout"
+                    if ev is not None:
+                        self._cpp = None
+                        return [ev]
+                    self._cpp = cpp = (cpp[0], what[:MAX_TEXT], cpp[2])
+                if "ProcessGroupNCCL" in text or "nccl" in text:
+                    self._cpp = None
+                    return [self._error_event("nccl_error", cpp[1] or cpp[0], t)]
+                return []
+            self._cpp = None
+            out.append(self._error_event("abort", cpp[1] or cpp[0], t))
+        if "terminate called after throwing" in text:
+            self._cpp = (stripped[:MAX_TEXT], "", 0)
+            return out
         tb = self._tb
         if "Traceback (most recent call last)" in text:
             if len(tb) >= MAX_TRACEBACKS and prefix not in tb:
                 tb.pop(next(iter(tb)))
             tb[prefix] = 0
-            return None
+            return out
         if prefix in tb:
             first = text[:1]
             if first in (" ", "\t") or stripped[:1] in ("^", "~", "[") or stripped.startswith(
                     ("During handling", "The above exception", "File ", "...", "+", "|", "frame #", "Exception raised")):
+                self._in_tb_body = True
                 tb[prefix] += 1
                 if tb[prefix] > 2000:  # a traceback this long is no traceback: stop waiting for its end
                     del tb[prefix]
-                return None
+                return out
             m = _TB_LAST.match(stripped)
             if m is not None:
                 del tb[prefix]
-                return self._error_event(self._kind_of_exception(m.group(1) or m.group(2) or "", stripped), stripped, t)
+                out.append(self._error_event(self._kind_of_exception(m.group(1) or m.group(2) or "", stripped),
+                                             stripped, t))
+                return out
             tb[prefix] += 1  # another rank's line, unprefixed: the traceback stays open a while
             if tb[prefix] > 2000:
                 del tb[prefix]
-        return self._standalone_error(text, stripped, t)
+        ev = self._standalone_error(text, stripped, t)
+        if ev is not None:
+            out.append(ev)
+        return out
 
     @staticmethod
     def _kind_of_exception(name: str, line: str) -> str:
@@ -415,8 +472,6 @@ class ProgressParser:
             return "assertion"
         if "KeyboardInterrupt" in name:
             return "interrupted"
-        if "CUDA error" in line or "AcceleratorError" in name or "cudaError" in line:
-            return "cuda_error"
         return "traceback"
 
     def _standalone_error(self, text: str, stripped: str, t: float | None) -> Event | None:
@@ -427,7 +482,13 @@ class ProgressParser:
             if "Watchdog caught collective operation timeout" in text or (
                     "milliseconds before timing out" in text and "WorkNCCL" in text):
                 return self._error_event("nccl_timeout", stripped, t)
-            if _NCCL_ERR.search(text) and "NCCL INFO" not in text:
+            if "NCCL WARN" in text:
+                self._nccl_warn = stripped[:MAX_TEXT]  # the reason, for the error trace that may follow
+            elif "NCCL INFO" in text and " -> " in text:
+                if _NCCL_TRACE.search(text) and self._nccl_warn is not None:  # ncclResult != 0 coming back up
+                    warn, self._nccl_warn = self._nccl_warn, None
+                    return self._error_event("nccl_error", warn, t)
+            elif _NCCL_ERR.search(text):
                 return self._error_event("nccl_error", stripped, t)
         if "exitcode" in text:
             m = _EXITCODE.search(text)
@@ -451,6 +512,10 @@ class ProgressParser:
             return self._error_event("killed", stripped, t)
         if stripped.startswith(("Aborted (core dumped)", "Bus error (core dumped)")):
             return self._error_event("abort" if stripped[0] == "A" else "bus_error", stripped, t)
+        if "slurmstepd" in text and "CANCELLED" in text:  # the scheduler ended the job (time limit, scancel)
+            return self._error_event("killed", stripped, t)
+        if "received SIGTERM" in text or "Received SIGTERM" in text:
+            return self._error_event("terminated", stripped, t)
         return None
 
     def _error_event(self, kind: str, text: str, t: float | None) -> Event:
@@ -504,7 +569,7 @@ class ProgressParser:
                 p = self._hf(text, brace)
                 if p is not None:
                     return p
-        if "%|" in text:
+        if ("|" in text or "% " in text) and "/" in text and "[" in text:
             p = self._tqdm(text, dry)
             if p is not None:
                 return p
@@ -612,38 +677,56 @@ class ProgressParser:
         kv: dict[str, float | None] = {}
         for m in _HF_KV.finditer(text, brace):
             kv.setdefault(m.group(1), _float(m.group(2)))
-        if "train_runtime" in kv:
-            return None  # the summary: its train_loss is the run's mean, not a step's; the end is _finish's
         loss_key = next((k for k in ("loss", "train_loss", "train/loss") if k in kv), None)
         if loss_key is None:
             return None
         p: Event = {"format": "hf", "epoch": _finite(kv.get("epoch"))}
+        if "train_runtime" in kv:  # the end summary: the run's mean loss, the last it prints; no step
+            return self._with_loss(p, kv.get(loss_key))
         step = kv.get("step") if "step" in kv else kv.get("global_step")
         if step is not None and math.isfinite(step) and step >= 0:
             p["step"] = int(step)
-            p["total"] = self.last_total
+            p["total"] = self.run_total or self.last_total
         elif self.last_step is not None and self.last_point is not None and self.last_point.get("format") in ("tqdm", "hf"):
             p["step"], p["total"] = self.last_step, self.last_total  # the bar's step, printed just before
         return self._with_loss(p, kv.get(loss_key), kv.get("grad_norm") if "grad_norm" in kv else None)
 
     def _tqdm(self, text: str, dry: bool) -> Event | None:
-        pos = text.rfind("%|")
-        if pos < 1 or not text[pos - 1].isdigit():
+        """The last tqdm bar of a segment: ``desc: NN%|bar| n/total [elapsed<left, rate, k=v]``, also
+        with its head overwritten by other output (bars glued on one line) or with no bar drawn
+        (``steps:   0% 0/2300 [00:01<?, ?it/s]``, a notebook's)."""
+        m = None
+        if "|" in text:
+            for m in _TQDM_RBAR.finditer(text):
+                pass
+        desc = ""
+        if m is not None:
+            pos = text.rfind("%|", 0, m.start())
+            if pos >= 1 and text[pos - 1].isdigit() and "]" not in text[pos:m.start()]:
+                start = pos - 1
+                while start > 0 and text[start - 1] in "0123456789. " and pos - start < 8:
+                    start -= 1
+                desc = text[:start]
+                desc = desc[desc.rfind("]") + 1:]  # after an earlier bar glued before it
+            # else: the head was overwritten; the description is unknown
+        elif "% " in text:
+            for m in _TQDM_NOBAR.finditer(text):
+                pass
+            if m is None:
+                return None
+            desc = text[:m.start()]
+            desc = desc[desc.rfind("]") + 1:]
+        else:
             return None
-        m = _TQDM_AT.match(text, pos)
-        if m is None:
-            return None
-        start = pos - 1
-        while start > 0 and text[start - 1] in "0123456789. " and pos - start < 8:
-            start -= 1
-        desc = text[:start].strip().rstrip(":").strip()
+        desc = desc.strip().rstrip(":").strip()
         step, total = _scaled(m.group(1), ""), _scaled(m.group(2), "")
-        if step is None or total is None:
+        if step is None or total is None or step > total * 2 + 10:
             return None
-        inside = m.group(3)
-        unit, rate, elapsed, post = self._bracket(inside)
+        unit, rate, elapsed, post = self._bracket(m.group(3))
         if unit is not None and ("B/s" in unit or unit.endswith("b/s")):
             return None  # a download
+        if unit is None and elapsed is None:
+            return None  # "| 3/4 [x]": no tqdm bracket
         low = desc.lower()
         lightning, epoch, epochs = self._desc_epoch(desc)
         if any(w in low for w in _NOT_TRAINING) and epoch is None:
@@ -654,6 +737,8 @@ class ProgressParser:
                     "epoch": epoch, "_epochs": epochs}
         self._rate(p, unit, rate)
         self._postfix(p, post, desc)
+        if p.get("loss") is None and not p.get("_nf_loss") and m.start() > 0 and "oss" in text:
+            self._fields(text[:m.start()], p)  # a loss in the description, or in an outer bar glued before
         return p
 
     @staticmethod
@@ -898,7 +983,7 @@ class ProgressParser:
         m = _TITAN_STEP.search(text)
         if m is None:
             return None
-        p: Event = {"step": _int(m.group(1)), "format": "torchtitan"}
+        p: Event = {"step": _int(m.group(1)), "format": "torchtitan", "total": self.run_total}
         tm = _TITAN_TPS.search(text)
         if tm is not None:
             p["rate"], p["rate_unit"] = _float(tm.group(1)), "tokens/s"
@@ -912,11 +997,18 @@ class ProgressParser:
             return None
         lm = _LOSS.search(text)
         limit = lm.start() if lm is not None else len(text)
+        head = text[:limit].lower()
+        if "valid" in head or "eval" in head or "test" in head:
+            return None  # an evaluation's line, not a training step
+        if _SUMMARY_LOSS.match(text):
+            return p  # "Train loss: 1.0989" in a run's end summary: the last loss it printed
         m = _PLAIN_STEP.search(text, 0, limit) if ("tep" in text or "ter" in text or "TEP" in text or "atch" in text) else None
         if m is not None:
             p["step"], p["total"] = _int(m.group(1)), _int(m.group(2))
         else:
             bm = _BRACKET_STEP.search(text, 0, limit) if "[" in text else None
+            if bm is None and "/" in head:
+                bm = _SLASH_STEP.search(text, 0, limit)  # "67/446 (epoch 0), train_loss = 2.9", fairseq's "2000 / 8223 loss="
             if bm is not None:
                 p["step"], p["total"] = _int(bm.group(1)), _int(bm.group(2))
         em = _EPOCH.search(text) if ("poch" in text) else None
@@ -991,7 +1083,7 @@ class RunLog:
         if kind == "error":
             new = ev.get("error")
             old = self.error.get("error") if self.error else None
-            if old is None or not (new in WRAPPER_KINDS or (new in GENERIC_KINDS and old not in WRAPPER_KINDS | GENERIC_KINDS)):
+            if old is None or ERROR_RANK.get(str(new), 4) >= ERROR_RANK.get(str(old), 4):
                 self.error = ev
         elif kind == "finished":
             self.finished = ev
