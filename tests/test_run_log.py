@@ -419,6 +419,22 @@ def test_a_run_writing_to_a_file_is_found_through_its_stdout_and_read(tmp_path, 
         f.stop()
 
 
+def test_rank_0s_file_is_preferred_to_another_ranks_and_to_a_quieter_launchers(tmp_path, child):
+    """torchrun --redirects: the launcher's output and each rank's in files of their own."""
+    files = {name: tmp_path / f"{name}.log" for name in ("launcher", "rank0", "rank1")}
+    procs = {}
+    for name, path in files.items():
+        env = {**os.environ, **({"RANK": name[-1]} if name.startswith("rank") else {})}
+        with open(path, "w") as out:
+            procs[name] = child(2 if name == "launcher" else 5, stdout=out, stderr=subprocess.STDOUT,
+                                stdin=subprocess.PIPE, env=env)
+        _wait_file(path, "waiting")
+    os.utime(files["launcher"], (time.time() - 60, time.time() - 60))  # the launcher's last line is older
+    os.utime(files["rank1"], (time.time() + 5, time.time() + 5))  # rank 1 wrote last, but is not rank 0
+    src = log_of([procs["launcher"].pid, procs["rank1"].pid, procs["rank0"].pid])
+    assert src["path"] == str(files["rank0"])
+
+
 def test_a_run_piped_into_tee_is_read_from_tees_file(tmp_path, child):
     log = tmp_path / "tee.log"
     p = child(5, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.PIPE)  # 2>&1 | tee FILE

@@ -303,7 +303,7 @@ def log_of(run: Mapping[str, Any] | Sequence[int], cfg: Config | None = None, *,
     else:
         pids = run
     use_tmux = (cfg.run.tmux if cfg is not None else True) if tmux is None else tmux
-    files: list[tuple[int, int, float, str]] = []  # (rank order, launcher first, -mtime, path)
+    files: list[tuple[int, float, int, str]] = []  # (rank: the launcher counts as 0, -mtime, launcher first, path)
     ttys: list[str] = []
     pipes: list[str] = []
     other: list[str] = []
@@ -315,14 +315,14 @@ def log_of(run: Mapping[str, Any] | Sequence[int], cfg: Config | None = None, *,
                 continue
             target, st = got
             if stat.S_ISREG(st.st_mode):
-                files.append((rank, order, -st.st_mtime, _readable(target, pid, fd, proc)))
+                files.append((rank, -st.st_mtime, order, _readable(target, pid, fd, proc)))
             elif stat.S_ISCHR(st.st_mode) and target.startswith(("/dev/pts/", "/dev/tty")):
                 ttys.append(target)
             elif target.startswith("pipe:"):
                 pipes.append(target)
             else:
                 other.append(target)
-    if files:  # rank 0 (or the launcher), then the file written last (stdout and stderr may differ)
+    if files:  # rank 0's or the launcher's, the one written last (torchrun --redirects, stdout and stderr apart)
         return _source("fd", sorted(files)[0][3])
     for pipe in dict.fromkeys(pipes):
         path = _pipe_file(pipe, pids, proc)
