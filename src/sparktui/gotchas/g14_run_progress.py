@@ -831,7 +831,8 @@ def _base_evidence(c: _Ctx) -> None:
     run, cfg = c.run, c.cfg
     data = run.data
     log: Mapping[str, Any] = data["log"] if isinstance(data.get("log"), Mapping) else {}
-    c.add("log", f"{_inert(log.get('kind') or '?', 12)}: {run.src}")
+    kind = log.get("kind")
+    c.add("log", f"{_inert(kind, 12) if isinstance(kind, str) and kind else '?'}: {run.src}")
     if run.pids:
         c.add("run processes", ", ".join(str(p) for p in sorted(run.pids)[:8]) + (
             "" if run.alive is None else (" (alive)" if run.alive else " (gone)")))
