@@ -68,6 +68,9 @@ _MS_TIME = re.compile(r"(?<![\w.])(?:time|dt|step_time|iter_time|Time)\s{0,4}[:=
 
 # --------------------------------------------------------------------------- progress formats
 _TQDM_RBAR = re.compile(r"\|\s{0,8}([\d.]{1,16}[kMGT]?)/([\d.]{1,16}[kMGT]?)\s{0,4}\[([^\]\[]{0,400})\]")
+_RICH = re.compile(r"Epoch (\d{1,9})/(\d{1,9})\s{1,8}[\u2501\u2578\u257a\u2500 -]{1,200}\s{0,8}(\d{1,12})/(\d{1,12})"
+                   r"\s{1,8}(\d{1,4}(?::\d{2}){1,2})\s{0,4}\u2022\s{0,4}[-\d:]{1,12}")
+_RICH_RATE = re.compile(r"\s{1,8}(" + _NUM + r")\s?(it/s|s/it)")
 _TQDM_NOBAR = re.compile(r"(?<![\w.])\d{1,3}% {1,4}([\d.]{1,16}[kMGT]?)/([\d.]{1,16}[kMGT]?) {0,4}\[([^\]\[]{0,400})\]")
 _TQDM_NOTOTAL = re.compile(r"(?<![\w.])(\d{1,15})([a-zA-Z]{0,12}) \[(\d{1,4}(?::\d{2}){1,2}),\s{0,4}([^\]]{0,400})\]")
 _ELAPSED = re.compile(r"\s{0,4}(?:(\d{1,4})d,\s?)?(?:(\d{1,4}):)?(\d{1,2}):(\d{2})(?=\s{0,4}(?:<|,|$))")
@@ -341,10 +344,10 @@ class ProgressParser:
                     point = ev  # the last segment that parses counts
                     for nf in self._nonfinite_of(ev):
                         nonfinite[nf["field"]] = nf
+                    self._take(ev)  # a dict line after the bar's "\r" on the same line takes the bar's step
                 else:
                     out.append(ev)
         if point is not None:
-            self._take(point)
             out.append(point)
         out += nonfinite.values()
         return out
@@ -569,6 +572,10 @@ class ProgressParser:
                 p = self._hf(text, brace)
                 if p is not None:
                     return p
+        if "Epoch " in text and ("\u2501" in text or "\u2022" in text):
+            p = self._rich(text)
+            if p is not None:
+                return p
         if ("|" in text or "% " in text) and "/" in text and "[" in text:
             p = self._tqdm(text, dry)
             if p is not None:
@@ -741,6 +748,26 @@ class ProgressParser:
             self._fields(text[:m.start()], p)  # a loss in the description, or in an outer bar glued before
         return p
 
+    def _rich(self, text: str) -> Event | None:
+        """Lightning's RichProgressBar: ``Epoch 3/9  ━━━━━━━ 450/1000 0:01:23 • 0:02:34 3.20it/s v_num: 1 train_loss: 0.5``."""
+        m = _RICH.search(text)
+        if m is None:
+            return None
+        p: Event = {"step": _int(m.group(3)), "total": _int(m.group(4)), "epoch": _float(m.group(1)),
+                    "format": "lightning"}
+        hh = m.group(5).split(":")
+        try:
+            p["elapsed_s"] = float(sum(int(x) * 60 ** i for i, x in enumerate(reversed(hh))))
+        except ValueError:
+            pass
+        rest = text[m.end():]
+        rm = _RICH_RATE.match(rest)
+        if rm is not None:
+            self._rate(p, rm.group(2), _float(rm.group(1)))
+            rest = rest[rm.end():]
+        self._fields(rest, p)
+        return p
+
     @staticmethod
     def _desc_epoch(desc: str) -> tuple[bool, float | None, int | None]:
         """(Lightning's bar, epoch, of how many) from a bar's description: Lightning names its bar
@@ -903,6 +930,8 @@ class ProgressParser:
             m = _NEMO.search(text)
             if m is None:
                 return None
+            fmt = "nemo"
+        if "reduced_train_loss" in text or "train_step_timing" in text:
             fmt = "nemo"
         p: Event = {"step": _int(m.group(1)), "total": _int(m.group(2)), "format": fmt}
         ms = _MEG_MS.search(text)
