@@ -16,6 +16,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+import psutil
 import pytest
 
 from sparktui.core.config import Config
@@ -76,13 +77,14 @@ def standin(tmp_path):
     script = tmp_path / "train.py"  # named as a training script: G6's classifier calls it training
     script.write_text(STANDIN)
     log = tmp_path / "train.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen([sys.executable, str(script), str(tmp_path)], stdout=out, stderr=out,
-                                stdin=subprocess.DEVNULL, cwd=tmp_path)
+    # started by a shell that exits at once: the run is not a child of this process (sparktui's own
+    # children are never taken for the user's workload), as a real run started in another pane is not
+    sh = subprocess.run(["sh", "-c", f'"{sys.executable}" train.py "{tmp_path}" > train.log 2>&1 < /dev/null & echo $!'],
+                        cwd=tmp_path, capture_output=True, text=True, check=True)
+    proc = psutil.Process(int(sh.stdout.strip()))
     yield proc, tmp_path, log
-    if proc.poll() is None:
+    if proc.is_running():
         proc.kill()
-    proc.wait()
 
 
 @pytest.mark.skipif(not Path("/proc/self/fd/1").exists(), reason="needs /proc")
@@ -121,7 +123,7 @@ def test_a_run_that_progresses_stalls_goes_nan_and_dies_is_judged_at_each_stage(
 
         # 4. the CUDA OOM traceback, the process gone: died, with the error
         (here / "go-die").touch()
-        proc.wait(10)
+        assert _until(lambda: not proc.is_running() or proc.status() == psutil.STATUS_ZOMBIE)
         assert _until(lambda: (watch.reading().data.get("error") or {}).get("error") == "cuda_oom")
         scan()
         assert _until(lambda: watch.reading().data.get("alive") is False)
