@@ -214,6 +214,41 @@ def test_hf_dict_line_takes_the_step_of_the_bar_before_it():
     assert alone["step"] is None and alone["grad_norm"] == pytest.approx(0.7967870831489563)
 
 
+def test_hf_dict_after_the_bar_on_the_same_physical_line():
+    """tqdm.write in a file: the bar's updates, the clearing "\r   \r", then the dict, one physical line."""
+    (p,) = _progress(ProgressParser().feed("\r".join(TRL_BARS) + "\r" + " " * 40 + "\r" +
+                                           "{'loss': 0.0, 'learning_rate': 8e-05, 'epoch': 0.03}"))
+    assert (p["step"], p["total"], p["loss"], p["format"]) == (2, 160, 0.0, "hf")
+
+
+def test_an_error_in_an_early_segment_of_a_long_carriage_return_line_is_found():
+    bars = [TRL_BARS[1]] * 300
+    bars[40] = OOM
+    events = ProgressParser().feed("\r".join(bars))
+    assert [e["error"] for e in events if e["kind"] == "error"] == ["cuda_oom"]
+    assert _progress(events)[0]["step"] == 1
+
+
+def test_nemo_and_rich_bars():
+    nemo = ("Training epoch 0, iteration 10/99 | lr: 1.499e-06 | global_batch_size: 8 | global_step: 10 | "
+            "reduced_train_loss: 9.856 | train_step_timing in s: 3.441 | consumed_samples: 88")  # NeMo 2's print
+    (p,) = _progress(ProgressParser().feed(nemo))
+    assert (p["step"], p["total"], p["loss"], p["step_s"], p["format"]) == (10, 99, 9.856, 3.441, "nemo")
+    rich = _read("lightning-anomalib-rich-bar-fit-stopped").strip()
+    (r,) = _progress(ProgressParser().feed(rich))
+    assert (r["step"], r["total"], r["epoch"], r["rate"], r["elapsed_s"]) == (2, 2, 0.0, 6.37, 15.0)
+
+
+def test_a_cpp_terminate_report_is_one_error():
+    lines = ["terminate called after throwing an instance of 'c10::Error'", "  what():  CUDA error: an illegal memory access",
+             "Exception raised from c10_cuda_check_implementation at /pytorch/c10/cuda/CUDAException.cpp:43",
+             "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x96 (0x7f in /lib/libc10.so)"]
+    d = parse_text("\n".join(lines)).data()
+    assert [(e["error"], e["text"]) for e in d["events"]] == [("abort", "CUDA error: an illegal memory access")]
+    nccl = lines[:3] + ["frame #1: c10d::ProcessGroupNCCL::WorkNCCL::finishedGPUExecutionInternal() const + 0x11a"]
+    assert parse_text("\n".join(nccl)).data()["error"]["error"] == "nccl_error"
+
+
 def test_hf_summary_dict_means_finished_and_is_no_step():
     """The Trainer's end summary: finished; its train_loss (the run's mean) is the last loss printed, at no step."""
     parser = ProgressParser()
