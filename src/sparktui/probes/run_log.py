@@ -542,6 +542,8 @@ class _Inotify:
                 name = buf[i + _EVENT.size:i + _EVENT.size + n].rstrip(b"\0")
                 out.append((wd, mask, name))
                 i += _EVENT.size + n
+            if len(buf) < 32768:  # not near full: the queue is empty now (no second read to hear so)
+                return out
 
     def close(self) -> None:
         try:
@@ -595,6 +597,7 @@ class LogFollower:
         self._history = True  # the lines of the start's tail: t None
         self._history_end = 0  # the file's size at the start: what lies before it is history
         self._out: list[tuple[str, float | None]] = []
+        self._now = 0.0
         self._notify: _Inotify | None = None
         self._file_wd = -1
         self._dir_wd = -1
@@ -715,7 +718,7 @@ class LogFollower:
         if not raw:
             return
         self.lines += 1
-        self._out.append((raw.decode("utf-8", "replace"), None if self._history else time.time()))
+        self._out.append((raw.decode("utf-8", "replace"), None if self._history else self._now))
 
     def _flush_out(self) -> None:
         if not self._out:
@@ -727,6 +730,7 @@ class LogFollower:
             self.callback_errors += 1
 
     def _chunk(self, chunk: bytes) -> None:
+        self._now = time.time()  # when this chunk's lines were seen
         buf = self._buf + chunk if self._buf else chunk
         start = 0
         if self._skip:  # the rest of a cut line (or the tail's first partial segment)
