@@ -18,7 +18,8 @@ lines added since the last capture (``new_lines``; found by overlap: the pane sc
 ``read(cfg)`` is the one-shot probe "run" (``sparktui check G14``, ``snapshot``): it finds the run
 and its log, reads the last ``TAIL_BYTES`` (or the pane) through the parser (probes/run_progress.py
 ``RunLog``), and returns ``RunData`` (core/shapes.py). A process scan that fails is no "no run":
-the reading then fails, saying so.
+the run is then ``found`` with no pids and ``alive`` None, and its log's ``error`` says that the
+processes cannot be seen (G14: unknown, not skipped).
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ MAX_FD_SCAN = 100_000  # /proc/*/fd links looked at, at most, to find a file's w
 TMUX_TIMEOUT_S = 5.0
 TMUX_HISTORY = 2000  # lines of a pane's history captured
 MAX_SOCKETS = 16  # tmux servers of this user tried
+TMUX_DEFAULT_DIR = os.path.join(os.sep, "tmp")  # tmux's own default for its sockets' folder (_PATH_TMP), unless $TMUX_TMPDIR
 ANCHOR = 50  # lines of the last capture matched in the next one
 
 NAME_HINT = ('name the log: `sparktui check G14 --run-log FILE`, or `[run] log = "FILE"` in the config '
@@ -385,7 +387,7 @@ def tmux_sockets() -> list[str]:
     inside = os.environ.get("TMUX", "").split(",")[0]
     if inside:
         found.append(inside)
-    folder = os.path.join(os.environ.get("TMUX_TMPDIR") or "/tmp", f"tmux-{os.getuid()}")
+    folder = os.path.join(os.environ.get("TMUX_TMPDIR") or TMUX_DEFAULT_DIR, f"tmux-{os.getuid()}")
     try:
         names = sorted(os.listdir(folder))
     except OSError:
