@@ -89,7 +89,7 @@ _NEMO_STEP_S = re.compile(r"train_step_timing in s:\s{0,4}(" + _NUM + r")")
 _DS_STEPS = re.compile(r"(?<![\w.])steps:\s{0,8}(\d{1,12})\s{1,8}loss:")
 _DS_ITER_S = re.compile(r"iter time \(s\):\s{0,8}(" + _NUM + r")")
 _DS_SPS = re.compile(r"samples/sec:\s{0,8}(" + _NUM + r")")
-_DS_RANK_STEP = re.compile(r"\[Rank \d{1,6}\] step=(\d{1,12}), skipped=(\d{1,12})")
+_DS_RANK_STEP = re.compile(r"(?<![\w.])step=(\d{1,12}), skipped=(\d{1,12})")
 _DS_TIMER = re.compile(r"(?:global_step=(\d{1,12})|\] (\d{1,12})/(\d{1,12})), (?:RunningAvg)?SamplesPerSec=(" + _NUM + r")")
 _NANOGPT = re.compile(r"(?<![\w.])iter (\d{1,12}): loss (" + _NUM + r"|" + _NONFIN + r"), time (" + _NUM + r")\s{0,2}ms")
 _NANOGPT_EVAL = re.compile(r"(?<![\w.])step (\d{1,12}): train loss (" + _NUM + r"|" + _NONFIN + r"), val loss")
@@ -143,6 +143,12 @@ _STEP_UNITS = {"it/s": "it/s", "step/s": "it/s", "steps/s": "it/s", "batch/s": "
 _OTHER_UNITS = {"samples/s": "samples/s", "samples/sec": "samples/s", "tokens/s": "tokens/s", "tokens/sec": "tokens/s",
                 "tok/s": "tokens/s", "ex/s": "samples/s", "examples/s": "samples/s", "img/s": "samples/s"}
 _SCALE = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
+
+
+def _last(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
+    """The last match of ``pattern`` in ``text`` (a bounded segment)."""
+    found = deque(pattern.finditer(text), maxlen=1)
+    return found[0] if found else None
 
 
 def _float(s: str | None) -> float | None:
@@ -702,10 +708,7 @@ class ProgressParser:
         """The last tqdm bar of a segment: ``desc: NN%|bar| n/total [elapsed<left, rate, k=v]``, also
         with its head overwritten by other output (bars glued on one line) or with no bar drawn
         (``steps:   0% 0/2300 [00:01<?, ?it/s]``, a notebook's)."""
-        m = None
-        if "|" in text:
-            for m in _TQDM_RBAR.finditer(text):
-                pass
+        m = _last(_TQDM_RBAR, text) if "|" in text else None
         desc = ""
         if m is not None:
             pos = text.rfind("%|", 0, m.start())
@@ -717,8 +720,7 @@ class ProgressParser:
                 desc = desc[desc.rfind("]") + 1:]  # after an earlier bar glued before it
             # else: the head was overwritten; the description is unknown
         elif "% " in text:
-            for m in _TQDM_NOBAR.finditer(text):
-                pass
+            m = _last(_TQDM_NOBAR, text)
             if m is None:
                 return None
             desc = text[:m.start()]
@@ -793,9 +795,7 @@ class ProgressParser:
         return False
 
     def _tqdm_nototal(self, text: str, dry: bool) -> Event | None:
-        m = None
-        for m in _TQDM_NOTOTAL.finditer(text):
-            pass
+        m = _last(_TQDM_NOTOTAL, text)
         if m is None:
             return None
         desc = text[:m.start()].strip().rstrip(":").strip().rstrip(":").strip()
@@ -902,9 +902,7 @@ class ProgressParser:
 
     def _keras_glued(self, text: str) -> Event | None:
         """Keras updates glued on one line (its "\\b" redraws lost): the last ``N/M [===]`` counts."""
-        m = None
-        for m in _KERAS_ANY.finditer(text):
-            pass
+        m = _last(_KERAS_ANY, text)
         if m is None:
             return None
         return self._keras_point(_int(m.group(1)), _int(m.group(2)), text[m.end():])
