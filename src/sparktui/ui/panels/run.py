@@ -416,7 +416,9 @@ class RunStory:
         if not isinstance(data, Mapping) or not data.get("found"):
             return None
         log = data.get("log") if isinstance(data.get("log"), Mapping) else {}
-        key = (data.get("started_at"), data.get("command"), (log or {}).get("path"), (log or {}).get("pane"))
+        key: tuple = (data.get("started_at"), data.get("command"))  # its log found later: the same run
+        if key == (None, None):  # a named log no process was seen writing
+            key = ((log or {}).get("path"), (log or {}).get("pane"))
         if key == self.run_key:
             return None
         self.run_key, self.phase = key, None
