@@ -165,6 +165,12 @@ def test_rank_prefixes_are_cut(prefix):
     assert [e["error"] for e in events if e["kind"] == "error"] == ["cuda_oom"]
 
 
+def test_a_bare_number_before_a_colon_is_srun_s_label_or_the_step():
+    assert _progress(ProgressParser().feed("3: " + NANOGPT))[0]["step"] == 1631  # srun -l: rank 3
+    (p,) = _progress(ProgressParser().feed("1500: loss 2.31"))
+    assert (p["step"], p["loss"]) == (1500, 2.31)
+
+
 def test_ansi_colours_and_control_characters_are_stripped():
     line = "\x1b[36mstep:  1  \x1b[32mloss: 12.2\x1b[0m  \x1b[33mmemory: 30.1GiB(38.1%)  \x1b[34mtps: 1,234\x1b[0m"
     (p,) = _progress(ProgressParser().feed(line))

@@ -250,6 +250,7 @@ class ProgressParser:
         self._cpp: tuple[str, str, int] | None = None  # an open C++ "terminate called" report: (line, what(), -)
         self._nccl_warn: str | None = None  # the last "NCCL WARN" line
         self._in_tb_body = False  # the segment being read is a line inside a traceback (code, not output)
+        self._num_prefix: int | None = None  # the segment's prefix was a bare "N:" (srun -l's rank, or a step)
 
     # ------------------------------------------------------------------ lines in
     def feed(self, line: str, t: float | None = None) -> list[Event]:
@@ -332,6 +333,7 @@ class ProgressParser:
     def _segments(self, tail: list[str], early: list[str], t: float | None) -> list[Event]:
         out: list[Event] = []
         nonfinite: dict[str, Event] = {}  # one per field and line: the last segment's
+        self._num_prefix = None
         for seg in early:  # only what must not be missed: errors and non-finite values, no progress
             text, prefix = clean(seg[:MAX_PARSE])
             for ev in self._events(text, prefix, t, progress=False):
@@ -345,6 +347,7 @@ class ProgressParser:
                 seg = seg[:MAX_PARSE]
                 self.cut = True
             text, prefix = clean(seg)
+            self._num_prefix = _int(prefix[:-1]) if prefix[-1:] == ":" and prefix[:-1].isdigit() else None
             for ev in self._events(text, prefix, t, progress=True):
                 if ev["kind"] == "progress":
                     point = ev  # the last segment that parses counts
@@ -1041,6 +1044,8 @@ class ProgressParser:
         em = _EPOCH.search(text) if ("poch" in text) else None
         if em is not None:
             p["epoch"] = _float(em.group(1))
+        if p.get("step") is None and self._num_prefix is not None:
+            p["step"] = self._num_prefix  # "1500: loss 2.31": what looked like srun's "0: " label was the step
         if p.get("step") is None and p.get("epoch") is None:
             return None
         rm = _RATE.search(text) if "/" in text else None
