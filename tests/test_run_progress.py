@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import re
 import time
 import tomllib
 from pathlib import Path
@@ -25,7 +26,7 @@ import pytest
 
 from sparktui.probes import run_progress as rp
 from sparktui.probes.run_progress import MAX_PARSE, ProgressParser, RunLog, parse_text
-from tests.test_linear_patterns import _finditer, adversarial_units, grows_linearly
+from tests.test_linear_patterns import PATTERNS
 
 DATA = Path(__file__).parent / "data" / "run_logs"
 MANIFESTS = sorted(DATA.glob("manifest*.toml"))
@@ -400,15 +401,12 @@ def test_not_a_string_is_no_line():
     assert ProgressParser().feed(None) == [] and ProgressParser().feed(b"iter 1: loss 2.0, time 5ms") == []  # type: ignore[arg-type]
 
 
-def _patterns() -> list[tuple[str, object]]:
-    return [(name, v) for name, v in vars(rp).items() if hasattr(v, "finditer") and hasattr(v, "pattern")]
-
-
-@pytest.mark.parametrize("name, pattern", _patterns(), ids=[n for n, _ in _patterns()])
-def test_each_pattern_is_linear_up_to_the_cut(name, pattern):
-    """The package-wide check (tests/test_linear_patterns.py) on this module's patterns, as search."""
-    for unit in adversarial_units(pattern):
-        assert grows_linearly(_finditer(pattern), unit) is None, (name, unit)
+def test_the_package_wide_linearity_check_covers_every_pattern_here():
+    """tests/test_linear_patterns.py runs each module-level pattern of the package on adversarial
+    input (anchored where the module only ever calls ``match``): this module's are all in that walk."""
+    mine = {name for name, v in vars(rp).items() if isinstance(v, re.Pattern)}
+    walked = {name.rsplit(".", 1)[1] for name, _, _ in PATTERNS if name.startswith("sparktui.probes.run_progress.")}
+    assert mine and mine <= walked, mine - walked
 
 
 def _feed_time(line: str, runs: int = 3) -> float:
@@ -445,17 +443,21 @@ def test_a_whole_line_costs_linear_time(unit):
 
 
 def test_a_200_mb_line_fed_in_pieces_costs_linear_time():
-    """The follower hands a huge line over in pieces, each a line to the parser: the cost is per piece."""
+    """The follower hands a huge line over in pieces, each a line to the parser: each piece costs the
+    same however much came before (bounded state), so 200 MB costs 200 MB / piece x that."""
     piece = ("x" * 1000 + "\r") * 64  # 64 KB
     log = RunLog()
-    t0 = time.perf_counter()
-    for _ in range(16 * 25):  # 25 MB here; the per-piece cost bounds the 200 MB case
-        log.line(piece)
-    per_piece_small = (time.perf_counter() - t0) / 400
-    t0 = time.perf_counter()
-    for _ in range(16 * 100):
-        log.line(piece)
-    per_piece_big = (time.perf_counter() - t0) / 1600
-    assert per_piece_big <= 3 * per_piece_small + 1e-4
-    assert per_piece_big < 0.005
-    assert log.data()["lines_read"] == 2000 and log.data()["points_seen"] == 0
+
+    def batch(n: int = 25) -> float:
+        t0 = time.perf_counter()
+        for _ in range(n):
+            log.line(piece)
+        return (time.perf_counter() - t0) / n
+
+    first = min(batch() for _ in range(4))  # the first 6.4 MB
+    for _ in range(8):
+        batch()  # 12.8 MB more
+    last = min(batch() for _ in range(4))
+    assert last <= 3 * first + 1e-4, (first, last)
+    assert last < 0.005  # per 64 KB: 200 MB in well under 20 s even on a loaded machine
+    assert log.data()["lines_read"] == 400 and log.data()["points_seen"] == 0
