@@ -18,7 +18,7 @@ from sparktui.gotchas.base import Feed, Gotcha
 from sparktui.ui.app import SparkApp
 from sparktui.ui.format import status_styles
 from sparktui.ui.panels import run as runpanel
-from sparktui.ui.panels.run import LOOKING, RunStory, eta_s, eta_text, rate_series, rate_text, step_seconds
+from sparktui.ui.panels.run import LOOKING, RunStory, eta_s, eta_text, rate_series, rate_text, recent_step_s, step_seconds
 from sparktui.ui.screens import EventsScreen
 from tests.ui.test_plots import FilledSource, sample
 from tests.ui.waiting import screen_lines, screen_text, shows, wait_for
@@ -243,6 +243,11 @@ def test_rate_eta_and_step_time_words():
     # tokens/s does not convert: seconds per step from the points' times and steps
     assert step_seconds([{"t": 0.0, "step": 10}, {"t": 20.0, "step": 20}, {"t": 25.0}]) == [None, 2.0, None]
     assert eta_s(run_data(finished={"kind": "finished", "step": 5000})) is None
+    # the recent rate: the last 5 minutes' median (2 s/step), not the whole run's (0.5 s/step)
+    slowed = points(slow_from=T0 + 400)
+    assert recent_step_s(slowed) == pytest.approx(2.0) and eta_s(run_data(slowed)) == pytest.approx((5000 - slowed[-1]["step"]) * 2.0)
+    untimed = [{"step": 10 * i, "step_s": 0.5 + i / 100} for i in range(40)]  # no times: the last 20 points
+    assert recent_step_s(untimed) == pytest.approx(0.5 + 29.5 / 100)
     assert eta_s(run_data(points(total=None))) is None
 
 

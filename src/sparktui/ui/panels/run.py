@@ -95,12 +95,15 @@ def recent_step_s(points: Sequence[Mapping[str, Any]], window_s: float = RECENT_
     ``RECENT_POINTS`` points where the lines carry no time); None when no point says."""
     if not points:
         return None
-    per = step_seconds(points)
     last_t = points[-1].get("t")
-    if is_number(last_t):
-        seen = [s for p, s in zip(points, per) if s is not None and is_number(p.get("t")) and p["t"] >= last_t - window_s]
-    else:
-        seen = [s for s in per[-RECENT_POINTS:] if s is not None]
+    if not is_number(last_t):
+        seen = [s for s in step_seconds(points[-RECENT_POINTS:]) if s is not None]
+        return statistics.median(seen) if seen else None
+    first = len(points)  # the window's points only (and the one before, for the first's interval)
+    while first > 0 and not (is_number(points[first - 1].get("t")) and points[first - 1]["t"] < last_t - window_s):
+        first -= 1
+    tail = points[max(0, first - 1):]
+    seen = [s for p, s in zip(tail, step_seconds(tail)) if s is not None and is_number(p.get("t")) and p["t"] >= last_t - window_s]
     return statistics.median(seen) if seen else None
 
 
@@ -205,7 +208,7 @@ def progress_line(data: Mapping[str, Any]) -> Text:
         parts.append(f"epoch {p['epoch']:.3g}")
     parts.append(rate_text(p, recent_step_s(points)) or "rate —")
     parts.append("finished" if data.get("finished") else f"ETA {eta_text(eta_s(data))}")
-    return Text(" · ".join(parts))
+    return plain(" · ".join(parts))  # the unit is the log's text
 
 
 def age_line(data: Mapping[str, Any], verdict: Verdict | None, now: float, dark: bool = True) -> Text:
