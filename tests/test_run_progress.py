@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from sparktui.core import shapes
 from sparktui.probes import run_progress as rp
 from sparktui.probes.run_progress import MAX_PARSE, ProgressParser, RunLog, parse_text
 from tests.test_linear_patterns import PATTERNS
@@ -46,6 +47,10 @@ ENTRIES = _entries()
 
 def _read(name: str) -> str:
     return (DATA / f"{name}.log").read_text(encoding="utf-8")
+
+
+POINT_KEYS = tuple(shapes.RunPoint.__annotations__)  # the contract's RunPoint: every key, None where not printed
+EVENT_KEYS = set(shapes.RunEvent.__annotations__)
 
 
 def _summary(data: dict) -> dict:
@@ -94,6 +99,9 @@ def test_excerpt(manifest, name, entry):
         got["loss"] = want["loss"]
     assert got == want, f"{name} ({entry.get('source')}): {data['formats']}"
     json.dumps(data, allow_nan=False)  # finite numbers only: the reading goes to JSON
+    assert {e["error"] for e in data["events"] if e["kind"] == "error"} <= set(rp.ERROR_KINDS)
+    assert all(set(p) == set(POINT_KEYS) for p in data["progress"])
+    assert all(set(e) <= EVENT_KEYS for e in data["events"])
     if got["last_step"] is not None or got["loss"] is not None:
         assert data["formats"], name
 

@@ -25,7 +25,18 @@ escapes are stripped first.
 
 Rates: ``rate`` and ``rate_unit`` as printed; ``step_s`` (seconds per step) only where the unit
 converts (it/s -> 1/rate, s/it -> rate, ms per step -> /1000); samples/s and tokens/s need the batch
-size, so they leave ``step_s`` None.
+size, so they leave ``step_s`` None. Numbers are finite: a loss or grad norm printed nan/inf is a
+"nonfinite" event (also said in words: "Model diverged with loss = NaN"), the point's value None.
+
+Errors (``ERROR_KINDS``): a Python traceback's last line (classified: cuda_oom, nccl_timeout,
+nccl_error, assertion, child_failed, interrupted, else traceback), and lines that say it alone: CUDA
+OOM, the NCCL watchdog's timeout, NCCL errors (also NCCL's own ``-> N`` error trace after a WARN),
+a C++ ``terminate called`` report (its ``what():``; nccl_error when its frames are ProcessGroupNCCL's,
+else abort), torchrun's ``exitcode : -11`` / ``Signal 9 (SIGKILL) received by PID``, "Segmentation
+fault", bash's "Killed", SLURM's "CANCELLED". A log that printed several keeps the root cause
+(``ERROR_RANK``): a rank's OOM, not its peers' NCCL timeouts nor the launcher's ChildFailedError.
+The end ("finished"): the Trainer's summary dict or "Training completed", Lightning's "`Trainer.fit`
+stopped", a train-metrics block, and at ``flush`` a bar left at its total (Keras: in its last epoch).
 """
 
 from __future__ import annotations
@@ -130,6 +141,8 @@ SIGNAL_KINDS = {9: "killed", 11: "segfault", 6: "abort", 7: "bus_error", 15: "te
 # Which error a log "ended with" when it printed several: the root cause, not its echoes. A rank's CUDA
 # OOM or crash (4) makes its peers' collectives time out (2) and the launcher report a failed child (0);
 # a later error replaces the one kept unless it ranks lower.
+ERROR_KINDS = ("cuda_oom", "nccl_timeout", "nccl_error", "traceback", "assertion", "segfault", "killed", "abort",
+               "bus_error", "illegal_instruction", "terminated", "interrupted", "signal", "child_failed", "exit")
 ERROR_RANK = {"child_failed": 0, "exit": 0, "terminated": 1, "interrupted": 1, "signal": 1, "abort": 1,
               "nccl_timeout": 2, "nccl_error": 2, "traceback": 3}  # any other kind: 4
 _FINISHED_TEXT = ("Training completed", "training completed", "TRAINING COMPLETED", "[after training is done]",
