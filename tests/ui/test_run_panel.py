@@ -11,11 +11,12 @@ import time
 import pytest
 
 from sparktui.core.config import Config
-from sparktui.core.readings import Reading
+from sparktui import runner
+from sparktui.core.readings import Reading, Readings
 from sparktui.core.verdict import Status, Verdict
 from sparktui.gotchas import REGISTRY
 from sparktui.gotchas.base import Feed, Gotcha
-from sparktui.ui.app import SparkApp
+from sparktui.ui.app import ChecksDone, SparkApp
 from sparktui.ui.format import status_styles
 from sparktui.ui.panels import run as runpanel
 from sparktui.ui.panels.run import LOOKING, RunStory, eta_s, eta_text, rate_series, rate_text, recent_step_s, step_seconds
@@ -279,6 +280,33 @@ async def test_the_runs_start_stall_and_death_are_events(run_check):
         shown = screen_text(app)
         for words in ("run: started", "run: no progress for 12 min", "run: died at step 1180/5000"):
             assert words in shown
+
+
+async def test_the_checks_own_verdicts_read_as_run_events():
+    """Judged by the registered check (not a stand-in): a stall, then the death, in its words."""
+    gid = runpanel.run_check_id()
+    if gid is None or REGISTRY[gid].judge is standin_judge:
+        pytest.skip("the run's check is not registered")
+    app = app_with()
+
+    def judged(data: dict) -> ChecksDone:
+        readings = Readings({"run": Reading("run", data, started_at=data["read_at"])})
+        return ChecksDone(runner.judge_readings([gid], readings, app.cfg))
+
+    async with app.run_test(size=(160, 50)) as pilot:
+        await ready(app, pilot)
+        for data, words in ((run_data(), "progressing"), (run_data(read_at=NOW + 3600), "no progress for 60 min"),
+                            (run_data(read_at=NOW + 3700, alive=False, error={
+                                "kind": "error", "error": "cuda_oom", "step": 1180,
+                                "text": "torch.OutOfMemoryError: CUDA out of memory."}), "died at step 1180/5000")):
+            app.show_run(Reading("run", data))
+            app.post_message(judged(data))
+            await wait_for(pilot, lambda words=words: words in app.board[gid].verdict.summary, what=words,
+                           state=lambda: app.board[gid].verdict)
+        rows = [(c.new, c.summary) for c in app.events if c.id == gid]
+        assert rows[0][1].startswith("run: started") and rows[1][1].startswith("run: progressing")
+        assert [st for st, _ in rows[2:]] == [Status.FAIL, Status.FAIL]
+        assert rows[2][1].startswith("run: no progress for 60 min") and rows[3][1].startswith("run: died at step 1180/5000")
 
 
 def test_the_story_logs_an_end_a_recovery_and_a_new_run():
