@@ -22,7 +22,8 @@ Memory: a ``--giant-mb`` log (written sparse: holes of NUL bytes ended by a prog
 takes seconds and little disk) holding a ``--line-mb`` line with no newline, followed from its
 start in a process of its own, every line through ``RunLog``; then the same line appended live
 (1 MiB writes) to a followed file. The figure is the growth of the process's peak RSS
-(ru_maxrss) over its value once everything was imported. Target: under 64 MB each.
+(ru_maxrss) over its value once everything was imported. Target: under 64 MB each. A control run
+with the cut turned off (a 20 MiB line on a 64 MiB log) shows the measure sees a line held whole.
 Exits 1 on a miss.
 """
 
@@ -181,10 +182,13 @@ def giant(folder: str, size_mb: int, line_mb: int) -> tuple[str, int]:
     return path, i
 
 
-def mem_run(path: str, mode: str, append_mb: int = 0) -> dict:
+def mem_run(path: str, mode: str, append_mb: int = 0, uncut: bool = False) -> dict:
     src = str(Path(rl.__file__).resolve().parents[2])
     env = {**os.environ, "PYTHONPATH": src}
-    p = subprocess.Popen([sys.executable, "-c", MEM, path, mode], stdout=subprocess.PIPE, text=True, env=env)
+    code = MEM.replace("from sparktui.probes.run_log import LogFollower",
+                       "import sparktui.probes.run_log as rl\nrl.MAX_PARTIAL = 1 << 40\nfrom sparktui.probes.run_log import LogFollower"
+                       ) if uncut else MEM
+    p = subprocess.Popen([sys.executable, "-c", code, path, mode], stdout=subprocess.PIPE, text=True, env=env)
     assert p.stdout is not None
     assert p.stdout.readline().strip() == "ready"
     if append_mb:
@@ -265,6 +269,13 @@ def main(argv: list[str] | None = None) -> int:
             misses.append("live giant line not followed")
         if m["grew_mb"] >= RSS_BOUND_MB:
             misses.append("live giant line RSS")
+        # the control: the same measure with the cut turned off sees a line buffered whole
+        path, _ = giant(d, 64, 20)
+        m = mem_run(path, "start", uncut=True)
+        print(f"control: the cut turned off (MAX_PARTIAL unbounded), a 64 MiB log with a 20 MiB line: peak RSS "
+              f"+{m['grew_mb']:.1f} MB: the measure sees a line held whole" + ("" if m["grew_mb"] >= 20 else "  (NOT SEEN)"))
+        if m["grew_mb"] < 20:
+            misses.append("the RSS measure did not see the control's buffering")
     print("RESULT: " + ("ok" if not misses else "MISS: " + ", ".join(misses)))
     return 1 if misses else 0
 
