@@ -234,6 +234,7 @@ def test_hf_dict_after_the_bar_on_the_same_physical_line():
     (p,) = _progress(ProgressParser().feed("\r".join(TRL_BARS) + "\r" + " " * 40 + "\r" +
                                            "{'loss': 0.0, 'learning_rate': 8e-05, 'epoch': 0.03}"))
     assert (p["step"], p["total"], p["loss"], p["format"]) == (2, 160, 0.0, "hf")
+    assert (p["rate"], p["rate_unit"], p["elapsed_s"]) == (159.51, "s/it", 273.0)  # the bar's, same step
 
 
 def test_an_error_in_an_early_segment_of_a_long_carriage_return_line_is_found():

@@ -363,6 +363,11 @@ class ProgressParser:
             self._num_prefix = _int(prefix[:-1]) if prefix[-1:] == ":" and prefix[:-1].isdigit() else None
             for ev in self._events(text, prefix, t, progress=True):
                 if ev["kind"] == "progress":
+                    if point is not None and ev["format"] == "hf" and ev["step"] is not None and \
+                            ev["step"] == point["step"] and point["format"] == "tqdm":
+                        for key in ("rate", "rate_unit", "step_s", "elapsed_s"):  # the bar's, same line and step
+                            if ev[key] is None:
+                                ev[key] = point[key]
                     point = ev  # the last segment that parses counts
                     for nf in self._nonfinite_of(ev):
                         nonfinite[nf["field"]] = nf
