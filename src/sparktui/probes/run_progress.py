@@ -113,6 +113,7 @@ _MMENGINE = re.compile(r"(?<![\w.])(?:Epoch|Iter)(?:\((train|val|test)\))?:?\s{0
                        r"\[\s{0,16}(\d{1,12})\s{0,4}/\s{0,4}(\d{1,12})\]")
 _MM_TIME = re.compile(r"(?<![\w.])time:\s{0,4}(" + _NUM + r")")
 _TITAN_STEP = re.compile(r"(?<![\w.])step:\s{0,8}(\d{1,12})\s{1,8}")
+_TPS = re.compile(r"(?<![\w.])(?:tps|TPS)\s{0,4}[:=]?\s{0,4}(" + _NUM + r")")
 _TITAN_TPS = re.compile(r"(?<![\w.])tps:\s{0,8}([\d,]{1,24})")
 _ESPNET = re.compile(r"(?<![\w.])(\d{1,9})epoch:train:(\d{1,12})-(\d{1,12})batch:")
 _PLAIN_STEP = re.compile(r"(?<![\w.])(?:[Ss]tep|STEP|[Ii]ter(?:ation)?|ITER|global_step|[Bb]atch)s?\s{0,4}[:=#]?\s{0,8}\[?\s{0,8}"
@@ -1078,12 +1079,16 @@ class ProgressParser:
                     p["rate"], p["rate_unit"], p["step_s"] = v, "us/step", v / 1e6
                 else:
                     self._rate(p, unit, v)
-        elif "ms" in text:
+        if p.get("rate") is None and "ms" in text:
             tm = _MS_TIME.search(text)
             if tm is not None:
                 v = _float(tm.group(1))
                 if v is not None:
                     p["rate"], p["rate_unit"], p["step_s"] = v, "ms/step", v / 1000
+        if p.get("rate") is None and ("tps" in text or "TPS" in text):
+            tm = _TPS.search(text)
+            if tm is not None:
+                p["rate"], p["rate_unit"] = _float(tm.group(1)), "tokens/s"
         return p
 
 
