@@ -309,6 +309,36 @@ async def test_the_checks_own_verdicts_read_as_run_events():
         assert rows[2][1].startswith("run: no progress for 60 min") and rows[3][1].startswith("run: died at step 1180/5000")
 
 
+async def test_a_replay_shows_the_recorded_run_on_the_recordings_time_axis(tmp_path):
+    """The recorded run on its panel once the recording is read (its rate on the replay's own
+    window); a recording without one says so, not "looking"."""
+    import json
+
+    from tests.ui.test_dashboard import DEMO
+    from tests.ui.waiting import loaded
+
+    app = SparkApp(Config(), replay=str(DEMO), speed=None)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await loaded(pilot)
+        await showing(pilot, "not read: the recording carries no run reading")
+    end = 1_764_001_500.0  # the demo's last sample
+    pts = [{"t": end - 110 + 10 * i, "step": 20 * (i + 1), "total": 2000, "rate": 2.0, "rate_unit": "it/s", "step_s": 0.5,
+            "loss": 1.5, "format": "tqdm"} for i in range(12)]  # its last 2 minutes
+    data = run_data(pts, read_at=end, last_line_t=pts[-1]["t"])
+    rec = tmp_path / "with-run.jsonl"
+    rec.write_text(DEMO.read_text() + json.dumps({"type": "readings", "t": end, "readings": {
+        "run": Reading("run", data, started_at=end).to_dict()}}) + "\n")
+    app = SparkApp(Config(), replay=str(rec), speed=None)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await loaded(pilot)
+        await showing(pilot, "step 240/2000 (12%)")
+        meter = app.telemetry.run
+        await wait_for(pilot, lambda: meter.display and "steps/s" in meter.text, what="the rate meter drawn")
+        assert meter.window[1] == end  # the replay's window, not the wall clock's
+        cols = meter.plot.columns(meter.plot.size.width)
+        assert cols[-1] == pytest.approx(2.0) and cols[0] is None  # the run's 2 minutes at the right of the 5
+
+
 def test_the_story_logs_an_end_a_recovery_and_a_new_run():
     story = RunStory()
     v = lambda st, s: Verdict("X", st, s)  # noqa: E731

@@ -473,6 +473,9 @@ class SparkApp(App):
         """Every sample message before this one has been handled: the final judgement and picture."""
         self._judged_after_replay = True
         self.last_telemetry_judge = time.monotonic()
+        if self.replay_readings is not None:  # the recorded run on its panel, before its check is judged
+            run = self.replay_readings.get_reading("run")
+            self.show_run(run if run.ok else Reading("run", None, error="the recording carries no run reading"))
         self.judge_telemetry()
         if self.replay_instant:  # fed in a blink: what changed on the way is in the events view, not news
             self.events_seen = self.events.worse_count
