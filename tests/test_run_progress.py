@@ -366,6 +366,7 @@ def test_runlog_add_ignores_what_is_no_event():
     log = RunLog()
     log.add({"kind": "whatever"})
     log.add({})
+    log.add(None)  # type: ignore[arg-type]
     assert log.data()["events"] == [] and log.data()["points_seen"] == 0
 
 

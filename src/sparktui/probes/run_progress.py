@@ -1116,6 +1116,9 @@ class RunLog:
         self.last_line_t: float | None = None
 
     def add(self, ev: dict) -> None:
+        """Keep one event of ``ProgressParser.feed`` (anything else is ignored)."""
+        if not isinstance(ev, dict):
+            return
         kind = ev.get("kind")
         if kind == "progress":
             point = {k: v for k, v in ev.items() if k != "kind" and not k.startswith("_")}
