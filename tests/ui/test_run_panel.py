@@ -184,7 +184,7 @@ HOSTILE = "[red]x[/red] [b]bold[/b] [/] \x1b]0;pwned\x07\x1b[2J\u202e"
 async def test_outside_text_is_shown_inert_and_cut():
     app = app_with()
     big = "E" * 10_000
-    data = run_data(command=f"python {HOSTILE} train.py " + "A" * 10_000,
+    data = run_data(points(rate_unit="[i]it\x1b[5m/s"), command=f"python {HOSTILE} train.py " + "A" * 10_000,
                     log={"kind": "named", "path": f"/runs/{HOSTILE}/" + "p" * 10_000, "error": None},
                     error={"kind": "error", "error": "cuda_oom", "text": f"RuntimeError: {HOSTILE} CUDA out of memory {big}"})
     async with app.run_test(size=(160, 50)) as pilot:
@@ -194,6 +194,7 @@ async def test_outside_text_is_shown_inert_and_cut():
         text = screen_text(app)
         assert "[b]bold[/b] [/]" in text and "\\e]0;pwned\\x07\\e[2J\\u202e" in text
         assert "\x1b" not in text and "\u202e" not in text
+        assert "2.00 [i]it\\e[5m/s (0.50 s/step)" in text  # a unit the log printed: its text too
         for line in run_lines(app):
             assert "\x1b" not in line and len(line) < 400, len(line)  # cut before being shown, not 10 KB
         for ch in app.events:  # the start row quotes the command: cut and inert in the events view
