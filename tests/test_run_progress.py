@@ -308,6 +308,23 @@ def test_a_traceback_gives_one_event_its_last_line():
     assert log.data()["error"]["error"] == "traceback" and log.data()["error"]["text"] == "ValueError: bad shape (3, 4)"
 
 
+def test_a_traceback_whose_last_line_never_came_is_not_awaited_forever():
+    lines = ["Traceback (most recent call last):", '  File "train.py", line 3, in <module>']
+    lines += [f"iter {i}: loss 2.5, time 500.00ms" for i in range(rp.TB_GAP_LINES + 5)]
+    lines += ["ValueError: printed by something else, much later"]
+    d = parse_text("\n".join(lines)).data()
+    assert d["error"] is None and d["points_seen"] == rp.TB_GAP_LINES + 5
+    near = parse_text("\n".join(lines[:2] + lines[2:5] + lines[-1:])).data()  # other ranks' lines between
+    assert near["error"]["error"] == "traceback"
+
+
+def test_nonfinite_in_words_in_an_early_carriage_return_segment():
+    bars = [TRL_BARS[1]] * 300
+    bars[10] = "ERROR:tensorflow:Model diverged with loss = NaN."
+    events = ProgressParser().feed("\r".join(bars))
+    assert [(e["kind"], e.get("field")) for e in events] == [("progress", None), ("nonfinite", "loss")]
+
+
 def test_the_root_cause_is_kept_over_the_launchers_summary():
     text = "\n".join(["[rank1]: " + OOM, "E1206 18:44:20.000 1234 torch/distributed/elastic/multiprocessing/api.py:869] "
                       "failed (exitcode: 1) local_rank: 1 (pid: 2) of binary: /usr/bin/python",

@@ -52,6 +52,7 @@ MAX_TEXT = 300  # characters of a line kept in an event
 MAX_SEGMENTS = 64  # "\r" segments of one line parsed whole (the last ones); earlier ones are only searched
 MAX_EARLY_HITS = 16  # earlier segments searched for errors / non-finite values, per line
 MAX_TRACEBACKS = 64  # rank prefixes whose open traceback is remembered
+TB_GAP_LINES = 100  # lines of other output after a traceback's body before its last line is no longer awaited
 
 Event = dict[str, Any]
 
@@ -256,7 +257,7 @@ class ProgressParser:
         self.epoch: float | None = None
         self.epochs: int | None = None
         self._bars: dict[str, tuple[int, int]] = {}  # description -> (total, last step) of its main bar
-        self._tb: dict[str, int] = {}  # rank prefix -> lines since its traceback opened
+        self._tb: dict[str, tuple[int, int]] = {}  # rank prefix -> (body lines, other lines since) of its open traceback
         self._finished = False
         self._error_after_point = False
         self._epochs: int | None = None  # of the last point's bar ("Epoch 1/10")
@@ -413,7 +414,7 @@ class ProgressParser:
                 word = (m.group(1) or m.group(2) or "nan").lower()
                 ev = {"kind": "nonfinite", "t": t if t is not None else _line_time(text), "step": self.last_step,
                       "field": "loss", "value": "inf" if word.startswith("inf") else "nan", "text": stripped[:MAX_TEXT]}
-                if p is not None:
+                if p is not None and progress:
                     p["_nf_loss"], p["loss"] = ev["value"], None
                 else:
                     out.append(ev)
@@ -464,15 +465,16 @@ class ProgressParser:
         if "Traceback (most recent call last)" in text:
             if len(tb) >= MAX_TRACEBACKS and prefix not in tb:
                 tb.pop(next(iter(tb)))
-            tb[prefix] = 0
+            tb[prefix] = (0, 0)
             return out
         if prefix in tb:
             first = text[:1]
             if first in (" ", "\t") or stripped[:1] in ("^", "~", "[") or stripped.startswith(
                     ("During handling", "The above exception", "File ", "...", "+", "|", "frame #", "Exception raised")):
                 self._in_tb_body = True
-                tb[prefix] += 1
-                if tb[prefix] > 2000:  # a traceback this long is no traceback: stop waiting for its end
+                body, _gap = tb[prefix]
+                tb[prefix] = (body + 1, 0)
+                if body > 5000:  # a traceback this long is no traceback: stop waiting for its end
                     del tb[prefix]
                 return out
             m = _TB_LAST.match(stripped)
@@ -481,8 +483,9 @@ class ProgressParser:
                 out.append(self._error_event(self._kind_of_exception(m.group(1) or m.group(2) or "", stripped),
                                              stripped, t))
                 return out
-            tb[prefix] += 1  # another rank's line, unprefixed: the traceback stays open a while
-            if tb[prefix] > 2000:
+            body, gap = tb[prefix]  # another rank's line, unprefixed: the traceback stays open a while
+            tb[prefix] = (body, gap + 1)
+            if gap >= TB_GAP_LINES:  # its last line never came (a cut log)
                 del tb[prefix]
         ev = self._standalone_error(text, stripped, t)
         if ev is not None:
