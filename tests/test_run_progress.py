@@ -265,6 +265,11 @@ def test_a_cpp_terminate_report_is_one_error():
     assert parse_text("\n".join(nccl)).data()["error"]["error"] == "nccl_error"
 
 
+def test_the_end_said_in_words_but_not_an_epochs_end():
+    assert parse_text("Training completed. Do not forget to share your model on huggingface.co/models =)\n").data()["finished"]
+    assert parse_text("Epoch 3 training completed in 12.3 s\n").data()["finished"] is None
+
+
 def test_hf_summary_dict_means_finished_and_is_no_step():
     """The Trainer's end summary: finished; its train_loss (the run's mean) is the last loss printed, at no step."""
     parser = ProgressParser()

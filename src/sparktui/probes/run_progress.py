@@ -565,7 +565,8 @@ class ProgressParser:
         else:
             for word in _FINISHED_TEXT:
                 if word in text:
-                    hit = text
+                    if "poch" not in text and "POCH" not in text:  # "Epoch 3 training completed" is an epoch's end
+                        hit = text
                     break
         if hit is None:
             return None
