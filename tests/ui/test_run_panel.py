@@ -19,7 +19,8 @@ from sparktui.gotchas.base import Feed, Gotcha
 from sparktui.ui.app import ChecksDone, SparkApp
 from sparktui.ui.format import status_styles
 from sparktui.ui.panels import run as runpanel
-from sparktui.ui.panels.run import LOOKING, RunStory, eta_s, eta_text, rate_series, rate_text, recent_step_s, step_seconds
+from sparktui.ui.panels.run import (LOOKING, RunStory, eta_s, eta_text, progress_line, rate_series, rate_text, recent_step_s,
+                                    step_seconds)
 from sparktui.ui.screens import EventsScreen
 from tests.ui.test_plots import FilledSource, sample
 from tests.ui.waiting import screen_lines, screen_text, shows, wait_for
@@ -248,6 +249,8 @@ def test_rate_eta_and_step_time_words():
     # the recent rate: the last 5 minutes' median (2 s/step), not the whole run's (0.5 s/step)
     slowed = points(slow_from=T0 + 400)
     assert recent_step_s(slowed) == pytest.approx(2.0) and eta_s(run_data(slowed)) == pytest.approx((5000 - slowed[-1]["step"]) * 2.0)
+    mixed = points(slow_from=T0 + 450)  # the window's median is still the fast pace; the rate shown is the last
+    assert recent_step_s(mixed) == pytest.approx(0.5) and "0.50 it/s (2.00 s/step)" in progress_line(run_data(mixed)).plain
     untimed = [{"step": 10 * i, "step_s": 0.5 + i / 100} for i in range(40)]  # no times: the last 20 points
     assert recent_step_s(untimed) == pytest.approx(0.5 + 29.5 / 100)
     assert eta_s(run_data(points(total=None))) is None

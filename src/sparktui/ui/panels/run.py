@@ -107,6 +107,12 @@ def recent_step_s(points: Sequence[Mapping[str, Any]], window_s: float = RECENT_
     return statistics.median(seen) if seen else None
 
 
+def last_step_s(points: Sequence[Mapping[str, Any]]) -> float | None:
+    """The last point's seconds per step: its printed rate converted, else from the point before
+    (what the rate beside it says, not the recent median the ETA uses)."""
+    return step_seconds(points[-2:])[-1] if points else None
+
+
 def last_loss(points: Sequence[Mapping[str, Any]]) -> float | None:
     """The last finite loss printed (a non-finite one is an event, never a number here)."""
     return next((p["loss"] for p in reversed(points) if is_number(p.get("loss"))), None)
@@ -206,7 +212,7 @@ def progress_line(data: Mapping[str, Any]) -> Text:
         parts.append(f"step {step:.0f}/{total:.0f}{pct}" if is_number(total) else f"step {step:.0f}")
     if is_number(p.get("epoch")):
         parts.append(f"epoch {p['epoch']:.3g}")
-    parts.append(rate_text(p, recent_step_s(points)) or "rate —")
+    parts.append(rate_text(p, last_step_s(points)) or "rate —")
     parts.append("finished" if data.get("finished") else f"ETA {eta_text(eta_s(data))}")
     return plain(" · ".join(parts))  # the unit is the log's text
 
@@ -371,7 +377,7 @@ class RateMeter(Meter):
         p = points[-1]
         step, total = p.get("step"), p.get("total")
         where = (f"{step:.0f}/{total:.0f}" if is_number(total) else f"{step:.0f}") if is_number(step) else "step ?"
-        rate = rate_text(p, recent_step_s(points)) or "rate —"
+        rate = rate_text(p, last_step_s(points)) or "rate —"
         seen = range_text([v for t, v in zip(times, values) if t >= start])
         self.show([f"{where} {rate.split(' (')[0]}", seen or "no rate in the window", words])
 
