@@ -58,8 +58,7 @@ MAX_SOCKETS = 16  # tmux servers of this user tried
 TMUX_DEFAULT_DIR = os.path.join(os.sep, "tmp")  # tmux's own default for its sockets' folder (_PATH_TMP), unless $TMUX_TMPDIR
 ANCHOR = 50  # lines of the last capture matched in the next one
 
-NAME_HINT = ('name the log: `sparktui check G14 --run-log FILE`, or `[run] log = "FILE"` in the config '
-             '(e.g. start the run as `python train.py 2>&1 | tee train.log`)')
+NAME_HINT = 'name it with `sparktui check G14 --run-log FILE` or `[run] log = "FILE"` in the config'
 
 OnLines = Callable[[list[tuple[str, "float | None"]]], None]
 
@@ -117,7 +116,7 @@ def _find(procs: Mapping[str, Any] | None, pid: int | None) -> dict[str, Any]:
             groups.setdefault(g if isinstance(g, int) else row["pid"], []).append(row)
     if not groups:
         return _run(False, "no training run found (no torchrun, accelerate launch, deepspeed, llamafactory-cli, "
-                           "tune run or python train/sft/finetune script runs); to judge a log, " + NAME_HINT)
+                           "tune run or python train/sft/finetune script runs); to judge a saved log, " + NAME_HINT)
 
     def start(rows: list[Mapping[str, Any]]) -> float | None:
         ages = [r["age_s"] for r in rows if isinstance(r.get("age_s"), (int, float))]
@@ -301,7 +300,8 @@ def log_of(run: Mapping[str, Any] | Sequence[int], cfg: Config | None = None, *,
     if isinstance(run, Mapping):
         pids: Sequence[int] = run.get("pids") or []
         if not pids:
-            return _source("fd", error=f"{run.get('why') or 'no training run found'}; {NAME_HINT}")
+            why = str(run.get("why") or "no training run found")
+            return _source("fd", error=why if NAME_HINT in why else f"{why}; {NAME_HINT}")
     else:
         pids = run
     use_tmux = (cfg.run.tmux if cfg is not None else True) if tmux is None else tmux
