@@ -254,6 +254,7 @@ def test_rate_eta_and_step_time_words():
     untimed = [{"step": 10 * i, "step_s": 0.5 + i / 100} for i in range(40)]  # no times: the last 20 points
     assert recent_step_s(untimed) == pytest.approx(0.5 + 29.5 / 100)
     assert eta_s(run_data(points(total=None))) is None
+    assert eta_s(run_data(alive=False)) is None and eta_s(run_data(alive=None)) is not None  # gone / not known
 
 
 # --------------------------------------------------------------------------- events

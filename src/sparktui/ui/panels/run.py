@@ -120,10 +120,10 @@ def last_loss(points: Sequence[Mapping[str, Any]]) -> float | None:
 
 def eta_s(data: Mapping[str, Any] | None) -> float | None:
     """Seconds left: the steps to the total times the recent seconds per step; None unless both
-    are known (never a made-up number)."""
+    are known and the run still runs (never a made-up number)."""
     points = _points(data)
-    if not points or (data or {}).get("finished"):
-        return None
+    if not points or (data or {}).get("finished") or (data or {}).get("alive") is False:
+        return None  # ended, or its processes are gone: no time left to say
     step, total = points[-1].get("step"), points[-1].get("total")
     per = recent_step_s(points)
     if not (is_number(step) and is_number(total) and per is not None) or total < step:
