@@ -256,6 +256,20 @@ def test_a_50_mb_line_is_followed_in_bounded_memory(tmp_path):
     assert int(grew_mb) < 16, f"the follower's peak RSS grew {grew_mb} MB reading a 50 MB line"
 
 
+def test_the_one_shot_read_of_a_bar_written_to_a_file_starts_at_a_whole_update(tmp_path):
+    """tqdm writing to a file: one line of "\\r" updates, ~1 MB; the last 100 KB are read."""
+    log = tmp_path / "bar.log"
+    log.write_text("".join("\r" + bar(i, 10000) for i in range(1, 10001)))
+    from sparktui.probes.run_progress import RunLog
+
+    got = RunLog()
+    lines = run_log.read_tail(str(log), got, tail_bytes=100_000)
+    got.flush()
+    d = got.data()
+    assert 1 <= lines <= 3 and d["lines_read"] == lines  # handed on at each 64 KiB read: a bar is seen as it grows
+    assert d["progress"][-1]["step"] == 10000 and d["progress"][-1]["total"] == 10000
+
+
 def test_stop_is_prompt_and_a_quiet_file_costs_no_cpu(tmp_path, follow):
     log = tmp_path / "quiet.log"
     _write(log, "one\n")
