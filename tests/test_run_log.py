@@ -336,6 +336,32 @@ def test_without_inotify_the_file_is_looked_at_on_a_slow_timer_only(tmp_path, mo
         f.stop()
 
 
+def test_stop_from_a_consumer_or_while_one_blocks_never_closes_a_descriptor_in_use(tmp_path):
+    log = tmp_path / "train.log"
+    _write(log, "one\ntwo\n")
+    holder: list[LogFollower] = []
+
+    def stops(lines: list[tuple[str, float | None]]) -> None:
+        holder[0].stop()  # from the follower's own thread
+
+    f = LogFollower(str(log), stops, coalesce_s=0.0)
+    holder.append(f)
+    f.start()
+    deadline = time.monotonic() + 5
+    while f.alive and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not f.alive and f._fd == -1 and f._notify is None
+
+    release = threading.Event()
+    g = LogFollower(str(log), lambda lines: release.wait(10), coalesce_s=0.0).start()
+    time.sleep(0.2)
+    g.stop(timeout=0.1)  # the consumer still blocks: nothing is closed under it
+    assert g.alive and g._fd >= 0
+    release.set()
+    g._thread.join(5)  # type: ignore[union-attr]
+    assert not g.alive and g._fd == -1
+
+
 # ----------------------------------------------------------------------------------- the run
 
 

@@ -606,6 +606,7 @@ class LogFollower:
         self._wake_r, self._wake_w = -1, -1
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
+        self._closing = threading.Lock()
 
     # ---------------------------------------------------------------- life
     def start(self) -> "LogFollower":
@@ -637,18 +638,25 @@ class LogFollower:
                 os.write(self._wake_w, b"x")
             except OSError:
                 pass
-        if self._thread is not None:
-            self._thread.join(timeout)
-        for fd in (self._fd, self._wake_r, self._wake_w):
-            if fd >= 0:
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
-        self._fd = self._wake_r = self._wake_w = -1
-        if self._notify is not None:
-            self._notify.close()
-            self._notify = None
+        t = self._thread
+        if t is not None and t is not threading.current_thread():  # stop() from on_lines: the thread ends after it
+            t.join(timeout)
+        if t is not None and t.is_alive():
+            return  # still in a consumer's call: the thread closes its descriptors as it ends (never one reused)
+        self._close()
+
+    def _close(self) -> None:
+        with self._closing:
+            for fd in (self._fd, self._wake_r, self._wake_w):
+                if fd >= 0:
+                    try:
+                        os.close(fd)
+                    except OSError:
+                        pass
+            self._fd = self._wake_r = self._wake_w = -1
+            if self._notify is not None:
+                self._notify.close()
+                self._notify = None
 
     @property
     def alive(self) -> bool:
@@ -846,6 +854,8 @@ class LogFollower:
                         self.callback_errors += 1
         finally:
             self._flush_out()
+            if self._stopping.is_set():
+                self._close()
 
 
 # ----------------------------------------------------------------------------------- the one-shot probe
