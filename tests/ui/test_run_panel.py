@@ -378,11 +378,16 @@ async def test_the_panel_fits_both_layouts_and_leaves_the_checklist_whole(size):
             await showing(pilot, "1180/5000 2.00 it/s")
             assert not app.run_panel.display or app.run_panel.region.height == 0
             assert app.telemetry.region.height == 3
+            assert "plots: last 5 min" not in screen_text(app)  # the note's cell is the run meter's
         else:
             await showing(pilot, "step 1180/5000 (24%)")
             assert app.run_panel.region.height == 5
             await wait_for(pilot, lambda: "1180/5000 2.00 it/s" in app.telemetry.run.text, what="the rate meter drawn")
         assert checks_seen(app) == before
+        if size == (80, 24):  # the run gone: the meter goes, the note comes back
+            app.show_run(Reading("run", {"found": False, "why": "no training process", "read_at": NOW}))
+            await showing(pilot, "plots: last 5 min (g)")
+            assert not app.telemetry.run.display and "2.00 it/s" not in screen_text(app)
         lines = screen_lines(app)
         assert len(lines) == size[1] and any("Processes" in line for line in lines)
         assert all(len(line) <= size[0] for line in lines)
