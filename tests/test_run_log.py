@@ -129,9 +129,7 @@ def test_the_history_is_bounded_and_starts_at_a_whole_line(tmp_path, follow):
     log = tmp_path / "train.log"
     _write(log, "".join(bar(i) + "\n" for i in range(1, 2001)))  # ~220 KB
     f, sink = follow(log, tail_bytes=10_000)
-    assert sink.wait(lambda t: len(t) > 0)
-    time.sleep(0.1)
-    assert sink.texts[-1] == bar(2000)
+    assert sink.wait(lambda t: t[-1:] == [bar(2000)])
     assert all(t.startswith("steps:") for t in sink.texts)  # the cut first line was dropped
     assert len(sink.texts) < 100
     f2, sink2 = follow(log, offset=log.stat().st_size)  # from a given offset: only what comes
@@ -288,7 +286,7 @@ def test_stop_is_prompt_and_a_quiet_file_costs_no_cpu(tmp_path, follow):
     assert ticks() - t0 <= 1  # blocked in select: no polling loop
     began = time.monotonic()
     f.stop()
-    assert time.monotonic() - began < 0.5 and not f.alive
+    assert time.monotonic() - began < 1.0 and not f.alive  # woken through the self-pipe (its join waits up to 2 s)
 
 
 def test_a_consumer_that_raises_does_not_end_the_follower_and_a_missing_file_fails_at_start(tmp_path):
@@ -302,6 +300,9 @@ def test_a_consumer_that_raises_does_not_end_the_follower_and_a_missing_file_fai
 
     f = LogFollower(str(log), bad, coalesce_s=0.01).start()
     try:
+        deadline = time.monotonic() + 5
+        while seen != ["one"] and time.monotonic() < deadline:
+            time.sleep(0.02)
         _write(log, "two\n")
         deadline = time.monotonic() + 5
         while seen != ["one", "two"] and time.monotonic() < deadline:

@@ -222,19 +222,20 @@ def writers_of(path: str, proc: str = "/proc", first: Iterable[int] = ()) -> tup
     return writers, denied
 
 
-_PIPES: dict[str, tuple[float, str | None]] = {}  # pipe -> (when looked for, the file found): a pipe's reader is found once a minute
+_PIPES: dict[tuple[str, tuple[int, ...]], tuple[float, str | None]] = {}  # (pipe, the run's pids) -> (when looked, the file)
 PIPE_AGAIN_S = 60.0
 
 
 def _pipe_file(pipe: str, pids: Sequence[int], proc: str = "/proc") -> str | None:
     """The regular file that the process reading ``pipe`` (``pipe:[N]``) writes: ``| tee FILE``."""
-    known = _PIPES.get(pipe)
+    key = (pipe, tuple(pids))  # a pipe's inode number may be handed out again once it is freed
+    known = _PIPES.get(key)
     if known is not None and time.monotonic() - known[0] < PIPE_AGAIN_S and (known[1] is None or os.path.exists(known[1])):
         return known[1]
     if len(_PIPES) > 64:
         _PIPES.clear()
     found = _pipe_reader_file(pipe, pids, proc)
-    _PIPES[pipe] = (time.monotonic(), found)
+    _PIPES[key] = (time.monotonic(), found)
     return found
 
 
