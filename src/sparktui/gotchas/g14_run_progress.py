@@ -240,9 +240,9 @@ def _read_run(data: Mapping[str, Any], src: str) -> _Run:
     last = points[-1] if points else None
     last_t, basis_t = (timed[-1].t, "progress line") if timed else (None, "")
     if last_t is None and points:
-        log: Mapping[str, Any] = data["log"] if isinstance(data.get("log"), Mapping) else {}
+        log = data.get("log")  # a mapping: the judge said unknown otherwise
         for key, words in (("last_line_t", "the log's last line"), ("mtime", "the log file's last write")):
-            v = _num(data.get(key) if key == "last_line_t" else log.get(key))
+            v = _num(data.get(key) if key == "last_line_t" or not isinstance(log, Mapping) else log.get(key))
             if v is not None:
                 last_t, basis_t = v, words
                 break
@@ -697,7 +697,7 @@ def rule_nonfinite(c: _Ctx) -> Finding | None:
     if not bad:
         return None
     e = bad[0]
-    name = e.get("field") if e.get("field") in ("loss", "grad_norm") else "loss"
+    name = "grad_norm" if e.get("field") == "grad_norm" else "loss"
     value = e.get("value") if e.get("value") in ("nan", "inf", "-inf") else "not finite"
     step = _int(e.get("step"))
     more = f" ({len(bad) - 1} more non-finite values after it)" if len(bad) > 1 else ""
@@ -723,7 +723,7 @@ def rule_stall(c: _Ctx) -> Finding | None:
         text = f"no progress for {_dur(t1 - t0)} (since {_clock(t0)}) at step {_at_step(run)}, the processes alive"
     else:
         text = f"stalled {_dur(t1 - t0)} from {_clock(t0)} to {_clock(t1)}"
-    return Finding(Status.FAIL, f"{text}{_sep(causes)}{causes.text()}", t1 - t0)
+    return Finding(Status.FAIL, f"{text}{_sep(causes)}{causes.text()}")
 
 
 def rule_slowdown(c: _Ctx) -> Finding | None:
@@ -745,8 +745,7 @@ def rule_slowdown(c: _Ctx) -> Finding | None:
     c.add("causes in the slowdown", causes.text())
     return Finding(Status.WARN, (f"slowdown: {_pace(s.recent_s)} {where} against the run's median {_pace(s.base_s)} "
                                  f"({s.ratio:.0%} of its rate, slow under {cfg.run.slow_ratio:.0%}){_sep(causes)}"
-                                 f"{causes.text()}"),
-                   1 - s.ratio)
+                                 f"{causes.text()}"))
 
 
 def rule_late(c: _Ctx) -> Finding | None:

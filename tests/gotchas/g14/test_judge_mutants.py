@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import pytest
 
+from sparktui.core.config import Config
 from sparktui.core.verdict import Status
 from sparktui.gotchas import g14_run_progress as g14
-from tests.gotchas.g14.test_judge import (GIB, T3, ev, everything, klog, pt, run, samples, slowed, steady, tele,
-                                          verdict)
+from tests.gotchas.g14.test_judge import (GIB, T3, ev, everything, gpu, klog, procs, proc, pt, run, samples, slowed,
+                                          steady, tele, verdict)
 
 
 # --- kernel incidents, in words -----------------------------------------------------------------------
@@ -244,3 +245,263 @@ def test_memory_causes_need_two_swap_figures_and_a_swap():
     for s in one:
         s["mem"] = {"MemAvailable": 100 * GIB} if s["t"] != now else {"SwapTotal": 16 * GIB, "SwapFree": 10 * GIB}
     assert "swap" not in verdict(r, telemetry=tele(one)).summary
+
+
+# --- found by mutation testing: the pace, the gaps, the baseline's median ----------------------------
+
+def test_history_read_at_one_moment_gives_no_pace_the_followed_lines_do():
+    """Lines read at once (one time for all) advance the step in no time: no pace from them."""
+    hist = [pt(T3, 10 * i) for i in range(20)]
+    live = [pt(T3 + 10 * i, 190 + 10 * i) for i in range(1, 11)]
+    v = verdict(run(hist + live, read_at=T3 + 100))
+    assert ev(v)["median step interval"] == "1 s/step (from progress times, 10 observations)"
+
+
+def test_the_median_gap_is_measured_not_derived_from_the_pace():
+    """Gaps 10 s (x5), 30 s (x3), 50 s (x5): the median gap is 30 s, while the median pace (1 s/step)
+    times the median steps a line (10) would say 10 s."""
+    p, t, step = [pt(T3, 0)], T3, 0
+    for dt, ds in [(10, 10)] * 5 + [(50, 10)] * 5 + [(30, 100)] * 3:
+        t, step = t + dt, step + ds
+        p.append(pt(t, step))
+    v = verdict(run(p, read_at=t))
+    assert ev(v)["median gap between progress lines"] == "30 s; late after 10 x"
+    assert ev(v)["median step interval"].startswith("1 s/step")
+
+
+@pytest.mark.parametrize("age,status", [(100.0, Status.OK), (101.0, Status.WARN)])
+def test_untimed_lines_ten_steps_apart_are_late_after_ten_gaps(age, status):
+    p = [pt(None, 10 * i, 500, step_s=1.0) for i in range(5)]
+    assert verdict(run(p, read_at=T3 + age, last_line_t=T3)).status is status
+
+
+def test_untimed_lines_without_steps_take_a_line_a_step():
+    p = [pt(None, None, None, step_s=2.0) for _ in range(5)]
+    v = verdict(run(p, read_at=T3 + 21, last_line_t=T3))
+    assert ev(v)["median gap between progress lines"] == "2 s; late after 10 x" and v.status is Status.WARN
+
+
+def test_alive_that_is_not_a_bool_is_unknown():
+    v = verdict(run(steady(T3, 1000), read_at=T3 + 1110, alive="yes"))
+    assert v.summary.endswith("whether the run still lives is not known")
+
+
+@pytest.mark.parametrize("total,text", [(1, "1/1"), (0, "1"), (-5, "1")])
+def test_a_total_counts_from_one(total, text):
+    v = verdict(run([pt(T3, 0, total), pt(T3 + 10, 1, total)], read_at=T3 + 10))
+    assert ev(v)["last progress"] == f"step {text} at 03:00 UTC"
+
+
+def test_negative_counts_are_not_counts():
+    v = verdict(run(steady(T3, 20), points_seen=-1, lines_read=-3))
+    assert ev(v)["progress lines"] == "3 of ? lines read"
+    assert ev(verdict(run(steady(T3, 20), points_seen=5000)))["progress lines"] == "5000 of 6 lines read"
+
+
+def slow_window(times_steps, window, end):
+    p = [pt(T3 + t, s) for t, s in times_steps]
+    return verdict(run(p, read_at=T3 + end), Config().with_overrides(run={"slow_window_s": window}))
+
+
+def test_an_even_baseline_takes_the_mean_of_its_middle_two():
+    """Baseline paces 1, 1, 3, 3 s/step: median 2; the window at 2.5 s/step is 80% of the rate."""
+    v = slow_window([(0, 0), (5, 5), (10, 10), (25, 15), (40, 20), (45, 22), (50, 24)], 10, 50)
+    assert v.status is Status.OK, v.summary
+    slow = slow_window([(0, 0), (5, 5), (10, 10), (25, 15), (40, 20), (47, 22), (54, 24)], 14, 54)
+    assert slow.status is Status.WARN and "against the run's median 2 s/step" in slow.summary
+
+
+def test_an_odd_baseline_takes_its_middle():
+    """Baseline paces 1, 3, 3 s/step: median 3; the window at 4 s/step is 75%."""
+    v = slow_window([(0, 0), (5, 5), (20, 10), (35, 15), (43, 17), (51, 19)], 16, 51)
+    assert v.status is Status.OK, v.summary
+
+
+def test_a_baseline_of_two_paces_is_enough():
+    v = slow_window([(0, 0), (300, 300), (600, 600), (750, 675), (900, 750)], 300, 900)
+    assert v.status is Status.WARN and "(3 progress lines)" in ev(v)["slowdown"]
+    assert ev(v)["slowdown"] == ("2 s/step over the last 5 min (3 progress lines) against the run's median 1 s/step "
+                                 "before it: 50% of the rate")
+
+
+def test_three_lines_in_the_window_but_one_pace_are_not_judged():
+    v = slow_window([(0, 0), (300, 300), (600, 600), (700, 600), (900, 700)], 300, 900)
+    assert v.status is Status.OK, v.summary
+
+
+def test_a_slowdown_from_printed_rates():
+    p = [pt(T3 + 10 * i, None, None, step_s=0.1) for i in range(89)]
+    p += [pt(T3 + 900 + 10 * i, None, None, step_s=0.2) for i in range(1, 31)]
+    v = verdict(run(p, read_at=T3 + 1200))
+    assert v.status is Status.WARN and v.summary.startswith(
+        "slowdown: 5 steps/s over the last 5 min against the run's median 10 steps/s (50% of its rate")
+
+
+def test_ok_gives_the_recent_pace_beside_the_median():
+    base = steady(T3, 1200, per_line=10)
+    fast = [pt(T3 + 1200 + 10 * i, 1200 + 20 * i) for i in range(1, 31)]
+    v = verdict(run(base + fast, read_at=T3 + 1500))
+    assert v.summary.startswith("progressing: step 1800/100000 at 2 steps/s (median 1 s/step)")
+
+
+def test_an_error_at_the_last_progress_time_ends_the_log():
+    err = {"kind": "error", "t": T3 + 100, "step": None, "error": "cuda_oom", "text": "OOM"}
+    v = verdict(run(steady(T3, 100), alive=None, error=err, read_at="x"))
+    assert v.status is Status.FAIL
+
+
+def test_one_kernel_death_says_no_more():
+    v = verdict(run(steady(T3, 700), alive=False), kernel_log=klog({"kind": "oom_kill", "pid": 4101, "t": T3 + 720}))
+    assert ev(v)["kernel log"] == "OOM kill of pid 4101 at 03:12 UTC"
+
+
+def test_a_long_kernel_process_name_is_cut():
+    v = verdict(run(steady(T3, 100), alive=False), kernel_log=klog({"kind": "oom_kill", "pid": 4101, "t": T3 + 200,
+                                                                   "name": "n" * 40}))
+    assert f"pid 4101 ({'n' * 31}…)" in v.summary
+
+
+# --- causes found by mutation testing -----------------------------------------------------------------
+
+def test_two_gpus_are_named_each():
+    r, now = slowed(50)
+    smp = samples(T3, 1500)
+    for s in smp:
+        s["gpus"] = [dict(s["gpus"][0], index=0), dict(s["gpus"][0], index=1, sm_mhz=1500 if s["t"] >= now - 300 else 2400)]
+    v = verdict(r, telemetry=tele(smp))
+    assert "while GPU 1 SM clock under load 2400 → 1500 MHz (-38%)" in v.summary and "GPU 0 SM" not in v.summary
+
+
+def test_a_counter_unread_in_one_sample_keeps_counting_after_it():
+    r, now = slowed(50)
+    start = now - 300
+
+    def g(t):
+        row = gpu(sw_thermal=int(max(0.0, t - start) * 0.1e9))
+        if t == start + 100:
+            row["sw_thermal_ns"] = None
+        return row
+
+    v = verdict(r, telemetry=tele(samples(T3, 1500, g)))
+    assert "SW thermal slowdown +30.0 s (10% of the time)" in v.summary
+
+
+def test_a_counter_held_the_whole_time_counts_all_of_it():
+    r, now = slowed(50)
+    v = verdict(r, telemetry=tele(samples(T3, 1500, lambda t: gpu(hw_thermal=int(max(0.0, t - (now - 300)) * 1e9)))))
+    assert "HW thermal slowdown +300.0 s (100% of the time)" in v.summary
+
+
+def test_the_thermal_policy_counter_of_old_recordings():
+    r, now = slowed(50)
+
+    def g(t):
+        row = gpu()
+        del row["sw_thermal_ns"]
+        row["thermal_viol_ns"] = int(max(0.0, t - (now - 300)) * 0.1e9)
+        return row
+
+    v = verdict(r, telemetry=tele(samples(T3, 1500, g)))
+    assert "thermal policy counter +30.0 s (10% of the time)" in v.summary
+
+
+@pytest.mark.parametrize("util,sm,named", [(100, 1500, True), (101, 1500, False), (97, 4000, True), (97, 4001, False)])
+def test_the_clock_is_read_within_what_a_gpu_reports(util, sm, named):
+    r, now = slowed(50)
+    if sm == 4000:
+        fn = lambda t: gpu(sm=4000 if t < now - 300 else 3000, util=util)  # noqa: E731
+    elif sm == 4001:
+        fn = lambda t: gpu(sm=4001 if t < now - 300 else 3000, util=util)  # noqa: E731
+    else:
+        fn = lambda t: gpu(sm=2400 if t < now - 300 else sm, util=util)  # noqa: E731
+    v = verdict(r, telemetry=tele(samples(T3, 1500, fn)))
+    assert ("SM clock under load" in v.summary) is named, v.summary
+
+
+def test_mem_available_zero_is_a_figure():
+    r, now = slowed(50)
+    smp = samples(T3, 1500, mem=lambda t: {"MemAvailable": 0 if t == now - 100 else 100 * GIB})
+    assert "MemAvailable down to 0.0 GiB at 03:23 UTC" in verdict(r, telemetry=tele(smp)).summary
+    series = {"series": [[now - 100, 0], [now - 50, 9 * GIB, None]], "MemAvailable": 50 * GIB}
+    v = verdict(r, meminfo={**series})
+    assert "MemAvailable down to 0.0 GiB at 03:23 UTC" in v.summary
+    assert "MemAvailable down to 0.0 GiB" in verdict(r, meminfo={"MemAvailable": 0}).summary
+
+
+def test_a_live_meminfo_without_memavailable_is_no_figure():
+    r, now = slowed(50)
+    v = verdict(r, meminfo={"MemTotal": 100 * GIB})
+    assert "memory: no figures in that stretch" in v.summary and "(meminfo:" not in v.summary
+
+
+@pytest.mark.parametrize("pct", [0.0, 0.5])
+def test_psi_read_counts_as_memory_looked_at(pct):
+    r, now = slowed(50)
+    v = verdict(r, meminfo={"psi": {"some": {"avg10": pct}}})
+    assert "no cause seen in the memory (not seen:" in v.summary
+
+
+def test_a_partial_meminfo_is_not_a_failed_one():
+    from sparktui.core.readings import Reading, Readings
+
+    r, now = slowed(50)
+    rd = Readings()
+    rd.add(Reading("run", r, source="run"))
+    rd.add(Reading("meminfo", {"MemTotal": 100 * GIB}, error="no MemAvailable in /proc/meminfo", source="/proc/meminfo"))
+    v = g14.judge(rd, Config())
+    assert "memory: no figures in that stretch" in v.summary and "(meminfo:" not in v.summary
+
+
+def test_review_never_takes_psi_whatever_the_meminfo_says():
+    r, now = slowed(50)
+    v = verdict(r, telemetry=tele(samples(T3, 1500), review=True), meminfo={"psi": {"full": {"avg10": 40.0}}})
+    assert "PSI" not in v.summary
+
+
+def test_processes_seen_twice_are_named_once_and_the_runs_own_never():
+    r, now = slowed(50)
+    a = procs(proc(5120, 50.0), proc(4101, 60.0, name="python3", kind="training"), t=now - 100)
+    b = procs(proc(5120, 150.0), proc(5200, 20.0, name="worker", kind="gpu-process", ppid=4100, group=5200), t=now)
+    hist = [a, {"rows": None, "t": now - 50}, b]
+    v = verdict(r, processes=dict(b, history=hist, review=True))
+    assert v.summary.count("pid 5120") == 1 and "pid 4101" not in v.summary and "pid 5200" not in v.summary
+
+
+def test_a_process_without_kind_or_name():
+    r, now = slowed(50)
+    row = {"pid": 5300, "age_s": 10.0, "command": "/opt/bin/serve --port 8000"}
+    row2 = {"pid": 5301, "age_s": 10.0}
+    v = verdict(r, processes=procs(row, row2, t=now))
+    assert "/opt/bin/serve --port 8000 (pid 5300, process) started" in v.summary
+    assert "? (pid 5301, process) started" in v.summary
+
+
+@pytest.mark.parametrize("row", [{"name": "sparktui"}, {"name": "python3", "command": "python3 -m sparktui record"}])
+def test_sparktui_is_never_a_cause(row):
+    r, now = slowed(50)
+    v = verdict(r, processes=procs({"pid": 5400, "age_s": 10.0, "kind": "other", **row}, t=now))
+    assert "pid 5400" not in v.summary
+
+
+def test_the_skip_and_unknown_paths_carry_the_fix_and_their_evidence():
+    from sparktui.core.readings import Reading, Readings
+
+    rd = Readings()
+    rd.add(Reading("run", {"found": False, "why": "w" * 400}, source=""))
+    v = g14.judge(rd, Config())
+    assert v.fix == g14.FIX and v.evidence[0].source == "run" and v.evidence[0].value == "w" * 299 + "…"
+    assert v.summary == "no training run found: " + "w" * 299 + "…"
+    rd.add(Reading("run", {"found": False}, source=""))
+    assert g14.judge(rd, Config()).evidence[0].value == "none found"
+    rd.add(Reading("run", {"found": 1}, source=""))
+    odd = g14.judge(rd, Config())
+    assert odd.fix == g14.FIX and (odd.evidence[0].what, odd.evidence[0].source) == ("training run", "run")
+    rd.add(Reading("run", {"found": True, "log": {"kind": "fd", "path": "/x.log", "error": "denied"}}, source=""))
+    bad = g14.judge(rd, Config())
+    assert [(e.what, e.source, e.value) for e in bad.evidence] == [("run log", "/x.log", "unavailable: denied")]
+    assert bad.fix == g14.FIX
+
+
+def test_a_long_log_path_is_cut():
+    v = verdict(run(steady(T3, 100), log={"kind": "named", "path": "/" + "p" * 300}))
+    assert v.evidence[0].source == "/" + "p" * 198 + "…"
