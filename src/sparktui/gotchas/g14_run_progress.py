@@ -521,7 +521,7 @@ def stall_after(run: _Run, cfg: Config) -> tuple[float | None, str]:
     if cfg.run.stall_after_s is not None:
         return float(cfg.run.stall_after_s), "run.stall_after_s"
     if run.gap_s is None:
-        return None, "the run's pace is not known yet"
+        return None, ""  # no pace: only the setting can say
     pace = STALL_PACE_FACTOR * cfg.run.late_factor * run.gap_s
     if pace > STALL_FLOOR_S:
         return pace, f"{STALL_PACE_FACTOR:g} x {cfg.run.late_factor:g} x the median gap {_dur(run.gap_s)}"

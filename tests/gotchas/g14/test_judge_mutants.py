@@ -95,7 +95,7 @@ def test_at_most_eight_pids_are_listed_and_none_without_pids():
 
 def test_the_fix_names_the_runs_pids_else_finds_them():
     v = verdict(run(steady(T3, 100)))
-    assert "sudo py-spy dump --pid 4100\nsudo py-spy dump --pid 4101" in v.fix and "pgrep" not in v.fix
+    assert "pip install py-spy\nsudo py-spy dump --pid 4100\nsudo py-spy dump --pid 4101\n" in v.fix and "pgrep" not in v.fix
     bare = verdict(run(steady(T3, 100), pids=None))
     assert "pgrep -f" in bare.fix and bare.fix == g14.FIX
 
@@ -152,6 +152,7 @@ def test_a_non_finite_value_without_a_step():
     e = {"kind": "nonfinite", "t": None, "step": None, "field": "loss", "value": "nan"}
     v = verdict(run(steady(T3, 100), events=[e, {"kind": "error"}, "junk"]))
     assert v.summary == "loss was nan at an unknown step (at an unknown time)"
+    assert ev(v)["non-finite"] == "loss nan at step ?, at an unknown time"
 
 
 def test_finished_without_a_time():
@@ -505,3 +506,30 @@ def test_the_skip_and_unknown_paths_carry_the_fix_and_their_evidence():
 def test_a_long_log_path_is_cut():
     v = verdict(run(steady(T3, 100), log={"kind": "named", "path": "/" + "p" * 300}))
     assert v.evidence[0].source == "/" + "p" * 198 + "…"
+
+
+def test_ok_without_a_total_has_no_eta():
+    v = verdict(run(steady(T3, 100, total=None), read_at=T3 + 100))
+    assert v.summary == "progressing: step 100 at 1 s/step (median 1 s/step), last progress 0 s ago"
+
+
+def test_an_oom_kill_without_a_pid_as_a_cause():
+    r, now = slowed(50)
+    v = verdict(r, kernel_log=klog({"kind": "oom_kill", "t": now - 5}))
+    assert "while OOM kill of a process at 03:24 UTC" in v.summary
+
+
+def test_readings_failed_without_a_reason_and_telemetry_without_samples():
+    from sparktui.core.readings import Reading, Readings
+
+    r, now = slowed(50)
+    rd = Readings()
+    rd.add(Reading("run", r, source="run"))
+    for name in ("processes", "kernel_log"):
+        rd.add(Reading(name, None, source=name))
+    rd.add(Reading("telemetry", {"samples": []}, source="live"))
+    v = g14.judge(rd, Config())
+    assert ("(not seen: telemetry: no samples; memory: no figures in that stretch (meminfo: probe 'meminfo' was not run); "
+            "processes: not read; kernel log: not read)") in v.summary
+    rd.add(Reading("telemetry", None, source="live"))
+    assert "(not seen: telemetry: not read;" in g14.judge(rd, Config()).summary

@@ -227,7 +227,8 @@ def test_a_process_started_within_the_window(age, named):
 
 def test_a_long_process_name_is_cut():
     v = slow_with(processes=procs(proc(5120, 10.0, name="x" * 200), t=T3 + 1500))
-    assert "x" * (g14.NAME_CHARS - 1) + "…" in v.summary and "x" * g14.NAME_CHARS not in v.summary
+    assert g14.NAME_CHARS == 60
+    assert "x" * 59 + "… (pid 5120" in v.summary and "x" * 60 not in v.summary
 
 
 def test_a_process_seen_in_a_reviewed_recordings_history():
