@@ -533,3 +533,72 @@ def test_readings_failed_without_a_reason_and_telemetry_without_samples():
             "processes: not read; kernel log: not read)") in v.summary
     rd.add(Reading("telemetry", None, source="live"))
     assert "(not seen: telemetry: not read;" in g14.judge(rd, Config()).summary
+
+
+# --- second round: what the rerun left --------------------------------------------------------------
+
+def test_alive_not_a_bool_with_an_error_before_the_last_progress_is_not_death():
+    err = {"kind": "error", "t": T3 + 50, "step": 50, "error": "traceback", "text": "ValueError: x"}
+    v = verdict(run(steady(T3, 100), alive="yes", error=err))
+    assert v.status is Status.OK
+
+
+def test_gpus_by_their_index_not_their_place():
+    r, now = slowed(50)
+    smp = samples(T3, 1500)
+    for s in smp:
+        g = s["gpus"][0]
+        s["gpus"] = [dict(g, index=1, sm_mhz=1500 if s["t"] >= now - 300 else 2400), dict(g, index=0)]
+    assert "while GPU 1 SM clock under load 2400 → 1500 MHz (-38%)" in verdict(r, telemetry=tele(smp)).summary
+
+
+def test_a_run_pid_started_late_under_another_group_is_still_the_runs():
+    r, now = slowed(50)
+    v = verdict(r, processes=procs(proc(4101, 60.0, name="python3", kind="training", group=9999), t=now))
+    assert "pid 4101" not in v.summary
+
+
+def test_a_kernel_death_after_other_events_is_found():
+    v = verdict(run(steady(T3, 100), alive=False),
+                kernel_log=klog({"kind": "aer", "t": T3 + 10}, {"kind": "oom_kill", "pid": 1, "t": T3 + 20},
+                                {"kind": "oom_kill", "pid": 4100, "t": T3 + 200}))
+    assert v.status is Status.FAIL and "pid 4100" in v.summary
+
+
+def test_a_live_stall_takes_psi_and_says_its_causes_in_the_evidence():
+    p = steady(T3, 1000)
+    v = verdict(run(p, read_at=T3 + 1700), meminfo={"psi": {"some": {"avg10": 30.0}}})
+    assert "while memory pressure: PSI some avg10 30.0%" in v.summary
+    assert ev(v)["causes in the stall"].startswith("while memory pressure: PSI some avg10 30.0%")
+
+
+def test_at_its_total_without_an_end_there_is_no_eta():
+    v = verdict(run(steady(T3, 100, total=100), read_at=T3 + 100))
+    assert v.summary == "progressing: step 100/100 at 1 s/step (median 1 s/step), last progress 0 s ago"
+
+
+def test_the_unknown_summaries_word_for_word():
+    assert g14.judge(readings_of_run(None), Config()).summary == (
+        "cannot tell: the training run reading unavailable (run unavailable (test))")
+    assert verdict({"read_at": T3}).summary == "cannot tell: the training run: the run reading has no found field"
+    assert verdict(run([], lines_read=None)).summary.startswith("no progress line recognised yet (? lines read)")
+    v = verdict(run(steady(T3, 10), log=None, why=None))
+    assert v.summary.startswith("cannot tell: the run's log cannot be read (no log found); name it with")
+
+
+def readings_of_run(data):
+    from tests.conftest import readings_of
+
+    return readings_of(run=data)
+
+
+def test_lines_out_of_time_order_are_put_in_order():
+    p = [pt(T3, 0), pt(T3 + 20, 20), pt(T3 + 10, 10), pt(T3 + 30, 30)]
+    v = verdict(run(p, read_at=T3 + 30))
+    assert ev(v)["median gap between progress lines"] == "10 s; late after 10 x"
+
+
+def test_two_swap_figures_are_memory_looked_at():
+    r, now = slowed(50)
+    smp = samples(T3, 1500, mem=lambda t: {"SwapTotal": 16 * GIB, "SwapFree": 16 * GIB} if t in (now - 100, now - 50) else {})
+    assert "no cause seen in the telemetry or memory" in verdict(r, telemetry=tele(smp)).summary
