@@ -46,6 +46,7 @@ from tests.gotchas.g04 import test_rules as t4
 from tests.gotchas.g06 import test_rules as t6
 from tests.gotchas.g07 import test_rules as t7
 from tests.gotchas.g09 import test_judge as t9
+from tests.gotchas.g14 import test_judge as t14
 from tests.gotchas.g08 import test_judge as t8
 from tests.conftest import readings_of
 from tests.gotchas.g05.test_rules import GB10 as G5_GB10
@@ -217,6 +218,8 @@ CASES: dict[str, tuple[Callable[[], Verdict], tuple[str, ...]]] = {
         ("open",)),
     "G12 MTU 1500 on the cabled halves": (_g12_single_half_mtu_1500, ("mtu 9000",)),
     "G13 proprietary module on a GB10": (_g13_proprietary_on_gb10, ("580-open",)),
+    "G14 a live run stalled": (lambda: t14.verdict(t14.run(t14.steady(t14.T3, 1000), read_at=t14.T3 + 1700)),
+                               ("sudo py-spy dump --pid 4100", "sudo py-spy dump --pid 4101")),
 }
 
 
