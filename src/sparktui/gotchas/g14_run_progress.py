@@ -617,8 +617,16 @@ class _Ctx:
 
 
 def _at_step(run: _Run) -> str:
+    """"step N/M" of the last progress line, or "an unknown step" (a line without a step number)."""
     last = run.last
-    return _step_text(last.step, last.total) if last else "no progress line"
+    if last is None or last.step is None:
+        return "an unknown step"
+    return f"step {_step_text(last.step, last.total)}"
+
+
+def _paren(t: float | None) -> str:
+    """" (03:12 UTC)" when the time is known, else nothing: a saved log's lines carry none."""
+    return f" ({_clock(t)})" if t is not None and utc_text(t) is not None else ""
 
 
 def _error_kind(ev: Mapping[str, Any]) -> str:
@@ -655,7 +663,7 @@ def rule_died_with_error(c: _Ctx) -> Finding | None:
         c.add("error line", _inert(err.get("text"), ERROR_TEXT_CHARS))
     where = f"at step {_step_text(step, total)}" if step is not None else "before any progress line"
     gone = "its processes are gone" if run.alive is False else "the log ends with it"
-    return Finding(Status.FAIL, f"died {where} ({_clock(at)}): {_error_kind(err)} ({gone}; the line is in the evidence)")
+    return Finding(Status.FAIL, f"died {where}{_paren(at)}: {_error_kind(err)} ({gone}; the line is in the evidence)")
 
 
 def rule_killed_by_kernel(c: _Ctx) -> Finding | None:
@@ -679,7 +687,7 @@ def rule_killed_by_kernel(c: _Ctx) -> Finding | None:
     words = _kernel_words(e)
     c.add("kernel log", f"{words} at {_clock(t)}" + (f" (and {len(hits) - 1} more naming the run)" if len(hits) > 1 else ""))
     verb = "died" if run.alive is not True else "hit"
-    return Finding(Status.FAIL, f"{verb} at step {_at_step(run)}: the kernel log shows {words} at {_clock(t)}, "
+    return Finding(Status.FAIL, f"{verb} at {_at_step(run)}: the kernel log shows {words} at {_clock(t)}, "
                                 f"one of the run's processes (G11)")
 
 
@@ -688,7 +696,7 @@ def rule_finished(c: _Ctx) -> Finding | None:
     if not isinstance(fin, Mapping):
         return None
     c.add("finished", f"at {_clock(_num(fin.get('t')))}")
-    return Finding(Status.OK, f"finished at step {_at_step(c.run)} ({_clock(_num(fin.get('t')))})")
+    return Finding(Status.OK, f"finished at {_at_step(c.run)}{_paren(_num(fin.get('t')))}")
 
 
 def rule_nonfinite(c: _Ctx) -> Finding | None:
@@ -703,7 +711,7 @@ def rule_nonfinite(c: _Ctx) -> Finding | None:
     more = f" ({len(bad) - 1} more non-finite values after it)" if len(bad) > 1 else ""
     c.add("non-finite", f"{name} {value} at step {step if step is not None else '?'}, {_clock(_num(e.get('t')))}{more}")
     where = f"at step {step}" if step is not None else "at an unknown step"
-    return Finding(Status.FAIL, f"{name} was {value} {where} ({_clock(_num(e.get('t')))}){more}")
+    return Finding(Status.FAIL, f"{name} was {value} {where}{_paren(_num(e.get('t')))}{more}")
 
 
 def rule_stall(c: _Ctx) -> Finding | None:
@@ -720,7 +728,7 @@ def rule_stall(c: _Ctx) -> Finding | None:
     c.add("stall after", f"{limit:g} s ({why})")
     c.add("causes in the stall", causes.text())
     if going:
-        text = f"no progress for {_dur(t1 - t0)} (since {_clock(t0)}) at step {_at_step(run)}, the processes alive"
+        text = f"no progress for {_dur(t1 - t0)} (since {_clock(t0)}) at {_at_step(run)}, the processes alive"
     else:
         text = f"stalled {_dur(t1 - t0)} from {_clock(t0)} to {_clock(t1)}"
     return Finding(Status.FAIL, f"{text}{_sep(causes)}{causes.text()}")
@@ -759,7 +767,7 @@ def rule_late(c: _Ctx) -> Finding | None:
     limit, _ = stall_after(run, cfg)
     alive = "" if run.alive is True else "; whether the run still lives is not known"
     stall = f" (a stall from {_dur(limit)})" if limit is not None and run.alive is True else ""
-    return Finding(Status.WARN, (f"late: no progress for {_dur(age)} (since {_clock(run.last_t)}) at step {_at_step(run)}, "
+    return Finding(Status.WARN, (f"late: no progress for {_dur(age)} (since {_clock(run.last_t)}) at {_at_step(run)}, "
                                  f"over {cfg.run.late_factor:g} x the median gap of {_dur(run.gap_s)}{stall}{alive}"))
 
 
@@ -767,7 +775,7 @@ def rule_stopped(c: _Ctx) -> Finding | None:
     run = c.run
     if run.alive is not False or not run.points:
         return None
-    return Finding(Status.WARN, (f"the log stops at step {_at_step(run)} ({_clock(run.last_t)}) with no error and no "
+    return Finding(Status.WARN, (f"the log stops at {_at_step(run)}{_paren(run.last_t)} with no error and no "
                                  f"end: the run's processes are gone"))
 
 
@@ -776,12 +784,12 @@ def rule_progress(c: _Ctx) -> Finding | None:
     if not run.points:
         return None
     if run.alive is None and run.age is None:
-        return Finding(Status.UNKNOWN, (f"the log reaches step {_at_step(run)} with no end and no error; when that was, "
+        return Finding(Status.UNKNOWN, (f"the log reaches {_at_step(run)} with no end and no error; when that was, "
                                         f"and whether the run still lives, is not known"))
     if run.median_s is None or run.gap_s is None:
-        return Finding(Status.UNKNOWN, f"at step {_at_step(run)}: the run's pace is not known yet (one progress line, no printed rate)")
+        return Finding(Status.UNKNOWN, f"at {_at_step(run)}: the run's pace is not known yet (one progress line, no printed rate)")
     if run.age is None:
-        return Finding(Status.UNKNOWN, f"at step {_at_step(run)}: when its last progress was is not known (no time on the lines)")
+        return Finding(Status.UNKNOWN, f"at {_at_step(run)}: when its last progress was is not known (no time on the lines)")
     recent = _slow_at(run, cfg, [run.now]) if run.now is not None else None
     pace_s = recent.recent_s if recent is not None else run.median_s
     eta = ""
@@ -790,7 +798,7 @@ def rule_progress(c: _Ctx) -> Finding | None:
             and run.now is not None:
         left = (last.total - last.step) * pace_s
         eta = f"; ETA {_dur(left)} ({_clock(run.now + left)})"
-    return Finding(Status.OK, (f"progressing: step {_at_step(run)} at {_pace(pace_s)} (median {_pace(run.median_s)}), "
+    return Finding(Status.OK, (f"progressing: {_at_step(run)} at {_pace(pace_s)} (median {_pace(run.median_s)}), "
                                f"last progress {_dur(run.age)} ago{eta}"))
 
 

@@ -151,13 +151,13 @@ def test_non_finite_fields_and_values(field, value, words):
 def test_a_non_finite_value_without_a_step():
     e = {"kind": "nonfinite", "t": None, "step": None, "field": "loss", "value": "nan"}
     v = verdict(run(steady(T3, 100), events=[e, {"kind": "error"}, "junk"]))
-    assert v.summary == "loss was nan at an unknown step (at an unknown time)"
+    assert v.summary == "loss was nan at an unknown step"
     assert ev(v)["non-finite"] == "loss nan at step ?, at an unknown time"
 
 
 def test_finished_without_a_time():
     v = verdict(run(steady(T3, 100), finished={"kind": "finished", "t": None}))
-    assert v.summary == "finished at step 100/100000 (at an unknown time)" and ev(v)["finished"] == "at at an unknown time"
+    assert v.summary == "finished at step 100/100000" and ev(v)["finished"] == "at at an unknown time"
 
 
 @pytest.mark.parametrize("kind,words", [("nccl_error", "NCCL error"), ("segfault", "a segmentation fault"), ("killed", "killed"),
@@ -602,3 +602,11 @@ def test_two_swap_figures_are_memory_looked_at():
     r, now = slowed(50)
     smp = samples(T3, 1500, mem=lambda t: {"SwapTotal": 16 * GIB, "SwapFree": 16 * GIB} if t in (now - 100, now - 50) else {})
     assert "no cause seen in the telemetry or memory" in verdict(r, telemetry=tele(smp)).summary
+
+
+def test_lines_without_step_numbers_say_an_unknown_step():
+    p = [pt(None, None, None, loss=1.0) for _ in range(4)]
+    fin = {"kind": "finished", "t": None}
+    assert verdict(run(p, alive=False, finished=fin)).summary == "finished at an unknown step"
+    v = verdict(run(p, alive=False, last_line_t=None))
+    assert v.summary == "the log stops at an unknown step with no error and no end: the run's processes are gone"
