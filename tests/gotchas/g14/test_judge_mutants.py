@@ -95,7 +95,8 @@ def test_at_most_eight_pids_are_listed_and_none_without_pids():
 
 def test_the_fix_names_the_runs_pids_else_finds_them():
     v = verdict(run(steady(T3, 100)))
-    assert "pip install py-spy\nsudo py-spy dump --pid 4100\nsudo py-spy dump --pid 4101\n" in v.fix and "pgrep" not in v.fix
+    assert ("```bash\n# the run's processes, as sparktui saw them\npip install py-spy\nsudo py-spy dump --pid 4100\n"
+            "sudo py-spy dump --pid 4101\n```\n") in v.fix and "pgrep" not in v.fix
     bare = verdict(run(steady(T3, 100), pids=None))
     assert "pgrep -f" in bare.fix and bare.fix == g14.FIX
 
