@@ -35,6 +35,7 @@ ID = "G14"
 # The stall threshold by default: the run's own pace, never under ten minutes (a checkpoint save or an
 # evaluation pass of a few minutes is not a stall).
 STALL_FLOOR_S = 600.0
+LATE_FLOOR_S = 60.0  # a pause under a minute is never late: a checkpoint save, an eval, the log's own buffering
 STALL_PACE_FACTOR = 3.0  # default stall: this many times late_factor times the median gap between progress lines
 SLOW_MIN_POINTS = 3  # progress points inside the slow window before its rate is judged
 SLOW_BASELINE_WINDOWS = 2.0  # progress before the window must span this many windows: the run's median
@@ -761,7 +762,7 @@ def rule_late(c: _Ctx) -> Finding | None:
     age = run.age
     if age is None or run.gap_s is None or run.alive is False:
         return None
-    late = cfg.run.late_factor * run.gap_s
+    late = max(cfg.run.late_factor * run.gap_s, LATE_FLOOR_S)
     if age <= late:
         return None
     limit, _ = stall_after(run, cfg)
@@ -911,7 +912,7 @@ GOTCHA = Gotcha(
            "naming one of its pids, on a nan/inf loss or grad norm, and on a stall: no progress for "
            "`run.stall_after_s` while the processes live (default: 3 x `run.late_factor` x the median gap between "
            "progress lines, at least 10 min). Warns on a slowdown (the rate over the last `run.slow_window_s` under "
-           "`run.slow_ratio` of the run's median), late progress (over `run.late_factor` median gaps), and a log "
+           "`run.slow_ratio` of the run's median), late progress (over `run.late_factor` median gaps, and over a minute), and a log "
            "that stops with no error and no end. A slowdown or stall names what the machine showed in the same "
            "minutes: clock-event counters or reasons, an SM clock drop, memory pressure (PSI, swap growing, "
            "MemAvailable under `memory.available_floor_gib`), a process that started, kernel log events; a source "

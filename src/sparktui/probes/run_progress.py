@@ -50,6 +50,8 @@ from typing import Any, Iterator
 MAX_PARSE = 4096  # a line (each "\r" segment of it) is cut here before any pattern runs
 MAX_TEXT = 300  # characters of a line kept in an event
 MAX_SEGMENTS = 64  # "\r" segments of one line parsed whole (the last ones); earlier ones are only searched
+EARLY_WORDS = ("nan", "NaN", "NAN", "inf", "Inf", "Error", "error", "Traceback", "out of memory", "NCCL",
+               "Segmentation")  # what a segment not parsed whole is still searched for (an error, a nan)
 MAX_EARLY_HITS = 16  # earlier segments searched for errors / non-finite values, per line
 MAX_TRACEBACKS = 64  # rank prefixes whose open traceback is remembered
 TB_GAP_LINES = 100  # lines of other output after a traceback's body before its last line is no longer awaited
@@ -324,6 +326,16 @@ class ProgressParser:
         early: list[str] = []
         if end > 0:
             early = self._early(line, end)
+        # One line gives one point, its last update's: that update is parsed whole (with the bar before
+        # it when it is a Trainer dict, whose rate is the bar's); the updates before it cost a keyword
+        # scan, not a parse (a burst of a hundred tqdm updates is one parse, not a hundred). When the
+        # last update is no point (other text glued after the bar), every update is parsed whole.
+        k = max(0, len(tail) - (2 if "{" in tail[-1] else 1)) if tail else 0
+        if k:
+            hits = [seg for seg in tail[:k] if any(w in seg for w in EARLY_WORDS)][-MAX_EARLY_HITS:]
+            out = self._segments(tail[k:], early + hits, t)
+            if any(ev.get("kind") == "progress" for ev in out):
+                return out
         return self._segments(tail, early, t)
 
     @staticmethod
@@ -331,7 +343,7 @@ class ProgressParser:
         """Segments before ``end`` that hold an error or non-finite word, at most MAX_EARLY_HITS."""
         found: list[str] = []
         seen: set[int] = set()
-        for word in ("nan", "NaN", "inf", "Error", "error", "Traceback", "out of memory", "NCCL", "Segmentation"):
+        for word in EARLY_WORDS:
             pos = line.find(word, 0, end)
             while pos >= 0 and len(found) < MAX_EARLY_HITS:
                 start = line.rfind("\r", 0, pos) + 1

@@ -77,9 +77,18 @@ def test_late_after_late_factor_median_gaps(age, status):
     assert v.status is status, v.summary
 
 
-@pytest.mark.parametrize("age,status", [(50.0, Status.OK), (51.0, Status.WARN)])
+@pytest.mark.parametrize("age,status", [(75.0, Status.OK), (76.0, Status.WARN)])
 def test_late_factor_from_the_config(age, status):
-    v = verdict(run(steady(T3, 1000), read_at=T3 + 1000 + age), cfg(late_factor=5.0))
+    v = verdict(run(steady(T3, 1000), read_at=T3 + 1000 + age), cfg(late_factor=7.5))
+    assert v.status is status, v.summary
+
+
+@pytest.mark.parametrize("age,status", [(60.0, Status.OK), (61.0, Status.WARN)])
+def test_late_never_before_a_minute(age, status):
+    """A line every 2 s: 10 x 2 s = 20 s would call a checkpoint save late; the floor is a minute."""
+    assert g14.LATE_FLOOR_S == 60.0
+    p = [pt(T3 + 2 * i, i) for i in range(200)]
+    v = verdict(run(p, read_at=T3 + 398 + age))
     assert v.status is status, v.summary
 
 
