@@ -52,6 +52,7 @@ MAX_TEXT = 300  # characters of a line kept in an event
 MAX_SEGMENTS = 64  # "\r" segments of one line parsed whole (the last ones); earlier ones are only searched
 EARLY_WORDS = ("nan", "NaN", "NAN", "inf", "Inf", "Error", "error", "Traceback", "out of memory", "NCCL",
                "Segmentation")  # what a segment not parsed whole is still searched for (an error, a nan)
+_EARLY_RE = re.compile("|".join(re.escape(w) for w in EARLY_WORDS))
 MAX_EARLY_HITS = 16  # earlier segments searched for errors / non-finite values, per line
 MAX_TRACEBACKS = 64  # rank prefixes whose open traceback is remembered
 TB_GAP_LINES = 100  # lines of other output after a traceback's body before its last line is no longer awaited
@@ -88,6 +89,8 @@ _RICH_RATE = re.compile(r"\s{1,8}(" + _NUM + r")\s?(it/s|s/it)")
 _TQDM_NOBAR = re.compile(r"(?<![\w.])\d{1,3}% {1,4}([\d.]{1,16}[kMGT]?)/([\d.]{1,16}[kMGT]?) {0,4}\[([^\]\[]{0,400})\]")
 _TQDM_NOTOTAL = re.compile(r"(?<![\w.])(\d{1,15})([a-zA-Z]{0,12}) \[(\d{1,4}(?::\d{2}){1,2}),\s{0,4}([^\]]{0,400})\]")
 _ELAPSED = re.compile(r"\s{0,4}(?:(\d{1,4})d,\s?)?(?:(\d{1,4}):)?(\d{1,2}):(\d{2})(?=\s{0,4}(?:<|,|$))")
+# tqdm's usual bracket, read in one match: "MM:SS<left," then a plain rate in it/s or s/it, then "," or the end
+_TQDM_BRACKET = re.compile(r"(\d{1,2}):(\d{2})<[^,]{0,400},\s{0,4}(\d{1,20}(?:\.\d{1,20})?)([kMG]?)(it/s|s/it)\s{0,4}(,|\Z)")
 _TQDM_RATE = re.compile(r"\s{0,4}(" + _NUM + r"|\?)\s{0,2}([kMG]?)([A-Za-z]{1,12}/s|s/[A-Za-z]{1,12})\s{0,4}$")
 _POSTFIX = re.compile(r"\s{0,4}([\w/.-]{1,60})\s{0,2}=\s{0,2}([^,]{0,80})$")
 _KERAS = re.compile(r"\s{0,16}(\d{1,12})/(\d{1,12}|Unknown)\s{1,8}(?:\[[=>.]{0,200}\]|[\u2501\u2578\u257a\u2500 ]{1,200}|-)")
@@ -155,6 +158,21 @@ _FINISHED_TEXT = ("Training completed", "training completed", "TRAINING COMPLETE
 _NOT_TRAINING = ("map", "load", "download", "generat", "tokeniz", "filter", "eval", "valid", "predict", "test",
                  "fetch", "process", "shard", "extract", "resolv", "convert", "sav", "upload", "compil", "sanity",
                  "inference", "sampling", "encod", "cach", "prepar", "pack", "group", "writ", "read")
+# The words without which _error (outside a traceback or a C++ report), _standalone_error, _finish and the
+# run-total check find nothing (one of each alternative: "CANCELLED" for "slurmstepd ... CANCELLED"), and
+# the part of each searched for: one search of a segment spares a progress line those checks. A part starts
+# with a character progress lines seldom hold (the search tries each part only where its first one is).
+_NOTABLE_WORDS = ("terminate called after throwing", "Traceback (most recent call last)", "out of memory",
+                  "OUT_OF_MEMORY", "NCCL", "ncc", "exitcode", "received by PID", "ChildFailedError",
+                  "Segmentation fault", "SIGSEGV", "Killed", "Aborted (core dumped)", "Bus error (core dumped)",
+                  "CANCELLED", "eceived SIGTERM", "Trainer.fit` stopped", "train_runtime",
+                  "Total optimization steps", "total steps", "ax steps", "aximum steps") + _FINISHED_TEXT
+_NOTABLE_PARTS = ("fter throwing", "Traceback", "f memory", "OUT_OF_MEMORY", "NCCL", "ncc", "xitcode", "PID",
+                  "ChildFailedError", "Segmentation", "SIGSEGV", "Killed", "Aborted (", "Bus error (", "CANCELLED",
+                  "SIGTERM", "Trainer.fit`", "_runtime", "Total optimization", "l steps", "x steps", "ximum steps",
+                  "Training ", "completed", "TRAINING", "done]", "*****", "finished", "Finished", "verage iteration")
+_NOTABLE = re.compile("|".join(re.escape(w) for w in _NOTABLE_PARTS))
+_NOT_TRAINING_RE = re.compile("|".join(_NOT_TRAINING))
 _STEP_UNITS = {"it/s": "it/s", "step/s": "it/s", "steps/s": "it/s", "batch/s": "it/s", "batches/s": "it/s", "ba/s": "it/s",
                "s/it": "s/it", "s/step": "s/it", "s/batch": "s/it", "s/ba": "s/it"}
 _OTHER_UNITS = {"samples/s": "samples/s", "samples/sec": "samples/s", "tokens/s": "tokens/s", "tokens/sec": "tokens/s",
@@ -162,10 +180,20 @@ _OTHER_UNITS = {"samples/s": "samples/s", "samples/sec": "samples/s", "tokens/s"
 _SCALE = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
 
 
-def _last(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
-    """The last match of ``pattern`` in ``text`` (a bounded segment)."""
-    found = deque(pattern.finditer(text), maxlen=1)
-    return found[0] if found else None
+_CHECKED = ("loss", "grad_norm", "rate", "step_s", "elapsed_s", "epoch")  # a point's numbers: finite or None
+
+
+def _last(pattern: re.Pattern[str], text: str, lead: str) -> re.Match[str] | None:
+    """The last match of ``pattern`` in ``text`` (a bounded segment), as ``finditer`` would give it:
+    ``pattern`` matches no empty string and every match holds ``lead``, so where no ``lead`` follows
+    a match there is no further one to look for."""
+    m = pattern.search(text)
+    while m is not None and text.find(lead, m.end()) >= 0:
+        nxt = pattern.search(text, m.end())
+        if nxt is None:
+            break
+        m = nxt
+    return m
 
 
 def _float(s: str | None) -> float | None:
@@ -199,11 +227,46 @@ def _nonfinite_word(v: float | None) -> str | None:
 
 def _scaled(num: str, prefix: str) -> int | None:
     """tqdm's unit_scale counts ("1.2k") as an int."""
+    if not prefix and len(num) <= 15 and num.isdecimal():  # a plain count, below 2**53: exact as an int
+        return int(num)
     v = _float(num[:-1] if num[-1:] in _SCALE else num)
     if v is None:
         return None
     v *= _SCALE.get(num[-1:] if num[-1:] in _SCALE else prefix, 1.0)
     return int(v) if math.isfinite(v) and 0 <= v <= 2**53 else None
+
+
+def _desc_epoch(desc: str) -> tuple[bool, float | None, int | None]:
+    """(Lightning's bar, epoch, of how many) from a bar's description: Lightning names its bar
+    ``Epoch 3``; a script's own bar ``Epoch 1/10`` (or ``[Epoch 2/5] train``) names the epochs."""
+    if "poch" not in desc:
+        return False, None, None
+    em = _EPOCH.search(desc)
+    if em is None:
+        return False, None, None
+    lightning = em.start() == 0 and em.group(2) is None and not desc[em.end():].strip(" :")
+    return lightning, _float(em.group(1)), _int(em.group(2))
+
+
+DescInfo = tuple[bool, float | None, int | None, bool]
+_DESC_CACHE: dict[str, DescInfo] = {}  # a bar's description -> _desc_info's answer (a run prints few)
+DESC_CACHE_MAX = 256  # descriptions remembered (each at most DESC_CACHE_LEN characters)
+DESC_CACHE_LEN = 200
+
+
+def _desc_info(desc: str) -> DescInfo:
+    """(Lightning's bar, epoch, of how many, another loop's bar) of a bar's description; another
+    loop's (data loading, evaluation, saving ...: ``_NOT_TRAINING``) unless it names an epoch.
+    Remembered: a bar prints the same description at every update."""
+    info = _DESC_CACHE.get(desc)
+    if info is None:
+        lightning, epoch, epochs = _desc_epoch(desc)
+        info = (lightning, epoch, epochs, epoch is None and _NOT_TRAINING_RE.search(desc.lower()) is not None)
+        if len(desc) <= DESC_CACHE_LEN:
+            if len(_DESC_CACHE) >= DESC_CACHE_MAX:
+                _DESC_CACHE.clear()
+            _DESC_CACHE[desc] = info
+    return info
 
 
 def _line_time(text: str) -> float | None:
@@ -312,6 +375,31 @@ class ProgressParser:
         # tqdm: many updates on one line. The last MAX_SEGMENTS non-empty segments (of at most
         # 4 x MAX_SEGMENTS looked at) are parsed whole; the earlier ones are only searched for what
         # must not be missed (an error, a nan).
+        early: list[str] = []
+        if len(line) <= MAX_PARSE and line.count("\r") < MAX_SEGMENTS:  # all of it parsed whole, none cut
+            tail = [seg for seg in line.split("\r") if seg.strip()]
+        else:
+            tail, end = self._tail(line)
+            if end > 0:
+                early = self._early(line, end)
+        # One line gives one point, its last update's: that update is parsed whole (with the bar before
+        # it when it is a Trainer dict, whose rate is the bar's); the updates before it cost a keyword
+        # scan, not a parse (a burst of a hundred tqdm updates is one parse, not a hundred). When the
+        # last update is no point (other text glued after the bar), every update is parsed whole.
+        k = max(0, len(tail) - (2 if "{" in tail[-1] else 1)) if tail else 0
+        if k:
+            hits = []
+            if _EARLY_RE.search("\r".join(tail[:k])) is not None:  # one search, not one per update
+                hits = [seg for seg in tail[:k] if _EARLY_RE.search(seg) is not None][-MAX_EARLY_HITS:]
+            out = self._segments(tail[k:], early + hits, t)
+            if any(ev.get("kind") == "progress" for ev in out):
+                return out
+        return self._segments(tail, early, t)
+
+    @staticmethod
+    def _tail(line: str) -> tuple[list[str], int]:
+        """The last MAX_SEGMENTS non-empty segments (of at most 4 x MAX_SEGMENTS looked at), each cut
+        to MAX_PARSE + 1, and where the segments before them end."""
         tail: list[str] = []
         end = len(line)
         looked = 0
@@ -323,20 +411,7 @@ class ProgressParser:
                 tail.append(seg)
             end = start if start >= 0 else 0
         tail.reverse()
-        early: list[str] = []
-        if end > 0:
-            early = self._early(line, end)
-        # One line gives one point, its last update's: that update is parsed whole (with the bar before
-        # it when it is a Trainer dict, whose rate is the bar's); the updates before it cost a keyword
-        # scan, not a parse (a burst of a hundred tqdm updates is one parse, not a hundred). When the
-        # last update is no point (other text glued after the bar), every update is parsed whole.
-        k = max(0, len(tail) - (2 if "{" in tail[-1] else 1)) if tail else 0
-        if k:
-            hits = [seg for seg in tail[:k] if any(w in seg for w in EARLY_WORDS)][-MAX_EARLY_HITS:]
-            out = self._segments(tail[k:], early + hits, t)
-            if any(ev.get("kind") == "progress" for ev in out):
-                return out
-        return self._segments(tail, early, t)
+        return tail, end
 
     @staticmethod
     def _early(line: str, end: int) -> list[str]:
@@ -399,16 +474,10 @@ class ProgressParser:
         if not stripped:
             return []
         self._in_tb_body = False
-        out = self._error(text, stripped, prefix, t)
-        if out:
-            self._error_after_point = True
-        fin = self._finish(text, t)
-        if fin is not None:
-            out.append(fin)
-        if "Total optimization steps" in text or "total steps" in text or "ax steps" in text or "aximum steps" in text:
-            m = _RUN_TOTAL.search(text)
-            if m is not None:
-                self.run_total = _int((m.group(1) or m.group(2) or m.group(3) or "").replace(",", ""))
+        if self._cpp is None and prefix not in self._tb and _NOTABLE.search(text) is None:
+            out: list[Event] = []  # no word any error, end or run total needs (most progress lines)
+        else:
+            out = self._notable(text, stripped, prefix, t)
         p = None
         if progress:
             p = self._progress(text, stripped, t)
@@ -430,6 +499,20 @@ class ProgressParser:
                     p["_nf_loss"], p["loss"] = ev["value"], None
                 else:
                     out.append(ev)
+        return out
+
+    def _notable(self, text: str, stripped: str, prefix: str, t: float | None) -> list[Event]:
+        """An error, the end, the run's total steps in one segment."""
+        out = self._error(text, stripped, prefix, t)
+        if out:
+            self._error_after_point = True
+        fin = self._finish(text, t)
+        if fin is not None:
+            out.append(fin)
+        if "Total optimization steps" in text or "total steps" in text or "ax steps" in text or "aximum steps" in text:
+            m = _RUN_TOTAL.search(text)
+            if m is not None:
+                self.run_total = _int((m.group(1) or m.group(2) or m.group(3) or "").replace(",", ""))
         return out
 
     def _take(self, point: Event) -> None:
@@ -598,16 +681,39 @@ class ProgressParser:
         point: Event = {"kind": "progress", "t": t, "step": None, "total": None, "epoch": None, "rate": None,
                         "rate_unit": None, "step_s": None, "elapsed_s": None, "loss": None, "grad_norm": None}
         point.update(p)
-        for key in ("loss", "grad_norm", "rate", "step_s", "elapsed_s", "epoch"):
-            v = point.get(key)
-            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)):
+        for key in _CHECKED:
+            v = point[key]
+            if v is None or (v.__class__ is float and v - v == 0.0):  # None or a finite float: kept as is
+                continue
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
                 point[key] = None
         point["_text"] = stripped[:MAX_TEXT]
         return point
 
     def _match(self, text: str, stripped: str, dry: bool) -> Event | None:
+        """The progress a segment shows, by format family, in order: bars and dicts, Keras, prints."""
         first = stripped[:1]
-        # Hugging Face dict lines (also after a logger's prefix)
+        p = self._match_bars(text, dry)
+        if p is not None:
+            return p
+        if "/" in text:
+            if first.isdigit() or first == "":
+                p = self._keras(text, dry)
+                if p is not None:
+                    return p
+            if "] - " in text and "/" in text:
+                p = self._keras_glued(text)
+                if p is not None:
+                    return p
+            if "Epoch " in text and first == "E":
+                m = _KERAS_EPOCH.match(text)
+                if m is not None and not dry:
+                    self.epoch, self.epochs = float(m.group(1)), _int(m.group(2))
+                    return None
+        return self._match_prints(text, first)
+
+    def _match_bars(self, text: str, dry: bool) -> Event | None:
+        """Hugging Face dict lines (also after a logger's prefix), Rich's and tqdm's bars."""
         if "{" in text and ("loss" in text or "train_runtime" in text):
             brace = text.find("{'")
             if brace < 0:
@@ -625,23 +731,12 @@ class ProgressParser:
             if p is not None:
                 return p
         if "it [" in text or "s/it" in text or "it/s" in text:
-            p = self._tqdm_nototal(text, dry)
-            if p is not None:
-                return p
-        if "/" in text:
-            if first.isdigit() or first == "":
-                p = self._keras(text, dry)
-                if p is not None:
-                    return p
-            if "] - " in text and "/" in text:
-                p = self._keras_glued(text)
-                if p is not None:
-                    return p
-            if "Epoch " in text and first == "E":
-                m = _KERAS_EPOCH.match(text)
-                if m is not None and not dry:
-                    self.epoch, self.epochs = float(m.group(1)), _int(m.group(2))
-                    return None
+            return self._tqdm_nototal(text, dry)
+        return None
+
+    def _match_prints(self, text: str, first: str) -> Event | None:
+        """The training loops' own prints: Megatron/NeMo, nanoGPT, llm.c, llama2.c, DeepSpeed, MMEngine,
+        torchtitan, ESPnet, then plain ``step ... loss ...`` prints."""
         if "iteration" in text and "|" in text:
             p = self._megatron(text)
             if p is not None:
@@ -726,9 +821,14 @@ class ProgressParser:
 
     def _hf(self, text: str, brace: int) -> Event | None:
         kv: dict[str, float | None] = {}
-        for m in _HF_KV.finditer(text, brace):
-            kv.setdefault(m.group(1), _float(m.group(2)))
-        loss_key = next((k for k in ("loss", "train_loss", "train/loss") if k in kv), None)
+        for key, num in _HF_KV.findall(text, brace):
+            if key not in kv:  # the first of a key counts
+                try:
+                    kv[key] = float(num)  # what _HF_KV takes is a number float() reads (or nan/inf)
+                except (ValueError, OverflowError):  # pragma: no cover - defensive
+                    kv[key] = None
+        loss_key = "loss" if "loss" in kv else ("train_loss" if "train_loss" in kv else (
+            "train/loss" if "train/loss" in kv else None))
         if loss_key is None:
             return None
         p: Event = {"format": "hf", "epoch": _finite(kv.get("epoch"))}
@@ -746,7 +846,7 @@ class ProgressParser:
         """The last tqdm bar of a segment: ``desc: NN%|bar| n/total [elapsed<left, rate, k=v]``, also
         with its head overwritten by other output (bars glued on one line) or with no bar drawn
         (``steps:   0% 0/2300 [00:01<?, ?it/s]``, a notebook's)."""
-        m = _last(_TQDM_RBAR, text) if "|" in text else None
+        m = _last(_TQDM_RBAR, text, "|") if "|" in text else None
         desc = ""
         if m is not None:
             pos = text.rfind("%|", 0, m.start())
@@ -758,7 +858,7 @@ class ProgressParser:
                 desc = desc[desc.rfind("]") + 1:]  # after an earlier bar glued before it
             # else: the head was overwritten; the description is unknown
         elif "% " in text:
-            m = _last(_TQDM_NOBAR, text)
+            m = _last(_TQDM_NOBAR, text, "%")
             if m is None:
                 return None
             desc = text[:m.start()]
@@ -774,9 +874,8 @@ class ProgressParser:
             return None  # a download
         if unit is None and elapsed is None:
             return None  # "| 3/4 [x]": no tqdm bracket
-        low = desc.lower()
-        lightning, epoch, epochs = self._desc_epoch(desc)
-        if any(w in low for w in _NOT_TRAINING) and epoch is None:
+        lightning, epoch, epochs, other = _desc_info(desc)
+        if other:
             return None
         if not dry and not self._main_bar(desc, step, total):
             return None
@@ -785,7 +884,9 @@ class ProgressParser:
         self._rate(p, unit, rate)
         self._postfix(p, post, desc)
         if p.get("loss") is None and not p.get("_nf_loss") and m.start() > 0 and "oss" in text:
-            self._fields(text[:m.start()], p)  # a loss in the description, or in an outer bar glued before
+            head = text[:m.start()]
+            if "oss" in head or "norm" in head:  # else _fields finds nothing there
+                self._fields(head, p)  # a loss in the description, or in an outer bar glued before
         return p
 
     def _rich(self, text: str) -> Event | None:
@@ -808,18 +909,6 @@ class ProgressParser:
         self._fields(rest, p)
         return p
 
-    @staticmethod
-    def _desc_epoch(desc: str) -> tuple[bool, float | None, int | None]:
-        """(Lightning's bar, epoch, of how many) from a bar's description: Lightning names its bar
-        ``Epoch 3``; a script's own bar ``Epoch 1/10`` (or ``[Epoch 2/5] train``) names the epochs."""
-        if "poch" not in desc:
-            return False, None, None
-        em = _EPOCH.search(desc)
-        if em is None:
-            return False, None, None
-        lightning = em.start() == 0 and em.group(2) is None and not desc[em.end():].strip(" :")
-        return lightning, _float(em.group(1)), _int(em.group(2))
-
     def _main_bar(self, desc: str, step: int, total: int) -> bool:
         """False for a shorter bar opened inside the training bar (the Trainer's evaluation, same
         description): the run's progress stays on the bar that has not reached its total."""
@@ -833,13 +922,12 @@ class ProgressParser:
         return False
 
     def _tqdm_nototal(self, text: str, dry: bool) -> Event | None:
-        m = _last(_TQDM_NOTOTAL, text)
+        m = _last(_TQDM_NOTOTAL, text, " [")
         if m is None:
             return None
         desc = text[:m.start()].strip().rstrip(":").strip().rstrip(":").strip()
-        low = desc.lower()
-        lightning, epoch, epochs = self._desc_epoch(desc)
-        if any(w in low for w in _NOT_TRAINING) and epoch is None:
+        lightning, epoch, epochs, other = _desc_info(desc)
+        if other:
             return None
         step = _int(m.group(1))
         unit, rate, _elapsed, post = self._bracket(m.group(3) + ", " + m.group(4))
@@ -856,6 +944,11 @@ class ProgressParser:
     @staticmethod
     def _bracket(inside: str) -> tuple[str | None, float | None, float | None, list[str]]:
         """(rate unit, rate, elapsed seconds, postfix items) of tqdm's ``[elapsed<left, rate, k=v, ...]``."""
+        fm = _TQDM_BRACKET.match(inside)
+        if fm is not None:  # the usual "MM:SS<left, 11.99it/s, ...": what the general reading below gives
+            mm, ss, num, prefix, unit, comma = fm.groups()
+            return (unit, float(num) * _SCALE[prefix], float(int(mm) * 60 + int(ss)),
+                    inside[fm.end():].split(",", 38) if comma else [])
         parts = inside.split(",", 40)
         elapsed = None
         unit = rate = None
@@ -940,7 +1033,7 @@ class ProgressParser:
 
     def _keras_glued(self, text: str) -> Event | None:
         """Keras updates glued on one line (its "\\b" redraws lost): the last ``N/M [===]`` counts."""
-        m = _last(_KERAS_ANY, text)
+        m = _last(_KERAS_ANY, text, " [")
         if m is None:
             return None
         return self._keras_point(_int(m.group(1)), _int(m.group(2)), text[m.end():])
@@ -1137,7 +1230,10 @@ class RunLog:
             return
         kind = ev.get("kind")
         if kind == "progress":
-            point = {k: v for k, v in ev.items() if k != "kind" and not k.startswith("_")}
+            point = ev.copy()
+            del point["kind"]
+            if "\n_" in "\n" + "\n".join(point):  # a private key ("_text", ...): the parser's are gone by now
+                point = {k: v for k, v in point.items() if not k.startswith("_")}
             self.points_seen += 1
             if self.first is None:
                 self.first = point
