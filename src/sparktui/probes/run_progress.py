@@ -173,6 +173,7 @@ _NOTABLE_PARTS = ("fter throwing", "Traceback", "f memory", "OUT_OF_MEMORY", "NC
                   "Training ", "completed", "TRAINING", "done]", "*****", "finished", "Finished", "verage iteration")
 _NOTABLE = re.compile("|".join(re.escape(w) for w in _NOTABLE_PARTS))
 _NOT_TRAINING_RE = re.compile("|".join(_NOT_TRAINING))
+_GRAD_KEYS = ("grad_norm", "gnorm", "grad-norm", "train/grad_norm")  # a tqdm postfix's grad norm (lower case)
 _STEP_UNITS = {"it/s": "it/s", "step/s": "it/s", "steps/s": "it/s", "batch/s": "it/s", "batches/s": "it/s", "ba/s": "it/s",
                "s/it": "s/it", "s/step": "s/it", "s/batch": "s/it", "s/ba": "s/it"}
 _OTHER_UNITS = {"samples/s": "samples/s", "samples/sec": "samples/s", "tokens/s": "tokens/s", "tokens/sec": "tokens/s",
@@ -525,6 +526,9 @@ class ProgressParser:
         self._error_after_point = False
 
     def _nonfinite_of(self, point: Event) -> list[Event]:
+        if "_nf_loss" not in point and "_nf_grad_norm" not in point:  # the usual point: nothing non-finite
+            point.pop("_text", None)
+            return []
         out = []
         for field in ("loss", "grad_norm"):
             word = point.pop("_nf_" + field, None)
@@ -793,10 +797,13 @@ class ProgressParser:
         return None
 
     def _with_loss(self, p: Event, loss: float | None, grad: float | None = None) -> Event:
-        nf = _nonfinite_word(loss)
-        if nf:
-            p["_nf_loss"] = nf
-        p["loss"] = _finite(loss)
+        if loss is not None and loss - loss == 0.0:  # finite (nan - nan, inf - inf are nan)
+            p["loss"] = loss
+        else:
+            nf = _nonfinite_word(loss)
+            if nf:
+                p["_nf_loss"] = nf
+            p["loss"] = None
         if grad is not None:
             nfg = _nonfinite_word(grad)
             if nfg:
@@ -866,10 +873,12 @@ class ProgressParser:
         else:
             return None
         desc = desc.strip().rstrip(":").strip()
-        step, total = _scaled(m.group(1), ""), _scaled(m.group(2), "")
+        n1, n2, inside = m.groups()
+        step = int(n1) if len(n1) <= 15 and n1.isdecimal() else _scaled(n1, "")  # a plain count: as _scaled reads it
+        total = int(n2) if len(n2) <= 15 and n2.isdecimal() else _scaled(n2, "")
         if step is None or total is None or step > total * 2 + 10:
             return None
-        unit, rate, elapsed, post = self._bracket(m.group(3))
+        unit, rate, elapsed, post = self._bracket(inside)
         if unit is not None and ("B/s" in unit or unit.endswith("b/s")):
             return None  # a download
         if unit is None and elapsed is None:
@@ -998,9 +1007,10 @@ class ProgressParser:
             m = _POSTFIX.match(item)
             if m is None:
                 continue
-            key, val = m.group(1).lower(), m.group(2).strip()
-            if key in ("grad_norm", "gnorm", "grad-norm", "train/grad_norm") and p.get("grad_norm") is None:
-                self._with_loss(p, p.get("loss"), _float(val))
+            key, val = m.groups()
+            key = key.lower()
+            if key in _GRAD_KEYS and p.get("grad_norm") is None:
+                self._with_loss(p, p.get("loss"), _float(val.strip()))
                 continue
             if "loss" not in key or key.startswith(("val", "eval", "test", "valid")) or "/val" in key:
                 continue
@@ -1009,14 +1019,12 @@ class ProgressParser:
             if loss_v is None or rank < loss_v[0]:
                 loss_v = (rank, val)
         if loss_v is not None:
-            v = _float(loss_v[1].split()[0] if loss_v[1] else "")
+            words = loss_v[1].split()
+            v = _float(words[0] if words else "")
             if v is not None:
-                grad = p.pop("grad_norm", None)
-                nfg = p.pop("_nf_grad_norm", None)
-                self._with_loss(p, v)
-                p["grad_norm"] = grad
-                if nfg:
-                    p["_nf_grad_norm"] = nfg
+                self._with_loss(p, v)  # the grad norm left as it is
+                if "grad_norm" not in p:
+                    p["grad_norm"] = None
         elif desc and ("loss" in desc or "Loss" in desc):
             self._fields(desc, p)
 
