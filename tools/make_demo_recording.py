@@ -340,6 +340,58 @@ def demo_readings() -> dict[str, dict]:
     }
 
 
+RUN_TOTAL = 3000  # the LoRA run's optimizer steps (tqdm's total)
+RUN_LINES_EVERY = 30.0  # the dashboard writes the run's progress every 30 s (live/run.py RECORD_EVERY_S)
+
+
+def run_point(t: float, step: int) -> dict:
+    """One tqdm update of the LoRA run, as the parser reads it (probes/run_progress.py RunPoint)."""
+    return {"t": round(T0 + t, 3), "step": step, "total": RUN_TOTAL, "epoch": None, "rate": None, "rate_unit": "it/s",
+            "step_s": None, "elapsed_s": round(t - TRAIN_START - 40, 1), "loss": None, "grad_norm": None,
+            "format": "tqdm"}
+
+
+def run_reading(t: float, points: list[dict], seen: int, last_loss: float) -> dict:
+    """The run as the dashboard records it: the progress since the last run line (a delta), the rest whole."""
+    from sparktui.core.readings import Reading
+
+    log = {"kind": "fd", "path": "/home/spark/ft/runs/qwen3-8b-lora/train.log", "pane": None, "error": None,
+           "size": None, "mtime": None}
+    data = {"found": True, "why": None, "pids": [3310, 3325], "alive": True, "started_at": round(T0 + TRAIN_START, 3),
+            "command": "/home/spark/ft/.venv/bin/torchrun --nproc_per_node 1 train_lora.py --config "
+                       "configs/qwen3-8b-lora.yaml", "log": log, "progress": points, "first": None,
+            "points_seen": seen, "events": [], "error": None, "finished": None, "lines_read": seen + 40,
+            "cut_lines": 0, "formats": {"tqdm": seen}, "last_line_t": round(T0 + t, 3), "read_at": round(T0 + t, 3)}
+    for p in points:
+        p["loss"] = last_loss
+    return {"run": Reading("run", data, source=log["path"], started_at=round(T0 + t, 3)).to_dict()}
+
+
+class DemoRun:
+    """The LoRA run's steps: 0.9 s a step at 2405 MHz, slower as the SM clock drops (SW thermal
+    slowdown), after 40 s of loading; its loss falls from 2.1 with noise."""
+
+    def __init__(self) -> None:
+        self.step, self.done, self.pending, self.seen, self.loss = 0, 0.0, [], 0, 2.1
+        self.next_line = TRAIN_START + RUN_LINES_EVERY
+
+    def sample(self, t: float, sm_mhz: int, rnd: random.Random) -> None:
+        if t < TRAIN_START + 40:
+            return
+        self.done += INTERVAL / (0.9 * 2405 / max(sm_mhz, 1))
+        self.step = min(RUN_TOTAL, int(self.done))
+        self.loss = max(0.4, self.loss - 0.0015 + rnd.uniform(-0.01, 0.01))
+        self.pending.append(run_point(t, self.step))
+        self.seen += 1
+
+    def lines(self, t: float) -> dict | None:
+        if t < self.next_line:
+            return None
+        self.next_line += RUN_LINES_EVERY
+        out, self.pending = run_reading(t, self.pending, self.seen, round(self.loss, 4)), []
+        return out
+
+
 def main(out: Path) -> None:
     rnd = random.Random(20251124)
     if out.exists():
@@ -348,13 +400,19 @@ def main(out: Path) -> None:
                   processes_every_s=PROCESS_EVERY, demo=True, readings=demo_readings(),
                   note="synthetic GB10 recording modelled on public reports (docs/gotchas.md); not a measurement")
     state = {"temp": 42.0, "thermal_ns": 903_158_000}
+    run, run_rnd = DemoRun(), random.Random(3325)  # its own stream: the samples stay as they were
     n = 0
     next_proc = 0.0
     with RecordingWriter(out, head) as w:
         t = 0.0
         while t <= DURATION + 1e-9:
-            w.sample({"t": round(T0 + t, 3), "gpus": [gpu_at(t, state, rnd)], "mem": memory_at(t, rnd)})
+            gpu = gpu_at(t, state, rnd)
+            w.sample({"t": round(T0 + t, 3), "gpus": [gpu], "mem": memory_at(t, rnd)})
             n += 1
+            run.sample(t, gpu["sm_mhz"], run_rnd)
+            lines = run.lines(t)
+            if lines is not None:
+                w.readings(lines, round(T0 + t, 3))
             if t >= next_proc:
                 w.processes(processes_at(t))
                 next_proc += PROCESS_EVERY

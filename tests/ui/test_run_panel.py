@@ -322,7 +322,11 @@ async def test_a_replay_shows_the_recorded_run_on_the_recordings_time_axis(tmp_p
     from tests.ui.test_dashboard import DEMO
     from tests.ui.waiting import loaded
 
-    app = SparkApp(Config(), replay=str(DEMO), speed=None)
+    # the demo without its run lines: a recording made before runs were followed
+    without = tmp_path / "without-run.jsonl"
+    without.write_text("".join(ln + "\n" for ln in DEMO.read_text().splitlines()
+                               if not ln.startswith('{"type":"readings"') or '"run"' not in ln))
+    app = SparkApp(Config(), replay=str(without), speed=None)
     async with app.run_test(size=(160, 50)) as pilot:
         await loaded(pilot)
         await showing(pilot, "not read: the recording carries no run reading")
@@ -331,7 +335,7 @@ async def test_a_replay_shows_the_recorded_run_on_the_recordings_time_axis(tmp_p
             "loss": 1.5, "format": "tqdm"} for i in range(12)]  # its last 2 minutes
     data = run_data(pts, read_at=end, last_line_t=pts[-1]["t"])
     rec = tmp_path / "with-run.jsonl"
-    rec.write_text(DEMO.read_text() + json.dumps({"type": "readings", "t": end, "readings": {
+    rec.write_text(without.read_text() + json.dumps({"type": "readings", "t": end, "readings": {
         "run": Reading("run", data, started_at=end).to_dict()}}) + "\n")
     app = SparkApp(Config(), replay=str(rec), speed=None)
     async with app.run_test(size=(160, 50)) as pilot:
@@ -370,24 +374,19 @@ async def test_the_panel_fits_both_layouts_and_leaves_the_checklist_whole(size):
     async with app.run_test(size=size) as pilot:
         await ready(app, pilot)
         before = checks_seen(app)
-        if size != (80, 24):  # (stacked, the checklist's 13 rows: its own height, not this panel's)
-            assert before == set(REGISTRY)
+        assert before == set(REGISTRY)  # every check on screen, at 80x24 too (the checklist's 14 rows)
         app.show_run(Reading("run", run_data()))
         app._draw_telemetry()
-        if size == (80, 24):  # stacked: the run meter takes the plots' note cell; no row is taken
-            await showing(pilot, "1180/5000 2.00 it/s")
+        if size == (80, 24):  # stacked: no row to spare; the run's state is G14's row, the note keeps its cell
+            await showing(pilot, "plots: last 5 min (g)")
             assert not app.run_panel.display or app.run_panel.region.height == 0
             assert app.telemetry.region.height == 3
-            assert "plots: last 5 min" not in screen_text(app)  # the note's cell is the run meter's
+            assert app.telemetry.run.region.height == 0 and "2.00 it/s" not in screen_text(app)
         else:
             await showing(pilot, "step 1180/5000 (24%)")
             assert app.run_panel.region.height == 5
             await wait_for(pilot, lambda: "1180/5000 2.00 it/s" in app.telemetry.run.text, what="the rate meter drawn")
         assert checks_seen(app) == before
-        if size == (80, 24):  # the run gone: the meter goes, the note comes back
-            app.show_run(Reading("run", {"found": False, "why": "no training process", "read_at": NOW}))
-            await showing(pilot, "plots: last 5 min (g)")
-            assert not app.telemetry.run.display and "2.00 it/s" not in screen_text(app)
         lines = screen_lines(app)
         assert len(lines) == size[1] and any("Processes" in line for line in lines)
         assert all(len(line) <= size[0] for line in lines)

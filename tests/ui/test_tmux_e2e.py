@@ -104,7 +104,7 @@ def test_dashboard_in_tmux_keys_drill_in_and_quit(tmux, tmp_path):
 
 def test_dashboard_reads_at_80x24(tmux, tmp_path):
     tmux.start(sparktui_cmd(tmp_path, "--replay", str(DEMO), "--speed", "0"), width=80, height=24)
-    screen = tmux.wait_for("G13")  # the last row: every check on screen at once, none scrolled away
+    screen = tmux.wait_for("G14")  # the last row: every check on screen at once, none scrolled away
     lines = screen.splitlines()
     assert len(lines) <= 24 and all(len(l) <= 80 for l in lines)
     for gid in [f"G{i}" for i in range(1, 15)]:

@@ -32,7 +32,7 @@ def replay_ids_for(readings: Readings) -> list[str]:
     from sparktui.core.recording import replay_ids
 
     extra = set(replay_ids(readings, REGISTRY))
-    telemetry = {g.id for g in fed(Feed.TELEMETRY) if set(g.required) <= SAMPLED_READINGS}
+    telemetry = {g.id for g in fed(Feed.TELEMETRY) if all(p in SAMPLED_READINGS or p in readings for p in g.required)}
     return [gid for gid in REGISTRY if gid in telemetry or gid in extra]
 
 

@@ -360,11 +360,10 @@ class RateMeter(Meter):
         """The telemetry panel drew ``start``..``end``: the rate over the same window."""
         if keep:
             self.window = (start, end, words)
-        shown = self.has_rate(self.data)
+        # stacked (80x24): no cell to spare; the run's state is G14's row, and the plots' note keeps the span
+        shown = self.has_rate(self.data) and not (self.is_attached and self.app.has_class("narrow"))
         if self.display != shown:
             self.display = shown
-        if self.parent is not None and self.parent.has_class("has-run") != shown:
-            self.parent.set_class(shown, "has-run")  # stacked: the plots' note gives this meter its cell
         if not shown:
             return
         if not hasattr(self, "plot"):  # not composed yet: drawn once it is
