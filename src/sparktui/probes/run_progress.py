@@ -53,6 +53,7 @@ MAX_SEGMENTS = 64  # "\r" segments of one line parsed whole (the last ones); ear
 EARLY_WORDS = ("nan", "NaN", "NAN", "inf", "Inf", "Error", "error", "Traceback", "out of memory", "NCCL",
                "Segmentation")  # what a segment not parsed whole is still searched for (an error, a nan)
 _EARLY_RE = re.compile("|".join(re.escape(w) for w in EARLY_WORDS))
+EARLY_LETTERS = ("n", "N", "r")  # every early word holds one: a bar's updates without any need no search
 MAX_EARLY_HITS = 16  # earlier segments searched for errors / non-finite values, per line
 MAX_TRACEBACKS = 64  # rank prefixes whose open traceback is remembered
 TB_GAP_LINES = 100  # lines of other output after a traceback's body before its last line is no longer awaited
@@ -298,6 +299,9 @@ def clean(seg: str) -> tuple[str, str]:
     if not seg.isprintable():
         seg = seg.translate(_CONTROL)
     prefix = ""
+    first = seg[:1]
+    if not (first == "[" or first == "R" or "a" <= first <= "z" or first.isdecimal()):
+        return seg, prefix  # no rank prefix starts so (``\d`` is what isdecimal() says)
     for _ in range(3):
         m = _RANK.match(seg)
         if m is None or m.end() == 0:
@@ -332,6 +336,7 @@ class ProgressParser:
         self._nccl_warn: str | None = None  # the last "NCCL WARN" line
         self._in_tb_body = False  # the segment being read is a line inside a traceback (code, not output)
         self._num_prefix: int | None = None  # the segment's prefix was a bare "N:" (srun -l's rank, or a step)
+        self._point_seen = False  # the last _segments gave a progress point
 
     # ------------------------------------------------------------------ lines in
     def feed(self, line: str, t: float | None = None) -> list[Event]:
@@ -378,7 +383,7 @@ class ProgressParser:
         # must not be missed (an error, a nan).
         early: list[str] = []
         if len(line) <= MAX_PARSE and line.count("\r") < MAX_SEGMENTS:  # all of it parsed whole, none cut
-            tail = [seg for seg in line.split("\r") if seg.strip()]
+            tail = [seg for seg in line.split("\r") if seg and not seg.isspace()]  # what strip() leaves
         else:
             tail, end = self._tail(line)
             if end > 0:
@@ -390,10 +395,11 @@ class ProgressParser:
         k = max(0, len(tail) - (2 if "{" in tail[-1] else 1)) if tail else 0
         if k:
             hits = []
-            if _EARLY_RE.search("\r".join(tail[:k])) is not None:  # one search, not one per update
+            before = "\r".join(tail[:k])
+            if ("n" in before or "N" in before or "r" in before) and _EARLY_RE.search(before) is not None:
                 hits = [seg for seg in tail[:k] if _EARLY_RE.search(seg) is not None][-MAX_EARLY_HITS:]
             out = self._segments(tail[k:], early + hits, t)
-            if any(ev.get("kind") == "progress" for ev in out):
+            if self._point_seen:
                 return out
         return self._segments(tail, early, t)
 
@@ -445,6 +451,7 @@ class ProgressParser:
                 else:
                     out.append(ev)
         point: Event | None = None
+        self._point_seen = False
         for seg in tail:
             if len(seg) > MAX_PARSE:
                 seg = seg[:MAX_PARSE]
@@ -466,6 +473,7 @@ class ProgressParser:
                     out.append(ev)
         if point is not None:
             out.append(point)
+            self._point_seen = True
         out += nonfinite.values()
         return out
 
@@ -805,10 +813,13 @@ class ProgressParser:
                 p["_nf_loss"] = nf
             p["loss"] = None
         if grad is not None:
-            nfg = _nonfinite_word(grad)
-            if nfg:
-                p["_nf_grad_norm"] = nfg
-            p["grad_norm"] = _finite(grad)
+            if grad - grad == 0.0:
+                p["grad_norm"] = grad
+            else:
+                nfg = _nonfinite_word(grad)
+                if nfg:
+                    p["_nf_grad_norm"] = nfg
+                p["grad_norm"] = None
         return p
 
     def _fields(self, text: str, p: Event, loss: bool = True) -> None:
