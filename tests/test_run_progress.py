@@ -493,3 +493,46 @@ def test_a_200_mb_line_fed_in_pieces_costs_linear_time():
     assert last <= 3 * first + 1e-4, (first, last)
     assert last < 0.005  # per 64 KB: 200 MB in well under 20 s even on a loaded machine
     assert log.data()["lines_read"] == 400 and log.data()["points_seen"] == 0
+
+
+def test_the_description_cache_is_bounded_and_answers_as_the_analysis_does():
+    """A bar's description is analysed once (epoch, Lightning's bar, another loop's bar) and kept, at
+    most DESC_CACHE_MAX of them, none longer than DESC_CACHE_LEN: a run printing a new description
+    at every update costs no memory."""
+    rp._DESC_CACHE.clear()
+    for i in range(3 * rp.DESC_CACHE_MAX):
+        desc = f"Epoch {i}" if i % 3 else f"Map (num_proc={i})"
+        assert rp._desc_info(desc) == rp._desc_info(desc)
+        assert len(rp._DESC_CACHE) <= rp.DESC_CACHE_MAX
+    long_desc = "Epoch 1 " + "x" * rp.DESC_CACHE_LEN
+    rp._desc_info(long_desc)
+    assert long_desc not in rp._DESC_CACHE
+    assert rp._desc_info("Epoch 3") == (True, 3.0, None, False)
+    assert rp._desc_info("Map (num_proc=4)")[3] is True  # another loop's bar
+    assert rp._desc_info("Evaluating epoch 2/5")[3] is False  # names an epoch: training's
+
+
+def test_the_quick_word_checks_cover_every_word_they_stand_for():
+    """The one search that spares a progress line the error/end/run-total checks looks for a part of
+    each word those checks need; a bar's earlier updates skip the early-word search only when they hold
+    none of EARLY_LETTERS, which every early word holds."""
+    for word in rp._NOTABLE_WORDS:
+        assert any(part in word for part in rp._NOTABLE_PARTS), word
+    for word in rp.EARLY_WORDS:
+        assert any(c in word for c in rp.EARLY_LETTERS), word
+
+
+def test_points_carry_no_private_key():
+    """RunLog.line keeps the parser's points as they come: none carries a key of the parser's own
+    ("_text", "_nf_loss", "_epochs" ...) by then."""
+    texts = [p.read_text(encoding="utf-8", errors="replace") for p in sorted(DATA.glob("*.log"))]
+    texts.append("".join(f"\r{i // 2:3d}%|###   | {i}/200 [00:{i % 60:02d}<01:00, 3.1it/s, loss={'nan' if i == 7 else 2.5}]"
+                         + ("\n{'loss': inf, 'grad_norm': nan, 'epoch': 0.1}\n" if i % 10 == 9 else "") for i in range(40)))
+    seen = 0
+    for text in texts:
+        parser = ProgressParser()
+        for line in rp.lines(text):
+            for ev in parser.feed(line):
+                assert not any(k.startswith("_") for k in ev), ev
+                seen += ev["kind"] == "progress"
+    assert seen > 500

@@ -94,6 +94,7 @@ _ELAPSED = re.compile(r"\s{0,4}(?:(\d{1,4})d,\s?)?(?:(\d{1,4}):)?(\d{1,2}):(\d{2
 _TQDM_BRACKET = re.compile(r"(\d{1,2}):(\d{2})<[^,]{0,400},\s{0,4}(\d{1,20}(?:\.\d{1,20})?)([kMG]?)(it/s|s/it)\s{0,4}(,|\Z)")
 _TQDM_RATE = re.compile(r"\s{0,4}(" + _NUM + r"|\?)\s{0,2}([kMG]?)([A-Za-z]{1,12}/s|s/[A-Za-z]{1,12})\s{0,4}$")
 _POSTFIX = re.compile(r"\s{0,4}([\w/.-]{1,60})\s{0,2}=\s{0,2}([^,]{0,80})$")
+_POSTFIX_LOSS = re.compile(r"\s{0,4}loss\s{0,2}=\s{0,2}(\d{1,20}(?:\.\d{1,20})?)\s{0,4}$")  # a lone postfix item, plain
 _KERAS = re.compile(r"\s{0,16}(\d{1,12})/(\d{1,12}|Unknown)\s{1,8}(?:\[[=>.]{0,200}\]|[\u2501\u2578\u257a\u2500 ]{1,200}|-)")
 _KERAS_ANY = re.compile(r"(?<![\w/.])(\d{1,12})/(\d{1,12}) \[[=>.]{0,200}\]")
 _KERAS_EPOCH = re.compile(r"\s{0,8}Epoch (\d{1,9})/(\d{1,9})\s{0,8}$")
@@ -497,7 +498,7 @@ class ProgressParser:
             if p is not None:
                 out += [dict(ev, step=p.get("step") if p.get("step") is not None else self.last_step)
                         for ev in self._nonfinite_of(p)]
-        if (p is None or not p.get("_nf_loss")) and not self._in_tb_body and (
+        if (p is None or not p.get("_nf_loss")) and not self._in_tb_body and ("n" in text or "N" in text) and (
                 "nan" in text or "NaN" in text or "NAN" in text or "inf" in text or "Inf" in text):
             m = _NONFINITE_TEXT.search(text)
             if m is not None:  # "Model diverged with loss = NaN", "NaN loss during training"
@@ -1013,6 +1014,13 @@ class ProgressParser:
     def _postfix(self, p: Event, post: list[str], desc: str) -> None:
         """tqdm postfix ``k=v`` items: the training loss (``loss``, ``train_loss``, ``train/loss_step``
         ...; not val/eval/test), the grad norm; else a loss in the description (``loss: 2.3``)."""
+        if len(post) == 1:
+            fm = _POSTFIX_LOSS.match(post[0])
+            if fm is not None:  # the usual lone "loss=2.31": what the loop below makes of it
+                self._with_loss(p, float(fm.group(1)))
+                if "grad_norm" not in p:
+                    p["grad_norm"] = None
+                return
         loss_v: tuple[int, str] | None = None
         for item in post:
             m = _POSTFIX.match(item)
@@ -1251,15 +1259,9 @@ class RunLog:
         if kind == "progress":
             point = ev.copy()
             del point["kind"]
-            if "\n_" in "\n" + "\n".join(point):  # a private key ("_text", ...): the parser's are gone by now
+            if "\n_" in "\n" + "\n".join(point):  # a private key ("_text", ...)
                 point = {k: v for k, v in point.items() if not k.startswith("_")}
-            self.points_seen += 1
-            if self.first is None:
-                self.first = point
-            self.progress.append(point)
-            fmt = str(point.get("format") or "")
-            if fmt in self.formats or len(self.formats) < 64:
-                self.formats[fmt] = self.formats.get(fmt, 0) + 1
+            self._point(point)
             return
         if kind not in ("nonfinite", "error", "finished"):
             return
@@ -1277,11 +1279,25 @@ class RunLog:
         elif kind == "finished":
             self.finished = ev
 
+    def _point(self, point: dict) -> None:
+        self.points_seen += 1
+        if self.first is None:
+            self.first = point
+        self.progress.append(point)
+        fmt = str(point.get("format") or "")
+        if fmt in self.formats or len(self.formats) < 64:
+            self.formats[fmt] = self.formats.get(fmt, 0) + 1
+
     def line(self, text: str, t: float | None = None) -> None:
         """Feed one physical line and keep its events."""
         self.lines_read += 1
         for ev in self.parser.feed(text, t):
-            self.add(ev)
+            if ev["kind"] == "progress":  # the parser's points carry no private key ("_text" ...) by now
+                point = ev.copy()
+                del point["kind"]
+                self._point(point)
+            else:
+                self.add(ev)
         if self.parser.cut:
             self.cut_lines += 1
         if t is not None:
