@@ -10,7 +10,6 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -18,12 +17,13 @@ import pytest
 from sparktui.core.config import NotifyConfig
 from sparktui.flows import notify
 from sparktui.flows.notify import Notifier, make_event, passes, payload, shown_url, webhook_target
+from sparktui.testing.github_server import LocalServer, Reply, Request
 
 
 @dataclass
 class Seen:
     method: str
-    path: str
+    path: str  # the target as sent, its query included
     headers: dict[str, str]
     body: bytes
     t: float
@@ -39,68 +39,29 @@ class Answer:
     delay_s: float = 0.0
 
 
-class Hook:
-    """A webhook receiver: answers each POST with the next of ``answers`` (then ``default``) and
-    records every request (GETs too: a redirect's Location must never be fetched)."""
+class Hook(LocalServer):
+    """A webhook receiver (testing.github_server's real server): answers each POST with the next of
+    ``answers`` (then ``default``) and records every request (GETs too: a redirect's Location must
+    never be fetched)."""
 
     def __init__(self, answers: list[Answer] | None = None, default: Answer | None = None) -> None:
         self.answers = list(answers or [])
         self.default = default or Answer()
-        self.seen: list[Seen] = []
         self.lock = threading.Lock()
-        self.stopping = threading.Event()
-        hook = self
+        super().__init__(self._reply)
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _answer(self, method: str) -> None:
-                n = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(n) if n else b""
-                with hook.lock:
-                    hook.seen.append(Seen(method, self.path, {k.lower(): v for k, v in self.headers.items()}, body,
-                                          time.monotonic()))
-                    ans = hook.answers.pop(0) if hook.answers and method == "POST" else hook.default
-                if ans.delay_s and hook.stopping.wait(ans.delay_s):
-                    return
-                try:
-                    self.send_response(ans.status)
-                    for k, v in ans.headers.items():
-                        self.send_header(k, v)
-                    body = b"" if ans.status in (204, 304) else b"ok"  # a 204 has no body (HTTP/1.1)
-                    if ans.status not in (204, 304):
-                        self.send_header("Content-Length", str(len(body)))
-                    self.end_headers()
-                    self.wfile.write(body)
-                except (BrokenPipeError, ConnectionResetError):
-                    self.close_connection = True
-
-            def do_POST(self) -> None:
-                self._answer("POST")
-
-            def do_GET(self) -> None:
-                self._answer("GET")
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-        self.thread.start()
+    def _reply(self, req: Request) -> Reply:
+        with self.lock:
+            ans = self.answers.pop(0) if self.answers and req.method == "POST" else self.default
+        return Reply(ans.status, dict(ans.headers), b"" if ans.status in (204, 304) else b"ok", ans.delay_s)
 
     @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+    def seen(self) -> list[Seen]:  # type: ignore[override]
+        with self.lock:
+            return [Seen(r.method, r.target, r.headers, r.body, r.t) for r in self.requests]
 
     def posts(self) -> list[Seen]:
-        with self.lock:
-            return [s for s in self.seen if s.method == "POST"]
-
-    def close(self) -> None:
-        self.stopping.set()
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        return [r for r in self.seen if r.method == "POST"]
 
 
 @pytest.fixture

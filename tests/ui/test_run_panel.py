@@ -119,7 +119,7 @@ async def test_the_first_screen_says_it_is_looking_and_a_reading_fills_the_panel
         text = await showing(pilot, "step 1180/5000 (24%)")
         status = next(line for line in screen_lines(app) if "step 1180/5000" in line)
         assert "2.00 it/s (0.50 s/step)" in status
-        assert "ETA 31 min" in status  # (5000 - 1180) x 0.5 s = 1910 s
+        assert "ETA 32 min" in status  # (5000 - 1180) x 0.5 s = 1910 s
         age = next(line for line in screen_lines(app) if "last progress" in line)
         assert "last progress 12 s ago · loss 2.21" in age
         assert "log: /runs/exp1/train.log (the run's output) · pid 4242 +1 · torchrun --nproc-per-node 1 train.py" in text
@@ -242,7 +242,7 @@ def test_rate_eta_and_step_time_words():
     assert rate_text({"rate": 12.5, "rate_unit": "s/it"}, 12.5) == "12.5 s/it"
     assert rate_text({"rate": 45210.0, "rate_unit": "tokens/s"}, 0.8) == "45,210 tokens/s (0.80 s/step)"
     assert rate_text({}, None) is None
-    assert [eta_text(s) for s in (None, 42.0, 1900.0, 3 * 3600 + 300.0, 5 * 86400.0)] == ["—", "42 s", "31 min", "3h05m", "5.0 days"]
+    assert [eta_text(s) for s in (None, 42.0, 1900.0, 3 * 3600 + 300.0, 5 * 86400.0)] == ["—", "42 s", "32 min", "3h05m", "5.0 days"]
     # tokens/s does not convert: seconds per step from the points' times and steps
     assert step_seconds([{"t": 0.0, "step": 10}, {"t": 20.0, "step": 20}, {"t": 25.0}]) == [None, 2.0, None]
     assert eta_s(run_data(finished={"kind": "finished", "step": 5000})) is None
@@ -264,7 +264,7 @@ async def test_the_runs_start_stall_and_death_are_events(run_check):
         await ready(app, pilot)
         mono = time.monotonic()
         app.show_run(Reading("run", run_data()))
-        app._set_verdict(Verdict(run_check, Status.OK, "2.00 it/s, step 1180/5000, ETA 31 min"), mono)
+        app._set_verdict(Verdict(run_check, Status.OK, "2.00 it/s, step 1180/5000, ETA 32 min"), mono)
         app.show_run(Reading("run", run_data()))  # the same run again: no second start
         app._set_verdict(Verdict(run_check, Status.WARN, "slowed to 0.6 it/s (median 1.1): clock events"), mono)
         app._set_verdict(Verdict(run_check, Status.FAIL, "no progress for 12 min (from 03:10)"), mono)
@@ -275,7 +275,7 @@ async def test_the_runs_start_stall_and_death_are_events(run_check):
         rows = [c.summary for c in app.events if c.id == run_check]
         assert rows == ["run: started " + time.strftime("%H:%M", time.localtime(T0 - 3600))
                         + ": torchrun --nproc-per-node 1 train.py (pid 4242, 4243)",
-                        "run: 2.00 it/s, step 1180/5000, ETA 31 min",  # the check's first verdict, as every check's
+                        "run: 2.00 it/s, step 1180/5000, ETA 32 min",  # the check's first verdict, as every check's
                         "run: slowed to 0.6 it/s (median 1.1): clock events",
                         "run: no progress for 12 min (from 03:10)",
                         "run: died at step 1180/5000: CUDA out of memory"]  # fail -> fail: a row of its own

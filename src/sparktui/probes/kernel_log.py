@@ -786,6 +786,15 @@ def _inotify(path: str) -> int | None:
         return None
 
 
+def poke(fd: int) -> None:
+    """Wake a follower's ``select`` through its self-pipe (nothing once the pipe is closed)."""
+    if fd >= 0:
+        try:
+            os.write(fd, b"x")
+        except OSError:
+            pass
+
+
 class KernelLogFollower:
     """Follows the kernel log from now on and calls ``callback(event)`` for each parsed event.
 
@@ -851,11 +860,7 @@ class KernelLogFollower:
 
     def stop(self, timeout: float = 2.0) -> None:
         self._stopping.set()
-        if self._wake_w >= 0:
-            try:
-                os.write(self._wake_w, b"x")
-            except OSError:
-                pass
+        poke(self._wake_w)
         if self._thread is not None:
             self._thread.join(timeout)
         for fd in (self._fd, self._wake_r, self._wake_w, self._notify if self._notify is not None else -1):

@@ -41,6 +41,7 @@ from sparktui.core.readings import Reading
 from sparktui.core.shapes import RunData, RunLogSource
 from sparktui.probes import processes
 from sparktui.probes.declared import Probe
+from sparktui.probes.kernel_log import poke
 from sparktui.probes.run_progress import RunLog
 
 TAIL_BYTES = 4 * 1024 * 1024  # the recent history read first (one-shot read, and a follower's start)
@@ -634,11 +635,7 @@ class LogFollower:
 
     def stop(self, timeout: float = 2.0) -> None:
         self._stopping.set()
-        if self._wake_w >= 0:
-            try:
-                os.write(self._wake_w, b"x")
-            except OSError:
-                pass
+        poke(self._wake_w)
         t = self._thread
         if t is not None and t is not threading.current_thread():  # stop() from on_lines: the thread ends after it
             t.join(timeout)

@@ -1,7 +1,8 @@
 """A real HTTP server on 127.0.0.1 that answers like GitHub's issues API (for G8 tests and benchmark).
 
 Not a mocked transport: the client under test opens real sockets. ``LocalServer(app)`` runs
-``app(request) -> Reply`` in a ThreadingHTTPServer thread and records every request it saw.
+``app(request) -> Reply`` in a ThreadingHTTPServer thread and records every request it saw (GETs
+and POSTs with their bodies: the notification tests' webhook receiver is one too).
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ class Request:
     path: str
     query: dict[str, str]
     headers: dict[str, str]  # lower-cased names
+    body: bytes = b""  # a POST's
+    target: str = ""  # the path and query as sent
+    t: float = field(default_factory=time.monotonic)  # when it came
 
 
 @dataclass
@@ -47,9 +51,17 @@ class LocalServer:
                 pass
 
             def do_GET(self) -> None:
+                self._answer("GET")
+
+            def do_POST(self) -> None:
+                self._answer("POST")
+
+            def _answer(self, method: str) -> None:
                 parts = urlsplit(self.path)
-                req = Request("GET", parts.path, {k: v[-1] for k, v in parse_qs(parts.query).items()},
-                              {k.lower(): v for k, v in self.headers.items()})
+                n = int(self.headers.get("Content-Length") or 0)
+                req = Request(method, parts.path, {k: v[-1] for k, v in parse_qs(parts.query).items()},
+                              {k.lower(): v for k, v in self.headers.items()}, self.rfile.read(n) if n else b"",
+                              self.path)
                 with server._lock:
                     server.requests.append(req)
                 reply = server.app(req)
@@ -60,7 +72,7 @@ class LocalServer:
                     for k, v in reply.headers.items():
                         self.send_header(k, v)
                     if isinstance(reply.body, (bytes, bytearray)):
-                        if "Content-Length" not in reply.headers:
+                        if "Content-Length" not in reply.headers and reply.status not in (204, 304):
                             self.send_header("Content-Length", str(len(reply.body)))
                         self.end_headers()
                         self.wfile.write(reply.body)

@@ -22,7 +22,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
 
-from sparktui.core.units import age_text, is_number, local_text
+from sparktui.core.units import age_text, duration_hm, is_number, local_text
 from sparktui.core.verdict import Status, Verdict
 from sparktui.gotchas import REGISTRY
 from sparktui.ui.format import status_styles
@@ -132,16 +132,13 @@ def eta_s(data: Mapping[str, Any] | None) -> float | None:
 
 
 def eta_text(seconds: float | None) -> str:
+    """"42 s", "31 min", "3h05m", "5.0 days": an age's words under an hour and from two days, hours
+    and minutes between (an ETA of hours is read to the minute); "—" when there is none."""
     if seconds is None:
         return "—"
-    s = max(0, int(seconds))
-    if s < 120:
-        return f"{s} s"
-    if s < 3600:
-        return f"{s // 60} min"
-    if s < 172800:
-        return f"{s // 3600}h{(s % 3600) // 60:02d}m"
-    return f"{s / 86400:.1f} days"
+    if 3600 <= seconds < 172800:
+        return duration_hm(seconds)
+    return age_text(int(seconds))
 
 
 def rate_text(point: Mapping[str, Any], per_step: float | None) -> str | None:
