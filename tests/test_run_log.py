@@ -387,7 +387,7 @@ def test_find_run_groups_a_launcher_and_its_ranks_and_takes_the_latest_started()
 
 def test_find_run_says_no_run_only_on_a_scan_that_was_read():
     none = find_run({"t": 1.0, "rows": [_row(5, 5, 1.0, kind="server")]})
-    assert none["found"] is False and "no training run found" in none["why"] and "--run-log" in none["why"]
+    assert none["found"] is False and none["why"].startswith("no torchrun, accelerate launch") and "--run-log" in none["why"]
     for unseen in (None, {"scan_error": "process scan failed: PermissionError()", "t": 1.0}):
         run = find_run(unseen)
         assert run["found"] is True and run["alive"] is None and run["pids"] == []  # unknown, not skipped

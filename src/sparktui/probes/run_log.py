@@ -116,8 +116,8 @@ def _find(procs: Mapping[str, Any] | None, pid: int | None) -> dict[str, Any]:
             g = row.get("group")
             groups.setdefault(g if isinstance(g, int) else row["pid"], []).append(row)
     if not groups:
-        return _run(False, "no training run found (no torchrun, accelerate launch, deepspeed, llamafactory-cli, "
-                           "tune run or python train/sft/finetune script runs); to judge a saved log, " + NAME_HINT)
+        return _run(False, "no torchrun, accelerate launch, deepspeed, llamafactory-cli, tune run or python "
+                           "train/sft/finetune script runs; to judge a saved log, " + NAME_HINT)
 
     def start(rows: list[Mapping[str, Any]]) -> float | None:
         ages = [r["age_s"] for r in rows if isinstance(r.get("age_s"), (int, float))]
