@@ -92,7 +92,7 @@ def test_a_run_that_progresses_stalls_goes_nan_and_dies_is_judged_at_each_stage(
     proc, here, log = standin
     cfg = Config()
     cfg = replace(cfg, run=replace(cfg.run, stall_after_s=1.5, tmux=False))
-    watch = RunWatch(cfg)
+    watch = RunWatch(cfg, pid=proc.pid)  # this stand-in, whatever else trains beside the tests
     watch.start()
     try:
         def scan():

@@ -31,8 +31,9 @@ class RunWatch:
 
     reading_name = "run"
 
-    def __init__(self, cfg: Config, on_change: Callable[[], None] | None = None, enabled: bool = True) -> None:
-        self.cfg, self.enabled = cfg, enabled
+    def __init__(self, cfg: Config, on_change: Callable[[], None] | None = None, enabled: bool = True,
+                 pid: int | None = None) -> None:
+        self.cfg, self.enabled, self.pid = cfg, enabled, pid  # pid: the run holding it, not the latest started
         self.on_change = on_change or (lambda: None)
         self.log: Any = None  # probes.run_progress.RunLog of the run followed (imported in the watch's thread)
         self.run: dict[str, Any] = {"found": False, "why": "looking for a training run", "pids": []}
@@ -91,7 +92,7 @@ class RunWatch:
         from sparktui.probes import run_log
         from sparktui.probes.run_progress import RunLog
 
-        run = run_log.find_run(scan, self.cfg)
+        run = run_log.find_run(scan, self.cfg, pid=self.pid)
         followed = self.run.get("pids") if self._key is not None else None
         if followed and not run.get("pids"):  # the run followed is gone, or the scan could not see it
             with self._lock:
