@@ -95,8 +95,9 @@ class RunWatch:
         run = run_log.find_run(scan, self.cfg, pid=self.pid)
         followed = self.run.get("pids") if self._key is not None else None
         if followed and not run.get("pids"):  # the run followed is gone, or the scan could not see it
+            # gone: the scan was read and holds no training process, or no process writes the named log
+            gone = not run.get("found") or run.get("alive") is False
             with self._lock:
-                gone = not run.get("found")  # the scan was read and holds no training process
                 self.run = {**self.run, "alive": False if gone else None,
                             "why": f"its processes ({', '.join(map(str, followed[:4]))}) are gone" if gone
                             else run.get("why")}

@@ -219,7 +219,7 @@ class SparkApp(App):
     def __init__(self, cfg: Config | None = None, *, replay: str | None = None, speed: float | None = 1.0,
                  bell: bool = False, auto_checks: bool = True, source: Source | None = None, record: str | None = None,
                  recording: Any = None, keep_session: bool = True, readonly: bool = False,
-                 kernel_log_path: str | None = None, run_watch: RunWatch | None = None) -> None:
+                 kernel_log_path: str | None = None, follow_run: bool = False) -> None:
         super().__init__()
         self.cfg = cfg or Config()
         self.bell_on_worse = bell
@@ -261,10 +261,10 @@ class SparkApp(App):
         self.kernel_watch = KernelWatch(partial(self._post, KernelEventArrived), partial(self._post, KernelFollowFailed),
                                         kernel_log_path,
                                         enabled=not replay and (source is None or kernel_log_path is not None))
-        # G14 live: the training run beside the dashboard, found from each process scan (a test's own
-        # source passes its own watch, or none)
-        self.run_watch = run_watch if run_watch is not None else RunWatch(
-            self.cfg, partial(self._post, RunChanged), enabled=not replay and source is None)
+        # G14 live: the training run beside the dashboard, found from each process scan (with a test's
+        # own source only when it asks: ``follow_run``)
+        self.run_watch = RunWatch(self.cfg, partial(self._post, RunChanged),
+                                  enabled=not replay and (source is None or follow_run))
         self._run_recorded_mono = self._run_shown_mono = time.monotonic()
         self._run_dirty = False
         self.prefs_problems: list[str] = []  # why prefs.json was not used (defaults then): said once mounted
