@@ -520,6 +520,8 @@ def test_the_quick_word_checks_cover_every_word_they_stand_for():
         assert any(part in word for part in rp._NOTABLE_PARTS), word
     for word in rp.EARLY_WORDS:
         assert any(c in word for c in rp.EARLY_LETTERS), word
+        assert rp._early_hits(f" 5%|#  | 1/20 [00:01<00:19, 1.00it/s]\r\r {word} here\r 10%|#") == [f" {word} here"]
+    assert rp._early_hits(" 5%|#  | 1/20 [00:01<00:19, 1.00it/s, loss=2.3]\r 10%|#") == []
 
 
 def test_points_carry_no_private_key():

@@ -239,6 +239,16 @@ def _scaled(num: str, prefix: str) -> int | None:
     return int(v) if math.isfinite(v) and 0 <= v <= 2**53 else None
 
 
+def _early_hits(before: str) -> list[str]:
+    """The updates in ``before`` (a line's earlier "\r" segments) that hold an early word, the last
+    MAX_EARLY_HITS: one search of them all first (none, mostly), then one per update. Every early word
+    holds one of EARLY_LETTERS: updates holding none (a bar's, mostly) need no search at all."""
+    if not ("n" in before or "N" in before or "r" in before) or _EARLY_RE.search(before) is None:
+        return []
+    return [seg for seg in before.split("\r") if seg and not seg.isspace() and _EARLY_RE.search(seg) is not None
+            ][-MAX_EARLY_HITS:]
+
+
 def _desc_epoch(desc: str) -> tuple[bool, float | None, int | None]:
     """(Lightning's bar, epoch, of how many) from a bar's description: Lightning names its bar
     ``Epoch 3``; a script's own bar ``Epoch 1/10`` (or ``[Epoch 2/5] train``) names the epochs."""
@@ -384,6 +394,14 @@ class ProgressParser:
         # must not be missed (an error, a nan).
         early: list[str] = []
         if len(line) <= MAX_PARSE and line.count("\r") < MAX_SEGMENTS:  # all of it parsed whole, none cut
+            cut = line.rfind("\r")
+            last, before = line[cut + 1:], line[:cut]
+            if last and not last.isspace() and "{" not in last and before and not before.isspace():
+                # the usual burst of bar updates: as below, without splitting the line first
+                out = self._segments([last], _early_hits(before), t)
+                if self._point_seen:
+                    return out
+                return self._segments([seg for seg in line.split("\r") if seg and not seg.isspace()], [], t)
             tail = [seg for seg in line.split("\r") if seg and not seg.isspace()]  # what strip() leaves
         else:
             tail, end = self._tail(line)
@@ -395,11 +413,7 @@ class ProgressParser:
         # last update is no point (other text glued after the bar), every update is parsed whole.
         k = max(0, len(tail) - (2 if "{" in tail[-1] else 1)) if tail else 0
         if k:
-            hits = []
-            before = "\r".join(tail[:k])
-            if ("n" in before or "N" in before or "r" in before) and _EARLY_RE.search(before) is not None:
-                hits = [seg for seg in tail[:k] if _EARLY_RE.search(seg) is not None][-MAX_EARLY_HITS:]
-            out = self._segments(tail[k:], early + hits, t)
+            out = self._segments(tail[k:], early + _early_hits("\r".join(tail[:k])), t)
             if self._point_seen:
                 return out
         return self._segments(tail, early, t)
