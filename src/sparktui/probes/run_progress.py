@@ -240,7 +240,7 @@ def _scaled(num: str, prefix: str) -> int | None:
 
 
 def _early_hits(before: str) -> list[str]:
-    """The updates in ``before`` (a line's earlier "\r" segments) that hold an early word, the last
+    """The updates in ``before`` (a line's earlier "\\r" segments) that hold an early word, the last
     MAX_EARLY_HITS: one search of them all first (none, mostly), then one per update. Every early word
     holds one of EARLY_LETTERS: updates holding none (a bar's, mostly) need no search at all."""
     if not ("n" in before or "N" in before or "r" in before) or _EARLY_RE.search(before) is None:
