@@ -472,7 +472,7 @@ class ProgressParser:
                 seg = seg[:MAX_PARSE]
                 self.cut = True
             text, prefix = clean(seg)
-            self._num_prefix = _int(prefix[:-1]) if prefix[-1:] == ":" and prefix[:-1].isdigit() else None
+            self._num_prefix = _int(prefix[:-1]) if prefix and prefix[-1] == ":" and prefix[:-1].isdigit() else None
             for ev in self._events(text, prefix, t, progress=True):
                 if ev["kind"] == "progress":
                     if point is not None and ev["format"] == "hf" and ev["step"] is not None and \
@@ -481,15 +481,19 @@ class ProgressParser:
                             if ev[key] is None:
                                 ev[key] = point[key]
                     point = ev  # the last segment that parses counts
-                    for nf in self._nonfinite_of(ev):
-                        nonfinite[nf["field"]] = nf
+                    if "_nf_loss" in ev or "_nf_grad_norm" in ev:
+                        for nf in self._nonfinite_of(ev):
+                            nonfinite[nf["field"]] = nf
+                    else:
+                        ev.pop("_text", None)
                     self._take(ev)  # a dict line after the bar's "\r" on the same line takes the bar's step
                 else:
                     out.append(ev)
         if point is not None:
             out.append(point)
             self._point_seen = True
-        out += nonfinite.values()
+        if nonfinite:
+            out += nonfinite.values()
         return out
 
     # ------------------------------------------------------------------ one segment
@@ -542,8 +546,9 @@ class ProgressParser:
     def _take(self, point: Event) -> None:
         """Remember a progress point's step (for events and HF dict lines after it)."""
         self._epochs = point.pop("_epochs", None)
-        if point.get("step") is not None:
-            self.last_step = point["step"]
+        step = point.get("step")
+        if step is not None:
+            self.last_step = step
             self.last_total = point.get("total")
         self.last_point = point
         self._error_after_point = False
