@@ -131,3 +131,28 @@ def test_a_run_that_progresses_stalls_goes_nan_and_dies_is_judged_at_each_stage(
         assert v.status is Status.FAIL and "out of memory" in v.summary.lower(), v
     finally:
         watch.stop()
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd/1").exists(), reason="needs /proc")
+def test_record_follows_the_run_and_check_replay_judges_it(standin, tmp_path, capsys):
+    """`sparktui record` beside the stand-in: its progress is written as run lines (at the end here:
+    every 30 s in a longer recording), so `check --replay` judges G14 on the run it recorded."""
+    import json
+
+    from sparktui.cli.main import main
+
+    proc, here, log = standin
+    rec = tmp_path / "rec.jsonl"
+    # the log named (as --run-log does): the run is its writer, whatever else trains beside the tests
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(f'[run]\nlog = "{log}"\n')
+    assert main(["--config", str(cfg), "record", "-o", str(rec), "--duration", "3", "--interval", "0.5",
+                 "--processes-every", "0.5"]) == 0
+    lines = [json.loads(ln) for ln in rec.read_text().splitlines()]
+    runs = [ln["readings"]["run"]["data"] for ln in lines if ln.get("type") == "readings" and "run" in ln["readings"]]
+    assert runs and runs[-1]["pids"][0] == proc.pid and runs[-1]["log"]["path"] == str(log)
+    capsys.readouterr()
+    main(["--config", str(cfg), "check", "--replay", str(rec), "G14", "--json"])
+    g14 = json.loads(capsys.readouterr().out)["checks"][0]
+    assert g14["id"] == "G14" and g14["status"] != "skip", g14
+    assert "84/804" in g14["summary"] or "84" in json.dumps(g14["evidence"]), g14

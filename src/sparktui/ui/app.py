@@ -705,8 +705,7 @@ class SparkApp(App):
 
     def _show_run(self, mono: float) -> None:
         self._run_dirty, self._run_shown_mono = False, mono
-        if hasattr(self, "show_run"):
-            self.show_run(self.run_watch.reading())
+        self.show_run(self.run_watch.reading())
         if mono - self._run_recorded_mono >= RUN_RECORD_EVERY_S:
             self._run_recorded_mono = mono
             self.source.record_readings(Readings({self.run_watch.reading_name: self.run_watch.recorded()}))
