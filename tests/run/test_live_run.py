@@ -156,3 +156,28 @@ def test_record_follows_the_run_and_check_replay_judges_it(standin, tmp_path, ca
     g14 = json.loads(capsys.readouterr().out)["checks"][0]
     assert g14["id"] == "G14" and g14["status"] != "skip", g14
     assert "84/804" in g14["summary"] or "84" in json.dumps(g14["evidence"]), g14
+
+
+def test_the_watch_tells_of_lines_at_most_once_a_second_and_marks_the_rest(tmp_path):
+    """A tqdm bar writes ten times a second; each on_change wakes the dashboard's loop, so the watch
+    calls it at most once every TELL_EVERY_S and marks what came since for the dashboard's tick."""
+    from sparktui.live import run as live_run
+
+    log = tmp_path / "train.log"
+    log.write_text("")
+    told = []
+    watch = RunWatch(Config().with_overrides(run={"log": str(log)}), lambda: told.append(time.monotonic()))
+    watch.start()
+    try:
+        assert _until(lambda: watch.scans == 1)
+        told.clear()
+        with open(log, "a", buffering=1) as out:
+            for i in range(1, 31):  # three seconds of a bar at ten updates a second
+                out.write(f"step {i}/300 loss=2.0\n")
+                time.sleep(0.1)
+        assert _until(lambda: (watch.reading().data.get("progress") or [{}])[-1].get("step") == 30)
+        assert 1 <= len(told) <= 3 / live_run.TELL_EVERY_S + 1, told
+        assert all(b - a >= live_run.TELL_EVERY_S * 0.99 for a, b in zip(told, told[1:]))
+        assert watch.take_changed() is True and watch.take_changed() is False
+    finally:
+        watch.stop()

@@ -23,6 +23,7 @@ from sparktui.core.config import Config
 from sparktui.core.readings import Reading
 
 RECORD_EVERY_S = 30.0  # how often the dashboard writes the run's progress to its recording / kept session
+TELL_EVERY_S = 1.0  # on_change at most this often while lines come (the dashboard shows the run once a second)
 
 
 class RunWatch:
@@ -49,6 +50,8 @@ class RunWatch:
         self._thread: threading.Thread | None = None
         self._recorded_t: float | None = None
         self.scans = 0  # process scans looked through: before the first, "no run" is not known
+        self.changed = False  # lines read since take_changed() last asked
+        self._told = float("-inf")
 
     # -- lifetime ------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -155,7 +158,21 @@ class RunWatch:
         with self._lock:
             for text, seen in lines:
                 self.log.line(text, seen)
-        self.on_change()
+        self._told_later()
+
+    def _told_later(self) -> None:
+        """``on_change`` at most once every TELL_EVERY_S (a tqdm bar writes ten times a second: each
+        call wakes the dashboard's loop); what came since is marked in ``changed`` for its tick."""
+        now = time.monotonic()
+        self.changed = True
+        if now - self._told >= TELL_EVERY_S:
+            self._told = now
+            self.on_change()
+
+    def take_changed(self) -> bool:
+        """Whether the reading changed since the last call (the dashboard's tick asks once a second)."""
+        changed, self.changed = self.changed, False
+        return changed
 
     def _failed(self, why: str) -> None:
         self.error = why

@@ -510,7 +510,7 @@ class SparkApp(App):
         if self.tick_n % malloc.TRIM_EVERY_TICKS == malloc.FIRST_TRIM_TICK:  # after the first checks, then each minute
             malloc.give_back_freed()
         mono = time.monotonic()
-        if self._run_dirty:
+        if self._run_dirty or self.run_watch.take_changed():  # lines came since it was last shown
             self._show_run(mono)
         if self.auto_checks:
             due = self.board.due(mono)

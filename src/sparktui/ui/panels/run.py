@@ -229,6 +229,12 @@ def age_line(data: Mapping[str, Any], verdict: Verdict | None, now: float, dark:
     return out
 
 
+def _progress_shown(data: Mapping[str, Any] | None) -> bool:
+    """The panel shows the run's progress (its middle line, the age, moves with the clock)."""
+    log = data.get("log") if isinstance(data, Mapping) and data.get("found") else None
+    return isinstance(log, Mapping) and not log.get("error")
+
+
 def panel_lines(reading: Any, verdict: Verdict | None, now: float, dark: bool = True) -> tuple[Text, Text, Text]:
     """The panel's three lines for a ``Reading`` of ``run`` (None: not read yet)."""
     if reading is None:
@@ -239,8 +245,8 @@ def panel_lines(reading: Any, verdict: Verdict | None, now: float, dark: bool = 
     if not data.get("found"):
         why = data.get("why") or "no training process and no log named"
         return plain(f"no training run found: {cut(why)}", style="dim"), Text(NAME_IT, style="dim"), Text("")
-    log = data.get("log") if isinstance(data.get("log"), Mapping) else None
-    if log is None or log.get("error"):
+    if not _progress_shown(data):
+        log = data.get("log") if isinstance(data.get("log"), Mapping) else None
         why = (log or {}).get("error") or data.get("why") or "its log was not found"
         return (plain(f"run found; its log is not read: {cut(why)}"), Text(NAME_IT, style="yellow"),
                 plain(source_text(data)))
@@ -291,7 +297,12 @@ class RunPanel(Vertical):
         if not self.is_attached or not hasattr(self, "status"):
             return
         dark = self.app.current_theme.dark
-        for widget, text in zip((self.status, self.age, self.source), panel_lines(self.reading, self.verdict, now, dark)):
+        key = (id(self.reading), id(self.verdict), dark)
+        if key != getattr(self, "_key", None):  # a new reading or verdict: every line again
+            self._key, self._lines = key, panel_lines(self.reading, self.verdict, now, dark)
+        elif _progress_shown(self.data):  # the clock moved, nothing else: only the age of the last progress
+            self._lines = (self._lines[0], age_line(self.data or {}, self.verdict, now, dark), self._lines[2])
+        for widget, text in zip((self.status, self.age, self.source), self._lines):
             shown = widget.render()
             if (shown.plain, shown.spans, shown.style) != (text.plain, text.spans, text.style):  # Text's == skips styles
                 widget.update(text)
