@@ -469,7 +469,6 @@ def test_a_whole_line_costs_linear_time(unit):
     small = unit * (2**20 // len(unit))
     big = unit * (2**22 // len(unit))
     t_small, t_big = _feed_time(small), _feed_time(big)
-    assert t_big < 0.5, (unit, t_big)
     assert t_big <= max(8 * t_small, 0.005), (unit, t_small, t_big)
     assert t_big <= 10 * _scan_time(big) + 0.005, (unit, t_big, _scan_time(big))
 
@@ -490,8 +489,7 @@ def test_a_200_mb_line_fed_in_pieces_costs_linear_time():
     for _ in range(8):
         batch()  # 12.8 MB more
     last = min(batch() for _ in range(4))
-    assert last <= 3 * first + 1e-4, (first, last)
-    assert last < 0.005  # per 64 KB: 200 MB in well under 20 s even on a loaded machine
+    assert last <= 3 * first + 1e-4, (first, last)  # (absolute speed: benchmarks/run_log_follow.py, not a timed test)
     assert log.data()["lines_read"] == 400 and log.data()["points_seen"] == 0
 
 
