@@ -46,6 +46,11 @@ MAX_VARIANTS = int(os.environ.get("SPARKTUI_NEVER_LIE_VARIANTS", "1500"))
 OK_WITHOUT = {
     ("G3", "nvml"): "G3 judges /proc/meminfo; NVML only adds that GPU memory queries read N/A",
     ("G1", "cudalibs"): "the ok names the unchecked part (asserted below)",
+    # G14's ok is the run's own progress (its log); these only name a slowdown's or a stall's cause,
+    # and a warn or fail says a cause source it could not read as "not seen" (tests/gotchas/g14)
+    ("G14", "telemetry"): "the run's progress is its own evidence; the telemetry names causes only",
+    ("G14", "meminfo"): "the run's progress is its own evidence; memory pressure names causes only",
+    ("G14", "processes"): "the run's liveness is the run reading's; the scan names a started process as a cause",
 }
 
 
