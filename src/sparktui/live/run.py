@@ -111,11 +111,13 @@ class RunWatch:
         key = (tuple(run.get("pids") or ())[:1], source.get("kind"), source.get("path") or source.get("pane"))
         with self._lock:
             self.run = run
-            if key != self._key:  # another run, or its log moved: start again on it
-                self._detach()
-                self.log = RunLog()
-                self._key = key
-                self._attach(source)
+            moved = key != self._key
+        if moved:  # another run, or its log moved: start again on it (the old follower stopped unlocked:
+            self._detach()  # its thread may be waiting for the lock in _lines)
+            with self._lock:
+                self.log, self._key = RunLog(), key
+            self._attach(source)
+        with self._lock:
             self.source = dict(source)
         if self.pane is not None:
             self._capture()
