@@ -766,6 +766,12 @@ class ProgressParser:
             return self._tqdm_nototal(text, dry)
         return None
 
+    def _ms_point(self, step: str, ms_text: str, fmt: str, loss: float | None) -> Event:
+        """A loop that prints its step's milliseconds (nanoGPT's ``time 123.45ms``, llama2.c's)."""
+        ms = _float(ms_text)
+        return self._with_loss({"step": _int(step), "rate": ms, "rate_unit": "ms/step",
+                                "step_s": ms / 1000 if ms is not None else None, "format": fmt}, loss)
+
     def _match_prints(self, text: str, first: str) -> Event | None:
         """The training loops' own prints: Megatron/NeMo, nanoGPT, llm.c, llama2.c, DeepSpeed, MMEngine,
         torchtitan, ESPnet, then plain ``step ... loss ...`` prints."""
@@ -776,10 +782,7 @@ class ProgressParser:
         if "iter " in text and "loss" in text:
             m = _NANOGPT.search(text)
             if m is not None:
-                loss = _float(m.group(2))
-                ms = _float(m.group(3))
-                return self._with_loss({"step": _int(m.group(1)), "rate": ms, "rate_unit": "ms/step",
-                                        "step_s": ms / 1000 if ms is not None else None, "format": "nanogpt"}, loss)
+                return self._ms_point(m.group(1), m.group(3), "nanogpt", _float(m.group(2)))
         if "step" in text and "loss" in text:
             p = self._llmc(text)
             if p is not None:
@@ -787,10 +790,7 @@ class ProgressParser:
         if "|" in text and "loss" in text and first.isdigit():
             m = _LLAMA2C.match(text)
             if m is not None:
-                ms = _float(m.group(3))
-                return self._with_loss({"step": _int(m.group(1)), "rate": ms, "rate_unit": "ms/step",
-                                        "step_s": ms / 1000 if ms is not None else None, "format": "llama2c"},
-                                       _float(m.group(2)))
+                return self._ms_point(m.group(1), m.group(3), "llama2c", _float(m.group(2)))
         if "steps:" in text and "iter time" in text:
             p = self._deepspeed(text)
             if p is not None:
