@@ -24,6 +24,8 @@ from sparktui.core.readings import Reading
 
 RECORD_EVERY_S = 30.0  # how often the dashboard writes the run's progress to its recording / kept session
 TELL_EVERY_S = 1.0  # on_change at most this often while lines come (the dashboard shows the run once a second)
+COALESCE_S = 0.5  # the follower gathers a burst this long after a write: a bar's ten writes a second are two
+#                   wake-ups, not ten (a line's time is when it was read: half a second against a stall's minutes)
 
 
 class RunWatch:
@@ -131,7 +133,8 @@ class RunWatch:
             self.pane = run_log.TmuxPane(str(source["pane"]), socket=source.get("path") or None)
         elif source.get("path"):
             try:
-                self.follower = run_log.LogFollower(str(source["path"]), self._lines, self._failed).start()
+                self.follower = run_log.LogFollower(str(source["path"]), self._lines, self._failed,
+                                                    coalesce_s=COALESCE_S).start()
             except OSError as e:
                 self.error = f"{source['path']}: {e.strerror or e}"
 

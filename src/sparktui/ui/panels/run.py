@@ -79,7 +79,24 @@ def _points(data: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
         return []
     if _POINTS_SEEN[0] is not progress:
         _POINTS_SEEN[:] = [progress, [p for p in progress if isinstance(p, Mapping)]]
-    return list(_POINTS_SEEN[1])
+    return _POINTS_SEEN[1]  # shared: read, never changed, by its callers
+
+
+_SERIES_SEEN: list[Any] = [None, None]  # (the points last timed, their (times, seconds per step))
+
+
+def _timed(points: Sequence[Mapping[str, Any]]) -> tuple[list[float], list[float | None]]:
+    """The timed points' times and seconds per step, in time order: once per reading (the rate
+    meter draws on every telemetry sample, the panel once a second; both ask of the same points)."""
+    if _SERIES_SEEN[0] is not points:
+        timed = [p for p in points if is_number(p.get("t"))]
+        per = step_seconds(timed)
+        times = [float(p["t"]) for p in timed]
+        if any(b < a for a, b in zip(times, times[1:])):  # out of order (a restarted clock): by time
+            order = sorted(range(len(times)), key=times.__getitem__)
+            times, per = [times[i] for i in order], [per[i] for i in order]
+        _SERIES_SEEN[:] = [points, (times, per)]
+    return _SERIES_SEEN[1]
 
 
 def step_seconds(points: Sequence[Mapping[str, Any]]) -> list[float | None]:
@@ -322,12 +339,7 @@ class RunPanel(Vertical):
 def rate_series(points: Sequence[Mapping[str, Any]], start: float, end: float) -> tuple[list[float], list[float | None], float]:
     """(times, steps per second, how long a point holds) for the points in ``start``..``end``
     (and the one before, which holds into it): at most what the window shows."""
-    timed = [p for p in points if is_number(p.get("t"))]
-    per = step_seconds(timed)
-    times = [float(p["t"]) for p in timed]
-    if any(b < a for a, b in zip(times, times[1:])):  # out of order (a restarted clock): by time
-        order = sorted(range(len(times)), key=times.__getitem__)
-        times, per = [times[i] for i in order], [per[i] for i in order]
+    times, per = _timed(points)
     lo, hi = max(0, bisect_left(times, start) - 1), bisect_right(times, end)
     times, per = times[lo:hi], per[lo:hi]
     gaps = [b - a for a, b in zip(times, times[1:]) if b > a]
