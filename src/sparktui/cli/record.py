@@ -77,24 +77,21 @@ class RunRecorder:
     so `check --replay` judges the whole run with the time of each step (G14)."""
 
     def __init__(self, cfg: Any, write: Any) -> None:
-        from sparktui.live.run import RECORD_EVERY_S, RunWatch
+        from sparktui.live.run import RunWatch
 
-        self.write, self.every_s = write, RECORD_EVERY_S
+        self.write = write
         self.watch = RunWatch(cfg, self._changed)
-        self._last = time.monotonic()
-        self._lock = threading.Lock()
 
     def _changed(self) -> None:
-        with self._lock:
-            if time.monotonic() - self._last >= self.every_s:
-                self._last = time.monotonic()
-                self.write(self.watch.recorded())
+        r = self.watch.recorded_if_due()
+        if r is not None:
+            self.write(r)
 
     def finish(self) -> None:
         self.watch.stop()
-        with self._lock:
-            if self.watch.scans or self.watch.cfg.run.log:  # "no training run" once looked for is evidence too
-                self.write(self.watch.recorded())
+        r = self.watch.record_at_end()
+        if r is not None:
+            self.write(r)
 
 
 def cmd_record(args: argparse.Namespace) -> int:

@@ -51,6 +51,8 @@ class RunWatch:
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self._recorded_t: float | None = None
+        self._recorded_mono = time.monotonic()  # the first run line a RECORD_EVERY_S after the start
+        self._record_lock = threading.RLock()
         self.scans = 0  # process scans looked through: before the first, "no run" is not known
         self.changed = False  # lines read since take_changed() last asked
         self._told = float("-inf")
@@ -198,9 +200,23 @@ class RunWatch:
 
     def recorded(self) -> Reading[Any]:
         """The reading a recording's next run line holds: the progress since the last such line."""
-        r = self.reading(since=self._recorded_t)
-        self._recorded_t = r.started_at
-        return r
+        with self._record_lock:
+            self._recorded_mono = time.monotonic()
+            r = self.reading(since=self._recorded_t)
+            self._recorded_t = r.started_at
+            return r
+
+    def recorded_if_due(self) -> Reading[Any] | None:
+        """``recorded()`` once RECORD_EVERY_S has passed since the last run line, else None: the
+        dashboard and `sparktui record` write the run's progress at the same pace."""
+        with self._record_lock:
+            if time.monotonic() - self._recorded_mono < RECORD_EVERY_S:
+                return None
+            return self.recorded()
+
+    def record_at_end(self) -> Reading[Any] | None:
+        """The last run line, once the run was looked for ("no training run" is evidence too)."""
+        return self.recorded() if self.scans or self.cfg.run.log else None
 
 
 def _where(log: Mapping[str, Any] | None) -> str:

@@ -42,7 +42,7 @@ from sparktui.gotchas import REGISTRY
 from sparktui.gotchas.base import Feed
 from sparktui.live import Source
 from sparktui.live.kernel import KernelWatch, victim_seen
-from sparktui.live.run import RECORD_EVERY_S as RUN_RECORD_EVERY_S, RunWatch
+from sparktui.live.run import RunWatch
 from sparktui.live.kernel import status_of as kernel_status_of
 from sparktui.runner import TELEMETRY_REJUDGE_S, Judged
 from sparktui.runner.board import Board
@@ -265,7 +265,7 @@ class SparkApp(App):
         # own source only when it asks: ``follow_run``)
         self.run_watch = RunWatch(self.cfg, partial(self._post, RunChanged),
                                   enabled=not replay and (source is None or follow_run))
-        self._run_recorded_mono = self._run_shown_mono = time.monotonic()
+        self._run_shown_mono = time.monotonic()
         self._run_dirty = False
         self.prefs_problems: list[str] = []  # why prefs.json was not used (defaults then): said once mounted
         self.prefs: Prefs = load_prefs(problems=self.prefs_problems)  # the one copy: every panel changes it through update_prefs
@@ -386,8 +386,9 @@ class SparkApp(App):
                 st.cancel.set()
         if self._bandwidth_cancel is not None:
             self._bandwidth_cancel.set()  # quitting during G5 kills its probe, not waits out its timeout
-        if self.run_watch.enabled and self.run_watch.scans:  # how the run stood at the end is kept
-            self.source.record_readings(Readings({self.run_watch.reading_name: self.run_watch.recorded()}))
+        line = self.run_watch.record_at_end() if self.run_watch.enabled else None  # how the run stood at the end
+        if line is not None:
+            self.source.record_readings(Readings({line.probe: line}))
         self.source.stop()
         self.peer_watch.stop()
         self.kernel_watch.stop()
@@ -706,9 +707,9 @@ class SparkApp(App):
     def _show_run(self, mono: float) -> None:
         self._run_dirty, self._run_shown_mono = False, mono
         self.show_run(self.run_watch.reading())
-        if mono - self._run_recorded_mono >= RUN_RECORD_EVERY_S:
-            self._run_recorded_mono = mono
-            self.source.record_readings(Readings({self.run_watch.reading_name: self.run_watch.recorded()}))
+        line = self.run_watch.recorded_if_due()  # every RECORD_EVERY_S, the progress since the last line
+        if line is not None:
+            self.source.record_readings(Readings({line.probe: line}))
 
     # -- actions ---------------------------------------------------------------------------------
     MAIN_ONLY = frozenset({"cycle_layout", "cycle_span", "open_card", "rerun_selected", "rerun_all", "bandwidth", "filter_processes", "cycle_sort",
