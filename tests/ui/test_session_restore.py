@@ -224,3 +224,26 @@ def test_sigkill_of_a_real_dashboard_leaves_whole_lines_and_the_next_one_restore
     finally:
         second.kill()
     assert len(session_files()) == 2 and read_recording(session_files()[0]).samples
+
+
+async def test_the_events_view_follows_the_log_while_open(gb10):
+    """Opened before the restored session's rows arrive (a real dashboard opens its session in a
+    thread), the view shows them when they do, not "no changes yet" until reopened; the cursor
+    stays on the row it was on."""
+    app = SparkApp(live_cfg(), auto_checks=False, keep_session=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_samples(app, pilot, 2)
+        await pilot.press("e")
+        await shows(pilot, EventsScreen)
+        table = app.screen.query_one("#events-table")
+        assert "no changes yet" in " ".join(str(c) for c in table.get_row_at(0))
+        app.events.observe(Verdict("G4", Status.WARN, "clocks capped"), time.time())
+        await wait_for(pilot, lambda: "clocks capped" in " ".join(str(c) for c in table.get_row_at(0)),
+                       what="the new change on the open events view")
+        app.events.observe(Verdict("G3", Status.FAIL, "pool exhausted"), time.time() + 1)
+        await wait_for(pilot, lambda: table.row_count == 2, what="the second change")
+        assert "pool exhausted" in " ".join(str(c) for c in table.get_row_at(0))
+        table.move_cursor(row=1)
+        app.events.observe(Verdict("G6", Status.WARN, "two jobs"), time.time() + 2)
+        await wait_for(pilot, lambda: table.row_count == 3, what="the third change")
+        assert "clocks capped" in " ".join(str(c) for c in table.get_row_at(table.cursor_row))

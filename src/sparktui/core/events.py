@@ -60,6 +60,7 @@ class EventLog:
         self.flap_window_s, self.alert_every_s = flap_window_s, alert_every_s
         self._alerted: dict[str, tuple[float, Status]] = {}  # id -> (when, status) of the last alert
         self.worse_count = 0  # changes for the worse so far (the header counts those not yet looked at)
+        self.version = 0  # bumped by every write: a view of the log redraws when it moved
 
     def observe(self, v: Verdict, t: float) -> Change | None:
         """Record ``v``; returns the Change when its status differs from the previous one."""
@@ -79,11 +80,21 @@ class EventLog:
         """A kernel log event seen live (an Xid, an OOM kill...): one row of its own whose summary is
         the event, never merged with a verdict change nor counted as one (the G11 re-judge that
         follows it is)."""
-        ch = Change(t=t, id=id, old=None, new=status, summary=summary, kind="kernel")
+        return self.add(Change(t=t, id=id, old=None, new=status, summary=summary, kind="kernel"))
+
+    def add(self, ch: Change) -> Change:
+        """A row of its own (a kernel event, the run's story, a restored session's gap)."""
         self.changes.append(ch)
+        self.version += 1
         return ch
 
+    def replace_last(self, ch: Change) -> None:
+        """The newest row said again (its words, not its place)."""
+        self.changes[-1] = ch
+        self.version += 1
+
     def _append(self, ch: Change) -> None:
+        self.version += 1
         for i in range(len(self.changes) - 1, -1, -1):
             e = self.changes[i]
             if e.kind != "verdict":

@@ -442,6 +442,6 @@ def restore_events(log: EventLog, restored: Restored, now: float) -> None:
     for v in restored.verdicts:
         log.observe(Verdict(v["id"], Status(v["status"]), v["summary"]), v["t"])
     gap_min = max(0.0, now - restored.ended_at) / 60
-    log.changes.append(Change(t=now, id="—", old=None, new=Status.SKIP,
-                              summary=f"after session {restored.session}: not watching for {gap_min:.0f} min "
+    log.add(Change(t=now, id="—", old=None, new=Status.SKIP, kind="gap",
+                   summary=f"after session {restored.session}: not watching for {gap_min:.0f} min "
                                       "(the rows below are from it)"))

@@ -652,8 +652,8 @@ class SparkApp(App):
             self._run_event(Status.OK, text)
 
     def _run_event(self, status: Status, text: str) -> None:
-        self.events.changes.append(Change(t=self.now(), id=self.run_panel.check_id or "run", old=None, new=status,
-                                          summary=text, kind="run"))
+        self.events.add(Change(t=self.now(), id=self.run_panel.check_id or "run", old=None, new=status,
+                               summary=text, kind="run"))
 
     def _run_verdict(self, v: Verdict, change: Change | None) -> None:
         """The run check's verdict: on the panel, and its changes read as the run's events (a
@@ -662,7 +662,7 @@ class SparkApp(App):
         text = self.run_story.verdict(v, self.run_panel.data)
         last = self.events.changes[-1] if change is not None and self.events.changes else None
         if last is not None and last.id == v.id and last.kind == "verdict":
-            self.events.changes[-1] = replace(last, summary=text or event_text(v))
+            self.events.replace_last(replace(last, summary=text or event_text(v)))
         elif text:
             self._run_event(v.status, text)
 

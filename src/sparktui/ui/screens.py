@@ -22,7 +22,7 @@ from textual.dom import DOMNode
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, DataTable, Footer, Label, Static
 
-from sparktui.core.events import EventLog
+from sparktui.core.events import Change, EventLog
 from sparktui.core.inert import md_text, visible, visible_lines
 from sparktui.core.verdict import Status, Verdict
 from sparktui.gotchas.base import Gotcha
@@ -412,27 +412,45 @@ def event_time(t: float, now: float | None = None) -> str:
 
 
 class EventsScreen(Screen):
-    """Every verdict change in this session, newest first."""
+    """Every verdict change, newest first; it follows the log while open (a change, or a restored
+    session's rows arriving after the screen was opened, shows within a second)."""
 
     BINDINGS = [*BACK]
     HELP_NOTE = "↑ ↓ move; enter shows the whole finding of the selected change."
+    FOLLOW_EVERY_S = 1.0
 
     def __init__(self, log: EventLog, fmt_time: Callable[[float], str] | None = None) -> None:
         super().__init__()
         self.event_log, self.fmt_time = log, fmt_time or event_time
+        self._shown: list[Change] = []
+        self._version = -1
 
     def compose(self) -> ComposeResult:
-        yield Label(Text("Verdict changes this session (newest first) · q or escape returns", style="bold"))
+        yield Label(Text("Verdict changes, newest first · q or escape returns", style="bold"))
         yield BoundedTable(id="events-table", cursor_type="row")
         yield Footer()
 
     def on_mount(self) -> None:
+        self.query_one(DataTable).add_columns("time", "check", "from", "to", "finding")
+        self._fill()
+        self.set_interval(self.FOLLOW_EVERY_S, self._fill)
+
+    def _fill(self) -> None:
+        """The rows again when the log moved since they were drawn; the cursor stays on its row."""
+        if self.event_log.version == self._version:
+            return
+        self._version = self.event_log.version
         t = self.query_one(DataTable)
-        t.add_columns("time", "check", "from", "to", "finding")
+        at = self._shown[t.cursor_row] if 0 <= t.cursor_row < len(self._shown) else None
+        t.clear()
         # newest first by the latest occurrence (a repeated change moves up); ties in log order
         order = list(enumerate(self.event_log))
         self._shown = [c for _, c in sorted(order, key=lambda ic: (ic[1].last_t or ic[1].t, ic[0]), reverse=True)]
         for ch in self._shown:
+            if ch.kind == "gap":  # not a change: where the dashboard was not running
+                t.add_row(Text(self.fmt_time(ch.t), style="dim"), Text("—", style="dim"), Text(""), Text(""),
+                          plain(ch.summary, style="dim italic", overflow="ellipsis", no_wrap=True))
+                continue
             style = "bold red" if ch.new is Status.FAIL else "bold yellow" if ch.new is Status.WARN else ""
             when = self.fmt_time(ch.t) + (f" (x{ch.repeats}, last {self.fmt_time(ch.last_t or ch.t)})" if ch.repeats > 1 else "")
             # Text cells: a str is markup (a restored event id "[/]" ended the dashboard); the id and
@@ -441,6 +459,8 @@ class EventsScreen(Screen):
                       plain(ch.summary, overflow="ellipsis", no_wrap=True))
         if not len(self.event_log):
             t.add_row(Text(""), Text(""), Text(""), Text(""), Text("no changes yet", style="dim"))
+        if at is not None and at in self._shown:
+            t.move_cursor(row=self._shown.index(at))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         """Enter: the whole finding, which the table cuts to its width."""
