@@ -85,3 +85,18 @@ def test_root_may_signal_another_users_process():
 def test_unknown_pid_is_refused():
     with pytest.raises(signals.Refused, match="already exited"):
         signals.target(2**22 + 12345)
+
+
+def test_a_pid_read_with_another_start_time_is_refused_and_the_scans_time_is_accepted():
+    """A row read at one time and acted on later (a replay of a kept session, a guard's target)
+    carries the start time it was read with: the same pid started at any other time is another
+    process, never signalled. The process scan's own start time (from /proc/PID/stat) is accepted."""
+    from sparktui.probes.processes import ProcLister
+
+    with orphan(["sleep", "62"]) as pid:
+        row = next(r for r in ProcLister().list()[0] if r["pid"] == pid)
+        assert abs(row["started"] - psutil.Process(pid).create_time()) < 1.0
+        assert signals.target(pid, started=row["started"]).pid == pid
+        with pytest.raises(signals.Refused, match="now another process"):
+            signals.target(pid, started=row["started"] - 3600)
+        assert not ended(pid)

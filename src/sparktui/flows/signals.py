@@ -57,8 +57,13 @@ def _uid_name(uid: int) -> str:
         return f"uid {uid}"
 
 
-def target(pid: int, own_pid: int | None = None) -> Target:
-    """The process ``pid`` if sparktui may signal it; raises Refused saying why not."""
+STARTED_TOLERANCE_S = 1.0  # /proc/PID/stat's start (clock ticks since boot) against psutil's: rounding only
+
+
+def target(pid: int, own_pid: int | None = None, started: float | None = None) -> Target:
+    """The process ``pid`` if sparktui may signal it; raises Refused saying why not. ``started``:
+    the start time (epoch s) the pid was read with (a process table row, a recording): a process
+    that started at another time holds a reused pid and is never signalled."""
     me = os.getpid() if own_pid is None else own_pid
     if pid <= 1:
         raise Refused(f"pid {pid} is the system's init: never signalled from here")
@@ -70,6 +75,9 @@ def target(pid: int, own_pid: int | None = None) -> Target:
             if me in (p.pid for p in proc.parents()):
                 raise Refused(f"pid {pid} is one of sparktui's own processes (a probe or peer connection): "
                               "c cancels running checks")
+            if started is not None and abs(proc.create_time() - started) > STARTED_TOLERANCE_S:
+                raise Refused(f"pid {pid} is now another process (started {time.strftime('%H:%M:%S', time.localtime(proc.create_time()))}, "
+                              f"the row's started {time.strftime('%H:%M:%S', time.localtime(started))}): not signalled")
             owner = proc.uids().real
             command = " ".join(proc.cmdline()) or f"[{proc.name()}]"
             try:

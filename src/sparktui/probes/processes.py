@@ -425,7 +425,8 @@ class ProcLister:
         name = _full_name(comm, cmd)
         kind, server, label = classify(name, cmd)
         return started, comm, {"pid": pid, "ppid": ppid, "name": name, "cmdline": cmd, "kind": kind,
-                               "server": server, "label": label, "argv_cut": cut, "argv_over": over}
+                               "server": server, "label": label, "argv_cut": cut, "argv_over": over,
+                               "started": started}  # with the pid, the process's identity: a signal checks it
 
 
 STAT_BYTES = 4096  # /proc/<pid>/stat: 52 numbers and a 16-byte name
@@ -569,7 +570,7 @@ def _psutil_candidates() -> tuple[list[dict[str, Any]], dict[str, int]]:
 
     rows, skipped = [], {"vanished": 0, "denied": 0}
     me = os.getpid()
-    for p in psutil.process_iter(["pid", "ppid", "name", "cmdline"], ad_value=None):
+    for p in psutil.process_iter(["pid", "ppid", "name", "cmdline", "create_time"], ad_value=None):
         try:
             info = p.info
         except Exception:
@@ -581,7 +582,7 @@ def _psutil_candidates() -> tuple[list[dict[str, Any]], dict[str, int]]:
         kind, server, label = classify(info.get("name") or "", cmd)
         rows.append({"pid": info["pid"], "ppid": info.get("ppid"), "name": info.get("name") or "",
                      "cmdline": cmd, "kind": kind, "server": server, "label": label, "argv_cut": cut,
-                     "argv_over": False})
+                     "argv_over": False, "started": info.get("create_time")})
     return rows, skipped
 
 
@@ -627,6 +628,7 @@ def describe(pid: int, base: dict[str, Any], now: float, skipped: dict[str, int]
         "server": base.get("server"), "name": base.get("label") or base.get("name") or "",
         "process_name": base.get("name") or "", "command": command_text(cmdline),
         "gpu_mem_bytes": None, "rss_bytes": rss, "age_s": round(max(0.0, now - created), 1), "cap": None,
+        "started": created,  # with the pid, the process's identity: a signal checks it
     }
     if base.get("server"):
         cap = parse_cap(base["server"], list(cmdline), env, env_error)

@@ -916,7 +916,7 @@ class SparkApp(App):
             self.notify("no process selected")
             return
         try:
-            target = signals.target(row["pid"])
+            target = signals.target(row["pid"], started=row.get("started"))
         except signals.Refused as e:
             self.notify(f"not signalled: {e}", severity="warning", timeout=10)
             return
