@@ -203,6 +203,21 @@ def holders(mem: Mapping[str, Any]) -> dict[str, float] | None:
             CACHE: reclaimable_cache(mem) or 0}
 
 
+STACK_ORDER = (KERNEL, ANON, SHMEM, HUGE, CACHE)  # bottom up: what no drop frees first, then the cache
+STACK_LABELS = {KERNEL: "driver/GPU", ANON: "processes", SHMEM: "shmem", HUGE: "hugepages", CACHE: "cache",
+                "free": "free"}
+
+
+def pool_stack(mem: Mapping[str, Any]) -> list[tuple[str, float]] | None:
+    """The unified pool as G3 attributes it, as (holder, bytes) parts from the bottom of a stacked
+    plot up, then MemFree: they sum to MemTotal (more, where fields read at different moments leave
+    the kernel's remainder below 0: it is then 0). None when the holders were not read."""
+    held = holders(mem)
+    if held is None:
+        return None
+    return [(k, float(held[k])) for k in STACK_ORDER] + [("free", float(mem["MemFree"]))]
+
+
 def named_holders(held: dict[str, float], total: float) -> list[str]:
     """The holders of memory that no cache drop gives back, largest first: those over HOLDER_SHARE of
     MemTotal, or the largest one."""

@@ -16,7 +16,7 @@ import bisect
 import math
 from itertools import accumulate
 from statistics import median
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
@@ -140,6 +140,19 @@ def _prefix(flags: list[Any]) -> list[float]:
     return [0, *accumulate(flags)]
 
 
+
+def valid_limit(v: Any) -> float | None:
+    """An NVML enforced power limit a GPU can have, else None (N/A, NaN, a bogus value)."""
+    return v if is_number(v) and 0 < v <= POWER_MAX_W else None
+
+
+def rated_power(limits: Sequence[Any], cfg: Config) -> tuple[float, bool]:
+    """The rating G4 judges power against, and whether NVML gave it: the newest valid enforced
+    limit of ``limits`` (a window's samples, oldest first), else ``hardware.rated_power_w``.
+    The dashboard's power plot is scaled by the same rating."""
+    limit = next((v for v in reversed(limits) if valid_limit(v) is not None), None)
+    return (limit, True) if limit is not None else (cfg.hardware.rated_power_w, False)
+
 class _Series:
     """One GPU's samples in time order, checked once for every window: values no GPU can produce taken
     out (and noted), each counter's growth from one reading to the next worked out, and running totals
@@ -159,8 +172,7 @@ class _Series:
             self.vals[key] = col
         self.reasons: list[list[str] | None] = [g.get("reasons") if isinstance(g.get("reasons"), list) else None
                                                 for g in rows]
-        raw_limits: list[Any] = [g.get("power_limit_w") for g in rows]
-        self.limits = [v if is_number(v) and 0 < v <= POWER_MAX_W else None for v in raw_limits]
+        self.limits = [valid_limit(g.get("power_limit_w")) for g in rows]
         self.pre_reasons = _prefix([r is not None for r in self.reasons])
         self.pre_cat = {c: _prefix([r is not None and not names.isdisjoint(r) for r in self.reasons])
                         for c, names in _CATEGORIES.items()}
@@ -228,9 +240,7 @@ class _Window:
         self.temps = [v for v in self.temp if v is not None]
         self.powers = [v for v in self.power if v is not None]
         self.clocks = [v for v in self.clock if v is not None]
-        limit = next((v for v in reversed(s.limits[lo:hi]) if v is not None), None)
-        self.rated = limit if limit is not None else cfg.hardware.rated_power_w
-        self.rated_from_nvml = limit is not None
+        self.rated, self.rated_from_nvml = rated_power(s.limits[lo:hi], cfg)
         self.n_r = int(s.pre_reasons[hi] - s.pre_reasons[lo])
         self.seen = {n: int(c) for n, pre in s.pre_name.items() if (c := pre[hi] - pre[lo])}
         self.cat = {c: int(pre[hi] - pre[lo]) for c, pre in s.pre_cat.items()}
