@@ -60,6 +60,8 @@ UNSET_HINTS: dict[str, str] = {
     "run.log": "~/runs/sft/train.log",
     "run.stall_after_s": 1800.0,
     "notify.webhook": "https://ntfy.sh/my-spark-runs",
+    "guard.target": "vllm-server",
+    "guard.audit_log": "~/.local/state/sparktui/guard.jsonl",
 }
 # Stand-ins for paths in the doc (the generator must not depend on who runs it).
 SHOWN_CONFIG_DIR = "~/.config/sparktui"

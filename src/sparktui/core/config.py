@@ -208,6 +208,28 @@ class NotifyConfig:
     retries: int = _setting(2, "attempts after a failed webhook POST (bounded, with back-off)", _non_negative, used_by="dashboard (notifications)")
 
 
+GUARD_ACTIONS = ("stop-container", "stop-unit", "term-kind", "pause-run")
+
+
+def _guard_action(v: str) -> Optional[str]:
+    return None if v in GUARD_ACTIONS else f"must be one of {', '.join(GUARD_ACTIONS)}"
+
+
+@dataclass(frozen=True)
+class GuardConfig:
+    """The memory guard (opt-in): acts before the unified pool wedges the host. Dry-run unless `act` is true."""
+
+    enabled: bool = _setting(False, "watch MemAvailable and act when it stays under `floor_gib` (the dashboard and `sparktui guard`)", used_by="guard")
+    floor_gib: float = _setting(4.0, "MemAvailable under this many GiB, held for `hold_s`, triggers the action", _positive, used_by="guard")
+    hold_s: float = _setting(20.0, "seconds MemAvailable must stay under the floor (and PSI confirm it) before acting", _positive, used_by="guard")
+    psi_full_avg10_min: float = _setting(10.0, "PSI memory full avg10 (%) that confirms the pressure; where PSI cannot be read the floor alone decides", _non_negative, used_by="guard")
+    action: str = _setting("term-kind", "what to do: stop-container (docker stop `target`), stop-unit (systemctl stop `target`), term-kind (SIGTERM the processes of G6 kind `target`, an inference server by default), pause-run (SIGSTOP the training run)", _guard_action, used_by="guard")
+    target: Optional[str] = _setting(None, "the container or unit name (stop-container, stop-unit), or the process kind for term-kind (default: server)", used_by="guard")
+    act: bool = _setting(False, "really act; false is a dry run that only writes what it would have done to the audit log", used_by="guard")
+    cooldown_s: float = _setting(120.0, "after an action, wait this long before the next one", _non_negative, used_by="guard")
+    audit_log: Optional[str] = _setting(None, "JSON-lines audit log of every decision (default: guard.jsonl in the state folder)", used_by="guard")
+
+
 @dataclass(frozen=True)
 class Config:
     target: TargetConfig = field(default_factory=TargetConfig)
@@ -223,6 +245,7 @@ class Config:
     session: SessionConfig = field(default_factory=SessionConfig)
     run: RunConfig = field(default_factory=RunConfig)
     notify: NotifyConfig = field(default_factory=NotifyConfig)
+    guard: GuardConfig = field(default_factory=GuardConfig)
     source: Optional[str] = None  # the file it was read from, if any
 
     def with_overrides(self, **sections: dict) -> "Config":
