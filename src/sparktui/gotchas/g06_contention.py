@@ -43,6 +43,11 @@ HEADROOM_FRACTION = 0.9  # footprints adding up to more than this share of MemTo
 # Review mode: an ok over a recording needs the run seen. More than this share of its process
 # snapshots not judged (a scan failed, NVML unread, a list cut) and "ok throughout" is not known.
 REVIEW_BLIND_OK_SHARE = 0.1
+# Ray's memory monitor counts page cache as memory pressure and kills workers (vLLM's among them) when
+# the cache fills the pool; setting this variable to 0 in Ray's environment turns the monitor off
+# (docs.ray.io, "Out-Of-Memory Prevention"; FIELD-FACTS: conselara.dev, community). Read from the
+# environment of Ray's daemons (raylet, gcs_server, `ray start`: probes/processes.py SERVER_ENV).
+RAY_MONITOR_ENV = "RAY_memory_monitor_refresh_ms"
 
 FIX = """\
 One heavy job per pool. See what holds the pool (pid, memory) with `nvidia-smi` and `sparktui`, then
@@ -142,7 +147,7 @@ def fix_for(v: View) -> str:
     flag, Ollama's unload; with nothing named, the block that finds what holds the pool."""
     stoppable = [p for p in v.servers if p.footprint != 0] + (v.jobs if len(v.jobs) > 1 else [])
     if not stoppable:
-        return FIND_FIX
+        return FIND_FIX + ray_fix(v)
     parts = ["One heavy job per pool. Stop what you do not need before a long run; each block stops one:\n"]
     parts += [block(stop_lines(p.label, p.pid)) for p in stoppable]
     over = [p for p in v.servers if p.server in (*CAP_FLAGS, "nim") and (p.fraction is None or p.fraction > v.ok_cap)]
@@ -157,7 +162,24 @@ def fix_for(v: View) -> str:
     if any(p.server == "llamacpp" for p in v.servers):
         parts.append("llama.cpp allocates its model and context up front and keeps that (`-ngl`, `--ctx-size`): "
                      "size it to what the training run leaves free.\n")
-    return "\n".join(parts)
+    return "\n".join(parts) + ray_fix(v)
+
+
+RAY_RESTART = (
+    comment("see whether Ray's memory monitor is off (this prints nothing when it is on)"),
+    f"tr '\\0' '\\n' < /proc/$(pgrep -o raylet)/environ | grep {RAY_MONITOR_ENV}",
+    comment("stop Ray, then start it again with the monitor off (add the options it had)"),
+    "ray stop",
+    f"{RAY_MONITOR_ENV}=0 ray start --head",
+)
+
+
+def ray_fix(v: View) -> str:
+    """The block turning Ray's memory monitor off, when a Ray daemon beside vLLM has it on or unread."""
+    if not _ray_beside_vllm(v) or all(d.monitor == "off" for d in v.ray):
+        return ""
+    return ("\n\nRay's memory monitor counts page cache as pressure and kills vLLM's workers when the cache fills "
+            f"the pool; start Ray with `{RAY_MONITOR_ENV}=0` in its environment:\n\n" + block(RAY_RESTART))
 
 
 # -- what one snapshot shows -------------------------------------------------------------------
@@ -195,6 +217,36 @@ class Pool:
 
 
 @dataclass
+class RayDaemon:
+    """One Ray instance (raylet, gcs_server, `ray start`): whether its memory monitor is off."""
+
+    label: str  # "Ray raylet pid 4100"
+    pid: Any
+    monitor: str  # "off" | "on" | "unknown"
+    why: str  # what its environment says, or why it was not read
+
+
+def ray_daemon(top: Any, members: list[dict[str, Any]]) -> RayDaemon:
+    """What Ray's environment says of its memory monitor. Off only when a member's environment sets
+    it to 0; on when an environment was read without that; unknown when none could be read."""
+    head = next((m for m in members if m["pid"] == top), members[0])
+    label = f"Ray {head.get('name') or 'daemon'} pid {top}"
+    read = [m["env"] for m in members if isinstance(m.get("env"), dict)]
+    for env in read:
+        value = env.get(RAY_MONITOR_ENV)
+        if isinstance(value, str) and value.strip().lstrip("+").isdigit() and int(value.strip()) == 0:
+            return RayDaemon(label, top, "off", f"{RAY_MONITOR_ENV}={value}")
+    if read:
+        values = [env[RAY_MONITOR_ENV] for env in read if isinstance(env.get(RAY_MONITOR_ENV), str)]
+        why = f"{RAY_MONITOR_ENV}={values[0]}" if values else f"{RAY_MONITOR_ENV} not set (the monitor's default: on)"
+        return RayDaemon(label, top, "on", why)
+    states = {str(m.get("env")) for m in members if m.get("env") is not None}
+    why = ("its environment is unreadable (another user's process: run as that user or root)" if "unreadable" in states
+           else "its environment was not read (a scan without it)")
+    return RayDaemon(label, top, "unknown", why)
+
+
+@dataclass
 class View:
     """What the rules look at: one process snapshot and the pool."""
 
@@ -208,6 +260,7 @@ class View:
     inside: Optional[bool]
     live: bool  # False in review mode: MemAvailable is then not from this snapshot's moment
     errors: list[str]  # measurement errors in this snapshot's rows
+    ray: list[RayDaemon] = field(default_factory=list)  # Ray's daemons (no GPU memory; their environment)
 
     @property
     def parties(self) -> list[Party]:
@@ -404,6 +457,11 @@ def build_view(r: Readings, data: Mapping[str, Any], pool: Pool, cfg: Config, li
     for top, members in _instances(rows).items():
         held, why = held_by(members, nv_ok, list_seen, bad_pids)
         details.append(_detail_line(top, members, held))
+        if all(m.get("server") == "ray" for m in members):
+            d = ray_daemon(top, members)
+            view.ray.append(d)
+            ev.add(f"{d.label}: memory monitor", src, f"{d.monitor}: {d.why}")
+            continue
         p = _party(top, members, held, why, pool, errors)
         if p is None:
             continue
@@ -533,9 +591,36 @@ def rule_capped_servers_add_up(v: View) -> Finding | None:
 
 
 def rule_several_jobs(v: View) -> Finding | None:
-    """Two jobs without caps grow into each other."""
-    if len(v.jobs) > 1:
-        return Finding(Status.WARN, f"{len(v.jobs)} uncapped jobs share the pool: {', '.join(j.label for j in v.jobs)}")
+    """Two jobs without caps grow into each other: each measured holding part of the pool (NVML). A
+    job's name says only what it is; a holding unknown or nothing leaves this to the pool sum (which
+    says unknown), so the same processes get the same verdict whether or not their parent lives."""
+    measured = [j for j in v.jobs if j.held is not None and j.held > 0 and j.held_why == "NVML"]
+    if len(measured) > 1:
+        return Finding(Status.WARN, f"{len(measured)} uncapped jobs share the pool: "
+                                    f"{', '.join(f'{j.label} holding {gib(j.held)}' for j in measured)}")
+    return None
+
+
+def _ray_beside_vllm(v: View) -> list[Party]:
+    return [p for p in v.servers if p.server == "vllm"] if v.ray else []
+
+
+def rule_ray_beside_vllm(v: View) -> Finding | None:
+    """Ray beside a vLLM server with its memory monitor on warns (it kills vLLM's workers when page
+    cache fills the pool); with its environment unread, unknown, never ok."""
+    vllm = _ray_beside_vllm(v)
+    if not vllm:
+        return None
+    beside = ", ".join(p.label for p in vllm)
+    on = [d for d in v.ray if d.monitor == "on"]
+    if on:
+        return Finding(Status.WARN, f"{', '.join(f'{d.label} ({d.why})' for d in on)} beside {beside}: Ray's memory "
+                                    f"monitor counts page cache as pressure and can kill vLLM's workers; set "
+                                    f"{RAY_MONITOR_ENV}=0 in Ray's environment")
+    unread = [d for d in v.ray if d.monitor == "unknown"]
+    if unread:
+        return Finding(Status.UNKNOWN, f"cannot tell whether Ray's memory monitor is off beside {beside}: "
+                                       + ", ".join(f"{d.label}: {d.why}" for d in unread))
     return None
 
 
@@ -594,7 +679,7 @@ def rule_empty_list_unclear(v: View) -> Finding | None:
 
 RULES: tuple[Callable[[View], Finding | None], ...] = (
     rule_measurement_errors, rule_uncapped_server, rule_pool_sum, rule_capped_servers_add_up, rule_several_jobs,
-    rule_growth_vs_available, rule_cap_unreadable, rule_nvml_unavailable, rule_inside_container,
+    rule_growth_vs_available, rule_ray_beside_vllm, rule_cap_unreadable, rule_nvml_unavailable, rule_inside_container,
     rule_empty_list_unclear)
 
 
@@ -615,6 +700,9 @@ def ok_summary(v: View) -> str:
         return f"{p.label} {what}, alone on the pool{idle_text}"
     servers = [p for p in parties if p.role == "server"]
     jobs = [p for p in parties if p.role == "job"]
+    if not servers:  # jobs alone, at most one of them measured holding part of the pool
+        return (f"{len(jobs)} jobs on the pool: " + ", ".join(f"{p.label} holding {_held_text(p)}" for p in jobs)
+                + idle_text)
     names = ", ".join(f"{p.label} capped at {p.fraction:g}" if p.growth == "fraction" and p.fraction is not None
                       else f"{p.label} holding {_held_text(p)}" for p in servers)
     beside = f" beside {', '.join(j.label for j in jobs)}" if jobs else ""

@@ -46,6 +46,8 @@ SERVER_ENV = {
                "OLLAMA_CONTEXT_LENGTH", "OLLAMA_FLASH_ATTENTION", "OLLAMA_KV_CACHE_TYPE"),
     "tgi": ("CUDA_MEMORY_FRACTION",),
     "vllm": ("VLLM_GPU_MEMORY_UTILIZATION",),
+    # Ray's memory monitor reads page cache as pressure and kills vLLM's workers; G6 asks whether it is off
+    "ray": ("RAY_memory_monitor_refresh_ms", "RAY_memory_usage_threshold"),
 }
 # Defaults when a server is started without its cap (each server's documentation; TRT-LLM's is a
 # share of the memory left after the weights; TGI's --cuda-memory-fraction defaults to 1.0).
@@ -135,6 +137,9 @@ def classify(name: str, cmdline: list[str]) -> tuple[str, str | None, str]:
         return "other", "tgi", prog  # HTTP router: holds no GPU memory
     if _NIM.search(prog) or any(_NIM.search(t) for t in tokens[:3]) or _NIM.search(module):
         return "server", "nim", "NIM"
+    # Ray's daemons hold no GPU memory ("other"); their environment is read for G6's memory-monitor rule
+    if prog in ("raylet", "gcs_server") or (prog == "ray" and sub == "start"):
+        return "other", "ray", prog if prog != "ray" else "ray start"
 
     # training jobs
     if prog in ("torchrun", "deepspeed", "axolotl") or module in ("torch.distributed.run", "torch.distributed.launch"):
