@@ -193,10 +193,12 @@ def _json(v: Any) -> str:
 def markdown_widget(text: str, **kwargs: Any) -> Markdown:
     """Textual's Markdown widget, imported when a card or message first opens: it brings
     markdown-it and pygments (2.6 MB, ~25 ms), which the first screen and a session that opens no
-    card do not need."""
-    from textual.widgets import Markdown
+    card do not need. Its code blocks wrap with a mark (ui/widgets/text.py: wrapping_markdown): a
+    fix's `--index-url` past the edge of an 80-column card was hidden, and typed by eye it installed
+    the wrong wheel."""
+    from sparktui.ui.widgets.text import wrapping_markdown
 
-    return Markdown(text, **kwargs)
+    return wrapping_markdown(text, **kwargs)  # type: ignore[return-value]
 
 
 def _md_cell(value: Any) -> str:
@@ -363,7 +365,8 @@ class MessageScreen(ModalScreen[None]):
         """The title plain; the Markdown with its controls made visible (its callers escape or
         fence the outside text in it: core/inert.py)."""
         with VerticalScroll(id="message"):
-            yield Label(plain(self.title_text, style="bold"))
+            # wraps (a Label as wide as its text was cut at the border, unmarked: an issue's title)
+            yield Static(plain(self.title_text, style="bold"), id="message-title")
             if self.url:
                 yield Static(SlashWrapped(visible(self.url), style="underline"), id="message-url")
             yield markdown_widget(visible_lines(self.markdown))

@@ -64,3 +64,91 @@ class TextLine(Widget):
             segments = Segment.apply_style(text.render(self.app.console, end=""), base)
             self._strip = (key, Strip(segments).adjust_cell_length(width, base))
         return self._strip[1]
+
+
+# -- code that wraps instead of being cut ---------------------------------------------------------
+
+CONTINUED = "↩"  # ends a code line's part that goes on below
+CONTINUATION_INDENT = "    "  # where the rest of a wrapped code line starts
+
+
+def code_rows(line: str, width: int) -> list[str]:
+    """One line of code as rows of at most ``width`` cells, never cut without a mark: each row that
+    goes on ends with ``CONTINUED`` and the rest starts on the next row after
+    ``CONTINUATION_INDENT``. A row breaks after the last space that fits (a `--flag value` stays
+    whole where it can), else mid-word (a URL longer than the row). The marks are for the eye
+    only: what is copied is the line as written."""
+    width = max(width, len(CONTINUATION_INDENT) + 2)
+    rows: list[str] = []
+    lead, rest = "", line.rstrip()
+    while len(lead) + len(rest) > width:
+        room = width - len(lead) - 1  # the mark takes one cell
+        space = rest.rfind(" ", 1, room)
+        take = space + 1 if space > 0 else room
+        rows.append(lead + rest[:take] + CONTINUED)
+        lead, rest = CONTINUATION_INDENT, rest[take:]
+    return rows + [lead + rest]
+
+
+class WrappedCode:
+    """A Rich renderable: a code block wrapped to the width it is given (code_rows), the marks
+    dimmed; a wide code line no longer hides its end past the edge of a card."""
+
+    def __init__(self, code: str, style: str = "") -> None:
+        self.code, self.style = code, style
+
+    def __rich_console__(self, console: Any, options: Any):
+        width = options.max_width
+        for line in self.code.split("\n"):
+            for row in code_rows(line, width):
+                text = plain(row, style=self.style)
+                if row.endswith(CONTINUED):
+                    text.stylize("dim", len(row) - 1)
+                yield text
+
+    def __rich_measure__(self, console: Any, options: Any):
+        from rich.measure import Measurement
+
+        longest = max((len(line) for line in self.code.split("\n")), default=0)
+        return Measurement(min(len(CONTINUATION_INDENT) + 2, options.max_width), min(longest + 1, options.max_width))
+
+
+_wrapping_markdown: type | None = None
+
+
+def wrapping_markdown(text: str, **kwargs: Any) -> Widget:
+    """Textual's Markdown widget whose code blocks wrap (WrappedCode) instead of scrolling sideways
+    behind a hidden scrollbar: one scrollbar (the view's), and nothing past the edge. Textual's
+    Markdown is imported on first use (markdown-it and pygments: the first screen does not need them)."""
+    global _wrapping_markdown
+    if _wrapping_markdown is None:
+        from contextlib import suppress
+
+        from textual.css.query import NoMatches
+        from textual.widgets import Markdown
+        from textual.widgets.markdown import MarkdownFence
+
+        class WrappedFence(MarkdownFence):
+            DEFAULT_CSS = """
+            WrappedFence { overflow: hidden hidden; }
+            WrappedFence > #code-content { width: 1fr; height: auto; padding: 1 2; }
+            WrappedFence:ansi > #code-content { padding: 1 0; }
+            """
+
+            @property
+            def allow_horizontal_scroll(self) -> bool:
+                return False
+
+            def set_content(self, content: Any) -> None:
+                self._content = content
+                with suppress(NoMatches):
+                    self.query_one("#code-content", Static).update(WrappedCode(self.code))
+
+            def compose(self):
+                yield Static(WrappedCode(self.code), id="code-content")
+
+        class WrappingMarkdown(Markdown):
+            BLOCKS = {**Markdown.BLOCKS, "fence": WrappedFence, "code_block": WrappedFence}
+
+        _wrapping_markdown = WrappingMarkdown
+    return _wrapping_markdown(text, **kwargs)
