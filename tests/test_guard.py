@@ -347,15 +347,18 @@ def test_audit_lines_stay_whole_with_writers_in_threads_and_the_log_rotates(tmp_
     log = AuditLog(tmp_path / "g.jsonl", max_bytes=20_000)
     other = AuditLog(tmp_path / "g.jsonl", max_bytes=20_000)  # a second writer (the dashboard and the CLI)
 
+    errors = []
+
     def write(a, n):
         for i in range(n):
-            assert a.write({"i": i, "reason": "x" * 200, "outside": "\x1b[31m\u202e"}) is None
+            errors.append(a.write({"i": i, "reason": "x" * 200, "outside": "\x1b[31m\u202e"}))
 
     ts = [threading.Thread(target=write, args=(a, 150)) for a in (log, other)]
     for t in ts:
         t.start()
     for t in ts:
         t.join()
+    assert errors == [None] * 300
     main, old = tmp_path / "g.jsonl", tmp_path / "g.jsonl.1"
     assert old.exists() and main.stat().st_size <= 20_000 and old.stat().st_size <= 20_000
     for p in (main, old):
@@ -385,3 +388,58 @@ def test_the_guard_thread_stops_at_once(tmp_path):
     t0 = time.monotonic()
     th.stop()
     assert time.monotonic() - t0 < 1 and not th._thread.is_alive()
+
+
+# -- `sparktui guard` -------------------------------------------------------------------------------
+
+def _config(tmp_path: Path, text: str) -> str:
+    p = tmp_path / "config.toml"
+    p.write_text(text)
+    return str(p)
+
+
+def test_guard_once_prints_the_decision_and_exits_by_it(tmp_path, capsys, monkeypatch):
+    from sparktui.cli.main import main
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    mem, psi = _files(tmp_path, 40)
+    cfg = _config(tmp_path, "[guard]\nfloor_gib = 8\n")
+    assert main(["guard", "--once", "--meminfo", mem, "--pressure", psi, "--config", cfg]) == 0
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1 and "guard armed: MemAvailable 40.0 GiB at or over the floor 8 GiB" in out
+    assert json.loads((tmp_path / "state" / "sparktui" / "guard.jsonl").read_text())["state"] == "armed"
+    (tmp_path / "meminfo").write_text("MemTotal: 100 kB\n")
+    assert main(["guard", "--once", "--meminfo", mem, "--pressure", psi, "--config", cfg]) == 3
+    assert "guard blind" in capsys.readouterr().out
+
+
+def test_guard_refuses_a_config_it_cannot_act_on(tmp_path, capsys):
+    from sparktui.cli.main import main
+
+    cfg = _config(tmp_path, '[guard]\naction = "stop-container"\n')
+    assert main(["guard", "--once", "--config", cfg]) == 78
+    assert "needs [guard] target" in capsys.readouterr().err
+
+
+def test_guard_in_the_foreground_stops_cleanly_on_sigterm(tmp_path):
+    """A real `sparktui guard` (a dry run): it triggers on the stand-in files, prints each decision as
+    a line, and SIGTERM ends it with exit 0 and a last audit line."""
+    import subprocess
+
+    mem, psi = _files(tmp_path, 1.0, full=60.0)
+    cfg = _config(tmp_path, '[guard]\nhold_s = 0.3\naction = "stop-unit"\ntarget = "vllm.service"\n'
+                  f'audit_log = "{tmp_path / "audit.jsonl"}"\n')
+    proc = subprocess.Popen([sys.executable, "-m", "sparktui", "guard", "--interval", "0.1", "--meminfo", mem,
+                             "--pressure", psi, "--config", cfg], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert _wait(lambda: (tmp_path / "audit.jsonl").exists()
+                     and '"triggered"' in (tmp_path / "audit.jsonl").read_text(), timeout=20)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=10)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err
+    assert "(dry run: nothing is done)" in out.splitlines()[0]
+    assert "guard triggered:" in out and "would run systemctl stop vllm.service" in out and out.endswith("guard: stopped\n")
+    lines = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
+    assert lines[-1]["event"] == "stopped" and any(r["event"] == "action" and r["dry_run"] for r in lines)

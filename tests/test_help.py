@@ -17,7 +17,7 @@ from sparktui.gotchas import REGISTRY, g05_bandwidth
 # a command that takes the shared options -> one of its own options
 OWN_OPTION = {"check": "--watch", "snapshot": "--output", "bandwidth": "--size", "record": "--interval",
               "peers": "--differences", "export": "--listen", "report": "--redact", "preflight": "--strict",
-              "link-test": "--binary"}
+              "link-test": "--binary", "guard": "--once"}
 
 
 def _commands() -> dict[str, argparse.ArgumentParser]:

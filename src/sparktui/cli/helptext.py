@@ -149,6 +149,16 @@ HELP: dict[str | None, Help] = {
          EXIT_REFUSED: "not run: all_reduce_perf or mpirun missing (the command is printed), not confirmed, "
                        "or no --yes without a terminal",
          EXIT_USAGE: "usage error: no --peer, a bad host name, a bad option"}),
+    "guard": Help(
+        "The memory guard (opt-in): when MemAvailable stays under [guard] floor_gib, confirmed by PSI, act on\n"
+        "[guard] target. A dry run unless --act or act = true; every decision goes to an audit log (docs/guard.md).",
+        ("sparktui guard", "sparktui guard --once", "sparktui guard --act --config /etc/sparktui/guard.toml"),
+        (EXIT_OK, EXIT_FAIL, EXIT_UNKNOWN),
+        {EXIT_OK: "stopped (SIGTERM or Ctrl-C); --once: nothing to do",
+         EXIT_FAIL: "--once: it triggered (it acted, or in a dry run would have)",
+         EXIT_UNKNOWN: "--once: MemAvailable could not be read",
+         EXIT_CONFIG: "config error: a bad [guard] setting (e.g. stop-container without a target)"},
+        ENDS_ON_SIGTERM),
     "history": Help(
         "List the dashboard sessions kept on this machine, newest first: start, duration, size, host,\n"
         "samples and the worst verdict seen. Each is a recording: replay or judge it by its ID.",

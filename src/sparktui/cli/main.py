@@ -94,6 +94,9 @@ def build_parser() -> argparse.ArgumentParser:
     from sparktui.cli import linktest as _linktest
 
     _linktest.add_parser(sub, add_sub_common_options)
+    from sparktui.cli import guard as _guard
+
+    _guard.add_parser(sub, add_sub_common_options)
     document(p, None)
     for name, command in sub.choices.items():
         document(command, name)
@@ -310,6 +313,12 @@ def _cmd_link_test(args: argparse.Namespace) -> int:
     return cmd_link_test(args)
 
 
+def _cmd_guard(args: argparse.Namespace) -> int:
+    from sparktui.cli.guard import cmd_guard
+
+    return cmd_guard(args)
+
+
 def _cmd_fleet(args: argparse.Namespace) -> int:
     from sparktui.cli import fleet
 
@@ -512,7 +521,7 @@ def _main(argv: list[str] | None) -> int:
             raise UsageError(f"sparktui: {empty[0]} needs a value; leave the option out for the default")
         handler = {"check": cmd_check, "snapshot": cmd_snapshot, "explain": cmd_explain, "list": cmd_list,
                    "bandwidth": cmd_bandwidth, "record": _cmd_record, "history": _cmd_history,
-                   "link-test": _cmd_link_test,
+                   "link-test": _cmd_link_test, "guard": _cmd_guard,
                    **dict.fromkeys(("peers", "export", "report", "preflight"), _cmd_fleet)}.get(args.cmd)
         if handler is None:
             handler = cmd_dashboard

@@ -378,6 +378,9 @@ def audit_path(cfg: GuardConfig) -> Path:
     return Path(os.path.expanduser(cfg.audit_log)) if cfg.audit_log else default_state_dir() / "guard.jsonl"
 
 
+_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+
+
 class AuditLog:
     """JSON lines, appended: each line one ``os.write`` on an O_APPEND descriptor (two writers, the
     dashboard and `sparktui guard`, never interleave inside a line), rotated at ``max_bytes`` to
@@ -388,6 +391,31 @@ class AuditLog:
         self.max_bytes = max_bytes
         self._lock = threading.Lock()
 
+    def _append(self, data: bytes) -> None:
+        """One write of ``data`` under an flock of the file (writers in other processes take turns
+        at the rotation); a file rotated by another writer meanwhile is left for the new one."""
+        import fcntl
+
+        for _ in range(8):
+            fd = os.open(self.path, _FLAGS, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                st = os.fstat(fd)
+                try:
+                    current = os.stat(self.path)
+                except FileNotFoundError:
+                    continue  # rotated away between our open and our lock: open the new one
+                if (current.st_dev, current.st_ino) != (st.st_dev, st.st_ino):
+                    continue  # another writer rotated it meanwhile
+                if st.st_size > 0 and st.st_size + len(data) > self.max_bytes:
+                    os.replace(self.path, self.path.with_name(self.path.name + ".1"))
+                    continue  # the next turn opens (and creates) the new file
+                os.write(fd, data)
+                return
+            finally:
+                os.close(fd)  # releases the lock
+        raise OSError("the log kept being rotated by another writer")
+
     def write(self, record: Mapping[str, Any]) -> str | None:
         data = (json.dumps(record, ensure_ascii=True, default=str, allow_nan=False) + "\n").encode()
         if len(data) > MAX_LINE_BYTES:
@@ -396,17 +424,7 @@ class AuditLog:
         with self._lock:
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
-                try:
-                    if os.fstat(fd).st_size + len(data) > self.max_bytes and os.fstat(fd).st_size > 0:
-                        os.close(fd)
-                        fd = -1
-                        os.replace(self.path, self.path.with_name(self.path.name + ".1"))
-                        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
-                    os.write(fd, data)
-                finally:
-                    if fd >= 0:
-                        os.close(fd)
+                self._append(data)
             except (OSError, ValueError) as e:
                 return f"guard audit log {self.path} not written: {getattr(e, 'strerror', None) or e}"
         return None
