@@ -173,3 +173,16 @@ def test_every_grafana_panel_query_returns_series_from_a_real_scrape(prometheus)
         result = _query(client, expr.replace("$host", HOST))
         assert result, f"panel {title!r}: {expr!r} returned nothing from a real scrape"
         assert all(r["metric"].get("host") in (HOST, None) for r in result)
+
+
+@needs_prometheus
+def test_a_real_prometheus_keeps_the_dcgm_names_and_types_a_fleets_dashboards_query(prometheus):
+    client, _ = prometheus
+    temp = _until("DCGM_FI_DEV_GPU_TEMP scraped", lambda: _query(client, 'DCGM_FI_DEV_GPU_TEMP{Hostname="spark-test"}'),
+                  lambda r: len(r) == 1)
+    assert float(temp[0]["value"][1]) == 86 and temp[0]["metric"]["modelName"] == "NVIDIA GB10"
+    assert temp[0]["metric"]["pci_bus_id"] == "0000000F:01:00.0" and temp[0]["metric"]["device"] == "nvidia0"
+    meta = _api(client, "metadata")
+    assert meta["DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"][0]["type"] == "counter"
+    assert meta["DCGM_FI_DEV_GPU_UTIL"][0]["unit"] in ("", None) and meta["DCGM_FI_DEV_GPU_UTIL"][0]["type"] == "gauge"
+    assert not [m for m in meta if m.startswith("DCGM_FI_DEV_FB_")]

@@ -38,6 +38,10 @@ def add_parsers(sub, common) -> None:
     e.add_argument("--listen", default=None, metavar="HOST:PORT", help="address to serve on (default 127.0.0.1:9400)")
     e.add_argument("--allow-remote", action="store_true", help="allow a non-loopback --listen address (no auth: put a proxy in front)")
     e.add_argument("--host-label", metavar="NAME", help="value of the 'host' label (default: this machine's hostname)")
+    e.add_argument("--textfile", metavar="DIR", help="write the verdicts to DIR/sparktui.prom for node_exporter's "
+                                                     "textfile collector (atomically) instead of serving HTTP")
+    e.add_argument("--once", action="store_true", help="with --textfile: judge once, write, exit (for a cron job or timer)")
+    e.add_argument("--every", type=float, default=None, metavar="S", help="with --textfile: rewrite every S seconds (default 60)")
     common(e)
 
     r = sub.add_parser("report", help="write a Markdown report for an issue (tokens scrubbed; --redact for paths)")
@@ -163,9 +167,25 @@ def cmd_export(args: argparse.Namespace) -> int:
     from sparktui.cli.common import parse_ids, config_from_args
     from sparktui.fleet.exporter import DEFAULT_LISTEN, run_export
 
+    from sparktui.cli.common import UsageError
+
     cfg = config_from_args(args)
     ids = parse_ids(args.ids) if args.ids else None
-    return run_export(cfg, args.listen or DEFAULT_LISTEN, args.allow_remote, ids, args.host_label)
+    if args.textfile is None:
+        for flag, given in (("--once", args.once), ("--every", args.every is not None)):
+            if given:
+                raise UsageError(f"sparktui export: {flag} goes with --textfile DIR")
+        return run_export(cfg, args.listen or DEFAULT_LISTEN, args.allow_remote, ids, args.host_label)
+    if args.listen or args.allow_remote:
+        raise UsageError("sparktui export: --textfile writes a file and serves nothing; --listen/--allow-remote do not apply")
+    if args.every is not None and not 1.0 <= args.every <= 86400.0:  # NaN fails both
+        raise UsageError("sparktui export: --every must be between 1 and 86400 seconds")
+    if args.once and args.every is not None:
+        raise UsageError("sparktui export: --once writes one file and exits; --every does not apply")
+    from sparktui.fleet.exporter import TEXTFILE_EVERY_S, run_textfile
+
+    return run_textfile(cfg, args.textfile, ids, args.host_label, once=args.once,
+                        every_s=args.every if args.every is not None else TEXTFILE_EVERY_S)
 
 
 # -- report ----------------------------------------------------------------------------------------

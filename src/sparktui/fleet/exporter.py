@@ -249,15 +249,22 @@ class Exporter:
     def render(self) -> None:
         """Render the metrics now and hand them to the server. A bug here keeps the last text
         (its sample timestamp then shows how stale it is) and is kept in ``render_error``."""
-        from prometheus_client.exposition import generate_latest
-
         try:
-            text = generate_latest(self.registry)
+            text = self.text()
         except Exception as e:
             self.render_error = repr(e)
             return
         if self._server is not None:
             self._server.publish(text)
+
+    def text(self) -> bytes:
+        """Everything a scrape gets: sparktui's own series, then dcgm-exporter's names for the
+        fields that mean the same on GB10 (fleet/dcgm.py)."""
+        from prometheus_client.exposition import generate_latest
+
+        from sparktui.fleet import dcgm
+
+        return generate_latest(self.registry) + dcgm.text(self.sampler.history.latest, self.static, self.host).encode()
 
     def _render_loop(self) -> None:
         while not self._stop_render.wait(self.render_every_s):
@@ -293,7 +300,8 @@ class Exporter:
         yield from self._check_metrics(h, self.checks.snapshot())
         yield from self._kernel_metrics(h, self.checks.kernel_snapshot())
 
-    def _kernel_metrics(self, h: str, counts: dict[str, int] | None) -> Iterator[Any]:
+    @staticmethod
+    def _kernel_metrics(h: str, counts: dict[str, int] | None) -> Iterator[Any]:
         """G11's kernel log events this boot per kind; no series while the log is unread (never a zero)."""
         fam = CounterMetricFamily("sparktui_kernel_events", "Kernel log events since boot (G11), by kind",
                                   labels=["host", "kind"])
@@ -340,7 +348,8 @@ class Exporter:
                 _put(mem, [h, key], (sample.get("mem") or {}).get(key))
         yield from (up, ts, temp, power, limit, clock, util, reason, held, mem)
 
-    def _check_metrics(self, h: str, state: dict[str, CheckState]) -> Iterator[Any]:
+    @staticmethod
+    def _check_metrics(h: str, state: dict[str, CheckState]) -> Iterator[Any]:
         status = GaugeMetricFamily("sparktui_check_status", "Check status: 0 ok, 1 warn, 2 fail, 3 unknown, 4 skip",
                                    labels=["host", "id", "title"])
         onehot = GaugeMetricFamily("sparktui_check_state", "1 for the check's current state", labels=["host", "id", "state"])
@@ -383,6 +392,124 @@ def _put(family: Any, labels: list[str], value: Any, scale: float = 1.0) -> None
     series, never a NaN sample a dashboard would draw as a value."""
     if is_number(value):
         family.add_metric(labels, float(value) * scale)
+
+
+# -- node_exporter's textfile collector ------------------------------------------------------------
+
+TEXTFILE_NAME = "sparktui.prom"
+TEXTFILE_EVERY_S = 60.0
+
+
+class _Verdicts:
+    """A collector of the verdicts alone (no telemetry: a textfile is read long after it was
+    written, and node_exporter already serves the host's own figures)."""
+
+    def __init__(self, host: str, version: str, state: dict[str, CheckState], kernel: dict[str, int] | None) -> None:
+        self.host, self.version, self.state, self.kernel = host, version, state, kernel
+
+    def collect(self) -> Iterator[Any]:
+        info = GaugeMetricFamily("sparktui_info", "sparktui exporter running (value 1)", labels=["host", "version"])
+        info.add_metric([self.host, self.version], 1)
+        yield info
+        yield from Exporter._check_metrics(self.host, self.state)
+        yield from Exporter._kernel_metrics(self.host, self.kernel)
+
+
+def verdicts_text(host: str, state: dict[str, CheckState], kernel: dict[str, int] | None) -> bytes:
+    """The checks' series in the text format, for a textfile."""
+    from prometheus_client.exposition import generate_latest
+
+    from sparktui import __version__
+
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(_Verdicts(host, __version__, state, kernel))
+    return generate_latest(registry)
+
+
+def write_textfile(folder: str, data: bytes, name: str = TEXTFILE_NAME) -> str:
+    """Write ``folder/name`` atomically, as node_exporter's textfile collector asks: the whole text
+    into a temporary file of the same folder whose name does not end in `.prom` (the collector
+    skips it), flushed to disk, then renamed over the old file. A scrape reads the old file or the
+    new one, never half of one. Raises OSError."""
+    final = os.path.join(folder, name)
+    tmp = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, final)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return final
+
+
+def run_textfile(cfg: Config, folder: str, ids: list[str] | None, host_label: str | None, *, once: bool = False,
+                 every_s: float = TEXTFILE_EVERY_S, stop: threading.Event | None = None, err=None) -> int:
+    """`sparktui export --textfile DIR`: the verdicts into DIR/sparktui.prom for node_exporter's
+    textfile collector. ``once``: judge every check once, write, exit (a cron job or systemd timer);
+    otherwise keep the checks on their cadence and rewrite the file every ``every_s`` until stopped.
+    Exit 73 when the folder cannot be written (it is checked before any probe runs)."""
+    err = err or sys.stderr
+    if not os.path.isdir(folder):
+        print(f"sparktui export: --textfile {folder!r} is not a folder (node_exporter's --collector.textfile.directory)", file=err)
+        return 73
+    if not os.access(folder, os.W_OK | os.X_OK):
+        print(f"sparktui export: cannot write in {folder!r} (permission denied)", file=err)
+        return 73
+    notes: list[str] = []
+    if ids is None:
+        ids, notes = default_ids(cfg)
+    for n in notes:
+        print(f"sparktui export: {n}", file=err)
+    host = host_label or socket.gethostname()
+    if once:
+        from sparktui.runner import run_checks
+
+        verdicts, readings = run_checks(ids, cfg)
+        now = time.time()
+        state = {v.id: CheckState(v, now, v.took_s or 0.0, 1) for v in verdicts}
+        kernel = kernel_counts(readings.data("kernel_log")) if "kernel_log" in readings else None
+        return _write_or_say(folder, verdicts_text(host, state, kernel), err)
+    exporter = Exporter(cfg, ids=ids, host_label=host)
+    stop = stop or threading.Event()
+    import signal
+
+    old = None
+    if threading.current_thread() is threading.main_thread():
+        old = signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    print(f"sparktui export: writing {os.path.join(folder, TEXTFILE_NAME)} every {every_s:g} s; checks {', '.join(ids)}; "
+          "Ctrl-C stops", file=err)
+    code = 0
+    try:
+        exporter.start()
+        while True:
+            if exporter.checks.snapshot():  # nothing judged yet: the old file (if any) stays
+                code = _write_or_say(folder, verdicts_text(host, exporter.checks.snapshot(),
+                                                           exporter.checks.kernel_snapshot()), err)
+            if stop.wait(every_s if exporter.checks.snapshot() else min(every_s, 1.0)):
+                break
+    except KeyboardInterrupt:
+        pass
+    finally:
+        exporter.stop()
+        if old is not None:
+            signal.signal(signal.SIGTERM, old)
+    return code
+
+
+def _write_or_say(folder: str, data: bytes, err) -> int:
+    try:
+        write_textfile(folder, data)
+    except OSError as e:
+        print(f"sparktui export: cannot write {os.path.join(folder, TEXTFILE_NAME)}: {e.strerror or e}", file=err)
+        return 74
+    return 0
 
 
 def run_export(cfg: Config, listen: str, allow_remote: bool, ids: list[str] | None, host_label: str | None,

@@ -132,6 +132,12 @@ def _cuda_version(v: int) -> str:
     return f"{v // 1000}.{(v % 1000) // 10}"
 
 
+def _bus_id(info: Any) -> str:
+    """nvmlPciInfo's busId ("00000000:01:00.0"): bytes in older bindings, str in newer."""
+    bus = info.busId
+    return bus.decode("ascii", "replace") if isinstance(bus, bytes) else str(bus)
+
+
 def _clock_sm(s: NvmlSession) -> int:
     return int(getattr(s.nv, "NVML_CLOCK_SM", 1))
 
@@ -149,6 +155,9 @@ def static_info(s: NvmlSession) -> dict[str, Any]:
             "index": i,
             "name": s.get("nvmlDeviceGetName", h).to_dict(),
             "uuid": s.get("nvmlDeviceGetUUID", h).to_dict(),
+            # dcgm-exporter's pci_bus_id and device (nvidia<minor>) labels (fleet/dcgm.py)
+            "pci_bus_id": s.get("nvmlDeviceGetPciInfo", h, convert=_bus_id).to_dict(),
+            "minor_number": s.get("nvmlDeviceGetMinorNumber", h, convert=int).to_dict(),
             "compute_capability": s.get("nvmlDeviceGetCudaComputeCapability", h, convert=lambda v: [int(v[0]), int(v[1])]).to_dict(),
             "memory": s.get("nvmlDeviceGetMemoryInfo", h, convert=_mem).to_dict(),
             "power_limit_w": s.get("nvmlDeviceGetEnforcedPowerLimit", h, convert=lambda v: v / 1000.0).to_dict(),

@@ -125,6 +125,7 @@ class GpuReader:
                                            ("nvmlDeviceGetTemperatureV", (k["temp"],), int)]))
         put("power_w", self._get("power_w", [("nvmlDeviceGetPowerUsage", (), _w)]))
         put("power_limit_w", self._get("power_limit_w", [("nvmlDeviceGetEnforcedPowerLimit", (), _w)]))
+        put("energy_mj", self._get("energy_mj", [("nvmlDeviceGetTotalEnergyConsumption", (), int)]))  # since driver load
         put("sm_mhz", self._get("sm_mhz", [("nvmlDeviceGetClockInfo", (k["sm"],), int)]))
         put("gr_mhz", self._get("gr_mhz", [("nvmlDeviceGetClockInfo", (k["gr"],), int)]))
         put("mem_mhz", self._get("mem_mhz", [("nvmlDeviceGetClockInfo", (k["mem"],), int)]))

@@ -46,7 +46,7 @@ FUNCTION_NOT_FOUND = pynvml.NVML_ERROR_FUNCTION_NOT_FOUND
 COUNTERS = ("sw_power_cap_ns", "sync_boost_ns", "sw_thermal_ns", "hw_thermal_ns", "hw_power_brake_ns",
             "thermal_policy_ns")
 FIELDS = ("temp_c", "power_w", "power_limit_w", "sm_mhz", "gr_mhz", "mem_mhz", "util", "reasons",
-          *COUNTERS, "field_values", "memory", "processes", "name", "capability")
+          *COUNTERS, "field_values", "memory", "processes", "name", "capability", "energy_mj", "pci", "minor")
 # NVML field ids -> the counter each reads (nvml.h, 580 drivers)
 FIELD_IDS = {74: "sw_power_cap_ns", 75: "thermal_policy_ns", 76: "sync_boost_ns", 269: "sw_thermal_ns",
              270: "hw_thermal_ns", 271: "hw_power_brake_ns"}
@@ -226,6 +226,15 @@ class FakeNvml(types.ModuleType):
     def nvmlDeviceGetPowerUsage(self, h: Any) -> int:
         return int(round(self._gpu(h, "nvmlDeviceGetPowerUsage", "power_w").values["power_w"] * 1000))
 
+    def nvmlDeviceGetTotalEnergyConsumption(self, h: Any) -> int:
+        return int(self._gpu(h, "nvmlDeviceGetTotalEnergyConsumption", "energy_mj").values["energy_mj"])
+
+    def nvmlDeviceGetPciInfo(self, h: Any) -> Any:
+        return _Obj(busId=self._gpu(h, "nvmlDeviceGetPciInfo", "pci").values["pci_bus_id"].encode())
+
+    def nvmlDeviceGetMinorNumber(self, h: Any) -> int:
+        return int(self._gpu(h, "nvmlDeviceGetMinorNumber", "minor").values.get("minor", h.index))
+
     def nvmlDeviceGetEnforcedPowerLimit(self, h: Any) -> int:
         return int(self._gpu(h, "nvmlDeviceGetEnforcedPowerLimit", "power_limit_w").values["power_limit_w"] * 1000)
 
@@ -309,6 +318,9 @@ def gb10(**kw: Any) -> FakeNvml:
         "util_gpu": 0, "util_mem": 0, "reasons": pynvml.nvmlClocksEventReasonGpuIdle,
         "sw_power_cap_ns": 165_687_000, "sync_boost_ns": 0, "sw_thermal_ns": 903_158_000, "hw_thermal_ns": 0,
         "hw_power_brake_ns": 0, "thermal_policy_ns": 0, "mem_total": 0, "mem_used": 0,
+        # mJ since the driver loaded (dcgm-exporter's TOTAL_ENERGY_CONSUMPTION answers on GB10);
+        # the GPU's PCI address as a DGX Spark's nvidia-smi shows it
+        "energy_mj": 1_236_547_000, "pci_bus_id": "0000000F:01:00.0",
     }
     gpu = GpuState(name="NVIDIA GB10", uuid="GPU-5b7f3c1e-0000-4000-8000-00000000gb10", capability=(12, 1),
                    values=values,
@@ -329,6 +341,7 @@ def h200(**kw: Any) -> FakeNvml:
         "util_gpu": 0, "util_mem": 0, "reasons": pynvml.nvmlClocksEventReasonGpuIdle,
         "sw_power_cap_ns": 0, "sync_boost_ns": 0, "sw_thermal_ns": 0, "hw_thermal_ns": 0, "hw_power_brake_ns": 0,
         "thermal_policy_ns": 0, "mem_total": 143_771 * 1024 * 1024, "mem_used": 512 * 1024 * 1024,
+        "energy_mj": 98_765_432_000, "pci_bus_id": "00000000:19:00.0",
     }
     gpu = GpuState(name="NVIDIA H200", uuid="GPU-0f0e0d0c-0000-4000-8000-000000h200", capability=(9, 0), values=values)
     return FakeNvml([gpu], driver=kw.pop("driver", "570.124.06"), cuda=12080, **kw)
