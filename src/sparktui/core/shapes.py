@@ -755,6 +755,12 @@ class DriverFlavourData(TypedDict):
     errors: dict[str, str]
     sources: dict[str, str]
     known_bad: KnownBadData
+    installed_version: str | None  # `modinfo nvidia` version: the module installed for the running kernel
+    installed_flavour: str | None  # from its license: "Dual MIT/GPL" open, "NVIDIA" proprietary
+    installed_license: str | None
+    kernels_installed: list[str] | None  # /lib/modules/*/ with a kernel/ folder, oldest first
+    reboot_required: bool | None  # /var/run/reboot-required present
+    reboot_required_pkgs: list[str] | None  # the package names in /var/run/reboot-required.pkgs
 
 
 # --------------------------------------------------------------------------- link (G12)

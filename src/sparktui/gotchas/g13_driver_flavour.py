@@ -9,9 +9,10 @@ from typing import Any
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
-from sparktui.core.shapes import DRIVER_FLAVOUR
+from sparktui.core.readings import Reading
+from sparktui.core.shapes import DRIVER_FLAVOUR, NVML
 from sparktui.core.validate import KERNEL_RELEASE_MAX, pattern_problem
-from sparktui.core.verdict import EvidenceList, Status, Verdict
+from sparktui.core.verdict import EvidenceList, Status, Verdict, worst
 from sparktui.gotchas._facts import GpuFacts
 from sparktui.gotchas._fix import block, comment
 from sparktui.gotchas.base import Gotcha
@@ -63,6 +64,115 @@ def driver_fix(branch: int | None, flavour: str | None) -> str:
 
 
 FIX = open_module_fix(None, None) + "\n" + KERNEL_FIX
+
+# NVML's own words for a user-space driver newer (or older) than the loaded kernel module: the error
+# code's name, nvmlErrorString's text (nvidia-ml-py), and the text nvidia-smi and NCCL print
+_LIB_MISMATCH = re.compile(r"LIB_RM_VERSION_MISMATCH|driver/library version mismatch|NVML/RM version mismatch", re.I)
+ERROR_TEXT_CHARS = 2000  # of an NVML error matched (a real one is under 100)
+# packages in /var/run/reboot-required.pkgs that mean the driver or the kernel waits for the reboot
+_REBOOT_PKG = re.compile(r"^(?:linux-(?:image|modules|base|signed|generic|nvidia)|nvidia-|libnvidia-)")
+
+
+def nvml_mismatch(text: Any) -> bool:
+    """True when an NVML error (or nvidia-smi's, NCCL's words) says driver/library version mismatch."""
+    return isinstance(text, str) and _LIB_MISMATCH.search(text[:ERROR_TEXT_CHARS]) is not None
+
+
+def reboot_fix(f: Mapping[str, Any]) -> str:
+    loaded = f.get("driver_version")
+    installed = f.get("installed_version")
+    seen = comment(f"loaded module {loaded}, installed {installed}" if loaded and installed and loaded != installed
+                   else "the driver or the kernel was updated without a reboot")
+    return ("The driver or the kernel was updated while the old one runs: reboot to load what is installed "
+            "(stop or checkpoint the run first). After the reboot the loaded module, the installed one and "
+            "NVML agree:\n\n"
+            + block([seen,
+                     "cat /var/run/reboot-required.pkgs 2>/dev/null     # what asked for the reboot",
+                     "sudo reboot",
+                     "cat /proc/driver/nvidia/version                   # the loaded module",
+                     "modinfo -F version nvidia                         # the installed one: the same",
+                     "nvidia-smi                                        # no 'Driver/library version mismatch'",
+                     "uname -r                                          # the newest installed kernel"])
+            + "\nAn update that arrived on its own came from unattended-upgrades; its log says when:\n\n"
+            + block(["grep -A4 -i nvidia /var/log/apt/history.log | tail -20"]))
+
+
+_RELEASE_KEY = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?-(\d+)")
+
+
+def release_key(release: Any) -> tuple[int, int, int, int] | None:
+    """(6, 17, 0, 1008) from "6.17.0-1008-nvidia": the order Ubuntu's kernels are versioned in."""
+    m = _RELEASE_KEY.match(release) if isinstance(release, str) else None
+    return (int(m.group(1)), int(m.group(2)), int(m.group(3) or 0), int(m.group(4))) if m else None
+
+
+def _newer_kernel(f: Mapping[str, Any]) -> str | None:
+    """The newest installed kernel of the running one's flavour when it is newer than the running one."""
+    running = f.get("kernel_release")
+    installed = f.get("kernels_installed")
+    if not isinstance(running, str) or not isinstance(installed, list) or release_key(running) is None:
+        return None
+    flavour = f.get("kernel_flavour")
+    same = [k for k in installed if isinstance(k, str) and release_key(k) is not None
+            and (flavour is None or k.endswith("-" + flavour))]
+    newest = max(same, key=lambda k: release_key(k) or (0, 0, 0, 0), default=None)
+    return newest if newest and (release_key(newest) or ()) > (release_key(running) or ()) else None
+
+
+def _nvml_rule(f: Mapping[str, Any], nvml: Reading[Any], ev: EvidenceList) -> list[tuple[Status, str]]:
+    err = nvml.error if nvml.data is None else (nvml.data.get("error") if isinstance(nvml.data, Mapping) else None)
+    if not nvml_mismatch(err):
+        return []
+    ev.add("NVML", nvml.source or "NVML", str(err)[:300])
+    return [(Status.FAIL, "NVML refuses: driver/library version mismatch (the user-space driver was updated and the "
+                          f"loaded module {f.get('driver_version') or '(version unread)'} is the old one): reboot")]
+
+
+def reboot_rules(f: Mapping[str, Any], nvml: Reading[Any], ev: EvidenceList) -> list[tuple[Status, str]]:
+    """fail: NVML refuses with a driver/library version mismatch; the installed module's version is
+    not the loaded one's; a newer kernel waits with Ubuntu's reboot flag up, or the flag names a
+    driver or kernel package. A newer kernel with no flag (booted before, then not chosen: pinned?)
+    and a flag for other packages are evidence only."""
+    out = _nvml_rule(f, nvml, ev)
+    errors, sources = f.get("errors") or {}, f.get("sources") or {}
+    loaded, installed = f.get("driver_version"), f.get("installed_version")
+    ev.add("installed NVIDIA module (next boot)", sources.get("installed_version", "modinfo nvidia"),
+           f"{installed}, {f.get('installed_flavour') or 'flavour unread'}" if installed
+           else f"unavailable: {errors.get('installed_version', 'not read')}")
+    if isinstance(loaded, str) and isinstance(installed, str) and loaded != installed:
+        out.append((Status.FAIL, f"driver {installed} is installed but {loaded} is loaded: a reboot is pending"
+                    + (f" (and the installed module is {f.get('installed_flavour')})"
+                       if f.get("installed_flavour") and f.get("installed_flavour") != f.get("flavour") else "")))
+    newer = _newer_kernel(f)
+    flag = f.get("reboot_required")
+    pkgs = [p for p in (f.get("reboot_required_pkgs") or []) if isinstance(p, str)]
+    kernels = f.get("kernels_installed")
+    ev.add("kernels installed", sources.get("kernels_installed", "/lib/modules"),
+           ", ".join(kernels[-5:]) if isinstance(kernels, list) and kernels
+           else f"unavailable: {errors.get('kernels_installed', 'not read')}")
+    ev.add("reboot required (Ubuntu's flag)", sources.get("reboot_required", "/var/run/reboot-required"),
+           ("yes" + (f": {', '.join(pkgs[:8])}" + (f" (+{len(pkgs) - 8})" if len(pkgs) > 8 else "") if pkgs else ""))
+           if flag else "no" if flag is False else f"unavailable: {errors.get('reboot_required', 'not read')}")
+    driver_pkgs = [p for p in pkgs if _REBOOT_PKG.match(p)]
+    if newer and flag:
+        out.append((Status.FAIL, f"kernel {newer} is installed but {f.get('kernel_release')} runs, and a reboot is "
+                                 "required: a reboot is pending"))
+    elif flag and driver_pkgs and not any(s is Status.FAIL and "is installed but" in t for s, t in out):
+        out.append((Status.FAIL, f"a reboot is pending for {', '.join(driver_pkgs[:4])}"
+                                 + (f" (+{len(driver_pkgs) - 4})" if len(driver_pkgs) > 4 else "")))
+    return out
+
+
+def _with_pending(v: Verdict, pending: list[tuple[Status, str]], f: Mapping[str, Any]) -> Verdict:
+    """The table's verdict with the reboot findings first (they decide when worse)."""
+    if not pending:
+        return v
+    status = worst([v.status] + [st for st, _ in pending])
+    summary = "; ".join(t for _, t in pending)
+    summary += f"; known-bad table: {v.summary}" if v.status is not Status.OK else " (no known-bad entry matches)"
+    details = tuple(f"{st.value}: {t}" for st, t in pending) + tuple(v.details)
+    fix = reboot_fix(f) + (f"\n{v.fix}" if v.fix else "")
+    return Verdict(ID, status, summary, evidence=v.evidence, details=details, fix=fix)
 
 
 def _gb10(f: Mapping[str, Any], gpu: GpuFacts) -> tuple[bool | None, str]:
@@ -153,13 +263,21 @@ def judge(r: Readings, cfg: Config) -> Verdict:
     ev = EvidenceList()
     reading = r.get_reading(DRIVER_FLAVOUR)
     f = reading.data
+    nvml = r.get_reading(NVML)
     if not f:
         ev.add("driver flavour", "driver_flavour probe", f"unavailable: {reading.error or 'not read'}")
-        return Verdict(ID, Status.UNKNOWN, f"cannot tell: driver facts unread ({reading.error or 'no reading'})",
-                       evidence=ev.tuple())
+        pending = _nvml_rule({}, nvml, ev)
+        return _with_pending(Verdict(ID, Status.UNKNOWN, f"cannot tell: driver facts unread ({reading.error or 'no reading'})",
+                                     evidence=ev.tuple()), pending, {})
     gpu = GpuFacts(r, cfg)
     gb10, gb10_how = _gb10(f, gpu)
     _add_facts(ev, f, gb10_how)
+    pending = reboot_rules(f, nvml, ev)
+    return _with_pending(_by_table(f, gb10, ev), pending, f)
+
+
+def _by_table(f: Mapping[str, Any], gb10: bool | None, ev: EvidenceList) -> Verdict:
+    """The known-bad table against the facts."""
     kb = f.get("known_bad") or {}
     unusable = _table_unusable(kb, ev)
     if unusable is not None:

@@ -2,8 +2,15 @@
 branch, the kernel release and flavour, firmware and architecture, and the known-bad table.
 
 Everything is read from files under a root folder (default ``/``) so tests build fake trees; no
-``modinfo``, no subprocess, no root needed. A field that cannot be read is None and
-``errors[field]`` says why; ``sources[field]`` says where a value came from.
+root needed. A field that cannot be read is None and ``errors[field]`` says why; ``sources[field]``
+says where a value came from. One subprocess, on the live system only: ``modinfo nvidia`` (the
+module installed for the running kernel, which the next boot loads), with a short timeout; when it
+fails, the installed module's facts are None with the reason (tests pass its text instead).
+
+A pending reboot is read from what is installed against what runs: the installed module's version
+(``modinfo``) against the loaded one, the kernel releases under ``/lib/modules`` (with a ``kernel/``
+folder: a leftover folder of a removed kernel has none) against the running one, and Ubuntu's
+``/var/run/reboot-required`` flag with the packages that asked for it.
 
 The flavour comes from ``/proc/driver/nvidia/version`` ("NVIDIA UNIX Open Kernel Module for
 aarch64 580.95.05 ..." for the open one, "NVIDIA UNIX aarch64 Kernel Module 580.95.05 ..." for
@@ -21,9 +28,12 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import re
+import shutil
 import stat
+import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +61,19 @@ NVRM_LINE_MAX = 1024  # characters of the NVRM line matched (the kernel writes a
 _VERSION = re.compile(r"^\d+\.\d+(?:\.\d+)?$")
 # Ubuntu kernel releases: 6.17.0-1008-nvidia, 6.8.0-87-generic, 6.11.0-1016-nvidia-64k
 _UBUNTU_RELEASE = re.compile(r"^\d+\.\d+(?:\.\d+)?-\d+-(?P<flavour>[a-z][a-z0-9-]*)$")
+
+# `modinfo nvidia` (kmod): "license:        Dual MIT/GPL" is the open module, "NVIDIA" the proprietary
+# one (NVIDIA's README, "kernel_open"); other keys are read as printed, the first line of each kept
+MODINFO_TIMEOUT_S = 3.0
+MODINFO_KEYS = ("filename", "version", "license", "vermagic", "srcversion")
+LICENSE_FLAVOUR = {"Dual MIT/GPL": "open", "NVIDIA": "proprietary"}
+_MODINFO_LINE = re.compile(r"^([a-z_]+):[ \t]*(.*)$")
+MAX_KERNELS = 64  # kernel trees listed under /lib/modules (a machine keeps a few)
+MAX_REBOOT_PKGS = 100  # package names kept from /var/run/reboot-required.pkgs
+_PKG_NAME = re.compile(r"^[a-z0-9][a-z0-9+.-]{0,127}$")  # a Debian package name
+_RELEASE_KEY = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?-(\d+)")
+
+ModinfoRunner = Callable[[], tuple[str | None, str | None]]
 
 MATCH_FIELDS = ("module_flavour", "driver_branch", "driver_min", "driver_below", "kernel_release",
                 "kernel_flavour", "architecture", "gpu")
@@ -99,6 +122,47 @@ def parse_nvrm(text: str) -> tuple[str | None, str | None]:
     if m:
         return "proprietary", m.group(1)
     return None, None
+
+
+def parse_modinfo(text: str) -> dict[str, str]:
+    """``modinfo nvidia``'s ``key: value`` lines -> {key: value} for MODINFO_KEYS, the first line of
+    each (``alias:`` and ``parm:`` repeat; they are not kept). Lines are cut before matching."""
+    out: dict[str, str] = {}
+    for line in text.splitlines()[:2000]:
+        m = _MODINFO_LINE.match(line[:NVRM_LINE_MAX])
+        if m and m.group(1) in MODINFO_KEYS and m.group(1) not in out:
+            out[m.group(1)] = m.group(2).strip()
+    return out
+
+
+def flavour_of_license(lic: str | None) -> str | None:
+    """"open" for "Dual MIT/GPL", "proprietary" for "NVIDIA", None for anything else."""
+    return LICENSE_FLAVOUR.get((lic or "").strip())
+
+
+def run_modinfo() -> tuple[str | None, str | None]:
+    """(stdout, None) of ``modinfo nvidia``, or (None, why): not installed, not found, timed out."""
+    exe = shutil.which("modinfo") or next((p for p in ("/sbin/modinfo", "/usr/sbin/modinfo") if os.path.exists(p)), None)
+    if exe is None:
+        return None, "modinfo not found (kmod not installed?)"
+    try:
+        proc = subprocess.run([exe, "nvidia"], capture_output=True, timeout=MODINFO_TIMEOUT_S, stdin=subprocess.DEVNULL,
+                              env={**os.environ, "LC_ALL": "C"})
+    except subprocess.TimeoutExpired:
+        return None, f"modinfo nvidia: no answer within {MODINFO_TIMEOUT_S:g} s"
+    except OSError as e:
+        return None, f"modinfo nvidia: cannot run: {e.strerror or e}"
+    out = proc.stdout[:MAX_FILE_BYTES].decode("utf-8", "replace")
+    if proc.returncode != 0:
+        err = proc.stderr[:300].decode("utf-8", "replace").strip().splitlines()
+        return None, f"modinfo nvidia exited {proc.returncode}: {err[0] if err else 'no message'}"
+    return out, None
+
+
+def release_key(release: str) -> tuple[int, int, int, int] | None:
+    """(6, 17, 0, 1008) from "6.17.0-1008-nvidia": the order Ubuntu's kernels are versioned in."""
+    m = _RELEASE_KEY.match(release or "")
+    return (int(m.group(1)), int(m.group(2)), int(m.group(3) or 0), int(m.group(4))) if m else None
 
 
 def kernel_flavour_of(release: str) -> str | None:
@@ -259,8 +323,10 @@ def load_known_bad(path: Path | None = None) -> KnownBadData:
     return data
 
 
-def read_tree(root: str | os.PathLike[str] = "/", known_bad: Path | None = None) -> DriverFlavourData:
-    """Everything G13 needs, from the files under ``root``."""
+def read_tree(root: str | os.PathLike[str] = "/", known_bad: Path | None = None,
+              modinfo: ModinfoRunner | None = None) -> DriverFlavourData:
+    """Everything G13 needs, from the files under ``root``; ``modinfo`` gives ``modinfo nvidia``'s
+    output (default: run it on the live system; a tree other than / has none to run)."""
     base = Path(root)
     live = str(Path(root).resolve()) == "/"
     errors: dict[str, str] = {}
@@ -271,9 +337,12 @@ def read_tree(root: str | os.PathLike[str] = "/", known_bad: Path | None = None)
         "kernel_release": None, "kernel_flavour": None, "architecture": None,
         "bios_version": None, "bios_date": None, "errors": errors, "sources": sources,
         "known_bad": load_known_bad(known_bad),
+        "installed_version": None, "installed_flavour": None, "installed_license": None,
+        "kernels_installed": None, "reboot_required": None, "reboot_required_pkgs": None,
     }
     _read_module(d, base)
     _read_kernel(d, base, live)
+    _read_installed(d, base, modinfo if modinfo is not None else (run_modinfo if live else None))
     for key in ("bios_version", "bios_date"):
         p = base / "sys/class/dmi/id" / key
         v, why = _read_small(p)
@@ -381,6 +450,84 @@ def _read_kernel(d: DriverFlavourData, base: Path, live: bool) -> None:
         d["architecture"], sources["architecture"] = os.uname().machine, "os.uname()"
     else:
         errors["architecture"] = why_arch or "empty"
+
+
+def _read_installed(d: DriverFlavourData, base: Path, modinfo: ModinfoRunner | None) -> None:
+    """What the next boot loads: the installed module (``modinfo``), the kernels under /lib/modules,
+    and Ubuntu's reboot-required flag with its packages. Also the module flavour from modinfo's
+    licence where /proc and the taint could not tell."""
+    errors, sources = d["errors"], d["sources"]
+    text: str | None = None
+    why: str | None = f"modinfo not run for {base} (it reads the running system only)"
+    if modinfo is not None:
+        text, why = modinfo()
+    info = parse_modinfo(text) if text is not None else {}
+    if text is not None and not info:
+        why = "modinfo nvidia printed no 'version:' or 'license:' line"
+    src = f"modinfo nvidia ({info['filename']})" if info.get("filename") else "modinfo nvidia"
+    for key, field in (("version", "installed_version"), ("license", "installed_license")):
+        v = info.get(key)
+        if key == "version" and v is not None and not _VERSION.match(v):
+            errors[field] = f"{src}: version {v[:40]!r} is not a driver version"
+        elif v:
+            d[field], sources[field] = v, src  # type: ignore[literal-required]
+        else:
+            errors[field] = why or f"{src}: no '{key}:' line"
+    lic = d["installed_license"]
+    if lic is not None:
+        d["installed_flavour"] = flavour_of_license(lic)
+        if d["installed_flavour"] is None:
+            errors["installed_flavour"] = f"{src}: licence {lic[:40]!r} is neither 'Dual MIT/GPL' (open) nor 'NVIDIA' (proprietary)"
+        else:
+            sources["installed_flavour"] = f"{src}: license {lic}"
+    else:
+        errors["installed_flavour"] = errors["installed_license"]
+    if d["flavour"] is None and d["module_loaded"] and d["installed_flavour"] is not None \
+            and d["installed_version"] in (None, d["driver_version"]):
+        d["flavour"] = d["installed_flavour"]
+        sources["flavour"] = (f"{src}: license {lic} (the installed module"
+                              + (f", {d['installed_version']} as loaded)" if d["installed_version"] else ")"))
+        errors.pop("flavour", None)
+    _read_kernels(d, base)
+    _read_reboot_flag(d, base)
+
+
+def _read_kernels(d: DriverFlavourData, base: Path) -> None:
+    """Kernel releases with a tree of their own modules under /lib/modules, oldest first."""
+    mods = base / "lib/modules"
+    try:
+        names = [e.name for e in os.scandir(mods) if e.is_dir(follow_symlinks=False)][:1000]
+    except OSError as e:
+        d["errors"]["kernels_installed"] = f"{mods}: {e.strerror or e}"
+        return
+    found = [n for n in names if release_key(n) is not None and len(n) <= KERNEL_RELEASE_MAX
+             and (mods / n / "kernel").is_dir()]
+    found.sort(key=lambda n: (release_key(n), n))
+    d["kernels_installed"] = found[-MAX_KERNELS:]
+    d["sources"]["kernels_installed"] = f"{mods}/*/kernel"
+
+
+def _read_reboot_flag(d: DriverFlavourData, base: Path) -> None:
+    """/var/run/reboot-required (Ubuntu's update-notifier writes it when a package asks for a reboot)
+    and the package names in reboot-required.pkgs."""
+    for run in ("var/run", "run"):
+        flag = base / run / "reboot-required"
+        if flag.exists() or (base / run).is_dir():
+            break
+    else:
+        d["errors"]["reboot_required"] = f"{base / 'var/run'} and {base / 'run'} absent"
+        return
+    d["reboot_required"] = flag.exists()
+    d["sources"]["reboot_required"] = str(flag)
+    if not d["reboot_required"]:
+        return
+    text, why = _read_small(flag.with_name("reboot-required.pkgs"))
+    if text is None:
+        d["errors"]["reboot_required_pkgs"] = why or "unread"
+        return
+    names = [ln.strip() for ln in text.splitlines() if _PKG_NAME.match(ln.strip())]
+    d["reboot_required_pkgs"] = list(dict.fromkeys(names))[:MAX_REBOOT_PKGS]
+    d["sources"]["reboot_required_pkgs"] = str(flag.with_name("reboot-required.pkgs"))
 
 
 def known_bad_path(cfg: Config) -> Path | None:

@@ -42,7 +42,7 @@ def test_open_module_tree(tmp_path):
     assert d["gpu_name"] == "NVIDIA GB10"
     assert d["bios_version"] == "5.36_0ACUM018" and d["bios_date"] == "10/24/2025"
     assert d["module_taint"] == ""  # sysfs has no taint file: the module taints nothing
-    assert d["known_bad"]["error"] is None and len(d["known_bad"]["entries"]) == 3
+    assert d["known_bad"]["error"] is None and len(d["known_bad"]["entries"]) == 4
 
 
 def test_proprietary_module_tree(tmp_path):
@@ -129,7 +129,7 @@ def test_probe_is_registered():
 
 def test_shipped_table_is_valid_and_sourced():
     kb = probe.load_known_bad()
-    assert kb["error"] is None and kb["updated"] == "2026-12-04"
+    assert kb["error"] is None and kb["updated"] == "2026-12-05"
     by_id = {e["id"]: e for e in kb["entries"]}
     assert by_id["gb10-proprietary-module"]["status"] == "fail"
     assert "#3465" in by_id["gb10-proprietary-module"]["source"] and "#3693" in by_id["gb10-proprietary-module"]["source"]
@@ -212,7 +212,7 @@ def test_gb10_open_module_is_ok_with_count_and_date(tmp_path):
     v = verdict(probe.read_tree(tree(tmp_path)))
     assert v.status is Status.OK, v.summary
     assert "no known issue for these versions" in v.summary
-    assert "3 entries checked, data of 2026-12-04" in v.summary
+    assert "4 entries checked, data of 2026-12-05" in v.summary
     assert ev(v, "driver version").value == "580.95.05"
     assert ev(v, "firmware (BIOS) version").value == "5.36_0ACUM018"
     assert v.fix == ""

@@ -164,7 +164,7 @@ def test_every_fact_is_evidence_with_its_source():
     g = ev(v, "GPU is a GB10")
     assert g.source == "NVML / /proc/driver/nvidia/gpus" and g.value.startswith("compute capability 12.1")
     t = ev(v, "known-bad table")
-    assert t.source == SHIPPED["path"] and t.value == "3 entries, data of 2026-12-04"
+    assert t.source == SHIPPED["path"] and t.value == "4 entries, data of 2026-12-05"
 
 
 def test_unread_facts_say_why():
@@ -330,7 +330,7 @@ def test_no_driver_names_the_reason_kernel_and_count():
     v = verdict(no_driver(), nvml=None)
     assert (v.id, v.status) == ("G13", Status.UNKNOWN)
     assert "no NVIDIA kernel module loaded (/proc/driver/nvidia/version" in v.summary
-    assert "kernel 6.11.0-1016-nvidia matches none of 3 entries" in v.summary
+    assert "kernel 6.11.0-1016-nvidia matches none of 4 entries" in v.summary
     assert "sudo modprobe nvidia" in v.fix
     assert lines(v.fix)[-4:] == ["```bash", "sudo apt-get install nvidia-driver-580-open", "sudo reboot", "```"]
     assert ev(v, "NVIDIA kernel module flavour").value.startswith("unavailable: no NVIDIA kernel module loaded")
@@ -375,7 +375,7 @@ def test_entry_needing_two_unread_facts_names_both():
 def test_ok_names_flavour_version_kernel_and_table():
     v = verdict(facts())
     assert v.summary == ("no known issue for these versions (open module 580.95.05, kernel 6.11.0-1016-nvidia; "
-                         "3 entries checked, data of 2026-12-04)")
+                         "4 entries checked, data of 2026-12-05)")
     assert v.fix == "" and v.details == ()
 
 
