@@ -20,7 +20,7 @@ from typing import Any, Callable, Sequence
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
-from sparktui.core.shapes import TELEMETRY
+from sparktui.core.shapes import HOST, NVML, TELEMETRY
 from sparktui.core.telemetry import (CLOCK_EVENT_COUNTERS, HW_REASONS, LEGACY_COUNTERS, POWER_REASONS,
                                      THERMAL_POLICY_COUNTER, THERMAL_REASONS, counter_ns)
 from sparktui.core import validate
@@ -28,6 +28,7 @@ from sparktui.core.verdict import Evidence, Status, Verdict
 from sparktui.core.units import is_number, offset_text, when_text
 from sparktui.gotchas.base import Finding, first_finding, worst_index
 from sparktui.gotchas.base import Feed, Gotcha, unknown_from
+from sparktui.gotchas._facts import capability_pair, field_value
 
 CLIMB_C = 3.0  # late-third mean minus early-third mean that counts as "climbing"
 NEAR_PEAK = 0.9  # heuristic: a late SM clock under load at or above this share of the window's peak is "held"
@@ -70,28 +71,82 @@ _LABEL[_POLICY] = "thermal policy counter"
 _FIELD = {k: fid for k, _, fid in CLOCK_EVENT_COUNTERS}
 _FIELD[_POLICY] = THERMAL_POLICY_COUNTER[2]
 
-FIX = """\
-Throttling is the box protecting itself; the fixes are about heat and power delivery.
+_FIX_HEAD = """\
+Throttling is the GPU protecting itself; the fixes are about heat and power delivery.
 
-- Give it air: the Spark breathes front to back; keep 10+ cm clear, nothing stacked on top, room
-  temperature down. Dust the intake on older units.
 - Watch it for a representative stretch before judging (`sparktui check G4 --watch 15`), and record
   long runs so you can see when it started: `sparktui record -o run.jsonl`, then
   `sparktui check --replay run.jsonl G4` names the worst 10-minute window.
-- Cap run length or checkpoint more often if it throttles (or reboots) late in long runs. Locking the
-  clocks a little lower (`sudo nvidia-smi -lgc 0,2000`) has lowered the temperature ~10 °C with no
-  visible speed loss.
+- Cap run length or checkpoint more often if it throttles (or reboots) late in long runs.
+"""
+
+_FIX_SPARK = """\
+- Give the Spark air: it breathes front to back; keep 10+ cm clear, nothing stacked on top, room
+  temperature down. Dust the intake on older units.
+- Locking the clocks a little lower (`sudo nvidia-smi -lgc 0,2000`) has lowered the temperature
+  ~10 °C with no visible speed loss; G4 then reports the lock, so one left from an experiment is
+  seen (`sudo nvidia-smi -rgc` undoes it).
 - If clocks sit at 500-850 MHz with low power under load and no thermal reason, or the HW power brake
   counter grows, suspect a failed USB-PD power negotiation or the ~30 W safe mode: use the original
   power brick and cable, then do a full power cycle (shut down, unplug the power cable for 30 s, plug
   in, boot); a reboot alone does not clear it. RMA if it persists.
+"""
 
+_FIX_OTHER = """\
+- Power capping at the enforced limit under a full load is the GPU working as designed; a limit set
+  below the default (`nvidia-smi -q -d POWER` shows both) is undone with
+  `sudo nvidia-smi -pl <default limit in W>`.
+- Thermal or HW slowdown, or the HW power brake: check the server's airflow and inlet temperature,
+  its fans, and the power supplies in the BMC's event log.
+"""
+
+_FIX_TAIL = """
 Current reasons and the cumulative counters are also visible with:
 
 ```
 nvidia-smi -q -d PERFORMANCE
 ```
 """
+
+# The card's fix where the machine is not known (`sparktui explain G4`): both kinds, each named.
+FIX = (_FIX_HEAD + "\nOn a DGX Spark (GB10):\n\n" + _FIX_SPARK + "\nOn a data-centre or workstation GPU:\n\n"
+       + _FIX_OTHER + _FIX_TAIL)
+FIX_SPARK = _FIX_HEAD + _FIX_SPARK + _FIX_TAIL
+FIX_OTHER = _FIX_HEAD + _FIX_OTHER + _FIX_TAIL
+
+# What names a DGX Spark: the GPU (NVML's name, or compute capability 12.1), else the host's DMI
+# product name (/sys/class/dmi/id/product_name: "NVIDIA DGX Spark"; OEM GB10 boxes name GB10 or GX10).
+GB10_CAPABILITY = (12, 1)
+SPARK_PRODUCT_WORDS = ("DGX SPARK", "GB10", "GX10")
+
+
+def machine_of(r: Readings, data: Any, idx: int) -> tuple[bool | None, str]:
+    """(a DGX Spark / GB10?, how known); None where nothing names the machine. From the telemetry's
+    own NVML static facts (GPU ``idx``), else the nvml reading, else the host's DMI product name."""
+    statics = [data.get("static") if isinstance(data, dict) else None, r.data(NVML)]
+    for st in statics:
+        devs = st.get("devices") if isinstance(st, dict) else None
+        if not isinstance(devs, list):
+            continue
+        for i, d in enumerate(devs):
+            if not isinstance(d, dict) or _index(d, i) != idx:
+                continue
+            name, cc = field_value(d, "name"), capability_pair(field_value(d, "compute_capability"))
+            if cc == GB10_CAPABILITY or (isinstance(name, str) and "GB10" in name.upper()):
+                return True, f"{name or 'GPU'} (NVML)"
+            if isinstance(name, str) and name or cc is not None:
+                return False, f"{name or 'GPU'} (NVML)"
+    host = r.data(HOST)
+    product = host.get("dmi_product") if isinstance(host, dict) else None
+    if isinstance(product, str) and product.strip():
+        up = product.upper()
+        return any(w in up for w in SPARK_PRODUCT_WORDS), f"{product.strip()[:80]} (DMI product name)"
+    return None, "machine not named"
+
+
+def fix_for(spark: bool | None) -> str:
+    """The fix text that fits the machine: Spark advice only on a Spark, both (named) when unknown."""
+    return FIX if spark is None else FIX_SPARK if spark else FIX_OTHER
 
 
 def _mean(xs: list[float]) -> float:
@@ -107,6 +162,11 @@ def _span_text(span: float) -> str:
     if span < 60:
         return f"{span:.0f} s" if span >= 1 else f"{span:.1f} s"
     return f"{math.floor(span / 6 + 1e-9) / 10:.1f}"
+
+
+def _span_min(span: float) -> str:
+    """``_span_text`` with its unit: "49 s", "3.2 min"."""
+    return _span_text(span) + (" min" if span >= 60 else "")
 
 
 def _slack(times: list[float], need_s: float) -> float:
@@ -157,6 +217,8 @@ class _Series:
     """One GPU's samples in time order, checked once for every window: values no GPU can produce taken
     out (and noted), each counter's growth from one reading to the next worked out, and running totals
     kept so a window's counts cost the same whatever its length (a 12 h review judges ~700 windows)."""
+
+    spark: bool | None = None  # the machine is a DGX Spark / GB10 (None: not named); set by judge()
 
     def __init__(self, rows: list[dict[str, Any]], times: list[float], bad: list[tuple[int, str]] | None = None) -> None:
         self.rows, self.times = rows, times
@@ -231,6 +293,7 @@ class _Window:
         self.n = hi - lo
         self.span = self.times[-1] - self.times[0]  # a window holds one sample at least
         self.need_s = th.window_min * 60.0
+        self._full: bool | None = None
         self.where = f"in this {th.window_min:g}-min window" if review else f"in the last {th.window_min:g} min"
         self.temp = s.vals["temp_c"][lo:hi]
         self.power = s.vals["power_w"][lo:hi]
@@ -300,6 +363,8 @@ class _Window:
         return (pre[self.hi] - pre[self.lo + 1]) / NS_PER_S
 
     def share(self, key: str) -> float:
+        """The counter's growth as a share of the window's span: of the window once full, of what has
+        been sampled while part-filled (a cause seen holding the clocks that long is reported at once)."""
         return self.seconds(key) / self.span if self.span > 0 else 0.0
 
     def thermal_counter(self) -> str | None:
@@ -333,7 +398,12 @@ class _Window:
         return when_text(self.s.times[i], self.s.times[0] if self.review else None)
 
     def full(self) -> bool:
-        return self.span + _slack(self.times, self.need_s) >= self.need_s - 1e-6
+        if self._full is None:
+            self._full = self.span + _slack(self.times, self.need_s) >= self.need_s - 1e-6
+        return self._full
+
+    def sampled_text(self) -> str:
+        return f"{_span_text(self.span)} of {self.th.window_min:g} min"
 
     def thirds(self) -> tuple[range, range]:
         third = max(1, self.n // 3)
@@ -395,9 +465,12 @@ def rule_power_delivery_fault(w: _Window) -> Finding | None:
     clk, pw = _mean([w.clock[i] for i in fault]), _mean([w.power[i] for i in fault])
     power_names = sorted((POWER_REASONS | HW_REASONS) & set(w.seen))
     active = f" ({', '.join(power_names)} active)" if power_names else ""
-    text = (f"clocks pinned at ~{clk:.0f} MHz with ~{pw:.0f} W under load{active} and no thermal slowdown: "
-            f"suspect a power-delivery fault (failed USB-PD negotiation / ~30 W safe mode), not heat; "
-            f"a full power cycle clears it")
+    if w.s.spark is False:  # no USB-PD brick on a data-centre GPU: its own power supply and cabling
+        cause = "suspect power delivery (the GPU's supply, cables or a limit set low), not heat"
+    else:
+        cause = ("suspect a power-delivery fault (failed USB-PD negotiation / ~30 W safe mode), not heat; "
+                 "a full power cycle clears it")
+    text = f"clocks pinned at ~{clk:.0f} MHz with ~{pw:.0f} W under load{active} and no thermal slowdown: {cause}"
     if all(w.reasons[i] is not None for i in fault) or w.thermal_counter() is not None:
         return Finding(Status.FAIL, text)
     if not any(t >= th.hot_c for t in w.temps):
@@ -526,11 +599,11 @@ def _clean_text(w: _Window, nvml: str) -> str:
     if early_t and lt - _mean(early_t) >= CLIMB_C and lt < PLATEAU_C[0]:
         return (f"not throttling yet: temperature climbing {_mean(early_t):.0f} → {lt:.0f} °C ({power}{lt:.0f} °C); "
                 f"{nvml}; keep watching")
-    return f"no throttling: {power}{lt:.0f} °C{_plateau_note(lt)}; {nvml}"
+    return f"no throttling: {power}{lt:.0f} °C{_plateau_note(lt, w.s.spark)}; {nvml}"
 
 
-def _plateau_note(t: float) -> str:
-    if t < PLATEAU_C[0]:
+def _plateau_note(t: float, spark: bool | None = None) -> str:
+    if t < PLATEAU_C[0] or spark is False:  # the GB10 plateau says nothing about another GPU
         return ""
     if t <= PLATEAU_C[1]:
         return ", the normal GB10 plateau under load (83-85 °C serving)"
@@ -575,7 +648,7 @@ def rule_heuristic(w: _Window) -> Finding:
         return Finding(Status.OK, (f"not throttling yet {basis}: temperature climbing {et:.0f} → {lt:.0f} °C with the "
                                     f"SM clock held at ~{lc:.0f} MHz; keep watching"))
     return Finding(Status.OK, (f"no sign of throttling {basis}: SM clock held at ~{lc:.0f} MHz under load at "
-                                f"{lt:.0f} °C{_plateau_note(lt)}; a slowdown between samples cannot be seen"))
+                                f"{lt:.0f} °C{_plateau_note(lt, w.s.spark)}; a slowdown between samples cannot be seen"))
 
 
 def _weight(w: _Window) -> float:
@@ -604,6 +677,9 @@ RULES: tuple[Callable[[_Window], Finding | None], ...] = (
 def _decide(w: _Window) -> Finding:
     """The first rule that speaks; an ok over a value no GPU can produce is unknown, saying so."""
     found = first_finding(RULES, w) or rule_heuristic(w)
+    if found.status in (Status.WARN, Status.FAIL) and not w.full() and not w.review:
+        # live, a part-filled window reports what it has seen at once, and says it is part-filled
+        found = Finding(found.status, (f"{found.text} [so far: {w.sampled_text()} sampled]"))
     found.weight = _weight(w)
     if found.status is Status.OK and w.bad:
         i, what = w.bad[0]
@@ -630,20 +706,24 @@ def _review_ends(times: list[float], need_s: float) -> list[int]:
 
 
 def _review(s: _Series, cfg: Config, src: str, prefix: str) -> tuple[Finding, list[Evidence]]:
-    """Judge every full window of a recording; the worst, and when it was."""
+    """Judge every full window of a recording; the worst, and when it was. A window left part-filled
+    (a recording shorter than the window, or a pause inside it) counts only where it warns or fails,
+    and is called part-filled, never full."""
     need_s = cfg.thermal.window_min * 60.0
     times, t0 = s.times, s.times[0]
     ends = _review_ends(times, need_s)
     worst: tuple[Finding, _Window] | None = None
     tally: dict[Status, int] = {}
-    gaps = 0
+    gaps = part = 0
     for e in ends:
         lo = bisect.bisect_left(times, times[e] - need_s)
         w = _Window(s, lo, e + 1, cfg, None, review=True)
         f = _decide(w)
-        if not w.full() and f.status is Status.UNKNOWN:
-            gaps += 1  # the recording paused inside this window: the windows around it are judged
-            continue
+        if not w.full():
+            if f.status is Status.UNKNOWN:
+                gaps += 1  # the recording paused inside this window: the windows around it are judged
+                continue
+            part += 1
         tally[f.status] = tally.get(f.status, 0) + 1
         if worst is None or f.rank() > worst[0].rank():
             worst = (f, w)
@@ -652,16 +732,25 @@ def _review(s: _Series, cfg: Config, src: str, prefix: str) -> tuple[Finding, li
         return _decide(w), w.evidence(src, prefix)
     f, w = worst
     n = sum(tally.values())
+    full = n - part
     span = f"{when_text(w.times[0], t0)} to {when_text(w.times[-1], t0)}"
     mins = f"{cfg.thermal.window_min:g}-min"
     counts = ", ".join(f"{k} {st.value}" for st, k in sorted(tally.items(), key=lambda kv: -kv[0].severity))
     ev = w.evidence(src, prefix)
-    ev.append(Evidence(prefix + "worst window", src, span))
+    ev.append(Evidence(prefix + "worst window", src, span if w.full() else f"{span} (part-filled: {w.sampled_text()})"))
     skipped = f"; {gaps} left out, a pause in the recording inside them" if gaps else ""
-    ev.append(Evidence(prefix + "windows judged", src, (f"{n} full {mins} windows, one a minute over "
-                                                       f"{offset_text(times[-1] - t0)[1:]} recorded: {counts}{skipped}")))
+    recorded = offset_text(times[-1] - t0)[1:]
+    if not full:
+        judged = (f"none full: {recorded} recorded, short of the {cfg.thermal.window_min:g} min a window needs; "
+                  f"judged on what there is: {counts}{skipped}")
+    else:
+        also = f" and {part} part-filled" if part else ""
+        judged = f"{full} full {mins} windows{also}, one a minute over {recorded} recorded: {counts}{skipped}"
+    ev.append(Evidence(prefix + "windows judged", src, judged))
     if f.status is Status.OK:
         text = f"{f.text} [all {n} {mins} windows of the recording; closest to a threshold: {span}]"
+    elif not full:
+        text = f"{f.text} [no full {mins} window: the recording covers {_span_min(w.span)}, {span}]"
     else:
         text = f"{f.text} [worst {mins} window: {span}; {tally[f.status]} of {n} windows {f.status.value}]"
     return Finding(f.status, text, f.weight), ev
@@ -727,6 +816,7 @@ def judge(r: Readings, cfg: Config) -> Verdict:
         return Verdict("G4", Status.UNKNOWN, f"cannot tell: no GPU readings ({reason})",
                        (Evidence("GPU telemetry", src, f"unavailable: {reason}"),), FIX)
     results: list[tuple[Finding, list[Evidence]]] = []
+    machines: dict[int, tuple[bool | None, str]] = {}
     for idx in indices:
         prefix = f"GPU {idx} " if len(indices) > 1 else ""
         rows, times, time_bad = _gpu_rows(samples, idx)
@@ -735,6 +825,8 @@ def judge(r: Readings, cfg: Config) -> Verdict:
             results.append((f, [Evidence(prefix + "GPU telemetry", src, "unavailable: no timed samples")]))
             continue
         series = _Series(rows, times, time_bad)
+        machines[idx] = machine_of(r, data, idx)
+        series.spark = machines[idx][0]
         if review:
             results.append(_review(series, cfg, src, prefix))
         else:
@@ -744,7 +836,8 @@ def judge(r: Readings, cfg: Config) -> Verdict:
     main = results[k][0]
     summary = main.text if len(results) == 1 else f"GPU {indices[k]}: {main.text}"
     evidence = tuple(e for _, evs in results for e in evs)
-    return Verdict("G4", main.status, summary, evidence, FIX)
+    spark = machines.get(indices[k], (None, ""))[0]
+    return Verdict("G4", main.status, summary, evidence, fix_for(spark))
 
 
 GOTCHA = Gotcha(
@@ -772,9 +865,14 @@ GOTCHA = Gotcha(
            "or heating is the throttling signature, otherwise unknown. Readings no GPU can "
            "produce (temperature outside -40..130 °C, power outside 0..1000 W, SM clock above 4000 MHz, a "
            "counter growing faster than time or going backwards beyond a reset) are measurement errors, never "
-           "evidence. Before the window is full the verdict is unknown (\"watching, N of 10 min\"). Reviewing a "
-           "recording (`check --replay`) judges every full window, one a minute, and reports the worst and "
-           "when it was."),
+           "evidence. A part-filled window (fewer than 10 min sampled, or a recording shorter than the window) "
+           "never gives ok: with nothing counting it is unknown (\"watching: N of 10 min sampled\"); a slowdown it "
+           "has already seen (a cause holding the clocks for 1% of what was sampled, in two samples at least; a HW "
+           "slowdown; the power-delivery pattern) is reported at once, marked \"so far: N of 10 min sampled\" "
+           "(reviewing: \"no full window\"). The dashboard, `check` and `check --replay` apply this one rule. "
+           "Reviewing a recording (`check --replay`) judges every full window, one a minute, and reports the "
+           "worst and when it was. The fix shown fits the machine: DGX Spark advice (airflow, the USB-PD brick) "
+           "only where NVML or the DMI product name says GB10 / DGX Spark."),
     fix=FIX,
     intrusive=False,
     cadence_s=5.0,
