@@ -43,6 +43,7 @@ from sparktui.gotchas.base import Feed
 from sparktui.live import Source
 from sparktui.live.kernel import KernelWatch, victim_seen
 from sparktui.live.run import RunWatch
+from sparktui.ui.guard import GuardStepped, show_guard_step, start_guard
 from sparktui.live.kernel import status_of as kernel_status_of
 from sparktui.runner import TELEMETRY_REJUDGE_S, Judged
 from sparktui.runner.board import Board
@@ -273,6 +274,7 @@ class SparkApp(App):
         self.run_reading: Reading | None = None  # the latest `run` reading (show_run), None until one is made
         self.run_story = RunStory()  # the run's events from its readings and its check's verdicts
         self.notifier: Notifier | None = None  # [notify] webhook/command: made on mount, never in a replay
+        self.guard_thread = None  # [guard] enabled: the memory guard's thread (ui/guard.py), never in a replay
 
     def _post(self, message: type[Message], *args: Any) -> None:
         """Post ``message(*args)`` (from a source's or the follower's thread)."""
@@ -334,6 +336,7 @@ class SparkApp(App):
         self.peer_watch.start()  # ssh to the peers in threads; nothing when none or a replay
         self.kernel_watch.start()  # the kernel log followed live (G11); nothing in a replay
         self.run_watch.start()  # the run beside us (G14), found from the process scans; nothing in a replay
+        self.guard_thread = start_guard(self)  # the memory guard, opt-in; nothing in a replay
         if not self.replay_path and self.source.kind != "replay" and (self.cfg.notify.webhook or self.cfg.notify.command):
             self.notifier = Notifier(self.cfg.notify, partial(self._post, NotifyFailed))  # opt-in (docs/notify.md)
         self._stop_on_signals()
@@ -393,6 +396,8 @@ class SparkApp(App):
         self.peer_watch.stop()
         self.kernel_watch.stop()
         self.run_watch.stop()
+        if self.guard_thread is not None:
+            self.guard_thread.stop()
         if self.notifier is not None:
             self.notifier.close()  # at most about a second: what is still queued then is dropped
 
@@ -445,6 +450,9 @@ class SparkApp(App):
                                               f"kernel log: {kw.text(ev)}",
                                               str(ev.get('text', ''))[:200], kind="kernel"))
         self._judge_kernel_log()
+
+    def on_guard_stepped(self, msg: GuardStepped) -> None:
+        show_guard_step(self, msg.step)
 
     def on_notify_failed(self, msg: NotifyFailed) -> None:
         self.notify(visible_lines(msg.why), title="notify", severity="warning", timeout=15)
