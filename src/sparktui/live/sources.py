@@ -219,7 +219,10 @@ class ReplaySource(QuietSource):
     What goes wrong is said, never raised into the dashboard: the lines the reader skipped are in
     ``record_error`` (the app shows it when it starts the source), and a sample that fails while it
     is fed is skipped and named in ``errors`` and the label. ``on_finished`` is called once the
-    feed ends, however it ends."""
+    feed ends, however it ends (not when ``seek`` stops it to move).
+
+    ``seek`` moves the replay to any sample: the History then holds the recording up to it and
+    ``now()`` is its time; the feed holds there (paused) until ``resume`` plays on from it."""
 
     kind = "replay"
 
@@ -229,59 +232,128 @@ class ReplaySource(QuietSource):
         from sparktui.core.recording import Replay, read_recording
 
         self.recording = recording if recording is not None else read_recording(path)
+        self.speed = speed
         self.replay = Replay(self.recording, speed)
         self.history = History(max(cfg.telemetry.history, 1))
         self.interval_s = self.recording.interval_s or float(cfg.telemetry.interval_s)
         self.static = self.recording.header.get("static") or {}
         self.on_sample, self.on_processes, self.on_finished = on_sample, on_processes, on_finished
-        self.first_t = self.recording.samples[0]["t"] if self.recording.samples else None
+        samples = self.recording.samples
+        self.first_t = samples[0]["t"] if samples else None
+        self.last_t = samples[-1]["t"] if samples else None
         notice = self.recording.skipped_notice()
         self.synthetic = self.recording.synthetic_note() is not None  # the header shows a badge
-        self.label = (f"replay of {os.path.basename(path)}" + (" (synthetic, not measured)" if self.synthetic else "")
-                      + (f" at {speed:g}x" if speed else "")
-                      + (f" ({notice.split(':', 1)[0]})" if notice else ""))
-        self._base_label = self.label
+        self.name = os.path.basename(path)
+        self._base_label = (f"replay of {self.name}" + (" (synthetic, not measured)" if self.synthetic else "")
+                            + (f" ({notice.split(':', 1)[0]})" if notice else ""))
+        self._error_label = ""
         self._thread: threading.Thread | None = None
         self._paused = False
-        self._t = self.recording.samples[0]["t"] if self.recording.samples else time.time()
+        self._t = samples[0]["t"] if samples else time.time()
+        self._offset = 0  # the index the running feed started at (a seek restarts it there)
+        self._held = False  # stopped by a seek: resume starts a new feed at the position
+        self._superseded = False  # the running feed is being stopped by a seek: it neither finishes nor says so
+        self.position = 0  # samples shown so far (1..n)
         self.finished = False
         self.errors: list[str] = []  # samples that failed while fed, and why the feed stopped if it did
         self.skipped = 0
-        self.record_error: str | None = f"{os.path.basename(path)}: {notice}" if notice else None
+        self.record_error: str | None = f"{self.name}: {notice}" if notice else None
+
+    @property
+    def label(self) -> str:
+        """What the header says of the replay: the file, and the pace while it still plays."""
+        pace = f" at {self.speed:g}x" if self.speed and not self.finished else ""
+        return self._base_label + pace + self._error_label
+
+    @property
+    def short_label(self) -> str:
+        """The file name alone, for a narrow header (its REPLAY badge says the rest)."""
+        return self.name + self._error_label
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name="sparktui-replay", daemon=True)
+        self._thread = threading.Thread(target=self._run, args=(self.replay,), name="sparktui-replay", daemon=True)
         self._thread.start()
 
-    def _run(self) -> None:
+    def _start_feed(self, offset: int) -> None:
+        """A new feed from sample ``offset`` on (after a seek)."""
+        from dataclasses import replace
+
+        from sparktui.core.recording import Replay
+
+        rec = self.recording  # the rest of the recording, its continued segments where they were
+        rec = replace(rec, samples=rec.samples[offset:], segment_starts=[i - offset for i in rec.segment_starts if i > offset])
+        self._offset, self._superseded, self._held = offset, False, False
+        self.replay = Replay(rec, self.speed)
+        self._thread = threading.Thread(target=self._run, args=(self.replay,), name="sparktui-replay", daemon=True)
+        self._thread.start()
+
+    def _run(self, replay: Any) -> None:
         n = len(self.recording.samples)
         try:
             procs = sorted(self.recording.processes, key=lambda p: p.get("t") or 0)
             pi = 0
-            for s in self.replay:
+            first = replay.recording.samples[0]["t"] if self._offset and getattr(replay, "recording", None) else None
+            while first is not None and pi < len(procs) and (procs[pi].get("t") or 0) < first:
+                pi += 1  # shown already, by the seek this feed continues from
+            for s in replay:
                 try:
                     self.history.append(s)
                     self._t = s["t"]
+                    self.position = self._offset + replay.position
                     self.on_sample(s)
                     while pi < len(procs) and (procs[pi].get("t") or 0) <= s["t"]:
                         pi += 1  # past it even if showing it fails: one bad snapshot is not retried forever
                         self.on_processes(procs[pi - 1])
                 except Exception as e:  # one sample the dashboard cannot take costs that sample
                     self.skipped += 1
-                    self._error(f"sample {self.replay.position} of {n} skipped: {e!r}")
+                    self._error(f"sample {self._offset + replay.position} of {n} skipped: {e!r}")
         except Exception as e:  # the feed itself failed: say where, and still finish
-            self._error(f"replay stopped at sample {self.replay.position} of {n}: {e!r}")
+            self._error(f"replay stopped at sample {self._offset + replay.position} of {n}: {e!r}")
         finally:
-            self.finished = True
-            if self.on_finished is not None:
-                self.on_finished()
+            if not self._superseded:
+                self.finished = True
+                if self.on_finished is not None:
+                    self.on_finished()
 
     def _error(self, what: str) -> None:
         self.errors.append(what)
         if len(self.errors) > 100:
             del self.errors[1:-50]  # the first and the latest are what is worth reading
         extra = f"; {self.skipped} samples skipped" if self.skipped > 1 else ""
-        self.label = f"{self._base_label} ({self.errors[-1]}{extra})"
+        self._error_label = f" ({self.errors[-1]}{extra})"
+
+    def _halt_feed(self) -> None:
+        """Stop the running feed where it is, without it saying it finished."""
+        if self._thread is not None and self._thread.is_alive():
+            self._superseded = True
+            self.replay.stop()
+            self._thread.join(timeout=2)
+        self._held = True
+
+    def seek(self, index: int) -> dict[str, Any] | None:
+        """Show the recording up to sample ``index`` (1-based, clamped to the recording): the History
+        holds the samples up to it (as many as it keeps), ``now()`` is its time, and the replay is
+        held there (paused) unless that is the end. Returns the processes snapshot of that moment
+        (None when the recording has none by then). Called from the dashboard's thread."""
+        samples = self.recording.samples
+        if not samples:
+            return None
+        i = max(1, min(int(index), len(samples)))
+        self._halt_feed()
+        history = History(self.history.maxlen)  # filled aside, then swapped in: never seen half-built
+        for s in samples[max(0, i - self.history.maxlen):i]:
+            history.append(s)
+        self.history = history
+        self.position, self._t = i, samples[i - 1]["t"]
+        self.finished = i == len(samples)
+        self._paused = not self.finished  # held where it was put; p plays on from there
+        return self.replay.processes_at(self._t)
+
+    def index_at(self, t: float) -> int:
+        """The position (1-based) of the last sample at or before ``t`` (1 before the first)."""
+        import bisect
+
+        return max(1, bisect.bisect_right([s["t"] for s in self.recording.samples], t))
 
     def stop(self) -> None:
         self.replay.stop()
@@ -294,7 +366,10 @@ class ReplaySource(QuietSource):
 
     def resume(self) -> None:
         self._paused = False
-        self.replay.resume()
+        if self._held and not self.finished:
+            self._start_feed(self.position)  # plays on from where a seek left it
+        else:
+            self.replay.resume()
 
     @property
     def paused(self) -> bool:

@@ -27,7 +27,7 @@ from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.message import Message
 from textual.notifications import Notification, SeverityLevel
-from textual.widgets import DataTable, Footer, Input, TabbedContent, TabPane
+from textual.widgets import DataTable, Input, TabbedContent, Tabs, TabPane
 from textual.worker import Worker, WorkerState
 
 from sparktui.core import children
@@ -51,6 +51,7 @@ from sparktui.ui.format import age, bandwidth_line, duration, short_reason
 from sparktui.ui.peers import PeersScreen, PeerWatch
 from sparktui.ui import malloc
 from sparktui.ui.prefs import Prefs, load_prefs, save_prefs
+from sparktui.ui.widgets.footer import Footer
 from sparktui.ui.screens import (CardScreen, ConfirmScreen, EventsScreen, HelpScreen, MessageScreen, copy_url, open_url,
                                  view_keys)
 from sparktui.ui.panels import Checklist, HeaderBar, PlaybookPanel, ProcessTable, TelemetryPanel, process_details
@@ -119,6 +120,15 @@ class ReplayFinished(Message):
     """The recording has been fed to its end: judge and draw its final state once."""
 
 
+class ReplayMoved(Message):
+    """A seek moved the replay (←/→, home/end): show the recording up to its new position. Posted,
+    not called: messages the stopped feed had already posted are handled first."""
+
+    def __init__(self, processes: dict[str, Any] | None) -> None:
+        super().__init__()
+        self.processes = processes
+
+
 class SessionOpened(Message):
     """The live source has restored the previous session (or not) and opened this one (or not)."""
 
@@ -151,9 +161,15 @@ class SparkCommands(Provider):
         ("Change the process table's sort", "cycle_sort", "s"),
         ("Reverse the process table's sort", "reverse_sort", "S"),
         ("Process table as a tree (launchers over their workers)", "toggle_tree", "t"),
+        ("Process table: every process on the pool, or the classified ones", "all_processes", "a"),
+        ("Process table on the whole screen, and back", "maximise_processes", "z"),
         ("Signal the selected process (asks first)", "signal_process", "k"),
         ("Show the events log", "events", "e"),
         ("Peers: this machine beside the others (what must match)", "peers", "m"),
+        ("Replay: one minute back", "replay_back", "←"),
+        ("Replay: one minute on", "replay_on", "→"),
+        ("Replay: to the start of the recording", "replay_start", "home"),
+        ("Replay: to the end of the recording", "replay_end", "end"),
         ("Open the selected gotcha's card", "open_card", "enter"),
         ("Keys and help", "help", "?"),
     )
@@ -166,8 +182,12 @@ class SparkCommands(Provider):
         for text, action, key in self.ACTIONS:
             if action in SparkApp.MAIN_ONLY and len(under) > 1:
                 continue
+            if action in SparkApp.REPLAY_ONLY and not (isinstance(app, SparkApp) and app.replaying):
+                continue
             if action == "signal_process" and isinstance(app, SparkApp) and app.readonly:
                 continue  # --readonly: not offered, as the footer does not show it
+            if action in SparkApp.LIVE_ONLY and isinstance(app, SparkApp) and app.replaying:
+                continue  # a replay is look-only: nothing is signalled, measured or rerun
             yield text, action, key
 
     async def discover(self) -> Hits:
@@ -196,6 +216,11 @@ class SparkApp(App):
         Binding("question_mark", "help", "help", tooltip="the keys of this view"),
         Binding("enter", "open_card", "card", key_display="⏎",
                 tooltip="open the selected row: a gotcha's card, a process in full, a playbook issue"),
+        # a replay only: where in the recording (priority: the focused table's ← → home end yield to them)
+        Binding("left", "replay_back", "-1 min", key_display="←", priority=True, tooltip="replay: one minute back"),
+        Binding("right", "replay_on", "+1 min", key_display="→", priority=True, tooltip="replay: one minute on"),
+        Binding("home", "replay_start", "start", show=False, priority=True, tooltip="replay: to the start of the recording"),
+        Binding("end", "replay_end", "end", show=False, priority=True, tooltip="replay: to the end of the recording"),
         Binding("r", "rerun_selected", "rerun", tooltip="rerun the selected check"),
         Binding("R", "rerun_all", "all", tooltip="rerun all non-intrusive checks"),
         Binding("c", "cancel_checks", "cancel", show=False, tooltip="cancel the running checks"),
@@ -210,10 +235,12 @@ class SparkApp(App):
         Binding("k", "readonly_note", "signal", show=False, tooltip="read-only mode (--readonly): no process is signalled"),  # k says why nothing happens
         Binding("S", "reverse_sort", "reverse", show=False, tooltip="reverse the process table's sort"),
         Binding("t", "toggle_tree", "tree", show=False, tooltip="the process table as a tree (launchers over their workers)"),
+        Binding("a", "all_processes", "all", show=False, tooltip="the process table: every process on the pool with its share of it, or the classified ones"),
+        Binding("z", "maximise_processes", "zoom", show=False, tooltip="the process table on the whole screen, and back"),
         Binding("L", "cycle_layout", "layout", show=False, tooltip="layout: auto (stacked under 120 columns), side by side, stacked (kept)"),
         Binding("g", "cycle_span", "span", show=False, tooltip="the plots' span: 5 min, 1 h, the whole session (kept)"),
-        Binding("o", "open_issue_url", "open URL", show=False, tooltip="open the selected playbook issue's URL"),
-        Binding("y", "copy_issue_url", "copy URL", show=False, tooltip="copy the selected playbook issue's URL"),
+        Binding("o", "open_issue_url", "open URL", tooltip="open the selected playbook issue's URL"),
+        Binding("y", "copy_issue_url", "copy URL", tooltip="copy the selected playbook issue's URL"),
         Binding("ctrl+c", "ask_quit", "quit?", show=False, tooltip="quit, after asking (ctrl+q quits at once)"),
     ]
 
@@ -234,6 +261,7 @@ class SparkApp(App):
         self.tick_n = 0
         self._judged_after_replay = False
         self.replay_settled = False  # set once a replay's last sample has been judged and drawn
+        self._quiet_alerts = False  # a seek's verdicts: in the events view, not announced
         self.started_mono = time.monotonic()
         self.last_telemetry_judge = 0.0
         self.latest_processes: dict[str, Any] | None = None
@@ -421,7 +449,7 @@ class SparkApp(App):
         devices = (self.source.static or {}).get("devices") or [{}]
         max_sm = (devices[0].get("max_sm_mhz") or {}).get("value")  # the plot's top, where NVML said it
         try:
-            self.telemetry.show(self.source.history, self.cfg.hardware.rated_power_w, self.source.interval_s, max_sm)
+            self.telemetry.show(self.source.history, self.cfg, self.source.interval_s, max_sm)
         except NoMatches:
             pass  # a sample that beat the panel's own children to the screen: the next one draws
 
@@ -556,7 +584,18 @@ class SparkApp(App):
         if peers is not None:
             badges.append(peers)
         self.header_bar.show(self.host_name, gpu, driver, cuda, duration(watched), self.source.label,
-                             self.source.paused, tuple(badges))
+                             self.source.paused, tuple(badges), replay=self._replay_position(),
+                             short_source=getattr(self.source, "short_label", None))
+
+    def _replay_position(self) -> str | None:
+        """"REPLAY 16:25 / 16:28" (the position / the recording's end, its own clock), "· ended" once
+        it has played to the end; None live."""
+        src = self.source
+        end = getattr(src, "last_t", None)
+        if not self.replaying or end is None:
+            return None
+        hm = lambda t: time.strftime("%H:%M", time.localtime(t))  # noqa: E731
+        return f"REPLAY {hm(self.now())} / {hm(end)}" + (" · ended" if src.finished else "")
 
     def refresh_checklist(self) -> None:
         table = self.checklist
@@ -633,7 +672,7 @@ class SparkApp(App):
         if v.id == self.run_panel.check_id:
             self._run_verdict(v, change)
         self.source.keep_verdict(v, self.now(), change)  # the kept session: a restart shows it again
-        if change is not None and self.events.should_alert(change):
+        if change is not None and self.events.should_alert(change) and not self._quiet_alerts:
             sev: SeverityLevel = "error" if v.status is Status.FAIL else "warning"
             self.notify(f"{v.id} {REGISTRY[v.id].title}: {v.status.value} — {visible(v.summary)}", title="got worse",
                         severity=sev, timeout=10)
@@ -722,13 +761,29 @@ class SparkApp(App):
     # -- actions ---------------------------------------------------------------------------------
     MAIN_ONLY = frozenset({"cycle_layout", "cycle_span", "open_card", "rerun_selected", "rerun_all", "bandwidth", "filter_processes", "cycle_sort",
                            "reverse_sort", "toggle_tree", "signal_process", "readonly_note",
-                           "events", "peers", "open_issue_url", "copy_issue_url"})
+                           "all_processes", "maximise_processes",
+                           "events", "peers", "open_issue_url", "copy_issue_url",
+                           "replay_back", "replay_on", "replay_start", "replay_end"})
+    # what reaches the machine: never in a replay (a recorded pid may belong to any process by now)
+    LIVE_ONLY = frozenset({"rerun_selected", "rerun_all", "bandwidth", "signal_process", "readonly_note"})
+    REPLAY_ONLY = frozenset({"replay_back", "replay_on", "replay_start", "replay_end"})
+    LOOK_ONLY_KEYS = {"k": "no process is signalled", "b": "bandwidth is measured on a live machine only",
+                      "r": "checks are judged from the recording, not rerun", "R": "checks are judged from the recording, not rerun"}
+
+    @property
+    def replaying(self) -> bool:
+        """A replay is look-only: what it shows was recorded, maybe on another machine, maybe hours ago."""
+        return self.source.kind == "replay"
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         """Only what works now, so the footer and help never offer a key that does nothing:
         main-screen actions are off while a card or a dialog is up; p says pause or resume."""
         if action in self.MAIN_ONLY and len(self.screen_stack) > 1:
             return False
+        if action in self.LIVE_ONLY and self.replaying:
+            return False  # look-only: not in the footer, help or palette; the key only says why (on_key)
+        if action in self.REPLAY_ONLY:  # the tab bar's own ← → switch tabs
+            return self.replaying and not isinstance(self.focused, Tabs)
         if action in ("signal_process", "readonly_note"):
             return self.readonly == (action == "readonly_note")
         if action in ("pause", "resume"):
@@ -737,6 +792,8 @@ class SparkApp(App):
             return bool(self.board.running()) or bool(self.bandwidth_worker and self.bandwidth_worker.is_running)
         if action in ("open_issue_url", "copy_issue_url"):
             return self._issue_in_view() is not None
+        if action in self.PROCESS_ACTIONS:  # the issues tab shows: its keys, not the process table's
+            return self._active_tab() != "tab-playbooks"
         return True
 
     def pop_screen(self):
@@ -834,6 +891,18 @@ class SparkApp(App):
             self.push_screen(MessageScreen(f"#{iss.get('number')} {iss.get('title')}", body,
                                            url=iss.get("html_url") or iss.get("url")))
 
+    PROCESS_ACTIONS = frozenset({"cycle_sort", "reverse_sort", "toggle_tree", "signal_process", "readonly_note"})
+
+    def _active_tab(self) -> str | None:
+        try:
+            return self.query_one(TabbedContent).active
+        except NoMatches:  # asked by the footer before the main screen is composed
+            return None
+
+    @on(TabbedContent.TabActivated)
+    def _tab_changed(self, event: TabbedContent.TabActivated) -> None:
+        self.refresh_bindings()  # the footer and help follow the tab that shows
+
     def _issue_in_view(self) -> dict[str, Any] | None:
         """The selected playbook issue, only while its tab is showing: o and y must not act on
         something the user cannot see."""
@@ -872,6 +941,11 @@ class SparkApp(App):
         self.query_one("#proc-table", DataTable).focus()
 
     def on_key(self, event) -> None:
+        if self.replaying and event.character in self.LOOK_ONLY_KEYS and self._on_main() \
+                and not isinstance(self.focused, Input):
+            self.notify(f"replay, look-only: {self.LOOK_ONLY_KEYS[event.character]}", timeout=4)
+            event.stop()
+            return
         if event.key != "escape" or not self._on_main():
             return
         box = self.query_one("#proc-filter", Input)
@@ -895,6 +969,15 @@ class SparkApp(App):
         self.query_one(TabbedContent).active = "tab-processes"
         tree = self.process_table.toggle_tree()
         self.notify("processes as a tree: launchers over their workers, memory summed" if tree else "processes as a list")
+
+    def action_all_processes(self) -> None:
+        self.query_one(TabbedContent).active = "tab-processes"
+        on = self.process_table.toggle_all()
+        self.notify("every process on the pool, with its share of it" if on else "the classified processes only")
+
+    def action_maximise_processes(self) -> None:
+        self.query_one(TabbedContent).active = "tab-processes"
+        self.process_table.toggle_maximised()
 
     def on_process_table_view_changed(self, msg: ProcessTable.ViewChanged) -> None:
         self.update_prefs(**msg.changes)
@@ -960,6 +1043,54 @@ class SparkApp(App):
         else:
             self.notify(f"pid {target.pid} is still there after SIGKILL (stuck in the kernel?)", severity="error")
 
+    # -- a replay: where in the recording (live/sources.ReplaySource.seek) --------------------------
+    REPLAY_STEP_S = 60.0
+
+    def action_replay_back(self) -> None:
+        self._replay_seek_t(self.now() - self.REPLAY_STEP_S, -1)
+
+    def action_replay_on(self) -> None:
+        self._replay_seek_t(self.now() + self.REPLAY_STEP_S, +1)
+
+    def action_replay_start(self) -> None:
+        self._replay_seek(1)
+
+    def action_replay_end(self) -> None:
+        self._replay_seek(len(self.source.recording.samples))
+
+    def _replay_seek_t(self, t: float, direction: int) -> None:
+        """To the last sample at or before ``t``; at least one sample in ``direction``."""
+        src = self.source
+        i = src.index_at(t)
+        if direction < 0 and i >= src.position:
+            i = src.position - 1
+        elif direction > 0 and i <= src.position:
+            i = src.position + 1
+        self._replay_seek(i)
+
+    def _replay_seek(self, index: int) -> None:
+        processes = self.source.seek(index)
+        self.post_message(ReplayMoved(processes))
+
+    def on_replay_moved(self, msg: ReplayMoved) -> None:
+        """The dashboard as the recording stood at the replay's position: plots, the process scan of
+        that moment, the telemetry-fed verdicts over the window up to it (at the end: over the whole
+        recording, as `check --replay` judges it), the header. The probe-read checks show the
+        recording's own readings wherever it stands."""
+        self.latest_processes = msg.processes
+        self.process_table.show(msg.processes or {"rows": []}, self.now())
+        self._quiet_alerts = True
+        try:
+            if self.source.finished:
+                self.on_replay_finished(ReplayFinished())
+            else:
+                self.judge_telemetry()
+        finally:
+            self._quiet_alerts = False
+        self._draw_telemetry()
+        self._paused_changed()
+        self.refresh_checklist()
+
     def action_toggle_pause(self) -> None:
         """The palette's entry; the key is bound to pause or resume, whichever applies."""
         self.action_resume() if self.source.paused else self.action_pause()
@@ -1013,8 +1144,24 @@ class SparkApp(App):
             if yes:
                 self.exit()
 
-        self.push_screen(ConfirmScreen("Quit sparktui?", "The telemetry history and the events of this session "
-                                       "are not kept (unless --record).", yes="Quit", no="Keep running"), answered)
+        self.push_screen(ConfirmScreen("Quit sparktui?", self._quit_note(), yes="Quit", no="Keep running"), answered)
+
+    def _quit_note(self) -> str:
+        """What quitting keeps, as it is: a kept session (`sparktui history` lists it), a --record
+        file, or nothing (--no-session, [session] keep = false, a replay)."""
+        src = self.source
+        if src.kind == "replay":
+            return "A replay: the recording stays as it is; nothing of this replay is written."
+        kept = []
+        if getattr(src, "session", None) is not None or (getattr(src, "keep_session", False) and not src.session_error):
+            kept.append("this session's telemetry and events are kept: `sparktui history` lists it, "
+                        "and a restart within the restore window shows it again")
+        if getattr(src, "writer", None) is not None:
+            kept.append(f"the recording {os.path.basename(src.record_path)} keeps what was recorded")
+        if not kept:
+            why = src.session_error or "--no-session or [session] keep = false"
+            return f"This session's telemetry history and events are not kept ({why})."
+        return "Nothing is lost: " + "; ".join(kept) + "."
 
     # -- G5 --------------------------------------------------------------------------------------
     def action_bandwidth(self) -> None:

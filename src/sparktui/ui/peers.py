@@ -17,7 +17,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Label, Static
+from textual.widgets import DataTable, Label, Static
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
@@ -28,6 +28,7 @@ from sparktui.ui.inert import plain, plain_lines, visible
 from sparktui.ui.format import SPINNER, STATUS_STYLE
 from sparktui.ui.screens import BACK
 from sparktui.ui.widgets import BoundedTable
+from sparktui.ui.widgets.footer import Footer  # keys dropped whole, never cut at the edge
 
 if TYPE_CHECKING:
     from textual.app import App

@@ -20,7 +20,7 @@ from textual.binding import ActiveBinding, Binding, BindingsMap
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.dom import DOMNode
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Button, DataTable, Footer, Label, Static
+from textual.widgets import Button, DataTable, Label, Static
 
 from sparktui.core.events import Change, EventLog
 from sparktui.core.inert import md_text, visible, visible_lines
@@ -28,6 +28,7 @@ from sparktui.core.verdict import Status, Verdict
 from sparktui.gotchas.base import Gotcha
 from sparktui.ui.inert import plain, plain_lines
 from sparktui.ui.widgets import BoundedTable
+from sparktui.ui.widgets.footer import Footer  # keys dropped whole, never cut at the edge
 
 if TYPE_CHECKING:
     from textual.app import App

@@ -1,0 +1,91 @@
+"""The footer: the keys that work in the focused view, each shown whole or not at all.
+
+Textual's Footer lays its keys out in a row and the terminal's edge cuts the last one mid-word
+(`k sign`, `m peer` at 80 columns). This one keeps Textual's keys (clickable, styled by the theme)
+and composes only those that fit the width it has, in priority order: the focused widget's and
+the view's own keys first, then the app's in the order its BINDINGS declare them; `? help` is
+always kept, since help lists every key the footer had no room for. It recomposes when its width
+changes.
+"""
+
+from __future__ import annotations
+
+from rich.cells import cell_len
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.widgets import Footer as TextualFooter
+from textual.widgets._footer import FooterKey
+
+HELP_ACTIONS = ("help", "app.help")
+
+
+class Footer(TextualFooter):
+    """A drop-in Footer (the same constructor) that drops keys rather than cutting them."""
+
+    _fitted_width = 0
+
+    def _order(self, binding: Binding, index: int) -> tuple[int, int]:
+        """The view's own keys (focused widget, screen) first, as listed; then the app's by
+        declaration order."""
+        declared = [b.action for b in getattr(type(self.app), "BINDINGS", []) if isinstance(b, Binding)]
+        if binding.action in declared:
+            return (1, declared.index(binding.action))
+        return (0, index)
+
+    def _width_of(self, key: str, description: str, palette: bool = False) -> int:
+        if self.compact:
+            # key, a space, the description; a margin of 1 after each
+            w = cell_len(key) + (1 + cell_len(description) if description else 0) + 1
+        else:
+            # " key " then "description " (Textual's padding), no margin
+            w = cell_len(key) + 2 + (cell_len(description) + 1 if description else 0)
+        return w + (1 if palette else 0)  # the palette key's border
+
+    def compose(self) -> ComposeResult:
+        if not self._bindings_ready:
+            return
+        width = self.size.width or self.app.size.width
+        self._fitted_width = width
+        active = self.screen.active_bindings
+        seen: set[str] = set()
+        candidates = []
+        for index, (_node, binding, enabled, tooltip) in enumerate(active.values()):
+            if not binding.show or binding.action in seen or binding.action == "command_palette":
+                continue
+            seen.add(binding.action)
+            candidates.append((self._order(binding, index), binding, enabled, tooltip))
+        candidates.sort(key=lambda c: c[0])
+        room = width
+        palette = None
+        if self.show_command_palette and self.app.ENABLE_COMMAND_PALETTE:
+            try:
+                _n, binding, enabled, tooltip = active[self.app.COMMAND_PALETTE_BINDING]
+            except KeyError:
+                pass
+            else:
+                palette = (binding, enabled, tooltip)
+                room -= self._width_of(self.app.get_key_display(binding), binding.description, palette=True)
+        widths = [self._width_of(self.app.get_key_display(b), b.description) for _, b, _, _ in candidates]
+        helps = [i for i, (_, b, _, _) in enumerate(candidates) if b.action in HELP_ACTIONS]
+        if helps:
+            room -= widths[helps[0]]  # help is always shown: it lists what had no room
+        keep = set(helps[:1])
+        for i, w in enumerate(widths):
+            if i in keep:
+                continue
+            if w <= room:
+                keep.add(i)
+                room -= w
+        for i, (_, binding, enabled, tooltip) in enumerate(candidates):
+            if i in keep:
+                yield FooterKey(binding.key, self.app.get_key_display(binding), binding.description, binding.action,
+                                disabled=not enabled, tooltip=tooltip).data_bind(compact=TextualFooter.compact)
+        if palette is not None and room >= 0:
+            binding, enabled, tooltip = palette
+            yield FooterKey(binding.key, self.app.get_key_display(binding), binding.description, binding.action,
+                            classes="-command-palette", disabled=not enabled,
+                            tooltip=binding.tooltip or binding.description)
+
+    def on_resize(self, event) -> None:
+        if event.size.width != self._fitted_width and self._bindings_ready:
+            self.call_after_refresh(self.recompose)
