@@ -16,7 +16,6 @@ import time
 from pathlib import Path
 
 import psutil
-import pytest
 
 from sparktui.core.config import Config, GuardConfig
 from sparktui.flows import guard
@@ -411,6 +410,23 @@ def test_guard_once_prints_the_decision_and_exits_by_it(tmp_path, capsys, monkey
     (tmp_path / "meminfo").write_text("MemTotal: 100 kB\n")
     assert main(["guard", "--once", "--meminfo", mem, "--pressure", psi, "--config", cfg]) == 3
     assert "guard blind" in capsys.readouterr().out
+
+
+def test_guard_once_under_the_floor_watches_through_the_hold_then_exits_2(tmp_path, capsys, monkeypatch):
+    from sparktui.cli.main import main
+
+    mem, psi = _files(tmp_path, 1.0, full=60.0)
+    cfg = _config(tmp_path, f'[guard]\nhold_s = 0.3\naction = "stop-container"\ntarget = "llm"\n'
+                  f'audit_log = "{tmp_path / "a.jsonl"}"\n')
+    t0 = time.monotonic()
+    assert main(["guard", "--once", "--interval", "0.1", "--meminfo", mem, "--pressure", psi, "--config", cfg]) == 2
+    assert time.monotonic() - t0 < 5
+    out = capsys.readouterr().out.splitlines()
+    assert "guard armed: MemAvailable 1.0 GiB under the floor 4 GiB for 0 s" in out[0]
+    assert "guard triggered:" in out[-1] and "dry run: would run docker stop llm" in out[-1]
+    _files(tmp_path, 1.0, full=1.0)  # PSI says nothing stalls: not confirmed
+    assert main(["guard", "--once", "--interval", "0.1", "--meminfo", mem, "--pressure", psi, "--config", cfg]) == 0
+    assert "not acting" in capsys.readouterr().out.splitlines()[-1]
 
 
 def test_guard_refuses_a_config_it_cannot_act_on(tmp_path, capsys):

@@ -154,9 +154,9 @@ HELP: dict[str | None, Help] = {
         "[guard] target. A dry run unless --act or act = true; every decision goes to an audit log (docs/guard.md).",
         ("sparktui guard", "sparktui guard --once", "sparktui guard --act --config /etc/sparktui/guard.toml"),
         (EXIT_OK, EXIT_FAIL, EXIT_UNKNOWN),
-        {EXIT_OK: "stopped (SIGTERM or Ctrl-C); --once: nothing to do",
+        {EXIT_OK: "stopped (SIGTERM or Ctrl-C); --once: nothing to do (over the floor, or not confirmed by PSI)",
          EXIT_FAIL: "--once: it triggered (it acted, or in a dry run would have)",
-         EXIT_UNKNOWN: "--once: MemAvailable could not be read",
+         EXIT_UNKNOWN: "--once: MemAvailable could not be read, or stopped before the hold was over",
          EXIT_CONFIG: "config error: a bad [guard] setting (e.g. stop-container without a target)"},
         ENDS_ON_SIGTERM),
     "history": Help(

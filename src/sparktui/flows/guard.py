@@ -47,7 +47,6 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from sparktui.core.config import Config, GuardConfig, default_state_dir
 from sparktui.core.inert import visible
-from sparktui.flows import signals
 
 GIB = 1 << 30
 INTERVAL_S = 1.0  # one reading a second: two small /proc reads (tens of microseconds)
@@ -247,6 +246,8 @@ def _signal(rows: Iterable[Mapping[str, Any]], sig: signal.Signals, dry_run: boo
             own_pid: int | None = None) -> list[int]:
     """Send ``sig`` to each row's process, identity (pid and start time) checked first; the pids
     signalled (or, a dry run, that would be)."""
+    from sparktui.flows import signals  # psutil: loaded when the guard first acts, not with the dashboard
+
     done: list[int] = []
     for row in rows:
         entry = _row_target(row)
