@@ -69,6 +69,13 @@ def test_one_reading_over_the_floor_restarts_the_hold():
     assert (d.state, d.phase) == ("armed", "holding") and d.held_s == 9
 
 
+def test_a_gap_in_the_readings_starts_the_hold_again():
+    """Two readings a minute apart (a stalled loop, a suspended machine) say nothing of the minute between."""
+    s = _series([3] * 5, psi=50.0) + [Sample(200.0 + i, 3 * GIB, 50.0) for i in range(5)]
+    d = decide(s, _cfg())
+    assert (d.state, d.phase) == ("armed", "holding") and d.held_s == 4
+
+
 def test_an_unreadable_memavailable_breaks_the_hold_and_is_blind_not_ok():
     s = _series([3] * 25 + [None], psi=50.0)
     d = decide(s, _cfg())

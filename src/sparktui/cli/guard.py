@@ -27,7 +27,7 @@ def add_parser(sub, add_sub_common_options) -> None:
                    "(exit 2: triggered, 3: unreadable)")
     p.add_argument("--act", action="store_true", help="really act (overrides [guard] act = false); without it, a dry run "
                    "unless the config says act = true")
-    p.add_argument("--interval", type=bounded(0.1, 60, "seconds"), default=g.INTERVAL_S, metavar="S",
+    p.add_argument("--interval", type=bounded(0.1, 5, "seconds"), default=g.INTERVAL_S, metavar="S",
                    help=f"seconds between readings (default {g.INTERVAL_S:g})")
     p.add_argument("--meminfo", default="/proc/meminfo", metavar="FILE", help="read MemAvailable from FILE (a stand-in; default /proc/meminfo)")
     p.add_argument("--pressure", default="/proc/pressure/memory", metavar="FILE",

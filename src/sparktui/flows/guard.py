@@ -54,6 +54,7 @@ COMMAND_TIMEOUT_S = 60.0  # docker stop waits 10 s for the container before SIGK
 AUDIT_MAX_BYTES = 2 << 20  # the audit log is rotated at this size (to guard.jsonl.1; one older file kept)
 MAX_LINE_BYTES = 16 << 10  # one audit line at most (long command lines are cut before)
 MAX_READINGS = 4096  # readings kept, whatever hold_s and the interval are
+MAX_GAP_S = 10.0  # readings further apart than this (a stalled loop, a suspend) start the hold again: no evidence between
 HEARTBEAT_S = 60.0  # an unchanged "armed" decision is said again this often (the guard is alive)
 COMMAND_SHOWN = 200  # characters of a process's command line in a decision
 
@@ -120,9 +121,11 @@ def _gib(v: float | None) -> str:
     return "unreadable" if v is None else f"{v / GIB:.1f} GiB"
 
 
-def decide(readings: Sequence[Sample], cfg: GuardConfig, last_action_t: float | None = None) -> Decision:
+def decide(readings: Sequence[Sample], cfg: GuardConfig, last_action_t: float | None = None,
+           max_gap_s: float = MAX_GAP_S) -> Decision:
     """The guard's state after ``readings`` (oldest first; the newest is now). ``last_action_t``: when
-    the guard last triggered (the cooldown counts from it)."""
+    the guard last triggered (the cooldown counts from it). The hold is an unbroken run of readings
+    under the floor, none more than ``max_gap_s`` after the one before."""
     if not readings:
         return Decision("blind", "blind", "no reading yet", "none", None, None, 0.0, 0.0)
     now = readings[-1]
@@ -143,7 +146,7 @@ def decide(readings: Sequence[Sample], cfg: GuardConfig, last_action_t: float | 
                         basis, now.avail, now.psi_full, 0.0, now.t)
     since = now.t  # the start of the unbroken run of readings under the floor that ends now
     for r in reversed(readings):
-        if r.avail is None or r.avail >= floor:
+        if r.avail is None or r.avail >= floor or since - r.t > max_gap_s:
             break
         since = r.t
     held = now.t - since
