@@ -393,6 +393,9 @@ class FlashAttnInfo(TypedDict, total=False):
 class CudaSmoke(TypedDict, total=False):
     ran: bool
     reason: str  # why it did not run
+    gated: bool  # not run: MemAvailable under G3's floor (probes/target.py smoke_gate)
+    mem_available_bytes: int  # the figure the gate read
+    floor_gib: float  # memory.available_floor_gib
     value: float
     seconds: float
 

@@ -311,6 +311,8 @@ def smoke_rule(t: Mapping[str, Any], ev: EvidenceList) -> list[Finding]:
         return [(Status.UNKNOWN, f"first .cuda() did not finish: {err}")]
     cs = t.get("cuda_smoke") or {}
     ran = cs.get("ran")
+    if ran is False and cs.get("gated") is True and _stage(t, "import torch").get("status") == "done":
+        return [_gated(cs, ev)]
     if status == "done" and ran:
         took = cs.get("seconds", 0)
         ev.add("first .cuda()", "target interpreter",
@@ -318,6 +320,17 @@ def smoke_rule(t: Mapping[str, Any], ev: EvidenceList) -> list[Finding]:
     elif status == "done" and ran is False:
         ev.add("first .cuda()", "target interpreter", f"not run: {cs.get('reason') or 'no reason given'}")
     return []
+
+
+def _gated(cs: Mapping[str, Any], ev: EvidenceList) -> Finding:
+    """Not run because MemAvailable was under G3's floor (probes/target.py smoke_gate): unknown,
+    with the figure: whether the first .cuda() works was not seen."""
+    avail, floor = cs.get("mem_available_bytes"), cs.get("floor_gib")
+    figure = (f"MemAvailable {avail / 2**30:.1f} GiB under the {floor:g} GiB floor (memory.available_floor_gib)"
+              if isinstance(avail, int) and isinstance(floor, (int, float)) else str(cs.get("reason") or "memory low"))
+    ev.add("first .cuda()", "target interpreter (not started: memory gate)", f"not run: {figure}")
+    return (Status.UNKNOWN, f"first .cuda() not run: {figure}; a CUDA context would take memory from a run near "
+                            "the edge (it runs once MemAvailable is above the floor)")
 
 
 def cudart13_rule(t: Mapping[str, Any], gpu: GpuFacts, ev: EvidenceList) -> list[Finding]:

@@ -4,6 +4,11 @@ sparktui never imports torch itself (that would create a CUDA context in the wat
 memory from the run on unified memory). It runs ``target_script.py`` under the *training*
 interpreter as a short-lived subprocess, which also lets it observe a crash instead of suffering
 it: an undefined-symbol ImportError, a SIGSEGV, a hang past the timeout are all recorded as data.
+
+The first ``.cuda()`` (G1's smoke test) creates a CUDA context, which takes memory from the one
+pool. It is not run when MemAvailable is under G3's floor (``memory.available_floor_gib``): decided
+from /proc/meminfo before the interpreter starts, and said in ``cuda_smoke`` (``gated``, the figure
+and the floor) rather than taking a context's memory from a run near the edge.
 """
 
 from __future__ import annotations
@@ -25,9 +30,14 @@ from sparktui.core import shapes
 from sparktui.core import children
 from sparktui.core.config import Config
 from sparktui.core.readings import Reading
+from sparktui.core.shapes import CudaSmoke
 from sparktui.probes.declared import Probe
+from sparktui.probes.host import MEMINFO as _PROC_MEMINFO
+from sparktui.probes.host import read_meminfo_bytes
 
 SCRIPT = Path(__file__).with_name("target_script.py")
+MEMINFO = _PROC_MEMINFO  # read for the smoke test's gate (a test points it at a stand-in)
+GIB = 1 << 30
 
 # Distributions whose versions G9 compares and G2 needs (pins add their own names).
 TRAINING_STACK = (
@@ -367,6 +377,24 @@ def _packages_of(data: object, stage: dict | None) -> dict:
     return {"packages": None, "packages_error": why}
 
 
+def smoke_gate(cfg: Config, path: str | None = None) -> CudaSmoke | None:
+    """None: the first .cuda() may run. Else why it does not: MemAvailable under G3's floor
+    (``memory.available_floor_gib``), with the figure. An unreadable meminfo decides nothing (the
+    test runs, as it always has); a smoke test turned off needs no gate."""
+    if not cfg.target.cuda_smoke:
+        return None
+    try:
+        avail = read_meminfo_bytes(path or MEMINFO).get("MemAvailable")
+    except (OSError, ValueError):
+        return None
+    floor = float(cfg.memory.available_floor_gib)
+    if not isinstance(avail, int) or avail < 0 or avail >= floor * GIB:
+        return None
+    return {"ran": False, "gated": True, "mem_available_bytes": avail, "floor_gib": floor,
+            "reason": (f"MemAvailable {avail / GIB:.1f} GiB is under G3's floor of {floor:g} GiB "
+                       "(memory.available_floor_gib): a CUDA context would take memory from a run near the edge")}
+
+
 def read(cfg: Config, cancel: threading.Event | None = None) -> Reading:
     python, why = choose_interpreter(cfg)
     started = time.time()
@@ -374,7 +402,8 @@ def read(cfg: Config, cancel: threading.Event | None = None) -> Reading:
     from sparktui.probes import pins as pins_probe
 
     names = list(dict.fromkeys(list(TRAINING_STACK) + pins_probe.pinned_names(cfg)))
-    data = probe_interpreter(python, cfg.target.timeout_s, cfg.target.cuda_smoke, names, cancel)
+    gate = smoke_gate(cfg)  # decided before the interpreter starts
+    data = probe_interpreter(python, cfg.target.timeout_s, cfg.target.cuda_smoke and gate is None, names, cancel)
     if cancel is not None and cancel.is_set():
         return Reading("target", None, error="cancelled by the user", source=f"{python} (subprocess)",
                        started_at=started, took_s=time.perf_counter() - t0)
@@ -384,6 +413,8 @@ def read(cfg: Config, cancel: threading.Event | None = None) -> Reading:
         return Reading("target", None, error=data["launch_error"], source=source, started_at=started, took_s=took)
     data["interpreter"] = python
     data["selected_by"] = why
+    if gate is not None:
+        data["cuda_smoke"] = gate
     return Reading("target", data, source=source, started_at=started, took_s=took)
 
 
