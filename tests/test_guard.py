@@ -245,6 +245,28 @@ def test_pause_run_stops_a_real_training_process_and_says_how_to_resume(tmp_path
         assert _wait(lambda: p.status() != psutil.STATUS_STOPPED)
 
 
+def test_pause_run_stops_the_runs_workers_too(tmp_path):
+    """A launcher's worker that nothing classifies (a rank NVML does not list here) is paused with it."""
+    script = tmp_path / "train_lora.py"
+    script.write_text("import pathlib, subprocess, sys, time\n"
+                      "w = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+                      "pathlib.Path(sys.argv[1]).write_text(str(w.pid))\n"
+                      "time.sleep(60)\n")
+    ready = tmp_path / "run.ready"
+    with orphan([sys.executable, str(script), str(ready)], ready) as pid:
+        _wait(lambda: ready.read_text().strip().isdigit())
+        worker = int(ready.read_text())
+        try:
+            out = guard.act(Config(guard=_cfg(action="pause-run", act=True)), dry_run=False, scan=_only({pid}))
+            assert not out.errors, out.errors
+            assert [t["pid"] for t in out.targets] == [pid, worker] and out.targets[1]["kind"] == "descendant"
+            for p in (pid, worker):
+                assert _wait(lambda p=p: psutil.Process(p).status() == psutil.STATUS_STOPPED)
+            assert out.resume == f"kill -CONT {pid} {worker}"
+        finally:
+            os.kill(worker, signal.SIGKILL)
+
+
 def test_a_reused_pid_is_never_signalled(tmp_path):
     """The row's start time differs from the process now at that pid: refused, the process lives."""
     argv, ready = _server_standin(tmp_path)
