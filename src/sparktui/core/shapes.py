@@ -152,6 +152,11 @@ class NvmlDevice(TypedDict, total=False):
     power_limit_w: NvmlFloatField
     power_default_limit_w: NvmlFloatField
     max_sm_mhz: NvmlFloatField  # nvmlDeviceGetMaxClockInfo(SM): the clock plot's scale
+    # nvmlDeviceGetClock(GRAPHICS / MEM, APP_CLOCK_TARGET / APP_CLOCK_DEFAULT): G4's clocks set by hand
+    app_clock_gr_mhz: NvmlFloatField
+    default_app_clock_gr_mhz: NvmlFloatField
+    app_clock_mem_mhz: NvmlFloatField
+    default_app_clock_mem_mhz: NvmlFloatField
 
 
 class NvmlStatic(TypedDict, total=False):

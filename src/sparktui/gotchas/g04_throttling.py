@@ -28,7 +28,7 @@ from sparktui.core.verdict import Evidence, Status, Verdict
 from sparktui.core.units import is_number, offset_text, when_text
 from sparktui.gotchas.base import Finding, first_finding, worst_index
 from sparktui.gotchas.base import Feed, Gotcha, unknown_from
-from sparktui.gotchas._facts import capability_pair, field_value
+from sparktui.gotchas._facts import capability_pair, field_error, field_value
 
 CLIMB_C = 3.0  # late-third mean minus early-third mean that counts as "climbing"
 NEAR_PEAK = 0.9  # heuristic: a late SM clock under load at or above this share of the window's peak is "held"
@@ -120,22 +120,27 @@ GB10_CAPABILITY = (12, 1)
 SPARK_PRODUCT_WORDS = ("DGX SPARK", "GB10", "GX10")
 
 
-def machine_of(r: Readings, data: Any, idx: int) -> tuple[bool | None, str]:
-    """(a DGX Spark / GB10?, how known); None where nothing names the machine. From the telemetry's
-    own NVML static facts (GPU ``idx``), else the nvml reading, else the host's DMI product name."""
-    statics = [data.get("static") if isinstance(data, dict) else None, r.data(NVML)]
-    for st in statics:
+def static_device(r: Readings, data: Any, idx: int) -> dict[str, Any] | None:
+    """GPU ``idx``'s NVML static facts: the telemetry's own ``static`` (a recording's header, the
+    sampler's start), else the nvml reading; None where neither has it."""
+    for st in (data.get("static") if isinstance(data, dict) else None, r.data(NVML)):
         devs = st.get("devices") if isinstance(st, dict) else None
-        if not isinstance(devs, list):
-            continue
-        for i, d in enumerate(devs):
-            if not isinstance(d, dict) or _index(d, i) != idx:
-                continue
-            name, cc = field_value(d, "name"), capability_pair(field_value(d, "compute_capability"))
-            if cc == GB10_CAPABILITY or (isinstance(name, str) and "GB10" in name.upper()):
-                return True, f"{name or 'GPU'} (NVML)"
-            if isinstance(name, str) and name or cc is not None:
-                return False, f"{name or 'GPU'} (NVML)"
+        for i, d in enumerate(devs if isinstance(devs, list) else []):
+            if isinstance(d, dict) and _index(d, i) == idx:
+                return d
+    return None
+
+
+def machine_of(r: Readings, data: Any, idx: int) -> tuple[bool | None, str]:
+    """(a DGX Spark / GB10?, how known); None where nothing names the machine. From GPU ``idx``'s
+    NVML static facts, else the host's DMI product name."""
+    d = static_device(r, data, idx)
+    if d is not None:
+        name, cc = field_value(d, "name"), capability_pair(field_value(d, "compute_capability"))
+        if cc == GB10_CAPABILITY or (isinstance(name, str) and "GB10" in name.upper()):
+            return True, f"{name or 'GPU'} (NVML)"
+        if (isinstance(name, str) and name) or cc is not None:
+            return False, f"{name or 'GPU'} (NVML)"
     host = r.data(HOST)
     product = host.get("dmi_product") if isinstance(host, dict) else None
     if isinstance(product, str) and product.strip():
@@ -144,9 +149,46 @@ def machine_of(r: Readings, data: Any, idx: int) -> tuple[bool | None, str]:
     return None, "machine not named"
 
 
-def fix_for(spark: bool | None) -> str:
-    """The fix text that fits the machine: Spark advice only on a Spark, both (named) when unknown."""
-    return FIX if spark is None else FIX_SPARK if spark else FIX_OTHER
+_APP_CLOCKS = (("graphics", "app_clock_gr_mhz", "default_app_clock_gr_mhz"),
+               ("memory", "app_clock_mem_mhz", "default_app_clock_mem_mhz"))
+
+
+def app_clocks(d: dict[str, Any] | None) -> tuple[list[str], list[str], str | None]:
+    """Application clocks against their defaults (NVML static facts): (changed, at default, why
+    unread). ``changed`` names each clock set away from its default ("graphics 1410 MHz, default
+    1980 MHz"); a clock NVML would not give (NOT_SUPPORTED: GB10's answer is not on record) is
+    unread, never taken as default."""
+    if d is None or not any(k in d for _, k, _ in _APP_CLOCKS):
+        return [], [], "not in the readings (a recording made before sparktui read them)" if d is not None else None
+    changed, default, why = [], [], None
+    for what, cur_k, def_k in _APP_CLOCKS:
+        cur, dflt = field_value(d, cur_k), field_value(d, def_k)
+        if not (is_number(cur) and is_number(dflt)):
+            why = why or field_error(d, cur_k) or field_error(d, def_k) or "not read"
+        elif cur != dflt:
+            changed.append(f"{what} {cur:g} MHz, default {dflt:g} MHz")
+        else:
+            default.append(f"{what} {cur:g} MHz")
+    return changed, default, why
+
+
+RESET_CLOCKS = """\
+Clocks were set by hand. If that was not meant for this run, put them back to their defaults
+(`-rgc` undoes a lock made with `-lgc`, `-rac` application clocks set with `-ac`):
+
+```bash
+sudo nvidia-smi -rgc
+sudo nvidia-smi -rac
+```
+
+"""
+
+
+def fix_for(spark: bool | None, clocks_set: bool = False) -> str:
+    """The fix text that fits the machine: Spark advice only on a Spark, both (named) when unknown;
+    the reset commands first when the headline is clocks set by hand."""
+    text = FIX if spark is None else FIX_SPARK if spark else FIX_OTHER
+    return RESET_CLOCKS + text if clocks_set else text
 
 
 def _mean(xs: list[float]) -> float:
@@ -193,7 +235,10 @@ _RANGES: tuple[tuple[str, str, str, float, float], ...] = (
 )
 
 
-_CATEGORIES = {"thermal": THERMAL_REASONS, "power": POWER_REASONS, "hw": HW_REASONS}
+# "applications_clocks_setting" (0x2): "GPU clocks are limited by current setting of applications clocks"
+# (nvml.h); `nvidia-smi -lgc` "supersedes application clocks", so a lock shows as this reason too
+CLOCK_SETTING_REASONS = frozenset({"applications_clocks_setting"})
+_CATEGORIES = {"thermal": THERMAL_REASONS, "power": POWER_REASONS, "hw": HW_REASONS, "clocks": CLOCK_SETTING_REASONS}
 
 
 def _prefix(flags: list[Any]) -> list[float]:
@@ -219,6 +264,7 @@ class _Series:
     kept so a window's counts cost the same whatever its length (a 12 h review judges ~700 windows)."""
 
     spark: bool | None = None  # the machine is a DGX Spark / GB10 (None: not named); set by judge()
+    device: dict[str, Any] | None = None  # this GPU's NVML static facts, where the readings have them
 
     def __init__(self, rows: list[dict[str, Any]], times: list[float], bad: list[tuple[int, str]] | None = None) -> None:
         self.rows, self.times = rows, times
@@ -444,6 +490,14 @@ class _Window:
                 add(label, self.growth_text(key))
             else:
                 add(label, f"unavailable: {self.counter_why(key)}")
+        if self.s.device is not None:
+            changed, default, why = app_clocks(self.s.device)
+            if changed:
+                add("application clocks", "changed from default: " + "; ".join(changed) + " (`sudo nvidia-smi -rac`)")
+            elif why:
+                add("application clocks", f"unavailable: {why}: clocks set with `nvidia-smi -ac` cannot be seen")
+            else:
+                add("application clocks", "at their defaults: " + ", ".join(default))
         if self.bad:
             add("measurement errors", "; ".join(f"{what} at {self.when(i)}"
                                                 for i, what in self.bad[:5])
@@ -528,6 +582,28 @@ def rule_power_capping(w: _Window) -> Finding | None:
     if w.seconds(_POWER_CAP) > 0:
         parts.append(w.counter_text(_POWER_CAP))
     return Finding(Status.WARN, "power capping: " + ", ".join(parts))
+
+
+CLOCKS_SET_BY_HAND = "clocks set by hand"
+
+
+def rule_clocks_set_by_hand(w: _Window) -> Finding | None:
+    """Application clocks changed from their default (NVML static facts), or the clock-setting reason
+    held over the samples (a lock with `nvidia-smi -lgc`, or application clocks): a warn naming the
+    reset. A setting is a state, not a duration: it needs no full window. Unread stays unread (the
+    evidence says so), never "at default"."""
+    changed, _, _ = app_clocks(w.s.device)
+    held = w.sustained("clocks")
+    if not changed and not held:
+        return None
+    parts = []
+    if changed:
+        parts.append(f"application clocks changed from default ({'; '.join(changed)})")
+    if held:
+        parts.append(f"clocks held by a clock setting (applications_clocks_setting in {w.count('clocks')} of "
+                     f"{w.n_r} samples): locked with `nvidia-smi -lgc` or application clocks set with `-ac`")
+    return Finding(Status.WARN, (f"{CLOCKS_SET_BY_HAND}: {'; '.join(parts)}; reset with `sudo nvidia-smi -rgc` "
+                                 f"(locked clocks) / `sudo nvidia-smi -rac` (application clocks)"))
 
 
 def rule_window_not_full(w: _Window) -> Finding | None:
@@ -669,7 +745,7 @@ def _weight(w: _Window) -> float:
 
 
 RULES: tuple[Callable[[_Window], Finding | None], ...] = (
-    rule_power_delivery_fault, rule_hardware_slowdown, rule_thermal, rule_power_capping,
+    rule_power_delivery_fault, rule_hardware_slowdown, rule_thermal, rule_power_capping, rule_clocks_set_by_hand,
     rule_window_not_full, rule_no_load, rule_clean,
 )
 
@@ -826,7 +902,7 @@ def judge(r: Readings, cfg: Config) -> Verdict:
             continue
         series = _Series(rows, times, time_bad)
         machines[idx] = machine_of(r, data, idx)
-        series.spark = machines[idx][0]
+        series.spark, series.device = machines[idx][0], static_device(r, data, idx)
         if review:
             results.append(_review(series, cfg, src, prefix))
         else:
@@ -837,7 +913,7 @@ def judge(r: Readings, cfg: Config) -> Verdict:
     summary = main.text if len(results) == 1 else f"GPU {indices[k]}: {main.text}"
     evidence = tuple(e for _, evs in results for e in evs)
     spark = machines.get(indices[k], (None, ""))[0]
-    return Verdict("G4", main.status, summary, evidence, fix_for(spark))
+    return Verdict("G4", main.status, summary, evidence, fix_for(spark, main.text.startswith(CLOCKS_SET_BY_HAND)))
 
 
 GOTCHA = Gotcha(

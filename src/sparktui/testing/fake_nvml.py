@@ -46,7 +46,8 @@ FUNCTION_NOT_FOUND = pynvml.NVML_ERROR_FUNCTION_NOT_FOUND
 COUNTERS = ("sw_power_cap_ns", "sync_boost_ns", "sw_thermal_ns", "hw_thermal_ns", "hw_power_brake_ns",
             "thermal_policy_ns")
 FIELDS = ("temp_c", "power_w", "power_limit_w", "sm_mhz", "gr_mhz", "mem_mhz", "util", "reasons",
-          *COUNTERS, "field_values", "memory", "processes", "name", "capability", "energy_mj", "pci", "minor")
+          *COUNTERS, "field_values", "memory", "processes", "name", "capability", "energy_mj", "pci", "minor",
+          "app_clocks")
 # NVML field ids -> the counter each reads (nvml.h, 580 drivers)
 FIELD_IDS = {74: "sw_power_cap_ns", 75: "thermal_policy_ns", 76: "sync_boost_ns", 269: "sw_thermal_ns",
              270: "hw_thermal_ns", 271: "hw_power_brake_ns"}
@@ -255,6 +256,22 @@ class FakeNvml(types.ModuleType):
             raise NVMLError(NOT_SUPPORTED)
         return int(v)
 
+    def nvmlDeviceGetClock(self, h: Any, clock_type: int, clock_id: int) -> int:
+        """Application clocks as nvmlDeviceGetClock(type, NVML_CLOCK_ID_APP_CLOCK_TARGET / _DEFAULT) give
+        them, from ``app_gr_mhz`` / ``default_app_gr_mhz`` (and ``_mem_``); NOT_SUPPORTED where the profile
+        has none (GB10's answer is not on record). The current clock is that of nvmlDeviceGetClockInfo."""
+        g = self._gpu(h, "nvmlDeviceGetClock", "app_clocks")
+        kind = {pynvml.NVML_CLOCK_GRAPHICS: "gr", pynvml.NVML_CLOCK_SM: "gr", pynvml.NVML_CLOCK_MEM: "mem"}.get(clock_type)
+        if kind is None:
+            raise NVMLError(INVALID_ARGUMENT)
+        if clock_id == pynvml.NVML_CLOCK_ID_CURRENT:
+            return self.nvmlDeviceGetClockInfo(h, clock_type)
+        key = {pynvml.NVML_CLOCK_ID_APP_CLOCK_TARGET: f"app_{kind}_mhz",
+               pynvml.NVML_CLOCK_ID_APP_CLOCK_DEFAULT: f"default_app_{kind}_mhz"}.get(clock_id)
+        if key is None or g.values.get(key) is None:
+            raise NVMLError(NOT_SUPPORTED)
+        return int(g.values[key])
+
     def nvmlDeviceGetUtilizationRates(self, h: Any) -> Any:
         v = self._gpu(h, "nvmlDeviceGetUtilizationRates", "util").values
         return _Obj(gpu=int(v["util_gpu"]), memory=int(v["util_mem"]))
@@ -345,6 +362,18 @@ def h200(**kw: Any) -> FakeNvml:
     }
     gpu = GpuState(name="NVIDIA H200", uuid="GPU-0f0e0d0c-0000-4000-8000-000000h200", capability=(9, 0), values=values)
     return FakeNvml([gpu], driver=kw.pop("driver", "570.124.06"), cuda=12080, **kw)
+
+
+def h100(**kw: Any) -> FakeNvml:
+    """A discrete H100 80GB HBM3 at idle. Its clocks are those a real one answered (driver 580.159.04,
+    tests/data/h100/clocks-2026-12-05.txt): SM 345 MHz idle, application clocks 1980 / 2619 MHz equal
+    to their defaults; the rest as the H200 profile."""
+    fake = h200(**kw)
+    g = fake.gpus[0]
+    g.name, g.uuid = "NVIDIA H100 80GB HBM3", "GPU-1a2b3c4d-0000-4000-8000-000000h100"
+    g.values.update(mem_mhz=2619, app_gr_mhz=1980, default_app_gr_mhz=1980, app_mem_mhz=2619, default_app_mem_mhz=2619,
+                    max_sm_mhz=1980, mem_total=81_559 * 1024 * 1024)
+    return fake
 
 
 @contextlib.contextmanager
