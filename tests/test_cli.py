@@ -136,7 +136,9 @@ def test_ctrl_c_during_check_watch_judges_what_was_sampled(tmp_path):
     assert took < 5, "Ctrl-C must not wait out the 10-minute window"
     assert "interrupted: judging what was read so far" in err and "Traceback" not in err
     got = {c["id"]: c for c in json.loads(out)["checks"]}
-    assert set(got) == {"G3", "G4"} and got["G3"]["status"] in ("ok", "warn")  # /proc/meminfo was read
+    assert set(got) == {"G3", "G4"} and got["G3"]["status"] in ("ok", "warn", "skip")  # /proc/meminfo was read
+    if got["G3"]["status"] == "skip":  # a machine without a unified CPU-GPU pool (an x86 CI runner): says why
+        assert got["G3"]["summary"].startswith("does not apply: ")
     assert code == 130  # a look cut short never exits as if it were whole
 
 

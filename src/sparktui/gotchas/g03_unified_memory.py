@@ -13,7 +13,7 @@ from typing import Any, Mapping
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
-from sparktui.core.shapes import MEMINFO, NVML
+from sparktui.core.shapes import HOST, MEMINFO, NVML
 from sparktui.core.telemetry import free_gib, render_free_g
 from sparktui.core.units import GIB, gib, is_number, when_text
 from sparktui.core import validate
@@ -59,11 +59,17 @@ are not in any process's RSS).
 """
 
 FIX_PROCESSES = """\
-**Processes hold it** (their own memory, or GPU allocations made through the driver): stop what you do
-not need, or restart an inference server with a lower cap (e.g. `--gpu-memory-utilization 0.5`).
-Lower the peak itself when the run is what needs the memory: smaller batch or sequence length,
-gradient checkpointing, or load weights without keeping an extra copy mapped (safetensors load +
-dequantization is where QLoRA peaks).
+**Processes hold it** (their own memory, or GPU allocations made through the driver). See which:
+
+```
+nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv
+ps -eo pid,rss,args --sort=-rss | head -15
+```
+
+Stop what you do not need, or restart an inference server with a lower cap (e.g.
+`--gpu-memory-utilization 0.5`). Lower the peak itself when the run is what needs the memory: smaller
+batch or sequence length, gradient checkpointing, or load weights without keeping an extra copy mapped
+(safetensors load + dequantization is where QLoRA peaks).
 """
 
 FIX_SHMEM = """\
@@ -235,19 +241,37 @@ def _holders_text(mem: Mapping[str, Any], held: dict[str, float] | None, names: 
     return "held by " + ", ".join(f"{HOLDER_NAMES[k]} {_b(held[k])}" for k in names)
 
 
-def fix_for(held: dict[str, float] | None, names: list[str], cache_big: bool) -> str:
-    """The fix blocks that fit what holds the memory; every block when that was not read."""
+# what the headline blames, for the fix to answer first
+LEAD_HOLDERS, LEAD_CACHE, LEAD_PRESSURE = "holders", "cache", "pressure"
+
+
+def cache_at(when: str) -> str:
+    """The page-cache block for a rule that fired at another moment than the headline's: says when."""
+    return (f"**At {when}, another moment than the headline's**, the page-cache rule fired: reclaimable "
+            f"cache left MemFree under the floor.\n\n" + FIX_CACHE)
+
+
+def fix_for(held: dict[str, float] | None, names: list[str], cache_big: bool, lead: str = LEAD_HOLDERS,
+            cache_when: str | None = None, pressure: bool = False) -> str:
+    """The fix blocks that fit what holds the memory, the headline's cause first (after the line on
+    finding out): what it names as holding the pool, the page cache when the cache rule is the
+    headline, the pressure block when pressure is. Every block when the holders were not read. A
+    cache rule that fired at another moment (``cache_when``) comes after, saying when."""
     if held is None:
-        return FIX
-    blocks = [FIX_FIRST]
-    for k in names:
-        if HOLDER_FIX[k] not in blocks:
-            blocks.append(HOLDER_FIX[k])
-    if cache_big:
-        blocks.append(FIX_CACHE)
-    if len(blocks) == 1:
-        blocks.append(FIX_PROCESSES)
-    return "\n".join(blocks)
+        blocks = [FIX_FIRST] + ([FIX_CACHE] if lead == LEAD_CACHE else []) + [
+            FIX_PROCESSES, FIX_CACHE, FIX_SHMEM, FIX_HUGEPAGES]
+    else:
+        blocks = [FIX_FIRST] + ([FIX_CACHE] if lead == LEAD_CACHE else [])
+        blocks += [HOLDER_FIX[k] for k in names]
+        if cache_big:
+            blocks.append(FIX_CACHE)
+        if len(blocks) == 1:
+            blocks.append(FIX_PROCESSES)
+    if cache_when is not None and FIX_CACHE not in blocks:
+        blocks.append(cache_at(cache_when))
+    if pressure:
+        blocks.insert(1, FIX_PRESSURE) if lead == LEAD_PRESSURE else blocks.append(FIX_PRESSURE)
+    return "\n".join(dict.fromkeys(blocks))
 
 
 # -- hysteresis ------------------------------------------------------------------------------------
@@ -403,7 +427,62 @@ def _unknown(summary: str, ev: EvidenceList | None = None) -> Verdict:
     return Verdict("G3", Status.UNKNOWN, summary, evidence=(ev or EvidenceList()).tuple())
 
 
+UNIFIED_MACHINES = ("aarch64", "arm64")  # GB10 (and Grace) hosts; an x86 host has no CPU-GPU unified pool
+
+
+def not_unified(r: Readings) -> tuple[Status, str, EvidenceList] | None:
+    """(skip, why) when this machine has no unified CPU-GPU pool; (unknown, why) when NVML's memory
+    answer is neither a size nor an error; None when it has one, or nothing says otherwise.
+
+    A GPU for which NVML reports a memory size of its own is discrete (GB10 answers NOT_SUPPORTED);
+    an x86 host on which NVML sees no GPU has none to share its memory with. NVML unread on an ARM
+    host (a container without the driver on a Spark) proves nothing: judged as unified."""
+    ev = EvidenceList()
+    nv_reading = r.get_reading(NVML)
+    src = nv_reading.source or "NVML"
+    devices = [d for d in ((nv_reading.data or {}).get("devices") or []) if isinstance(d, dict)]
+    own, unclear, shared = [], [], False
+    for d in devices:
+        memory = d.get("memory")
+        value = memory.get("value") if isinstance(memory, dict) else None
+        total = value.get("total") if isinstance(value, dict) else None
+        label = f"GPU {d.get('index', '?')} ({(d.get('name') or {}).get('value') or 'GPU'})"
+        if is_number(total) and total > 0:
+            own.append(f"{label} {gib(total)}")
+        elif isinstance(memory, dict) and memory.get("error"):
+            shared = True  # GB10's answer: NOT_SUPPORTED
+        elif not (isinstance(value, dict) and total is None):
+            unclear.append(f"{label}: {'no memory answer' if memory is None else repr(total if value else memory)}")
+    if devices and len(own) == len(devices):
+        ev.add("NVML device memory", src, ", ".join(own))
+        return (Status.SKIP, "does not apply: a discrete GPU with its own memory (NVML reports " + ", ".join(own)
+                + "): no unified pool shared with the CPU", ev)
+    if unclear and not shared:
+        ev.add("NVML device memory", src, "; ".join(unclear))
+        return (Status.UNKNOWN, "cannot tell whether the GPU shares the pool: NVML's memory answer is neither a size "
+                "nor an error (" + "; ".join(unclear) + ")", ev)
+    host = r.data(HOST) if HOST.name in r else None
+    machine = (host or {}).get("machine")
+    if devices or NVML.name not in r or "was not run" in (nv_reading.error or ""):
+        return None  # a GPU that answered NOT_SUPPORTED; or NVML not asked (judged as before)
+    why = nv_reading.error or "no GPU listed"
+    if isinstance(machine, str) and machine and machine.lower() not in UNIFIED_MACHINES:
+        ev.add("machine", r.get_reading(HOST).source or "uname", machine)
+        ev.add("NVML devices", src, f"none: {why}")
+        return (Status.SKIP, f"does not apply: this {machine} host has no NVIDIA GPU that NVML sees ({why}): "
+                "no unified CPU-GPU pool", ev)
+    if not (isinstance(machine, str) and machine):
+        ev.add("NVML devices", src, f"none: {why}")
+        ev.add("machine", "uname", "not in this reading")
+        return (Status.UNKNOWN, f"cannot tell whether this machine has a unified CPU-GPU pool: NVML sees no GPU "
+                f"({why}) and the host's architecture was not read", ev)
+    return None
+
+
 def judge(r: Readings, cfg: Config) -> Verdict:
+    off = not_unified(r)
+    if off is not None:
+        return Verdict("G3", off[0], off[1], off[2].tuple())
     reading = r.get_reading(MEMINFO)
     mem = reading.data
     if not mem:
@@ -451,23 +530,24 @@ def _judge_figures(r: Readings, mem: Mapping[str, Any], src: str, cfg: Config) -
     if mem.get("skipped_implausible"):
         ev.add("samples not believed", src, f"{mem['skipped_implausible']} with MemAvailable outside 0..MemTotal")
     details = tuple(render_free_g(mem).splitlines())
-    fix = fix_for(held, names, cache.big)
+    cache_when = None
     if mem.get("review"):
-        status, summary = _review(mem, src, ev, cfg, held, names, cache)
-        if status is Status.WARN and not cache.big and isinstance(mem.get("low_free"), dict):
-            fix = fix_for(held, names, True)  # the page-cache rule fired at another moment
+        status, summary, lead, cache_when = _review(mem, src, ev, cfg, held, names, cache)
     else:
-        status, summary = _live(mem, src, ev, cfg, held, names, cache)
+        status, summary, lead = _live(mem, src, ev, cfg, held, names, cache)
     notes = pressure(mem, src, ev)
     if notes:
-        summary = "; ".join(notes) + "; " + summary if status is Status.OK else summary + "; " + "; ".join(notes)
+        if status is Status.OK:
+            summary, lead = "; ".join(notes) + "; " + summary, LEAD_PRESSURE
+        else:
+            summary = summary + "; " + "; ".join(notes)
         status = Status.WARN
-        fix = fix + "\n" + FIX_PRESSURE
+    fix = fix_for(held, names, cache.big, lead, cache_when, bool(notes))
     return Verdict("G3", status, summary, ev.tuple(), fix, details)
 
 
 def _live(mem: Mapping[str, Any], src: str, ev: EvidenceList, cfg: Config, held: dict[str, float] | None,
-          names: list[str], cache: Cache) -> tuple[Status, str]:
+          names: list[str], cache: Cache) -> tuple[Status, str, str]:
     """Now: the floor rule with hysteresis over the recent series, then the page-cache rule."""
     total, avail, memfree = mem["MemTotal"], mem["MemAvailable"], mem.get("MemFree")
     floor = cfg.memory.available_floor_gib
@@ -479,15 +559,15 @@ def _live(mem: Mapping[str, Any], src: str, ev: EvidenceList, cfg: Config, held:
             summary = f"MemAvailable {_b(avail)} of {_b(total)}: " + _held_text("MemAvailable", low, floor)
             ev.add("recent MemAvailable (hysteresis)", src, _held_text("MemAvailable", low, floor))
         summary += f"; {_holders_text(mem, held, names)}"
-        return Status.WARN, summary + (f"; {cache.note}" if cache.big else "")
+        return Status.WARN, summary + (f"; {cache.note}" if cache.big else ""), LEAD_HOLDERS
     free_low = below_floor(memfree, _series(mem, 2), floor_b) if cache.big and memfree is not None else None
     if free_low is not None:
         summary = cache.note + f" (MemAvailable {_b(avail)})"
         if not free_low.now:
             summary += "; " + _held_text("MemFree", free_low, floor)
             ev.add("recent MemFree (hysteresis)", src, _held_text("MemFree", free_low, floor))
-        return Status.WARN, summary
-    return Status.OK, _ok_summary(mem, floor, cache, held)
+        return Status.WARN, summary, LEAD_CACHE
+    return Status.OK, _ok_summary(mem, floor, cache, held), LEAD_HOLDERS
 
 
 def _ok_summary(mem: Mapping[str, Any], floor: float, cache: Cache, held: dict[str, float] | None) -> str:
@@ -500,9 +580,10 @@ def _ok_summary(mem: Mapping[str, Any], floor: float, cache: Cache, held: dict[s
 
 
 def _review(mem: Mapping[str, Any], src: str, ev: EvidenceList, cfg: Config, held: dict[str, float] | None,
-            names: list[str], cache: Cache) -> tuple[Status, str]:
+            names: list[str], cache: Cache) -> tuple[Status, str, str, str | None]:
     """A whole recording: the moment MemAvailable was lowest, and the moment MemFree was (the
-    page-cache rule), each said with when."""
+    page-cache rule), each said with when. Returns (status, summary, what the headline blames, when
+    the page-cache rule fired at another moment than the headline's, or None)."""
     floor = cfg.memory.available_floor_gib
     when = when_text(mem.get("t"), mem.get("t0"))
     ev.add("worst moment (lowest MemAvailable)", src, when)
@@ -510,17 +591,23 @@ def _review(mem: Mapping[str, Any], src: str, ev: EvidenceList, cfg: Config, hel
     head = f"lowest MemAvailable {_b(avail)} of {_b(total)} at {when}"
     if avail < floor * GIB:
         summary = f"{head}, under the {floor:g} GiB floor; {_holders_text(mem, held, names)}"
-        return Status.WARN, summary + (f"; {cache.note}" if cache.big else "")
+        other = None if cache.big else _low_free_warning(mem, src, ev, cfg)
+        if other is not None:  # the card and `check -v` say when it fired; the fix's cache block too
+            ev.add("page-cache rule, at another moment", src, other[0])
+        return (Status.WARN, summary + (f"; {cache.note}" if cache.big else ""), LEAD_HOLDERS,
+                other[1] if other is not None else None)
     if cache.big and memfree is not None and memfree < floor * GIB:
-        return Status.WARN, f"{cache.note} at {when} (MemAvailable {_b(avail)})"
+        return Status.WARN, f"{cache.note} at {when} (MemAvailable {_b(avail)})", LEAD_CACHE, None
     low_free = _low_free_warning(mem, src, ev, cfg)
     if low_free is not None:
-        return Status.WARN, low_free
-    return Status.OK, f"{head} (floor {floor:g} GiB)" + (f"; {cache.note}" if cache.big else "")
+        return Status.WARN, low_free[0], LEAD_CACHE, None
+    return (Status.OK, f"{head} (floor {floor:g} GiB)" + (f"; {cache.note}" if cache.big else ""),
+            LEAD_HOLDERS, None)
 
 
-def _low_free_warning(mem: Mapping[str, Any], src: str, ev: EvidenceList, cfg: Config) -> str | None:
-    """The page-cache rule at the moment MemFree was lowest (review), when that is another moment."""
+def _low_free_warning(mem: Mapping[str, Any], src: str, ev: EvidenceList, cfg: Config) -> tuple[str, str] | None:
+    """The page-cache rule at the moment MemFree was lowest (review), when that is another moment:
+    (what it found, when), or None."""
     lf = mem.get("low_free")
     if not isinstance(lf, dict) or not _num(lf.get("MemFree")) or not _num(lf.get("MemTotal")):
         return None
@@ -532,7 +619,7 @@ def _low_free_warning(mem: Mapping[str, Any], src: str, ev: EvidenceList, cfg: C
         return None
     when = when_text(lf.get("t"), mem.get("t0"))
     ev.add("worst moment (lowest MemFree)", src, when)
-    return f"{cache.note} at {when} (MemAvailable {_b(lf.get('MemAvailable'))})"
+    return f"{cache.note} at {when} (MemAvailable {_b(lf.get('MemAvailable'))})", when
 
 
 GOTCHA = Gotcha(
@@ -567,7 +654,8 @@ GOTCHA = Gotcha(
     fix=FIX,
     intrusive=False,
     cadence_s=5.0,
-    probes=("meminfo", "nvml"),
+    probes=("meminfo", "nvml", "host"),
+    enriched_by=("host",),  # tells an x86 host without a GPU (G3 skips); the dashboard's samples do not carry it
     feed=Feed.TELEMETRY,
     judge=judge,
     references=("NVML memory NOT_SUPPORTED on GB10: nvitop PR #208, leptonai/gpud PR #1170, unsloth PR #10703",

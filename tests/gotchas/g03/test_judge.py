@@ -135,7 +135,8 @@ def test_pressure_on_an_ok_pool_leads_and_on_a_warning_follows():
     assert ok.summary == ("memory stalls: PSI full avg10 12.50% (every task waited for memory; warn at 5%); "
                           "memory stalls: PSI some avg60 20.00% (warn at 10%); "
                           "MemAvailable 100.0 GiB of 121.7 GiB (floor 8 GiB)")
-    assert ok.fix.endswith(g3.FIX_PRESSURE) and ok.fix.startswith(g3.FIX_FIRST)
+    # the headline is the pressure: its block comes first (issue 24: the fix answers the headline's cause)
+    assert ok.fix.startswith(g3.FIX_FIRST + "\n" + g3.FIX_PRESSURE)
     low = v_of({**gb10(MemAvailable=5242880, MemFree=2097152), "psi": idle_psi(full_avg10=12.5)})
     assert low.summary.startswith("MemAvailable 5.0 GiB of 121.7 GiB, under the 8 GiB floor; held by ")
     assert low.summary.endswith("; memory stalls: PSI full avg10 12.50% (every task waited for memory; warn at 5%)")
@@ -248,6 +249,7 @@ def test_nvml_rows_name_their_source_or_nvml():
     assert row(v_of(gb10(), nvml_source=""), "NVML device memory").source == "NVML"
     r = readings(gb10(), nvml=None)
     r.add(Reading("nvml", None, error="nvmlInit failed: DRIVER_NOT_LOADED", source=""))
+    r.add(Reading("host", {"machine": "aarch64"}, source="uname"))  # a Spark: NVML unread proves nothing
     nv = row(judge(r, CFG), "NVML")
     assert nv.what == "NVML (not used for this check)" and nv.source == "NVML"
     assert nv.value == "unavailable: nvmlInit failed: DRIVER_NOT_LOADED"
@@ -462,8 +464,9 @@ def test_real_meminfo_text_parses_into_a_verdict():
 
 
 def test_g3_never_asks_nvml_for_memory_and_says_when_nvml_is_missing():
-    assert GOTCHA.probes == ("meminfo", "nvml")
+    assert GOTCHA.required == ("meminfo", "nvml")  # the others only enrich (host: skip off unified memory)
     r = readings_of(meminfo=mem())
     r.add(Reading("nvml", None, error="nvmlInit failed: LIBRARY_NOT_FOUND", source="NVML"))
+    r.add(Reading("host", {"machine": "aarch64"}, source="uname"))  # a Spark: NVML unread proves nothing
     v = judge(r, Config())
     assert v.status.value == "ok" and "LIBRARY_NOT_FOUND" in ev(v, "NVML")
