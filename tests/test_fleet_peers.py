@@ -245,7 +245,7 @@ def test_preflight_blocks_on_a_stack_mismatch_with_a_peer(sshd, peer_ok, tmp_pat
     out = capsys.readouterr().out
     assert code == 2
     assert "peer ✘ fail   transformers differs" in out and "4.57.1" in out and "not installed" in out
-    assert out.strip().splitlines()[-1].startswith("preflight: FAILED on peers")
+    assert out.strip().splitlines()[-1].startswith("preflight: FAILED: peers differ")
     assert out.strip().endswith("details: sparktui peers --differences")  # not a bare `check -v`
 
 
@@ -262,7 +262,7 @@ def test_preflight_blocks_when_a_named_peer_cannot_be_reached(sshd, peer_ok, tmp
     out = capsys.readouterr().out
     assert code == 2
     assert "peer peer-down:" in out and "connection refused" in out.lower()
-    assert out.strip().splitlines()[-1].startswith("preflight: FAILED on peer peer-down unreachable")
+    assert out.strip().splitlines()[-1].startswith("preflight: FAILED: peer peer-down unreachable")
 
 
 def test_report_with_peers_has_the_comparison_and_redacts_peer_names_and_addresses(sshd, peer_ok, tmp_path, capsys):

@@ -47,7 +47,7 @@ def _mem(avail_gib: float) -> dict:
     (100.0, False, 0, "PASSED"),
     (100.0, True, 0, "PASSED"),
     (2.0, False, 0, "PASSED"),  # G3 warns: printed, does not block
-    (2.0, True, 1, "FAILED on G3"),
+    (2.0, True, 1, "FAILED: warned on G3"),
 ])
 def test_warnings_block_only_with_strict(tmp_path, capsys, avail, strict, code, word):
     snap = _snapshot(tmp_path, meminfo=_mem(avail), nvml=None)
@@ -69,7 +69,7 @@ def test_an_unknown_not_caused_by_a_broken_input_passes_by_default_and_exits_3_w
     assert out[1] == "not checked: G3 (does not block): cannot be seen here (reasons above)"
     assert out[-1].startswith("preflight: PASSED (2 checks: 1 ok, 1 unknown); ")
     assert main(["preflight", "G3", "G10", "--snapshot", snap, "--strict"]) == 3
-    assert capsys.readouterr().out.strip().splitlines()[-1].startswith("preflight: FAILED on G3 (")
+    assert capsys.readouterr().out.strip().splitlines()[-1].startswith("preflight: FAILED: unknown: G3 (")
     assert main(["preflight", "G3", "G10", "--snapshot", snap, "--strict", "--allow-unknown"]) == 0
 
 
@@ -84,7 +84,7 @@ def test_a_failure_blocks_with_one_line_per_problem(tmp_path, capsys):
     assert main(["preflight", "G1", "G3", "--snapshot", str(path)]) == 2
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[0].startswith("G1   ✘ fail") and "undefined symbol" in lines[0]
-    assert lines[-1].startswith("preflight: FAILED on G1") and "sparktui check -v G1" in lines[-1]
+    assert lines[-1].startswith("preflight: FAILED: failed on G1") and "sparktui check -v G1" in lines[-1]
     assert all(len(line) < 260 for line in lines)
 
 
@@ -105,7 +105,7 @@ def test_preflight_on_the_shipped_recording_fails_on_what_it_records(capsys):
     for argv in (["preflight", "--replay", demo], ["--replay", demo, "preflight"]):
         assert main(argv) == 2
         out = capsys.readouterr().out.strip().splitlines()
-        assert out[-1].startswith("preflight: FAILED on G1, G6, G9 (")
+        assert out[-1].startswith("preflight: FAILED: failed on G1, G6, G9 (")
         assert out[-1].endswith("details: sparktui check -v G1 G6 G9")
         assert {line.split()[0] for line in out[:-1]} >= {"G1", "G6", "G9", "G3", "G4"}
     assert main(["preflight", "--replay", demo, "--json"]) == 2
@@ -192,7 +192,7 @@ def test_an_unknown_from_a_broken_interpreter_blocks_and_allow_unknown_accepts_i
     assert blocked.startswith("not checked: G1 (blocks; --allow-unknown accepts it): "
                               "the target interpreter (--python / [target] python): ")
     assert why in blocked
-    assert lines[-1].startswith("preflight: FAILED on G1 (2 checks: 1 ok, 1 unknown); details: sparktui check -v G1")
+    assert lines[-1].startswith("preflight: FAILED: unknown: G1 (2 checks: 1 ok, 1 unknown); details: sparktui check -v G1")
     ok = _cli(tmp_path, *argv, "--allow-unknown", "--json")
     assert ok.returncode == 0, ok.stdout + ok.stderr
     doc = json.loads(ok.stdout)
@@ -238,10 +238,10 @@ def test_when_nothing_could_be_decided_the_gate_does_not_pass(tmp_path, capsys):
     out = capsys.readouterr().out.strip().splitlines()
     assert out[1] == ("not checked: G3 (blocks; --allow-unknown accepts it): no check could be decided, "
                       "so nothing was verified")
-    assert out[-1].startswith("preflight: FAILED on G3 (1 checks: 1 unknown)")
+    assert out[-1].startswith("preflight: FAILED: unknown: G3 (1 check: 1 unknown)")
     assert main(["preflight", "G3", "--snapshot", snap, "--allow-unknown"]) == 0
     assert capsys.readouterr().out.strip().splitlines()[-1] == (
-        "preflight: PASSED (1 checks: 1 unknown); warnings do not block (use --strict to make them); "
+        "preflight: PASSED (1 check: 1 unknown); warnings do not block (use --strict to make them); "
         "unknowns do not block (--allow-unknown)")
 
 

@@ -67,4 +67,5 @@ def test_an_explicit_stream_still_decides(monkeypatch):
 def test_no_color_wins_over_a_terminal(monkeypatch):
     monkeypatch.setattr(sys, "stdout", FakeTerminal())
     monkeypatch.setenv("NO_COLOR", "1")
-    assert ESC not in render.table(_verdicts())
+    text = render.table(_verdicts())  # no colour; bold / inverse by severity only (issue 24)
+    assert "38;" not in text and not any(f"{ESC}{c}m" in text for c in range(30, 38))

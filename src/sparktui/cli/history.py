@@ -63,5 +63,6 @@ def cmd_history(args: argparse.Namespace) -> int:
               "see [session] in docs/config.md)")
     else:
         sys.stdout.write(table(sessions))
-        print(f"\n{len(sessions)} sessions in {sessions_dir()}; replay one: sparktui --replay ID", file=sys.stderr)
+        print(f"\n{len(sessions)} session{'' if len(sessions) == 1 else 's'} in {sessions_dir()}; "
+              "replay one: sparktui --replay ID", file=sys.stderr)
     return EXIT_OK

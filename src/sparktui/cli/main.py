@@ -249,7 +249,9 @@ def cmd_explain(args: argparse.Namespace) -> int:
         g = REGISTRY[normalize_id(args.id)]
     except UnknownGotcha as e:
         raise UsageError(str(e.args[0])) from None
-    sys.stdout.write(g.explain())
+    from sparktui.cli.render import markdown_text
+
+    sys.stdout.write(markdown_text(g.explain()))  # rendered on a terminal, wrapped Markdown into a pipe
     return EXIT_OK
 
 
@@ -507,14 +509,27 @@ def _tracked(argv: list[str] | None) -> int:
     return code
 
 
+def _replay_target(name: str) -> str:
+    """--replay's file: a path, or a kept session's ID or a prefix of exactly one. A prefix several
+    sessions share (`--replay 2026`) is a usage error that lists them, not "no such file"."""
+    from sparktui.core.session import resolve, session_files
+
+    path = resolve(name)
+    if path == name and not os.path.exists(name) and os.sep not in name:
+        matches = [p.stem for p in session_files() if p.stem.startswith(name)]
+        if len(matches) > 1:
+            shown = ", ".join(matches[:8]) + (f" and {len(matches) - 8} more" if len(matches) > 8 else "")
+            raise UsageError(f"sparktui: --replay {name} is ambiguous: {len(matches)} kept sessions start with it "
+                             f"({shown}); give more of the ID (`sparktui history` lists them)")
+    return path
+
+
 def _main(argv: list[str] | None) -> int:
     try:
         args = build_parser().parse_args(argv)
         _refuse_misplaced(args)
         if getattr(args, "replay", None):  # a session ID from `sparktui history` names its file
-            from sparktui.core.session import resolve
-
-            args.replay = resolve(args.replay)
+            args.replay = _replay_target(args.replay)
         empty = [flag for flag, key in (("--api-url", "api_url"), ("--python", "python"), ("--listen", "listen"),
                                         ("--config", "config"), ("--pins", "pins")) if getattr(args, key, None) == ""]
         if empty:  # "" used to mean the default quietly

@@ -66,12 +66,34 @@ def fit_encoding(stream) -> None:
         return
 
 
-_COLOUR = {Status.OK: "32", Status.WARN: "33", Status.FAIL: "31", Status.UNKNOWN: "35", Status.SKIP: "90"}
+# Without colour (NO_COLOR on a terminal) the worse a status, the louder: fail inverse, warn bold.
+_MONO = {Status.FAIL: "\x1b[1;7m", Status.WARN: "\x1b[1m", Status.UNKNOWN: "", Status.OK: "", Status.SKIP: ""}
 _LIST_ITEM = re.compile(r"(\s*(?:[-*]|\d+[.)])\s+)")
+_TABLE_ROW = re.compile(r"^\s{2,}\S|\S {2,}\S")  # aligned columns: `free -g`, a process list
 
 
 def use_colour(stream) -> bool:
     return "NO_COLOR" not in os.environ and hasattr(stream, "isatty") and stream.isatty()
+
+
+def use_emphasis(stream) -> bool:
+    """A terminal under NO_COLOR: statuses are told apart by bold and inverse instead of colour."""
+    return "NO_COLOR" in os.environ and hasattr(stream, "isatty") and stream.isatty()
+
+
+def status_sgr(s: Status) -> str:
+    """The escape that starts ``s``'s colour: the dashboard's own (ui/format.py STATUS_RGB, the dark
+    theme's shade), in 24-bit colour where the terminal says it has it (COLORTERM), else the nearest
+    of the 256 (where the dashboard's colours were chosen to stay distinct)."""
+    from rich.color import Color, ColorSystem
+
+    from sparktui.ui.format import STATUS_RGB, status_styles
+
+    system = (ColorSystem.TRUECOLOR if os.environ.get("COLORTERM", "").lower() in ("truecolor", "24bit")
+              else ColorSystem.EIGHT_BIT)
+    codes = (["1"] if "bold" in status_styles(True)[s].split() else [])
+    codes += Color.parse(STATUS_RGB[True][s]).downgrade(system).get_ansi_codes(foreground=True)
+    return f"\x1b[{';'.join(codes)}m"
 
 
 def output_width(stream=None) -> int:
@@ -153,9 +175,38 @@ def reflow(text: str, width: int, indent: str) -> list[str]:
     return out
 
 
-def status_label(s: Status, colour: bool) -> str:
+def details_lines(details: list[str], width: int, whole: bool) -> list[str]:
+    """A verdict's detail lines. Prose wraps (``fitted``); a run of lines with aligned columns
+    (`free -g`, a process list) is a monospace block: its spacing is kept and every row of the run
+    gets the same indent (less than the usual one where that makes the widest row fit), so its
+    columns stay over each other. A row still too wide is whole with ``whole`` (-v), else cut with
+    "…"."""
+    out: list[str] = []
+    i = 0
+    while i < len(details):
+        if not _TABLE_ROW.search(details[i]):
+            out += fitted(details[i], width, EVIDENCE, EVIDENCE + "  ", whole)
+            i += 1
+            continue
+        j = i
+        while j < len(details) and _TABLE_ROW.search(details[j]):
+            j += 1
+        rows = [d.rstrip() for d in details[i:j]]
+        room = width - max(len(r) for r in rows)
+        indent = " " * room if 0 <= room < len(EVIDENCE) else EVIDENCE  # a row wider than the line: cut or whole
+        for r in rows:
+            line = indent + r
+            out.append(line if whole or len(line) <= width else line[: width - 1] + ELLIPSIS)
+        i = j
+    return out
+
+
+def status_label(s: Status, colour: bool, emphasis: bool = False) -> str:
+    """`✘ fail   `: in the dashboard's colour for ``s`` (``colour``), or bold / inverse by severity
+    (``emphasis``: a terminal under NO_COLOR, where a fail must not look quieter than a warning)."""
     text = f"{s.glyph} {s.value:<7}"
-    return f"\x1b[{_COLOUR[s]}m{text}\x1b[0m" if colour else text
+    start = status_sgr(s) if colour else _MONO[s] if emphasis else ""
+    return f"{start}{text.rstrip()}\x1b[0m{' ' * (len(text) - len(text.rstrip()))}" if start else text
 
 
 def _evidence(e: Evidence, width: int, whole: bool) -> list[str]:
@@ -180,19 +231,18 @@ def blocks(verdicts: list[Verdict], verbose: bool = False, stream=None) -> str:
     """Each verdict's lines (status, finding, evidence, where its fix is), without the counts:
     ``check`` on a terminal writes each as soon as it is judged."""
     stream = sys.stdout if stream is None else stream
-    colour, width = use_colour(stream), output_width(stream)
+    colour, emphasis, width = use_colour(stream), use_emphasis(stream), output_width(stream)
     lines = []
     for v in verdicts:
         plain = f"{v.id:<4} {status_label(v.status, False)} "
         head = wrap(REGISTRY[v.id].title, width, plain, " " * len(plain))
-        head[0] = f"{v.id:<4} {status_label(v.status, colour)} " + head[0][len(plain):]
+        head[0] = f"{v.id:<4} {status_label(v.status, colour, emphasis)} " + head[0][len(plain):]
         lines += head
         lines += wrap(visible(v.summary), width, FINDING, FINDING)
         if verbose or v.status in (Status.WARN, Status.FAIL):
             for e in v.evidence:
                 lines += _evidence(e, width, verbose)
-            for d in v.details[: (None if verbose else 10)]:
-                lines += fitted(visible(d), width, EVIDENCE, EVIDENCE + "  ", verbose)
+            lines += details_lines([visible(d) for d in v.details[: (None if verbose else 10)]], width, verbose)
             if not verbose and len(v.details) > 10:
                 lines.append(f"{EVIDENCE}{ELLIPSIS} {len(v.details) - 10} more (use --verbose)")
         if v.status in (Status.WARN, Status.FAIL) and v.fix:
@@ -213,3 +263,41 @@ def document(verdicts: list[Verdict], host: dict[str, Any], source: str) -> dict
         "host": host,
         "checks": [{**v.to_dict(), "title": REGISTRY[v.id].title, "intrusive": REGISTRY[v.id].intrusive} for v in verdicts],
     }
+
+
+def markdown_text(text: str, stream=None) -> str:
+    """Markdown (a gotcha's card: ``explain``) for ``stream``. On a terminal it is rendered (Rich) to
+    its width, or COLUMNS: headings, emphasis, lists; a code line wider than the room wraps with a
+    mark (``↩``) at the cut and its rest indented below, never cut and never broken unmarked. Into a
+    pipe or a file it stays Markdown, re-wrapped to COLUMNS (else 100): paragraphs and list items
+    wrap at spaces, lines inside ``` fences are kept as written (a wrapped command no longer pastes)."""
+    stream = sys.stdout if stream is None else stream
+    width = output_width(stream)
+    if not (hasattr(stream, "isatty") and stream.isatty()):
+        return "\n".join(reflow(text, width, "")) + "\n"
+    import io
+
+    from rich.console import Console
+    from rich.markdown import CodeBlock, Markdown
+    from rich.text import Text
+
+    from sparktui.ui.format import CONTINUED, code_rows
+
+    class MarkedCode(CodeBlock):
+        def __rich_console__(self, console, options):
+            for line in str(self.text).rstrip().split("\n"):
+                for row in code_rows(line, options.max_width - 2):
+                    out = Text("  " + row, style="cyan")
+                    if row.endswith(CONTINUED):
+                        out.stylize("dim", len(out) - 1)
+                    yield out
+
+    class CardMarkdown(Markdown):
+        elements = {**Markdown.elements, "fence": MarkedCode, "code_block": MarkedCode}
+
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=width, force_terminal=True, no_color=not use_colour(stream),
+                      color_system="truecolor" if os.environ.get("COLORTERM", "").lower() in ("truecolor", "24bit")
+                      else "256", highlight=False, emoji=False, markup=False)
+    console.print(CardMarkdown(text, hyperlinks=False))
+    return buffer.getvalue()

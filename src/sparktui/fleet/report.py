@@ -386,8 +386,10 @@ def _build_report(inp: ReportInput) -> str:
     from sparktui.gotchas import REGISTRY
 
     out += ["| check | status | summary |", "|---|---|---|"]
-    out += [f"| {v.id} {_cell(REGISTRY[v.id].title if v.id in REGISTRY else '', 60)} | {v.status.glyph} {v.status.value} | "
-            f"{_cell(v.summary, 200)} |" for v in inp.verdicts]
+    # whole: a Markdown viewer wraps a cell, so a title or summary cut here (`no tensor parallelism
+    # for trai…`) hid words for nothing; the cap is only against a runaway outside text
+    out += [f"| {v.id} {_cell(REGISTRY[v.id].title if v.id in REGISTRY else '', 1000)} | {v.status.glyph} {v.status.value} | "
+            f"{_cell(v.summary, 100_000)} |" for v in inp.verdicts]
     out += ["", "## Host", ""]
     nv = inp.readings.get_reading("nvml")
     cont = inp.readings.data("container")

@@ -162,9 +162,9 @@ def _unusable(problem: str, fresh: bool, kept: str) -> Verdict:
 
 def _figures_evidence(ev: EvidenceList, res: Mapping[str, Any], copy: float, read: float | None) -> None:
     ev.add("device", str(res.get("source") or "torch.cuda"), res.get("device"))
-    ev.add("copy bandwidth (bytes read + written per s)", "CUDA events over a device copy loop", copy)
+    ev.add("copy bandwidth in GB/s (bytes read + written per s)", "CUDA events over a device copy loop", copy)
     if read is not None:
-        ev.add("read-only bandwidth", "CUDA events over a reduction", read)
+        ev.add("read-only bandwidth in GB/s", "CUDA events over a reduction", read)
     buf = res.get("buffer_bytes")
     ev.add("buffer / iterations / repeats", "probe",
            f"{f'{buf / GIB:.2f} GiB' if buf is not None else '?'} / {res.get('iterations')} / {res.get('repeats')}")

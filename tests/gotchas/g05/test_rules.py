@@ -278,8 +278,8 @@ def test_gate_ignores_a_process_holding_no_gpu_memory():
 FACTS_SRC = "public GB10 reports: read kernel 231-253 GB/s (antirez/ds4 #773); copy-style kernels 180-217 GB/s; spec 273"
 EV_FIGURES = [
     ("device", "torch.cuda (target)", "NVIDIA GB10"),
-    ("copy bandwidth (bytes read + written per s)", "CUDA events over a device copy loop", 201.3),
-    ("read-only bandwidth", "CUDA events over a reduction", 240.2),
+    ("copy bandwidth in GB/s (bytes read + written per s)", "CUDA events over a device copy loop", 201.3),
+    ("read-only bandwidth in GB/s", "CUDA events over a reduction", 240.2),
     ("buffer / iterations / repeats", "probe", "4.00 GiB / 12 / 5"),
     ("spread across repeats", "probe", "1.2%"),
 ]
@@ -335,7 +335,7 @@ def test_kept_result_with_no_reading_time_has_no_age():
 def test_minimal_result_evidence():
     v = judge_result({"status": "ok", "device": "NVIDIA GB10", "copy_gbs": 201.3}, None, fresh=True)
     assert rows(v)[:3] == [("device", "torch.cuda", "NVIDIA GB10"),
-                           ("copy bandwidth (bytes read + written per s)", "CUDA events over a device copy loop", 201.3),
+                           ("copy bandwidth in GB/s (bytes read + written per s)", "CUDA events over a device copy loop", 201.3),
                            ("buffer / iterations / repeats", "probe", "? / None / None")]
     assert v.summary.startswith("measured 201 GB/s copy; budget")
 
@@ -536,8 +536,8 @@ def test_a_kept_result_skip_carries_its_figures_age_and_range():
     rows = [(e.what, e.source, e.value) for e in v.evidence]
     assert rows[:6] == [
         ("device", "torch.cuda", "NVIDIA GB10"),
-        ("copy bandwidth (bytes read + written per s)", "CUDA events over a device copy loop", 201.3),
-        ("read-only bandwidth", "CUDA events over a reduction", 240.2),
+        ("copy bandwidth in GB/s (bytes read + written per s)", "CUDA events over a device copy loop", 201.3),
+        ("read-only bandwidth in GB/s", "CUDA events over a reduction", 240.2),
         ("buffer / iterations / repeats", "probe", "4.00 GiB / 12 / 5"),
         ("spread across repeats", "probe", "1.2%"),
         ("measured", "kept result", "10 min ago"),
@@ -550,5 +550,5 @@ def test_a_fresh_figure_far_below_range_warns_with_its_evidence():
     v = fresh(copy_gbs=120.0)
     assert v.status.value == "warn" and v.summary.startswith("measured 120 GB/s copy, 240 GB/s read, far below")
     rows = {e.what: e.value for e in v.evidence}
-    assert rows["copy bandwidth (bytes read + written per s)"] == 120.0 and rows["device"] == "NVIDIA GB10"
+    assert rows["copy bandwidth in GB/s (bytes read + written per s)"] == 120.0 and rows["device"] == "NVIDIA GB10"
     assert rows["expected range"] == "copy 180-220 GB/s, read 231-253 GB/s"

@@ -11,6 +11,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import Static
 
+from sparktui.ui.format import CONTINUATION_INDENT, CONTINUED, code_rows  # noqa: F401 (shared with the CLI)
 from sparktui.ui.inert import plain, plain_lines
 
 
@@ -67,28 +68,6 @@ class TextLine(Widget):
 
 
 # -- code that wraps instead of being cut ---------------------------------------------------------
-
-CONTINUED = "↩"  # ends a code line's part that goes on below
-CONTINUATION_INDENT = "    "  # where the rest of a wrapped code line starts
-
-
-def code_rows(line: str, width: int) -> list[str]:
-    """One line of code as rows of at most ``width`` cells, never cut without a mark: each row that
-    goes on ends with ``CONTINUED`` and the rest starts on the next row after
-    ``CONTINUATION_INDENT``. A row breaks after the last space that fits (a `--flag value` stays
-    whole where it can), else mid-word (a URL longer than the row). The marks are for the eye
-    only: what is copied is the line as written."""
-    width = max(width, len(CONTINUATION_INDENT) + 2)
-    rows: list[str] = []
-    lead, rest = "", line.rstrip()
-    while len(lead) + len(rest) > width:
-        room = width - len(lead) - 1  # the mark takes one cell
-        space = rest.rfind(" ", 1, room)
-        take = space + 1 if space > 0 else room
-        rows.append(lead + rest[:take] + CONTINUED)
-        lead, rest = CONTINUATION_INDENT, rest[take:]
-    return rows + [lead + rest]
-
 
 class WrappedCode:
     """A Rich renderable: a code block wrapped to the width it is given (code_rows), the marks
