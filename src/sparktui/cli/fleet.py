@@ -280,12 +280,15 @@ def _recording(path: str):
 # -- preflight -------------------------------------------------------------------------------------
 
 def _fitted(lines: list[tuple[str, str]]) -> list[str]:
-    """(lead, text) pairs, never cut. On a terminal each wraps to its width (cli/render.py),
-    continuation lines hanging under the text after a lead (two spaces in without one); into a
-    pipe or a log each stays one whole line, so a launch script's grep sees a problem whole."""
+    """(lead, text) pairs, never cut. On a terminal, or wherever COLUMNS is set, each wraps to that
+    width (cli/render.py), continuation lines hanging under the text after a lead (two spaces in
+    without one); into a pipe or a log without COLUMNS each stays one whole line, so a launch
+    script's grep sees a problem whole."""
+    import os
+
     from sparktui.cli.render import output_width, wrap
 
-    if not sys.stdout.isatty():
+    if not sys.stdout.isatty() and not os.environ.get("COLUMNS", "").strip().isdigit():  # COLUMNS set: wrap to it
         return [lead + " ".join(text.split()) for lead, text in lines]
     width = output_width()
     return [out for lead, text in lines for out in wrap(text, width, lead, " " * len(lead) if lead else "  ")]
@@ -443,10 +446,11 @@ def cmd_preflight(args: argparse.Namespace) -> int:
         v.id in blockers for v in verdicts) else []
     if cmp is not None and len(details) < len(blockers):
         details.append("sparktui peers --differences")
-    verdict_line = (f"preflight: PASSED ({len(verdicts)} checks: {tally})" if code == EXIT_OK else
+    checks = f"{len(verdicts)} check{'' if len(verdicts) == 1 else 's'}"
+    verdict_line = (f"preflight: PASSED ({checks}: {tally})" if code == EXIT_OK else
                     "preflight: interrupted: not checked (Ctrl-C stopped the checks; what they had read is "
                     "above, and nothing was verified)" if code == EXIT_INTERRUPTED else
-                    f"preflight: FAILED on {', '.join(blockers)} ({len(verdicts)} checks: {tally}); "
+                    f"preflight: FAILED: {_blocked_by(blockers, verdicts)} ({checks}: {tally}); "
                     f"details: {'; '.join(details)}")
     statuses = [v.status for v in verdicts] + ([peer_status] if peer_status else [])
     if code == EXIT_OK and any(s in (Status.WARN, Status.UNKNOWN) for s in statuses):
@@ -472,6 +476,18 @@ class _Gate:
         if status is Status.UNKNOWN:
             return not self.allow and (self.strict or gid in self.broken)
         return False
+
+
+def _blocked_by(blockers: list[str], verdicts) -> str:
+    """What blocked, each by what it is: `failed on G1; unknown: G2, G7` (an unknown is no failure),
+    `warned on G3` (--strict), then the peers."""
+    status = {v.id: v.status.value for v in verdicts}
+    parts = []
+    for word, label in (("fail", "failed on"), ("warn", "warned on"), ("unknown", "unknown:")):
+        ids = [b for b in blockers if status.get(b) == word]
+        if ids:
+            parts.append(f"{label} {', '.join(ids)}")
+    return "; ".join(parts + [b if b != "peers" else "peers differ" for b in blockers if b not in status])
 
 
 def _passed_despite(strict: bool, allow: bool) -> str:
