@@ -138,7 +138,7 @@ async def test_ctrl_c_asks_first_n_keeps_running_y_quits():
 
 # What each view's footer must offer, and main-screen keys it must not (they do nothing there).
 FOOTER = {
-    "card": (["esc back", "c copy fix", "r rerun", "? help", "p pause"], ["quit", "card", "events", "G5"]),
+    "card": (["esc back", "c copy fix", "? help", "p pause"], ["quit", "card", "events", "G5", "rerun"]),  # a replay's
     "events": (["esc back", "? help", "p pause"], ["quit", "card", "rerun", "G5"]),
     "peers": (["esc back", "r refetch peers", "? help"], ["quit", "card", "events", "G5"]),
     "help": (["esc back"], ["quit", "pause", "help", "card", "rerun"]),
@@ -204,8 +204,9 @@ async def test_help_lists_the_keys_of_the_view_it_was_opened_in():
         await pilot.press("question_mark")
         await shows(pilot, HelpScreen)
         main = help_keys(app)
-        for key in ("q", "?", "⏎", "r", "R", "b", "/", "s", "p", "e", "m", "^c"):
+        for key in ("q", "?", "⏎", "←", "→", "home", "end", "/", "s", "p", "e", "m", "^c"):
             assert key in main, (key, main)
+        assert not {"r", "R", "b", "k"} & set(main)  # a replay is look-only
         assert "quit" in main["q"] and "asking" in main["^c"]
         assert "o" not in main and "y" not in main  # the issues tab is not showing: o / y do nothing
         assert "c" not in main  # nothing is running: nothing to cancel
@@ -214,7 +215,7 @@ async def test_help_lists_the_keys_of_the_view_it_was_opened_in():
         await help_of(pilot, "card")
         card = help_keys(app)
         assert "esc q" in card and "back" in card["esc q"]
-        assert "copy" in card["c"] and "rerun" in card["r"]
+        assert "copy" in card["c"] and "r" not in card  # a replay's card does not rerun
         assert not {"e", "m", "b", "R", "/", "⏎"} & set(card)
         # only the digits of blocks this fix has (G1's fix: three)
         blocks = [k for k in card if re.fullmatch(r"[\d ]+", k)]

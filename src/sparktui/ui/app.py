@@ -209,8 +209,11 @@ class SparkApp(App):
     COMMANDS = App.COMMANDS | {SparkCommands}
     # Footer order is priority order: at 80 columns the last ones are cut, `?` lists them all.
     # A tooltip is the key's line in help (`?` lists the keys that work in the view it is pressed in).
-    HELP_NOTE = ("↑ ↓ move in the checklist and tables; tab moves between panels; o / y act on the selected issue "
-                 "while the Playbook issues tab shows.")
+    HELP_NOTE = ("↑ ↓ move in the checklist and tables, home / end to the first / last row; tab moves between panels "
+                 "(the focused one is outlined); o / y act on the selected issue while the Playbook issues tab shows.")
+    REPLAY_NOTE = ("A replay is look-only: nothing is signalled, measured or rerun. ← → move a minute through the "
+                   "recording, home / end to its start / end (ctrl+home / ctrl+end: a table's first / last row); "
+                   "p plays on from there.")
     BINDINGS = [
         Binding("q", "quit", "quit", tooltip="quit sparktui (everywhere else q goes back)"),
         Binding("question_mark", "help", "help", tooltip="the keys of this view"),
@@ -237,11 +240,16 @@ class SparkApp(App):
         Binding("t", "toggle_tree", "tree", show=False, tooltip="the process table as a tree (launchers over their workers)"),
         Binding("a", "all_processes", "all", show=False, tooltip="the process table: every process on the pool with its share of it, or the classified ones"),
         Binding("z", "maximise_processes", "zoom", show=False, tooltip="the process table on the whole screen, and back"),
-        Binding("L", "cycle_layout", "layout", show=False, tooltip="layout: auto (stacked under 120 columns), side by side, stacked (kept)"),
+        Binding("L", "cycle_layout", "layout", show=False,
+                tooltip="layout: auto (side by side from 120 columns, stacked below), side by side, stacked (kept)"),
         Binding("g", "cycle_span", "span", show=False, tooltip="the plots' span: 5 min, 1 h, the whole session (kept)"),
         Binding("o", "open_issue_url", "open URL", tooltip="open the selected playbook issue's URL"),
         Binding("y", "copy_issue_url", "copy URL", tooltip="copy the selected playbook issue's URL"),
         Binding("ctrl+c", "ask_quit", "quit?", show=False, tooltip="quit, after asking (ctrl+q quits at once)"),
+        # Textual's own keys, in sparktui's words (help lists them in one style)
+        Binding("ctrl+q", "quit", "quit", show=False, priority=True, tooltip="quit at once, without asking"),
+        Binding("ctrl+p", "command_palette", "palette", show=False, priority=True, key_display="^p",
+                tooltip="the command palette: every action by name"),
     ]
 
     def __init__(self, cfg: Config | None = None, *, replay: str | None = None, speed: float | None = 1.0,
@@ -861,7 +869,8 @@ class SparkApp(App):
             return
         v = self.board[gid].verdict
         self.push_screen(CardScreen(REGISTRY[gid], v, age(self.now() - v.measured_at) if v and v.measured_at else "—",
-                                    on_rerun=lambda i: self.judge_telemetry() if REGISTRY[i].feed is Feed.TELEMETRY else self.run_checks([i]),
+                                    on_rerun=None if self.replaying else  # look-only
+                                    lambda i: self.judge_telemetry() if REGISTRY[i].feed is Feed.TELEMETRY else self.run_checks([i]),
                                     running_s=partial(self._running_s, gid)))
 
     def _running_s(self, gid: str) -> float | None:
@@ -1118,13 +1127,14 @@ class SparkApp(App):
         self.push_screen(PeersScreen(self.peer_watch, self.board, self.host_name))
 
     LAYOUTS = ("auto", "wide", "narrow")
+    LAYOUT_WORDS = {"auto": "auto (side by side from 120 columns, stacked below)", "wide": "side by side", "narrow": "stacked"}
 
     def action_cycle_layout(self) -> None:
         """auto (stacked under 120 columns) -> side by side -> stacked; kept across runs."""
         i = self.LAYOUTS.index(self.prefs.layout) if self.prefs.layout in self.LAYOUTS else 0
         self.update_prefs(layout=self.LAYOUTS[(i + 1) % len(self.LAYOUTS)])
         self._layout_for(self.size.width)
-        self.notify(f"layout: {self.prefs.layout}" + (" (stacked under 120 columns)" if self.prefs.layout == "auto" else ""))
+        self.notify(f"layout: {self.LAYOUT_WORDS.get(self.prefs.layout, self.prefs.layout)}")  # help's words
 
     def action_cycle_span(self) -> None:
         """The plots' span: 5 min -> 1 h -> the whole session; kept across runs."""
@@ -1135,7 +1145,8 @@ class SparkApp(App):
         """The keys of the view ? was pressed in, not the main screen's."""
         view = self.screen
         title = "sparktui keys" if self._on_main() else f"sparktui keys: {type(view).__name__.removesuffix('Screen').lower()}"
-        note = self.HELP_NOTE if self._on_main() else getattr(view, "HELP_NOTE", "")
+        note = (self.HELP_NOTE + (" " + self.REPLAY_NOTE if self.replaying else "")) if self._on_main() \
+            else getattr(view, "HELP_NOTE", "")
         self.push_screen(HelpScreen(title, view_keys(view), note))
 
     def action_ask_quit(self) -> None:

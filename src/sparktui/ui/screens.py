@@ -256,7 +256,7 @@ class CardScreen(Screen):
     ]
     HELP_NOTE = "↑ ↓ pgup pgdn scroll the card."
 
-    def __init__(self, gotcha: Gotcha, verdict: Verdict | None, age_text: str, on_rerun: Callable[[str], None],
+    def __init__(self, gotcha: Gotcha, verdict: Verdict | None, age_text: str, on_rerun: Callable[[str], None] | None,
                  running_s: Callable[[], float | None] = lambda: None) -> None:
         super().__init__()
         self.gotcha, self.verdict, self.age_text, self.on_rerun = gotcha, verdict, age_text, on_rerun
@@ -298,6 +298,8 @@ class CardScreen(Screen):
         """Only the digits of blocks the fix has (1 also copies a fix without a code block)."""
         if action == "copy_fix":
             return parameters[0] <= max(1, len(self._fix_blocks()))
+        if action == "rerun":
+            return self.on_rerun is not None  # None: a replay, look-only
         return True
 
     def action_copy_fix(self, block: int = 1) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
+from textual.binding import Binding
 from textual.widgets import DataTable
 from textual.widgets.data_table import CellDoesNotExist, ColumnKey, RowKey
 
@@ -27,6 +28,10 @@ class BoundedTable(DataTable):
     DataTable: a table repaints only when something it shows changed. Only Textual's public
     DataTable API is used (no render-cache internals), so any Textual of the range pyproject.toml
     names keeps it working."""
+
+    # DataTable's home / end scroll sideways in a row table: here they go to the first / last row
+    BINDINGS = [Binding("home", "scroll_top", "first row", show=False, tooltip="the first row"),
+                Binding("end", "scroll_bottom", "last row", show=False, tooltip="the last row")]
 
     def update_cell(self, row_key: RowKey | str, column_key: ColumnKey | str, value: Any, *,
                     update_width: bool = False) -> None:
