@@ -21,11 +21,17 @@ scan cut short is ``unknown`` ("no TP found" must never mean "wrong directory").
 paths the current folder is scanned within bounds (depth, files seen, seconds), stated in the
 evidence: folders below the depth bound are named in an ``ok``'s summary as not checked; a scan
 stopped by the file or time bound (or a cancel) is cut short, so ``unknown`` unless a finding warns.
+The headline names the folder looked at. Without named paths, sparktui's own source or install
+folder is no job's: ``skip`` with the ``--path`` hint (its own test data holds TP settings); and a
+folder with no tensor-parallel setting at all (not even at 1) is ``unknown`` with the hint, since
+nothing says a job lives there.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, TypeGuard
 
 from sparktui.core.config import Config
@@ -38,6 +44,8 @@ from sparktui.gotchas.base import Finding, Gotcha, first_finding, unknown_from, 
 GID = "G10"
 MAX_DETAILS = 60
 SOURCE = "tpscan"
+PACKAGE = Path(__file__).resolve().parents[1]  # sparktui's own package folder (src/sparktui or site-packages/sparktui)
+PATH_HINT = "name the job's folders with --path DIR (or [scan] paths)"
 
 TITLE = "Dual-Spark is DDP/FSDP only: no tensor parallelism for training across two Sparks"
 
@@ -399,6 +407,55 @@ def _missing_text(s: _Scan) -> str:
 
 # -- no TP setting > 1 found: the first rule that speaks says why that is (or is not) an ok ---------
 
+def own_folder(abs_path: Any, package: Path = PACKAGE) -> str | None:
+    """"source" when ``abs_path`` is sparktui's source checkout (the folder holding src/sparktui) or a
+    folder in it; "install" when it is the folder the package is installed in, or inside the package;
+    None otherwise. Paths are compared as written (a judge reads no disk)."""
+    if not isinstance(abs_path, str) or not abs_path:
+        return None
+    p = os.path.normpath(abs_path)
+    pkg = str(package)
+    if p == pkg or p.startswith(pkg + os.sep):
+        return "install" if package.parent.name != "src" else "source"
+    if package.parent.name == "src":
+        checkout = str(package.parent.parent)
+        return "source" if p == checkout or p.startswith(checkout + os.sep) else None
+    return "install" if p == str(package.parent) else None
+
+
+def _default_roots(s: _Scan) -> bool:
+    """No --path named: every root carries the default scan's bounds."""
+    return bool(s.roots) and all("max_depth" in p or "max_files" in p for p in s.roots)
+
+
+def _where(p: dict[str, Any]) -> str:
+    """The folder as the headline names it: the absolute path, "the current folder /x" for "."."""
+    path, absolute = p.get("path"), p.get("abs")
+    if isinstance(absolute, str) and absolute and absolute != path:
+        return f"the current folder {absolute}" if path in (".", "./") else absolute
+    return str(path)
+
+
+def rule_own_folder(s: _Scan) -> Finding | None:
+    """A default scan of sparktui's own folder: no job lives there (its test data holds TP settings)."""
+    if not _default_roots(s):
+        return None
+    kinds = [own_folder(p.get("abs") or p.get("path")) for p in s.roots]
+    if not all(kinds):
+        return None
+    what = "source" if "source" in kinds else "install"
+    return Finding(Status.SKIP, f"scanned {_paths(s.roots)}, sparktui's own {what} folder, not a training job's: "
+                                f"{PATH_HINT}")
+
+
+def rule_no_tp_at_all(s: _Scan, at_one: int) -> Finding | None:
+    """A default scan that met no tensor-parallel setting at all: nothing says a job lives here."""
+    if not _default_roots(s) or s.matches or at_one:
+        return None
+    return Finding(Status.UNKNOWN, f"cannot tell: no tensor-parallel setting at all in {s.files_read} files under "
+                                   f"{_paths(s.roots)} (no --path named: is a job's config here?); {PATH_HINT}")
+
+
 def rule_nothing_to_scan(s: _Scan) -> Finding | None:
     if s.missing and len(s.missing) == len(s.roots):
         return Finding(Status.UNKNOWN, f"cannot tell: nothing to scan ({_missing_text(s)})")
@@ -494,6 +551,9 @@ def judge(r: Readings, cfg: Config) -> Verdict:
     src = reading.source or SOURCE
     ev: list[Evidence] = []
     s = _scan_of(data, src, ev)
+    own = rule_own_folder(s)
+    if own is not None:
+        return Verdict(GID, own.status, own.text, tuple(ev), unknown_fix(s.roots))
     files = data.get("files") or {}
     for m in s.matches:
         ctx = _ctx_of(m, files)
@@ -505,7 +565,8 @@ def judge(r: Readings, cfg: Config) -> Verdict:
     details = _details(s.graded, s.total - len(s.matches))
     if s.graded:
         return _found(s, ev, details)
-    f = first_finding(NOTHING_FOUND_RULES, s) or rule_clean(s)
+    f = (first_finding(NOTHING_FOUND_RULES, s) or rule_no_tp_at_all(s, _int(data.get("at_one")))
+         or rule_clean(s))
     return Verdict(GID, f.status, f.text, tuple(ev), unknown_fix(s.roots) if f.status is Status.UNKNOWN else "")
 
 
@@ -546,7 +607,7 @@ def _short(reason: str) -> str:
 
 
 def _paths(roots: list[dict[str, Any]]) -> str:
-    return ", ".join(str(p.get("path")) for p in roots) or "(no paths)"
+    return ", ".join(_where(p) for p in roots) or "(no paths)"
 
 
 def _details(graded: list[tuple[Status, str, str]], not_listed: int) -> tuple[str, ...]:
