@@ -63,7 +63,6 @@ def driver_fix(branch: int | None, flavour: str | None) -> str:
                      "sudo reboot"]))
 
 
-FIX = open_module_fix(None, None) + "\n" + KERNEL_FIX
 
 # NVML's own words for a user-space driver newer (or older) than the loaded kernel module: the error
 # code's name, nvmlErrorString's text (nvidia-ml-py), and the text nvidia-smi and NCCL print
@@ -161,6 +160,9 @@ def reboot_rules(f: Mapping[str, Any], nvml: Reading[Any], ev: EvidenceList) -> 
         out.append((Status.FAIL, f"a reboot is pending for {', '.join(driver_pkgs[:4])}"
                                  + (f" (+{len(driver_pkgs) - 4})" if len(driver_pkgs) > 4 else "")))
     return out
+
+
+FIX = open_module_fix(None, None) + "\n" + KERNEL_FIX + "\n" + reboot_fix({})
 
 
 def _with_pending(v: Verdict, pending: list[tuple[Status, str]], f: Mapping[str, Any]) -> Verdict:
@@ -355,9 +357,12 @@ def _none_known(f: Mapping[str, Any], entries: Sequence[Mapping[str, Any]],
     """No entry matches: ok only with a driver loaded, its flavour and version read, and every entry decided."""
     errors = f.get("errors") or {}
     if not f.get("module_loaded"):
+        inst = f.get("installed_version")
+        installed = (f"; installed for this kernel: the {f.get('installed_flavour') or 'unknown-flavour'} module {inst} "
+                     "(modinfo)" if inst else "")
         return Verdict(ID, Status.UNKNOWN,
                        f"no NVIDIA driver loaded: {errors.get('flavour', 'module absent')}; the flavour and version cannot be checked "
-                       f"(kernel {f.get('kernel_release') or 'unread'} matches none of {len(entries)} entries)",
+                       f"(kernel {f.get('kernel_release') or 'unread'} matches none of {len(entries)} entries){installed}",
                        evidence=ev.tuple(),
                        fix="Load the driver (`sudo modprobe nvidia`) or install it; on a GB10 install the -open flavour:\n\n"
                            + block(["sudo apt-get install nvidia-driver-580-open", "sudo reboot"]))
@@ -394,12 +399,17 @@ GOTCHA = Gotcha(
     slug="driver-flavour",
     title="Driver and kernel flavour",
     symptom="The GPU is missing after boot (nvidia-smi: no devices, Xid 169 / RmInitAdapter failed in "
-            "the kernel log), the machine panics, or CUDA graphs misbehave after a driver or kernel update.",
+            "the kernel log), the machine panics, or CUDA graphs misbehave after a driver or kernel update; "
+            "after an update without a reboot, nvidia-smi says \"Failed to initialize NVML: Driver/library "
+            "version mismatch\" and CUDA finds no GPU.",
     cause="On GB10 the proprietary NVIDIA kernel module cannot initialise the GPU; the -open flavour is "
           "required. Some kernel builds and driver branches have reported problems of their own.",
     check="Reads the module flavour from /proc/driver/nvidia/version (\"Open Kernel Module\") or the "
           "module's taint (P = proprietary), the driver version from there or /sys/module/nvidia/version, "
-          "the kernel release, architecture and firmware, and matches them against the shipped "
+          "the kernel release, architecture and firmware; what the next boot loads (`modinfo nvidia`: the "
+          "installed module's version and licence, \"Dual MIT/GPL\" open or \"NVIDIA\" proprietary; the "
+          "kernels under /lib/modules; Ubuntu's /var/run/reboot-required): an update waiting for a reboot, "
+          "or NVML's own \"Driver/library version mismatch\", fails with the reboot fix. It matches the facts against the shipped "
           "known-bad table (sparktui/data/known_bad.toml, or your own named by [driver] known_bad: each "
           "entry has its source and the date it was added). The open-vs-proprietary rule applies to a GB10 only (capability 12.1 or a GB10 "
           "name; an aarch64 host whose GPU cannot be named gets a warning).",
@@ -410,6 +420,12 @@ GOTCHA = Gotcha(
     judge=judge,
     references=("proprietary module on GB10: Xid 169 / RmInitAdapter failed (Start9Labs issues #3465, #3693)",
                 "kernel 6.17.0-1008-nvidia DOE mailbox panics (NVIDIA developer forum thread 366026)",
+                "kernel 7.0.0-1019-nvidia: CmaTotal 0 kB, RDMA registration ENOMEM (luxingcom/aicad-nccl-optimization "
+                "#1; MiaAI-Lab/DeepSeek-v4-Flash-DSpark-2x-DGX-Spark #259)",
+                "driver updated without a reboot: 'Driver/library version mismatch' (brianmatzelle/sparktop README; "
+                "NVIDIA developer forum thread 358869)",
+                "open vs proprietary from modinfo's licence: NVIDIA's README 'kernel_open' "
+                "(NVIDIA/open-gpu-kernel-modules #171)",
                 "590.x CUDA-graph regression (unconfirmed report)",
                 "docs/gotchas.md, G13"),
 )

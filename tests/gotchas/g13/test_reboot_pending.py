@@ -342,3 +342,15 @@ def test_kernel_7_0_0_1019_nvidia_is_known_bad_with_its_sources(tmp_path):
 def test_neighbouring_kernels_are_not_that_entry(tmp_path, release):
     v = verdict(facts(tmp_path, release=release), nvml=GB10_NVML)
     assert "no-cma" not in v.summary and v.status is Status.OK, v.summary
+
+
+def test_no_driver_loaded_names_the_installed_module(tmp_path):
+    root = tree(tmp_path, nvrm=None, module_dir=False, gpu_info=None)
+    d = probe.read_tree(root, modinfo=runner(README_LICENSE_PROPRIETARY + "version:        580.95.05\n"))
+    v = verdict(d, nvml=None)
+    assert v.status is Status.UNKNOWN and v.summary.startswith("no NVIDIA driver loaded")
+    assert v.summary.endswith("; installed for this kernel: the proprietary module 580.95.05 (modinfo)")
+
+
+def test_the_cards_fix_includes_the_reboot():
+    assert "modinfo -F version nvidia" in g13.FIX and "sudo reboot" in g13.FIX
