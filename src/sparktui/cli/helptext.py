@@ -79,7 +79,8 @@ HELP: dict[str | None, Help] = {
                                                                    "no permission); an earlier one at -o FILE is left whole"}),
     "explain": Help(
         "Print a gotcha's card: its symptom, cause, how sparktui checks it, the fix, and where it was\n"
-        "seen. Reads nothing from this machine.",
+        "seen. Reads nothing from this machine. Rendered for a terminal (its width, or COLUMNS);\n"
+        "into a pipe or a file it is Markdown wrapped to COLUMNS (else 100), code kept as written.",
         ("sparktui explain G4", "sparktui explain g10"),
         (EXIT_OK,), {EXIT_OK: "the card was printed", EXIT_USAGE: f"usage error: not a gotcha id ({IDS[0]} ... {IDS[-1]})"},
         OFFLINE_EXITS),
