@@ -264,6 +264,9 @@ class History:
                 errors[f"g{i}.{f}"] = why
         for k, v in (sample.get("mem") or {}).items():
             flat[f"mem.{k}"] = v
+        spbm = sample.get("spbm")  # the board's SPBM readings (probes/spark_hwmon.py), where loaded
+        for k, v in (spbm.items() if isinstance(spbm, dict) else ()):
+            flat[f"spbm.{k}"] = v
         for key in flat:
             self._series(key)
         for key, d in self.series.items():
@@ -369,6 +372,7 @@ class History:
         cols = {key: tail(d) for key, d in self.series.items()}
         times = cols.get("t", [None] * k)
         mem_keys = [key for key in cols if key.startswith("mem.")]
+        spbm_keys = [key for key in cols if key.startswith("spbm.")]
         errs, ngpus = tail(self._errors), tail(self._ngpu)
         split_cache: dict[int, tuple[dict[str, str], dict[int, dict[str, str]]]] = {}
         out = []
@@ -398,6 +402,9 @@ class History:
                 gpus.append(g)
             smp: dict[str, Any] = {"t": times[i], "gpus": gpus,
                                    "mem": {key[4:]: cols[key][i] for key in mem_keys if cols[key][i] is not None}}
+            spbm = {key[5:]: cols[key][i] for key in spbm_keys if cols[key][i] is not None}
+            if spbm:
+                smp["spbm"] = spbm
             if sample_errors:
                 smp["errors"] = dict(sample_errors)
             out.append(smp)

@@ -61,6 +61,10 @@ SAMPLE_TIME_SLACK_S = 1.0
 # the value between reads: a window this long holds two readings even when unmarked.
 COUNTERS_READ_WITHIN_S = 10.0
 REVIEW_STEP_S = 60.0  # reviewing a recording: a full window ending at every minute of it is judged
+# The Spark's own SPBM readings (spark_hwmon, probes/spark_hwmon.py) explain what NVML's counters do not:
+BRICK_W = 240.0  # the DGX Spark's USB-C power brick (the GB10 itself is listed at 140 W)
+BRICK_NEAR = 0.9  # DC input at this share of the brick or more is at the brick's limit (216 W)
+LIMIT_NEAR = 0.95  # a power-limit controller's EWMA power at this share of its cap or more is held there
 NS_PER_S = 1e9  # the counters count nanoseconds (nvml.h: "in ns"; nvidia-smi shows microseconds)
 
 # sync boost (field 76) is recorded and shown, never judged: it matches clocks across a sync-boost group
@@ -266,8 +270,11 @@ class _Series:
     spark: bool | None = None  # the machine is a DGX Spark / GB10 (None: not named); set by judge()
     device: dict[str, Any] | None = None  # this GPU's NVML static facts, where the readings have them
 
-    def __init__(self, rows: list[dict[str, Any]], times: list[float], bad: list[tuple[int, str]] | None = None) -> None:
+    def __init__(self, rows: list[dict[str, Any]], times: list[float], bad: list[tuple[int, str]] | None = None,
+                 spbm: list[Any] | None = None) -> None:
         self.rows, self.times = rows, times
+        # each sample's SPBM board readings (a dict where spark_hwmon was loaded, else None)
+        self.spbm: list[dict[str, Any] | None] = [b if isinstance(b, dict) else None for b in (spbm or [None] * len(rows))]
         self.bad: list[tuple[int, str]] = list(bad or [])  # (sample index, what was impossible), in index order
         self.vals: dict[str, list[Any]] = {}
         for key, what, unit, lo, hi in _RANGES:
@@ -361,6 +368,7 @@ class _Window:
         self.twice: dict[str, bool] = {}  # ... read at least twice, so its growth is known
         for key in _LABEL:
             self._count_counter(key, read_t)
+        self.spbm = [x for x in s.spbm[lo:hi] if x is not None]  # the board's readings, where loaded
         b = bisect.bisect_left(s.bad, (lo,))
         e = bisect.bisect_left(s.bad, (hi,))
         self.bad = s.bad[b:e]
@@ -451,6 +459,17 @@ class _Window:
     def sampled_text(self) -> str:
         return f"{_span_text(self.span)} of {self.th.window_min:g} min"
 
+    def board(self, test: Callable[[dict[str, Any]], bool]) -> int:
+        """SPBM samples for which ``test`` holds (a value that is not a number never does)."""
+        return sum(1 for b in self.spbm if test(b))
+
+    def board_sustained(self, c: int) -> bool:
+        return c >= REASON_MIN_SAMPLES and c >= SLOWDOWN_SHARE * len(self.spbm)
+
+    def board_range(self, key: str) -> tuple[float, float] | None:
+        vals = [b[key] for b in self.spbm if is_number(b.get(key))]
+        return (min(vals), max(vals)) if vals else None
+
     def thirds(self) -> tuple[range, range]:
         third = max(1, self.n // 3)
         return range(third), range(self.n - third, self.n)
@@ -490,6 +509,9 @@ class _Window:
                 add(label, self.growth_text(key))
             else:
                 add(label, f"unavailable: {self.counter_why(key)}")
+        board = _board_text(self)
+        if board is not None:
+            add("SPBM board readings (spark_hwmon)", board)
         if self.s.device is not None:
             changed, default, why = app_clocks(self.s.device)
             if changed:
@@ -606,6 +628,80 @@ def rule_clocks_set_by_hand(w: _Window) -> Finding | None:
                                  f"(locked clocks) / `sudo nvidia-smi -rac` (application clocks)"))
 
 
+def _prochot(b: dict[str, Any]) -> bool:
+    return is_number(b.get("prochot")) and b["prochot"] > 0
+
+
+def _held_at_cap(limit: str) -> Callable[[dict[str, Any]], bool]:
+    def test(b: dict[str, Any]) -> bool:
+        p, cap = b.get(f"{limit}_w"), b.get(f"{limit}_cap_w")
+        return is_number(p) and is_number(cap) and cap > 0 and p >= LIMIT_NEAR * cap
+    return test
+
+
+def _at_brick(b: dict[str, Any]) -> bool:
+    return is_number(b.get("dc_input_w")) and b["dc_input_w"] >= BRICK_NEAR * BRICK_W
+
+
+_LIMIT_NAMES = {"syspl1": "the system power limit (SysPL1)", "pl1": "the package power limit (PL1)"}
+
+
+def _board_text(w: _Window) -> str | None:
+    """The SPBM evidence line: what the board read over the window, or why it was not read (on a
+    Spark only: elsewhere there is no such board)."""
+    if not w.spbm:
+        if w.s.spark is not True:
+            return None
+        if w.review:
+            return "not in the recording (spark_hwmon was not loaded when it was made): PROCHOT and the board's power limits unseen"
+        return "not read (spark_hwmon not loaded): PROCHOT and the board's power limits unseen"
+    n = len(w.spbm)
+    parts = []
+    for key, what in (("sys_w", "system"), ("dc_input_w", f"DC input (of the {BRICK_W:g} W brick)"), ("gpu_w", "GPU")):
+        r = w.board_range(key)
+        if r:
+            parts.append(f"{what} {r[0]:.0f}-{r[1]:.0f} W")
+    if any(is_number(b.get("prochot")) for b in w.spbm):
+        parts.append(f"PROCHOT in {w.board(_prochot)}/{n}")
+    lv = w.board_range("pl_level")
+    if lv:
+        parts.append(f"PL level {lv[0]:.0f}" + (f"-{lv[1]:.0f}" if lv[1] != lv[0] else ""))
+    for lim in ("syspl1", "pl1"):
+        cap, top = w.board_range(f"{lim}_cap_w"), w.board_range(f"{lim}_max_w")
+        if cap:
+            lowered = f", max {top[1]:.0f} W" if top else ""
+            parts.append(f"{lim} cap {cap[0]:.0f} W{lowered}, at it in {w.board(_held_at_cap(lim))}/{n}")
+    return f"{'; '.join(parts) or 'no channel readable'} ({n} samples)"
+
+
+def rule_board_limits(w: _Window) -> Finding | None:
+    """The Spark's own SPBM readings (spark_hwmon) explain a slowdown NVML's counters do not show:
+    PROCHOT asserted, a power-limit controller holding the power at its cap, or the DC input at the
+    brick's limit, each held (in REASON_MIN_SAMPLES samples and SLOWDOWN_SHARE of those read)."""
+    if not w.spbm:
+        return None
+    n, parts = len(w.spbm), []
+    c = w.board(_prochot)
+    if w.board_sustained(c):
+        parts.append(f"PROCHOT asserted in {c} of {n} samples (the SoC throttled for heat)")
+    for lim in ("syspl1", "pl1"):
+        c = w.board(_held_at_cap(lim))
+        if w.board_sustained(c):
+            cap, top = w.board_range(f"{lim}_cap_w"), w.board_range(f"{lim}_max_w")
+            lowered = (f", lowered from its {top[1]:.0f} W ceiling (an OS limit is reset by writing 0 to the "
+                       f"channel's power*_cap in the spbm hwmon folder)") if cap and top and cap[0] < top[1] else ""
+            parts.append(f"{_LIMIT_NAMES[lim]} held the power at its {cap[0]:.0f} W cap in {c} of {n} samples{lowered}"
+                         if cap else f"{_LIMIT_NAMES[lim]} held the power in {c} of {n} samples")
+    c = w.board(_at_brick)
+    if w.board_sustained(c):
+        top = w.board_range("dc_input_w")
+        parts.append(f"DC input up to {top[1]:.0f} W of the {BRICK_W:g} W brick in {c} of {n} samples "
+                     f"(the power supply at its limit)" if top else f"DC input at the brick's limit in {c} of {n} samples")
+    if not parts:
+        return None
+    return Finding(Status.WARN, f"the board limited the GPU where NVML's counters show nothing (spark_hwmon): {'; '.join(parts)}")
+
+
 def rule_window_not_full(w: _Window) -> Finding | None:
     """No verdict of ok before the window is full (give or take one sampling interval)."""
     if w.full():
@@ -658,6 +754,8 @@ def rule_clean(w: _Window) -> Finding | None:
                     f"would be missed")
     if w.seconds(_POWER_CAP) > 0:
         said.append(f"SW power capping +{w.seconds(_POWER_CAP):.1f} s ({_pct(w.share(_POWER_CAP))})")
+    if w.s.spark is True and not w.spbm:
+        said.append("the board's own readings (PROCHOT, power limits) not read: spark_hwmon not loaded")
     nvml = f"NVML reports no sustained slowdown over {w.th.window_min:g} min ({'; '.join(said)})"
     return Finding(Status.OK, _clean_text(w, nvml))
 
@@ -746,7 +844,7 @@ def _weight(w: _Window) -> float:
 
 RULES: tuple[Callable[[_Window], Finding | None], ...] = (
     rule_power_delivery_fault, rule_hardware_slowdown, rule_thermal, rule_power_capping, rule_clocks_set_by_hand,
-    rule_window_not_full, rule_no_load, rule_clean,
+    rule_board_limits, rule_window_not_full, rule_no_load, rule_clean,
 )
 
 
@@ -847,7 +945,7 @@ def _trailing(samples: list[Any], seconds: float) -> list[Any]:
     return [s for s in samples if not (isinstance(s, dict) and is_number(s.get("t"))) or s["t"] >= end - seconds]
 
 
-def _gpu_rows(samples: list[Any], idx: int) -> tuple[list[dict[str, Any]], list[float], list[tuple[int, str]]]:
+def _gpu_rows(samples: list[Any], idx: int) -> tuple[list[dict[str, Any]], list[float], list[tuple[int, str]], list[Any]]:
     """GPU ``idx``'s records and their times, in time order; a sample stamped out of order (earlier than
     the last one kept or later than the one after it, by more than SAMPLE_TIME_SLACK_S) is a clock or
     sampler error: left out, and named as a measurement error next to the sample kept before it."""
@@ -857,20 +955,20 @@ def _gpu_rows(samples: list[Any], idx: int) -> tuple[list[dict[str, Any]], list[
             continue
         for i, g in enumerate(s.get("gpus") or []):
             if isinstance(g, dict) and _index(g, i) == idx:
-                pairs.append((float(s["t"]), g))
-    kept: list[tuple[float, dict[str, Any]]] = []
+                pairs.append((float(s["t"]), g, s.get("spbm")))
+    kept: list[tuple[float, dict[str, Any], Any]] = []
     dropped: list[tuple[float, str]] = []  # (time of the sample kept before it, what)
-    for k, (t, g) in enumerate(pairs):
+    for k, (t, g, b) in enumerate(pairs):
         before = bool(kept) and t < kept[-1][0] - SAMPLE_TIME_SLACK_S  # the last sample kept, not a bad one
         after = k + 1 < len(pairs) and t > pairs[k + 1][0] + SAMPLE_TIME_SLACK_S
         if before or after:
             dropped.append((kept[-1][0] if kept else -math.inf, f"a sample stamped out of order (t={t:.0f})"))
         else:
-            kept.append((t, g))
+            kept.append((t, g, b))
     kept.sort(key=lambda p: p[0])  # stable: jitter under the slack keeps its recorded order
-    times = [t for t, _ in kept]
+    times = [t for t, _, _ in kept]
     bad = [(max(0, bisect.bisect_right(times, at) - 1), what) for at, what in dropped]
-    return [g for _, g in kept], times, bad
+    return [g for _, g, _ in kept], times, bad, [b for _, _, b in kept]
 
 
 def judge(r: Readings, cfg: Config) -> Verdict:
@@ -895,12 +993,12 @@ def judge(r: Readings, cfg: Config) -> Verdict:
     machines: dict[int, tuple[bool | None, str]] = {}
     for idx in indices:
         prefix = f"GPU {idx} " if len(indices) > 1 else ""
-        rows, times, time_bad = _gpu_rows(samples, idx)
+        rows, times, time_bad, spbm = _gpu_rows(samples, idx)
         if not rows:
             f = Finding(Status.UNKNOWN, "cannot tell: no timed samples of this GPU")
             results.append((f, [Evidence(prefix + "GPU telemetry", src, "unavailable: no timed samples")]))
             continue
-        series = _Series(rows, times, time_bad)
+        series = _Series(rows, times, time_bad, spbm)
         machines[idx] = machine_of(r, data, idx)
         series.spark, series.device = machines[idx][0], static_device(r, data, idx)
         if review:

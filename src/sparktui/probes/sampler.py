@@ -25,6 +25,7 @@ from sparktui.core.readings import Reading
 from sparktui.core.telemetry import MEM_FIELDS, History, decode_reasons
 from sparktui.probes.host import MEMINFO
 from sparktui.probes.link import RdmaReader
+from sparktui.probes.spark_hwmon import SpbmReader
 from sparktui.probes.nvml import Field, NvmlSession, describe_error, static_info
 from sparktui.probes.declared import Probe
 
@@ -290,6 +291,9 @@ class Sampler:
         # RDMA (ConnectX-7) traffic never shows in /proc/net/dev: its port counters, 2 sysfs files a port
         # a sample; "rdma" is in a sample only where there is an RDMA device.
         self.rdma_reader = RdmaReader(sys_root)
+        # The Spark's own SPBM power readings (spark_hwmon, G4): 13 small sysfs files a sample where the
+        # module is loaded; "spbm" is in a sample only then (looked for again every minute while absent).
+        self.spbm_reader = SpbmReader(sys_root)
         self.clock = clock
         self.session: NvmlSession | None = None
         self.readers: list[GpuReader] = []
@@ -358,6 +362,14 @@ class Sampler:
             sample["rdma"] = rdma
         if rdma_err:
             errors["rdma"] = sys.intern(rdma_err)
+        try:
+            spbm, spbm_err = self.spbm_reader.read()
+        except Exception as e:  # a bug here costs the SPBM line, not the sample
+            spbm, spbm_err = None, f"SPBM read failed: {e!r}"
+        if spbm is not None:
+            sample["spbm"] = spbm
+        if spbm_err:
+            errors["spbm"] = sys.intern(spbm_err)
         if errors:
             sample["errors"] = errors
         return sample
