@@ -400,8 +400,13 @@ def _instances(rows: list[dict[str, Any]]) -> dict[Any, list[dict[str, Any]]]:
 def _detail_line(top: Any, members: list[dict[str, Any]], held: int | None) -> str:
     head = next((m for m in members if m["pid"] == top), members[0])
     gpu = (gib(held) if held is not None else "n/a") if any(map(_listed, members)) else "-"
-    return (f"pid {top!s:<7} {str(head.get('kind', '?')):<11} {str(head.get('name') or '')[:28]:<28} "
-            f"gpu {gpu:>9}  rss {gib(head.get('rss_bytes')):>9}  {str(head.get('command') or '')[:80]}")
+    return (f"pid {top!s:<7} {str(head.get('kind', '?')):<11} {_marked(str(head.get('name') or ''), 28):<28} "
+            f"gpu {gpu:>9}  rss {gib(head.get('rss_bytes')):>9}  {_marked(str(head.get('command') or ''), 80)}")
+
+
+def _marked(text: str, n: int) -> str:
+    """``text`` in at most ``n`` characters, a cut ended with "…" (the process view shows it whole)."""
+    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def _party(top: Any, members: list[dict[str, Any]], held: int | None, why: str, pool: Pool,
