@@ -200,3 +200,11 @@ def test_preflight_names_unknowns_as_unknown_not_as_failures(tmp_path, capsys):
     assert last.startswith("preflight: FAILED: unknown: G3 (1 check: 1 unknown)") and "failed on" not in last
     assert main(["preflight", "--replay", DEMO]) == 2
     assert capsys.readouterr().out.strip().splitlines()[-1].startswith("preflight: FAILED: failed on G1, G6, G9 (")
+
+
+def test_g6_detail_rows_mark_what_they_cut(monkeypatch, capsys):
+    """Fails on 5e064fb: G6's process rows stopped at `.../vllm serve nvidia/Llama-3.3-`, unmarked."""
+    monkeypatch.setenv("COLUMNS", "300")
+    main(["check", "--replay", DEMO, "G6", "-v"])
+    row = next(line for line in capsys.readouterr().out.splitlines() if "pid 5120" in line and "rss" in line)
+    assert row.endswith("vllm serve nvidia/Llama-3.3…")
