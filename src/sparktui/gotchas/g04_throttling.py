@@ -1045,7 +1045,12 @@ GOTCHA = Gotcha(
            "slowdown; the power-delivery pattern) is reported at once, marked \"so far: N of 10 min sampled\" "
            "(reviewing: \"no full window\"). The dashboard, `check` and `check --replay` apply this one rule. "
            "Reviewing a recording (`check --replay`) judges every full window, one a minute, and reports the "
-           "worst and when it was. The fix shown fits the machine: DGX Spark advice (airflow, the USB-PD brick) "
+           "worst and when it was. Clocks set by hand warn with the reset (`sudo nvidia-smi -rgc` / `-rac`): "
+           "application clocks differing from their defaults (NVML, read with the static facts), or NVML's "
+           "clock-setting reason held under load (a `nvidia-smi -lgc` lock); unreadable is said, never taken as "
+           "default. On a Spark with the `spark_hwmon` module, the board's own SPBM readings explain what NVML's "
+           "counters do not: PROCHOT held, a power limit holding the power at its cap, the DC input at the 240 W "
+           "brick (warn); without the module the ok says they were not read. The fix shown fits the machine: DGX Spark advice (airflow, the USB-PD brick) "
            "only where NVML or the DMI product name says GB10 / DGX Spark."),
     fix=FIX,
     intrusive=False,
@@ -1055,5 +1060,8 @@ GOTCHA = Gotcha(
     judge=judge,
     references=("GB10 power draw, limit N/A, clock-event counters: nvitop PR #208, leptonai/gpud PR #1170",
                 "NVML field ids 74/76/269/270/271: nvml.h of the 580 drivers; read in one call in ~0.75 ms on an H200",
-                "USB-PD low-power fault states on DGX Spark (clocks at 500-850 MHz): spark-gpu-throttle-check"),
+                "USB-PD low-power fault states on DGX Spark (clocks at 500-850 MHz): spark-gpu-throttle-check",
+                "Clocks locked with `nvidia-smi -lgc 0,2000` on Sparks (a DeepSeek recipe report #146); sparkview shows LOCKED",
+                "SPBM power telemetry (PROCHOT, PL level, system/DC-input power): antheas/spark_hwmon spbm.c "
+                "(fork jaim12005/spark_hwmon)"),
 )
