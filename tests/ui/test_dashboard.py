@@ -229,7 +229,7 @@ async def test_narrow_terminal_stacks_the_panels():
         header = str(app.query_one("#header").render())
         assert header.startswith(" spark-demo · GB10 · 580.95.05 · CUDA 13.0 · 0h25m")  # fits 80 columns
         mem = str(app.query_one("#m-mem .meter-value").render())
-        assert mem == "113/122G used  111–116G"  # the value and its min-max, whole in the narrow meter
+        assert mem == "used 113.4 avail 8.3 GiB"  # used (as free says) and available, one unit, whole in the narrow meter
     app = replay_app()
     async with app.run_test(size=(160, 48)) as pilot:
         await wait_for(pilot, lambda: app.query_one(Checklist).region.width, what="the checklist laid out")

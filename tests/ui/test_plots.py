@@ -1,9 +1,13 @@
 """Telemetry plots that read: physical scales, time on the x axis, n/a as a gap with its reason,
-min/max/current/span in words, a span kept across runs, taller plots where there is room."""
+min/max/current/span in words, a span kept across runs, taller plots where there is room; power
+against the rating G4 uses, the scale's bounds and time ticks, GPU utilisation, the pool stacked as
+G3 attributes it, and plots that fill the room in both layouts (issue 24, Seen 4 and 11)."""
 
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 from textual.geometry import Region
 
@@ -12,7 +16,7 @@ from sparktui.core.telemetry import GIB, History
 from sparktui.live import QuietSource
 from sparktui.ui.app import SparkApp
 from sparktui.ui.widgets.meter import Meter
-from tests.ui.waiting import wait_for
+from tests.ui.waiting import loaded, screen_text, wait_for
 
 T0 = 1_764_000_000.0
 MEM_TOTAL = 128 * GIB
@@ -22,7 +26,8 @@ def sample(t: float, temp: float | None = 60.0, power: float | None = 40.0, sm: 
            avail: float = 100 * GIB) -> dict:
     errors = {"temp_c": "NOT_SUPPORTED (Not Supported)"} if temp is None else {}
     return {"t": t, "gpus": [{"index": 0, "temp_c": temp, "power_w": power, "sm_mhz": sm, "reasons": [], "errors": errors}],
-            "mem": {"MemTotal": MEM_TOTAL, "MemAvailable": avail, "MemFree": avail, "Buffers": 0, "Cached": GIB}}
+            "mem": {"MemTotal": MEM_TOTAL, "MemAvailable": avail, "MemFree": avail, "Buffers": 0, "Cached": GIB,
+                    "Shmem": 0, "AnonPages": 10 * GIB}}
 
 
 class FilledSource(QuietSource):
@@ -51,11 +56,17 @@ async def note_says(pilot, text: str) -> None:
                    state=lambda: str(note.render()))
 
 
-def rows(meter: Meter) -> list[str]:
-    """What the meter's plot shows, row by row (top first)."""
+def lines(meter: Meter) -> list[str]:
+    """What the meter's plot shows, axes included, row by row (top first)."""
     plot = meter.plot
     w, h = plot.size.width, plot.size.height
     return ["".join(seg.text for seg in strip) for strip in plot.render_lines(Region(0, 0, w, h))]
+
+
+def rows(meter: Meter) -> list[str]:
+    """The bars alone (no bounds at the left, no time ticks under them), row by row (top first)."""
+    gutter, bars, _ = meter.plot.layout_of(meter.plot.size.width, meter.plot.size.height)
+    return [line[gutter:] for line in lines(meter)[:bars]]
 
 
 def app_with(samples: list[dict], **kw) -> SparkApp:
@@ -70,19 +81,20 @@ async def test_a_steady_value_draws_a_flat_line_on_the_physical_scale():
         assert len(temp) >= 3
         for r in temp + power:
             assert len(set(r)) == 1, r  # every column the same: a flat line, no noise
-        # 60 °C is half of the 20-100 band, 70 W half of the 140 W rating: half the rows full
+        # 60 °C is half of the 20-100 band, 70 W half of the 140 W rating: half the rows' eighths
         assert [r[0] for r in temp] == [r[0] for r in power]
-        full = sum(r[0] == "█" for r in temp)
-        assert full == len(temp) // 2 and all(r[0] == " " for r in temp[:len(temp) - full])
+        for plot in (app.telemetry.temp.plot, app.telemetry.power.plot):
+            width, height = plot.area()
+            assert set(plot.eighths(width, height)) == {round(height * 8 / 2)}
 
 
 async def test_42_to_43_degrees_is_a_small_step_not_a_cliff():
     app = app_with([sample(T0 + i, temp=42.0 if i < 150 else 43.0) for i in range(300)])
     async with app.run_test(size=(200, 60)) as pilot:
         await show(app, pilot)
-        levels = app.telemetry.temp.plot.eighths(app.telemetry.temp.plot.size.width, app.telemetry.temp.plot.size.height)
+        levels = app.telemetry.temp.plot.eighths(*app.telemetry.temp.plot.area())
         assert max(levels) - min(levels) <= 1, levels  # one degree of an 80-degree band: at most an eighth of a row
-        assert max(levels) <= app.telemetry.temp.plot.size.height * 8 // 3  # and far from the top
+        assert max(levels) <= app.telemetry.temp.plot.area()[1] * 8 // 3  # and far from the top
     app = app_with([sample(T0 + i, temp=42.0 if i < 150 else 43.0) for i in range(300)])
     async with app.run_test(size=(80, 24)) as pilot:  # one row: the same line, no cliff either
         await show(app, pilot)
@@ -120,10 +132,9 @@ async def test_value_min_max_and_span_are_written_with_units():
         await show(app, pilot)
         t = app.telemetry
         assert t.temp.text == "42 °C  40–72 °C  last 5 min"
-        assert t.power.text == "39.9 W / 140  10–40 W  last 5 min"
+        assert t.power.text == "39.9 W / 140 W  10–40 W  last 5 min"
         assert t.clock.text == "2099 MHz  1800–2099 MHz  last 5 min"
-        assert t.mem.text.startswith("38/128G used  28–38G  last 5 min")
-        assert t.avail.text == "90.0 GiB  90–100 GiB  last 5 min"
+        assert t.mem.text.startswith("used 38.0 GiB  avail 90.0 GiB  of 128.0 GiB (as free)"), t.mem.text
     app = app_with(samples)
     async with app.run_test(size=(80, 24)) as pilot:  # compact: value and range; the span once, below
         await show(app, pilot)
@@ -189,7 +200,7 @@ async def test_a_long_span_reaches_back_through_the_per_minute_trend():
         await show(app, pilot)
         assert "plots: last 1 h, a point a minute (g)" in str(app.telemetry.note.render())
         assert app.telemetry.temp.text == "45 °C  45–90 °C  last 1 h"
-        levels = app.telemetry.temp.plot.eighths(app.telemetry.temp.plot.size.width, app.telemetry.temp.plot.size.height)
+        levels = app.telemetry.temp.plot.eighths(*app.telemetry.temp.plot.area())
         hot = [i for i, e in enumerate(levels) if e == max(levels)]
         width = len(levels)
         # 40 to 35 minutes before the end of a 60-minute window: about a twelfth of the width, a third in
@@ -259,8 +270,8 @@ async def test_a_reading_outside_the_band_widens_it_instead_of_clipping():
     async with app.run_test(size=(200, 60)) as pilot:
         await show(app, pilot)
         plot = app.telemetry.temp.plot
-        levels = plot.eighths(plot.size.width, plot.size.height)
-        top = plot.size.height * 8
+        levels = plot.eighths(*plot.area())
+        top = plot.area()[1] * 8
         assert levels[-1] == top  # 120 °C: the top of a band now 20-120 °C
         assert levels[0] == round(40 / 100 * top)  # 60 °C on that band, not on 20-100
 
@@ -276,3 +287,194 @@ def test_a_series_shorter_than_its_times_is_n_a_at_its_start_not_a_crash():
     cols = time_columns(times, [5.0, 6.0], -0.5, 9.5, 10)  # the two newest readings only
     assert cols[-2:] == [5.0, 6.0] and cols[:8] == [None] * 8
     assert window_range(times, [1.0] * 12, 0.0) == (1.0, 1.0)  # longer: the newest ones count
+
+
+# -- issue 24: the rating G4 uses, axes, utilisation, the pool stacked, room in every layout --------
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = ROOT / "src" / "sparktui" / "data" / "gb10-demo.jsonl"
+H200 = ROOT / "tests" / "data" / "h200" / "load-matmul-counters.jsonl"  # a real H200 under load, 700 W limit
+H200_OLD = ROOT / "tests" / "data" / "h200" / "load-matmul.jsonl"  # recorded before AnonPages was read
+
+
+def h200_until_692w(tmp_path) -> Path:
+    """The H200 recording cut at the first sample that reads 692.8 W (the moment issue 24 quotes)."""
+    out, kept = tmp_path / "h200-692w.jsonl", []
+    for line in H200.read_text().splitlines():
+        kept.append(line)
+        row = json.loads(line)
+        if row.get("type") == "sample" and round(row["gpus"][0]["power_w"], 1) == 692.8:
+            break
+    out.write_text("\n".join(kept) + "\n")
+    return out
+
+
+def replay(path: Path) -> SparkApp:
+    return SparkApp(Config(), replay=str(path), speed=None)
+
+
+async def replayed(pilot) -> None:
+    await loaded(pilot)
+    pilot.app._draw_telemetry()
+    await pilot.pause()
+
+
+async def stacked(pilot) -> None:
+    """L until the layout is stacked (auto -> side by side -> stacked)."""
+    for _ in range(3):
+        if pilot.app.prefs.layout == "narrow":
+            break
+        await pilot.press("L")
+    await wait_for(pilot, lambda: pilot.app.has_class("narrow"), what="the stacked layout")
+    await pilot.pause()
+    pilot.app._draw_telemetry()
+    await pilot.pause()
+
+
+async def test_power_is_plotted_against_the_rating_g4_uses_with_its_unit(tmp_path):
+    """Seen: `power 692.8 W / 140`, pinned at full height, on an H200 whose NVML limit is 700 W."""
+    app = replay(h200_until_692w(tmp_path))
+    async with app.run_test(size=(200, 60)) as pilot:
+        await replayed(pilot)
+        power = app.telemetry.power
+        assert power.text.startswith("692.8 W / 700 W"), power.text
+        assert "700 W┤" in lines(power)[0]  # the scale's top is the rating
+        assert power.plot.bounds(*power.plot.area()) == (0.0, 700.0)  # the rating, not 140 W widened to the peak
+        levels = [e for e in power.plot.eighths(*power.plot.area()) if e is not None]
+        assert min(levels) == round(79 / 700 * power.plot.area()[1] * 8)  # idle 79 W: a ninth of 700 W
+    app = replay(DEMO)  # a GB10: NVML gives no limit, the configured rating (with its unit)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await replayed(pilot)
+        assert app.telemetry.power.text.startswith("75.5 W / 140 W"), app.telemetry.power.text
+        assert not re.search(r"W / \d+(?! W)\b", screen_text(app))  # never a rating without its unit
+
+
+async def test_plots_show_their_bounds_and_time_ticks_and_gpu_utilisation(tmp_path):
+    app = replay(h200_until_692w(tmp_path))
+    async with app.run_test(size=(200, 60)) as pilot:
+        await replayed(pilot)
+        t = app.telemetry
+        assert re.match(r"\d+ %  0–100 %", t.util.text), t.util.text
+        for meter, top, bottom in ((t.temp, "100 °C┤", "20 °C┤"), (t.power, "700 W┤", "0 W┤"),
+                                   (t.util, "100 %┤", "0 %┤"), (t.mem, "125.8 GiB┤", "0.0 GiB┤")):
+            bars = lines(meter)
+            assert bars[0].strip().startswith(top) and bottom in bars[-1], (meter.id, bars)
+        axis = str(screen_text(app)).split("\n")
+        assert any(re.search(r"└-5m +-2\.5m +now", line) for line in axis), "no time ticks under the plots"
+        # every plot's bars start in the same column: one time axis reads for all of them
+        assert len({m.plot.layout_of(*m.plot.size)[0] + m.plot.region.x for m in (t.temp, t.power, t.clock, t.util, t.mem)}) == 1
+
+
+async def test_the_pool_is_stacked_as_g3_attributes_it_with_a_legend_in_gib():
+    from sparktui.gotchas.g03_unified_memory import pool_stack
+
+    app = replay(DEMO)
+    async with app.run_test(size=(200, 60)) as pilot:
+        await replayed(pilot)
+        pool = app.telemetry.mem
+        # one unit (GiB, one decimal) and which is which, not `113/122G used` beside `avail 8.3 GiB`
+        assert pool.text.startswith("used 113.4 GiB  avail 8.3 GiB  of 121.7 GiB (as free)"), pool.text
+        screen = screen_text(app)
+        assert "G used" not in screen and "113/122G" not in screen
+        legend = str(pool.legend.render())
+        parts = dict(pool_stack(app.source.history.latest["mem"]))
+        for holder, label in (("kernel", "driver/GPU"), ("anon", "processes"), ("shmem", "shmem"), ("cache", "cache")):
+            key = next(k for k in parts if k == holder or label.startswith(k))
+            assert f"{label} {parts[key] / GIB:.1f}" in legend, (label, legend)
+        assert f"free {parts['free'] / GIB:.1f} GiB" in legend
+        # bottom up in the holders' colours: the newest column's bottom row is driver/GPU's
+        plot = pool.plot
+        gutter, bars, _ = plot.layout_of(*plot.size)
+        bottom = plot.render_lines(Region(0, bars - 1, plot.size.width, 1))[0]
+        colours = plot.colours()
+        last = [seg for seg in bottom if seg.text.strip()][-1]
+        assert last.style.color == colours[0].color
+        assert len({c.color for c in colours}) == len(colours)  # each holder its own colour
+
+
+async def test_a_pool_whose_holders_were_not_read_is_blank_never_zeros():
+    """The older H200 recording has no AnonPages: nobody can tell the holders apart."""
+    app = replay(H200_OLD)
+    async with app.run_test(size=(200, 60)) as pilot:
+        await replayed(pilot)
+        pool = app.telemetry.mem
+        assert "holders: n/a (no AnonPages in /proc/meminfo)" in str(pool.legend.render())
+        assert all(not r.strip() for r in rows(pool)), rows(pool)  # no bars at all, not a stack of zeros
+        assert pool.text.startswith("used "), pool.text  # used/avail still read
+
+
+async def test_stacked_plots_fill_the_room_at_200x60():
+    """Seen: stacked, one row by ~10 columns at 200x60 with 20 empty rows below."""
+    app = replay(DEMO)
+    async with app.run_test(size=(200, 60)) as pilot:
+        await replayed(pilot)
+        await stacked(pilot)
+        t = app.telemetry
+        for m in (getattr(t, name) for name in ("temp", "power", "clock", "mem", "util") if hasattr(t, name)):
+            w, h = m.plot.area() if hasattr(m.plot, "area") else m.plot.size
+            assert h >= 3 and w >= 60, (m.id, w, h)
+            assert "┤" in lines(m)[0]  # bounds at its left
+        assert re.search(r"└-5m +-2\.5m +now", lines(t.temp)[-1])  # its own time ticks
+        # what is left goes to the process table, not to empty rows under the plots
+        assert t.region.height >= 18 and app.process_table.region.height >= 10, (t.region, app.process_table.region)
+
+
+async def test_labels_never_run_into_a_plot_at_80x24():
+    """Seen: `...▆▆▆power` at 80 columns: the left plot ran into the right meter's label."""
+    app = replay(DEMO)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await replayed(pilot)
+        screen = screen_text(app).split("\n")
+        t = app.telemetry
+        for m in (getattr(t, name) for name in ("temp", "power", "clock", "mem", "util") if hasattr(t, name)):
+            r = m.plot.region
+            assert r.height == 1 and r.width >= 6, (m.id, r)
+            line = screen[r.y]
+            after = line[r.right:r.right + 1]
+            assert after in ("", " "), (m.id, line)  # a blank column after every plot
+        assert not re.search(r"[▁▂▃▄▅▆▇█][a-zA-Z]", "\n".join(screen[r.y] for r in [t.temp.region, t.clock.region]))
+        assert t.mem.text.startswith("used 113.4 avail 8.3 GiB"), t.mem.text  # whole, in the short form
+
+
+async def test_the_plots_are_built_on_new_samples_only():
+    """The util plot and the stack cost nothing between samples: a tick or a repaint reuses the rows."""
+    from sparktui.ui.widgets.plot import Plot, StackPlot
+
+    app = app_with(steady(300))
+    async with app.run_test(size=(200, 60)) as pilot:
+        await show(app, pilot)
+        built = {"plot": 0, "stack": 0}
+        real_plot, real_stack = Plot._render_rows, StackPlot._render_rows
+
+        def count_plot(self, *a):
+            built["plot"] += 1
+            return real_plot(self, *a)
+
+        def count_stack(self, *a):
+            built["stack"] += 1
+            return real_stack(self, *a)
+
+        Plot._render_rows, StackPlot._render_rows = count_plot, count_stack
+        try:
+            for _ in range(3):
+                app.tick()
+                for m in app.query(Meter):
+                    m.plot.render_lines(Region(0, 0, m.plot.size.width, m.plot.size.height))
+                await pilot.pause()
+            assert built == {"plot": 0, "stack": 0}, built
+            app.source.history.append(sample(T0 + 300))
+            app._draw_telemetry()
+            for m in app.query(Meter):
+                m.plot.render_lines(Region(0, 0, m.plot.size.width, m.plot.size.height))
+            assert built == {"plot": 4, "stack": 1}, built  # temp, power, clock, util; the pool once
+        finally:
+            Plot._render_rows, StackPlot._render_rows = real_plot, real_stack
+
+
+def test_time_ticks_and_stack_cells():
+    from sparktui.ui.widgets.plot import ago, tick_row
+
+    assert [ago(s) for s in (300, 150, 3600, 1500, 45)] == ["-5m", "-2.5m", "-1h", "-25m", "-45s"]
+    assert tick_row(40, 300) == "-5m               -2.5m              now"
+    assert tick_row(10, 300) == "-5m    now"  # no room for the middle tick
+    assert tick_row(5, 300) == "     "  # nor for the ends

@@ -1,36 +1,121 @@
-"""The telemetry panel: temperature, power, clocks, memory as `free -g` sees it, bandwidth, each
-with a plot of the chosen span on a physical scale."""
+"""The telemetry panel: temperature, power (against the rating G4 judges by), SM clock, GPU
+utilisation, the unified pool stacked as G3 attributes it (with used and available as `free` says
+them), bandwidth; each with a plot of the chosen span on a physical scale, its bounds at its left
+and the time under it where there is room. The plots are drawn when a sample arrives, not per frame."""
 
 from __future__ import annotations
 
 import time
 from bisect import bisect_left
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.widgets import Label
+from textual.widgets import Label, Static
 
+from sparktui.core.config import Config
 from sparktui.core.inert import visible
 from sparktui.core.telemetry import GIB, History, Trend, free_gib
 from sparktui.core.units import is_number
+from sparktui.gotchas.g03_unified_memory import STACK_LABELS, pool_stack
+from sparktui.gotchas.g04_throttling import rated_power
 from sparktui.ui.format import duration, short_reason
 from sparktui.ui.panels.run import RateMeter
 from sparktui.ui.widgets.meter import Meter
-from sparktui.ui.widgets.plot import window_range
-from sparktui.ui.widgets.text import set_content
+from sparktui.ui.widgets.plot import StackPlot, TimeAxis, window_range
+from sparktui.ui.widgets.text import TextLine, set_content
 
 SPANS: dict[str, float | None] = {"5m": 300.0, "1h": 3600.0, "session": None}  # seconds; None: since the start
 SPAN_WORDS = {"5m": "last 5 min", "1h": "last 1 h"}
 MIN_WINDOW_S = 300.0  # a session plot spans at least this: two samples must not fill the width
 TEMP_BAND_C = (20.0, 100.0)  # GB10 idles near 40 °C and throttles near 90 °C; widened if a reading falls outside
 HOLD_INTERVALS = 2.5  # a column with no sample holds the last one this many sampling intervals (then: a gap)
+GUTTER = 10  # columns left of each plot for its scale's bounds ("121.7 GiB"): plots above one another line up
+ROWS_PER_METER = 2  # stacked: meters get a label row over their plot once each grid row has this many rows
+POOL_KEYS = ("MemTotal", "MemFree", "Buffers", "Cached", "Shmem", "AnonPages", "KReclaimable", "SReclaimable",
+             "HugePages_Total", "Hugepagesize")  # what pool_stack reads of /proc/meminfo
+
+
+def gib(v: float) -> str:
+    """The one memory unit of the panel: GiB with one decimal."""
+    return f"{v / GIB:.1f} GiB"
+
+
+def unit_fmt(unit: str, digits: int = 0) -> Callable[[float], str]:
+    """A scale bound's label: "700 W", "100 °C", "3000 MHz", "100 %"."""
+    return lambda v: f"{v:.{digits}f} {unit}"
+
+
+class PoolMeter(Meter):
+    """The unified pool: used and available as `free` says them on the text line, a legend of G3's
+    holders with their GiB now, and the holders stacked over time (StackPlot). Where the holders
+    were not read the legend says so and the plot is blank: n/a is never drawn as zeros."""
+
+    LEGEND_ROWS = 2
+
+    def compose(self) -> ComposeResult:
+        self._value = TextLine("—", classes="meter-value")
+        self.legend = Static("", classes="meter-legend")
+        self.plot = StackPlot(classes="meter-plot")
+        self._legend_parts: tuple[list[tuple[str, float]] | None, str] | None = None
+        yield TextLine(self._label, classes="meter-label")
+        yield from (self._value, self.legend, self.plot)
+
+    def show(self, parts: Sequence[str | tuple[str, ...]]) -> None:
+        """As Meter.show; the value may be alternatives, longest first: the first that fits is shown."""
+        self._choices = tuple(parts)
+        self._fit()
+
+    def _fit(self) -> None:
+        choices = getattr(self, "_choices", None)
+        if choices is None:
+            return super()._fit()
+        room = self._value.size.width or 1_000
+        first, rest = choices[0], choices[1:]
+        options = first if isinstance(first, tuple) else (first,)
+        value = next((o for o in options if len(o) <= room), options[-1])
+        self._parts = (value, *rest)
+        super()._fit()
+
+    def show_legend(self, parts: list[tuple[str, float]] | None, why: str) -> None:
+        """"█ driver/GPU 98.2  █ processes 16.3 … free 2.5 GiB" in the plot's colours, bottom part
+        first, each entry whole on up to LEGEND_ROWS rows; a part under 0.05 GiB (no hugepages) is
+        left out, free never."""
+        self._legend_parts = (parts, why)
+        room = self.legend.size.width or 1_000
+        if parts is None:
+            set_content(self.legend, Text(f"holders: n/a ({why})", style="dim"))
+            return
+        colours = self.plot.colours()
+        rows: list[Text] = [Text()]
+        last = len(parts) - 1
+        for k, (holder, b) in enumerate(parts):
+            if k < last and b < 0.05 * GIB:
+                continue
+            entry = Text()
+            entry.append("█ " if k < last else "░ ", style=colours[k] if k < min(last, len(colours)) else "")
+            entry.append(f"{STACK_LABELS.get(holder, holder)} {b / GIB:.1f}" + (" GiB" if k == last else ""))
+            row = rows[-1]
+            if row.cell_len and row.cell_len + 2 + entry.cell_len > room:
+                if len(rows) == self.LEGEND_ROWS:
+                    break
+                rows.append(Text())
+                row = rows[-1]
+            if row.cell_len:
+                row.append("  ")
+            row.append_text(entry)
+        set_content(self.legend, Text("\n").join(rows))
+
+    def on_resize(self) -> None:
+        super().on_resize()
+        if self._legend_parts is not None:
+            self.show_legend(*self._legend_parts)
 
 
 class TelemetryPanel(Vertical):
-    """Temperature, power, SM clock, memory as `free -g` sees it, and the last measured bandwidth."""
+    """Temperature, power, SM clock, GPU utilisation, the pool, and the last measured bandwidth."""
 
     def __init__(self, *, span: str = "5m", **kw: Any) -> None:
         super().__init__(**kw)
@@ -39,13 +124,23 @@ class TelemetryPanel(Vertical):
     def compose(self) -> ComposeResult:
         # Held, not queried each tick (cheaper, and safe while the app shuts down).
         self.temp, self.power = Meter("temp", "m-temp"), Meter("power", "m-power")
-        self.clock, self.mem, self.avail = Meter("SM clk", "m-clock"), Meter("memory", "m-mem"), Meter("avail", "m-avail")
+        self.clock, self.util = Meter("SM clk", "m-clock"), Meter("util", "m-util")
+        self.mem = PoolMeter("pool", "m-mem")
+        self.axis = TimeAxis(id="time-axis")  # side by side: one row of time ticks under every plot
         self.run: RateMeter | None = None  # the training run's rate on the same window: mounted with the first one
         self.bandwidth = Label("bandwidth: not measured (b)", id="bandwidth")
         self.rdma = Label("", id="rdma")  # RDMA in/out; hidden where there is no RDMA device
         self.rdma.display = False
         self.note = Label("", id="telemetry-note")  # styled (dim): a Label draws that as the theme wants
-        yield from (self.temp, self.power, self.clock, self.mem, self.avail, self.bandwidth, self.rdma, self.note)
+        yield from (self.temp, self.power, self.clock, self.util, self.mem, self.axis, self.bandwidth, self.rdma, self.note)
+
+    def on_resize(self) -> None:
+        """Stacked, the meters are one row each (label, value, a short plot) until the panel has
+        ROWS_PER_METER rows a grid row; then each is a label row over a plot, as side by side."""
+        rows = -(-len([m for m in self.query(Meter) if m.display]) // 2)
+        tall = self.size.height >= rows * ROWS_PER_METER + 1
+        if self.has_class("tall") != tall:
+            self.set_class(tall, "tall")
 
     def cycle_span(self) -> str:
         """The next span (5 min, 1 h, the whole session); the caller keeps it and redraws."""
@@ -53,7 +148,7 @@ class TelemetryPanel(Vertical):
         self.span = keys[(keys.index(self.span) + 1) % len(keys)]
         return self.span
 
-    def show(self, history: History, rated_w: float, interval_s: float, max_sm_mhz: float | None = None) -> None:
+    def show(self, history: History, cfg: Config, interval_s: float, max_sm_mhz: float | None = None) -> None:
         s = history.latest
         if not s or not self.is_attached or s.get("t") is None:
             return  # nothing yet, or a sample that arrived while the app shuts down
@@ -69,23 +164,23 @@ class TelemetryPanel(Vertical):
                 return f"n/a ({short_reason(why or (s.get('errors') or {}).get('nvml') or 'unavailable')})"
             return f"{v:{fmt}}{unit}"
 
-        rated = f" / {rated_w:.0f}" if g0 and g0.get("power_w") is not None else ""
+        # the rating G4 judges by: the window's newest NVML enforced limit, else hardware.rated_power_w
+        rated_w, _ = rated_power(history.values_from("g0.power_limit_w", view.first), cfg)
+        rated = f" / {rated_w:.0f} W" if g0 and g0.get("power_w") is not None else ""
         view.draw(self.temp, "g0.temp_c", TEMP_BAND_C, " °C", current("temp_c", ".0f", " °C"))
         view.draw(self.power, "g0.power_w", (0.0, rated_w), " W", current("power_w", ".1f", " W") + rated)
         view.draw(self.clock, "g0.sm_mhz", (0.0, max_sm_mhz or 0.0), " MHz", current("sm_mhz", ".0f", " MHz"))
-        mem = s.get("mem") or {}
-        total, f = mem.get("MemTotal"), free_gib(mem)
-        if total is None or f.get("available") is None:
-            for m in (self.mem, self.avail):
-                m.plot.plot([], [], view.start, end, (0.0, 1.0))
-                m.show(["n/a (/proc/meminfo)", words])
-        else:  # used as `free` computes it (MemTotal - MemAvailable); both on 0..MemTotal
-            scale = (0.0, total / GIB)
-            view.draw(self.mem, "mem.MemAvailable", scale, "G", f"{f['used']:.0f}/{f['total']:.0f}G used",
-                      f"{f['buff_cache'] or 0:.0f}G cache", convert=lambda v: (total - v) / GIB, pick=max)
-            view.draw(self.avail, "mem.MemAvailable", scale, " GiB", f"{f['available']:.1f} GiB",
-                      convert=lambda v: v / GIB, pick=min)
+        view.draw(self.util, "g0.util_gpu", (0.0, 100.0), " %", current("util_gpu", ".0f", " %"))
+        self._show_pool(s, view)
+        # side by side the plots share one row of time ticks (TimeAxis); stacked, each has its own
+        own_ticks = self.app.has_class("narrow")
+        for m in self.query(Meter):
+            if hasattr(m, "plot") and m.plot.ticks != own_ticks:
+                m.plot.ticks = own_ticks
+                m.plot.refresh()
+        self.axis.set_window(GUTTER, end - view.start)
         if self.run is not None:
+            self._run_axes()
             self.run.draw_window(view.start, end, words)
         line = rdma_line(s)
         self.rdma.display = line is not None
@@ -100,6 +195,27 @@ class TelemetryPanel(Vertical):
             note = f"{down}  {note}"
         # a recording's reasons and errors are outside text: visible, never markup
         set_content(self.note, Text(visible(note), style="yellow" if reasons or down else "dim"))
+
+    def _show_pool(self, s: dict[str, Any], view: _View) -> None:
+        """Used and available as `free` computes them (used = MemTotal - MemAvailable), one unit
+        (GiB, one decimal); the holders stacked (G3's pool_stack) from the ring's samples."""
+        mem = s.get("mem") or {}
+        total, f = mem.get("MemTotal"), free_gib(mem)
+        times, parts = view.pool_series()
+        scale = float(total) if is_number(total) else max((sum(p) for p in parts if p), default=1.0)
+        self.mem.plot.stack(times, parts, view.start, view.end, scale, hold_s=view.interval_s * HOLD_INTERVALS,
+                            fmt=gib, gutter=GUTTER)
+        now = pool_stack(mem) if is_number(total) else None
+        missing = "/".join(k for k in POOL_KEYS[:6] if mem.get(k) is None) or "meminfo"
+        self.mem.show_legend(now, f"no {missing} in /proc/meminfo")
+        if total is None or f.get("available") is None or f.get("used") is None:
+            self.mem.show(["n/a (/proc/meminfo)", view.words])
+            return
+        seen = window_range(*view.series("mem.MemAvailable")[:2], view.start)
+        low = f"avail min {seen[0] / GIB:.1f} GiB" if seen else "no readings"
+        used, avail = f["used"], f["available"]
+        self.mem.show([(f"used {used:.1f} GiB  avail {avail:.1f} GiB", f"used {used:.1f} avail {avail:.1f} GiB"),
+                       f"of {f['total']:.1f} GiB (as free)", low, view.words])
 
     def _window(self, history: History, end: float) -> tuple[float, str, bool]:
         """(seconds shown, the words for them, whether they come from the per-minute trend: the ring
@@ -118,11 +234,19 @@ class TelemetryPanel(Vertical):
         """The run's rate (panels/run.py RateMeter) under the avail plot, on the plots' window;
         nothing is added until a run with progress is shown."""
         if self.run is None:
-            if not RateMeter.has_rate(data) or not self.is_attached or not hasattr(self, "avail"):
+            if not RateMeter.has_rate(data) or not self.is_attached or not hasattr(self, "mem"):
                 return
             self.run = RateMeter()
-            self.mount(self.run, after=self.avail)
+            self.mount(self.run, before=self.axis)
+            self.call_after_refresh(self._run_axes)
         self.run.set_run(data, now)
+
+    def _run_axes(self) -> None:
+        """The run's rate plot lined up with the plots above it, its bounds in steps/s."""
+        if self.run is not None and hasattr(self.run, "plot"):
+            self.run.plot.set_axes(lambda v: f"{v:.2f}/s", GUTTER)
+            self.run.plot.ticks = self.app.has_class("narrow")
+            self.run.plot.refresh()
 
     def show_bandwidth(self, text: str) -> None:
         if self.is_attached:
@@ -178,6 +302,23 @@ class _View:
         self._from = 0 if None in times else max(0, bisect_left(times, start) - 1)
         self._times = times[self._from:]
 
+    @property
+    def first(self) -> int:
+        """The ring position of the window's first sample (and the one before it)."""
+        return self._from
+
+    def pool_series(self) -> tuple[list, list[list[float] | None]]:
+        """(times, the pool's parts per sample) from the ring (G3's pool_stack; None where the
+        holders were not read). Only the ring's samples: the per-minute trend keeps no holders."""
+        cols = [self.history.values_from(f"mem.{k}", self._from) for k in POOL_KEYS]
+        n = len(self._times)
+        cols = [[None] * (n - len(c)) + c if len(c) < n else c[len(c) - n:] for c in cols]
+        parts: list[list[float] | None] = []
+        for row in zip(*cols):
+            stack = pool_stack({k: v for k, v in zip(POOL_KEYS, row) if v is not None})
+            parts.append(None if stack is None else [b for _, b in stack])
+        return self._times, parts
+
     def series(self, key: str) -> tuple[list, list, float, list | None]:
         """(times, values, how long a value holds, the other extreme of each point or None) from
         the ring buffer, or a point a minute (whose other extreme keeps the span's min-max exact)."""
@@ -197,7 +338,8 @@ class _View:
         if convert is not None:
             values = [None if v is None else convert(v) for v in values]
             other = None if other is None else [None if v is None else convert(v) for v in other]
-        m.plot.plot(times, values, self.start, self.end, scale, pick=pick or Trend.KEEP.get(key, max), hold_s=hold)
+        m.plot.plot(times, values, self.start, self.end, scale, pick=pick or Trend.KEEP.get(key, max), hold_s=hold,
+                    fmt=unit_fmt(unit.strip()), gutter=GUTTER)
         seen = window_range(times, values, self.start)
         if other is not None and seen is not None:
             lo_hi = window_range(times, other, self.start)
