@@ -118,3 +118,17 @@ async def test_a_message_shows_its_whole_title_and_command_line(size):
         text = screen_text(app)
         assert "TITLE-END" in text and "CMD-END" in text, text
         assert only_the_view_scrolls(app.screen, "message") == []
+
+
+async def test_under_no_color_a_failing_check_is_louder_than_a_warning(monkeypatch):
+    """Fails on 5e064fb: under NO_COLOR Textual greys colours by brightness, and fail's red came out
+    darker than warn's yellow. Now: fail inverse and bold, warn bold (issue 24, Seen 12)."""
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = replay_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot)
+        table = app.query_one(Checklist)
+        fail = table.get_cell("G1", "glyph").style  # the demo's G1 fails, G3 warns
+        warn = table.get_cell("G3", "glyph").style
+        assert app.no_color and "reverse" in str(fail) and "bold" in str(fail)
+        assert "bold" in str(warn) and "reverse" not in str(warn)

@@ -21,8 +21,17 @@ STATUS_RGB = {
 }
 
 
-def status_styles(dark: bool = True) -> dict[Status, str]:
-    """Rich style strings per status for a dark (default) or light theme."""
+# Under NO_COLOR (Textual greys every colour by its brightness, and red came out darker than
+# yellow: a failure looked quieter than a warning) the worse a status, the louder: inverse, bold.
+NO_COLOR_STYLES = {Status.FAIL: "bold reverse", Status.WARN: "bold", Status.UNKNOWN: "", Status.OK: "",
+                   Status.SKIP: "dim"}
+
+
+def status_styles(dark: bool = True, no_color: bool = False) -> dict[Status, str]:
+    """Rich style strings per status for a dark (default) or light theme; with ``no_color`` (the
+    app's ``no_color``: NO_COLOR was set) by severity without colour."""
+    if no_color:
+        return dict(NO_COLOR_STYLES)
     return {st: (f"bold {rgb}" if st is not Status.SKIP else rgb) for st, rgb in STATUS_RGB[bool(dark)].items()}
 
 

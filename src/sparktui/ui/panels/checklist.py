@@ -53,7 +53,7 @@ class Checklist(BoundedTable):
         elif verdict is None:
             glyph, finding = Text("·", style="dim"), Text("waiting", style="dim")
         else:
-            style = status_styles(self.app.current_theme.dark)[verdict.status]
+            style = status_styles(self.app.current_theme.dark, self.app.no_color)[verdict.status]
             glyph = Text(verdict.status.glyph, style=style)
             finding = plain(verdict.summary, style="" if verdict.status is not Status.SKIP else "dim", no_wrap=True,
                             overflow="ellipsis")  # it quotes outside text: never markup, controls visible
