@@ -130,8 +130,8 @@ def _nvml_rule(f: Mapping[str, Any], nvml: Reading[Any], ev: EvidenceList) -> li
 def reboot_rules(f: Mapping[str, Any], nvml: Reading[Any], ev: EvidenceList) -> list[tuple[Status, str]]:
     """fail: NVML refuses with a driver/library version mismatch; the installed module's version is
     not the loaded one's; a newer kernel waits with Ubuntu's reboot flag up, or the flag names a
-    driver or kernel package. A newer kernel with no flag (booted before, then not chosen: pinned?)
-    and a flag for other packages are evidence only."""
+    driver or kernel package. A newer kernel with no flag (booted before, then not chosen: pinned?),
+    or with a flag raised by other packages only, and such a flag alone are evidence only."""
     out = _nvml_rule(f, nvml, ev)
     errors, sources = f.get("errors") or {}, f.get("sources") or {}
     loaded, installed = f.get("driver_version"), f.get("installed_version")
@@ -153,7 +153,7 @@ def reboot_rules(f: Mapping[str, Any], nvml: Reading[Any], ev: EvidenceList) -> 
            ("yes" + (f": {', '.join(pkgs[:8])}" + (f" (+{len(pkgs) - 8})" if len(pkgs) > 8 else "") if pkgs else ""))
            if flag else "no" if flag is False else f"unavailable: {errors.get('reboot_required', 'not read')}")
     driver_pkgs = [p for p in pkgs if _REBOOT_PKG.match(p)]
-    if newer and flag:
+    if newer and flag and (not pkgs or driver_pkgs):  # a flag raised by libc6 alone: that kernel is pinned
         out.append((Status.FAIL, f"kernel {newer} is installed but {f.get('kernel_release')} runs, and a reboot is "
                                  "required: a reboot is pending"))
     elif flag and driver_pkgs and not any(s is Status.FAIL and "is installed but" in t for s, t in out):

@@ -496,7 +496,8 @@ def _read_kernels(d: DriverFlavourData, base: Path) -> None:
     """Kernel releases with a tree of their own modules under /lib/modules, oldest first."""
     mods = base / "lib/modules"
     try:
-        names = [e.name for e in os.scandir(mods) if e.is_dir(follow_symlinks=False)][:1000]
+        with os.scandir(mods) as it:
+            names = [e.name for e in it if e.is_dir(follow_symlinks=False)][:1000]
     except OSError as e:
         d["errors"]["kernels_installed"] = f"{mods}: {e.strerror or e}"
         return

@@ -354,3 +354,15 @@ def test_no_driver_loaded_names_the_installed_module(tmp_path):
 
 def test_the_cards_fix_includes_the_reboot():
     assert "modinfo -F version nvidia" in g13.FIX and "sudo reboot" in g13.FIX
+
+
+def test_newer_kernel_with_a_flag_raised_by_other_packages_only_is_not_pending(tmp_path):
+    """The flag is up for libc6; the newer kernel was installed before an earlier reboot and not
+    chosen: no kernel waits for this reboot."""
+    root = tree(tmp_path)
+    kernels(root, "6.11.0-1016-nvidia", "6.17.0-1031-nvidia")
+    reboot_flag(root, "libc6\n")
+    assert verdict(probe.read_tree(root)).status is Status.OK
+    reboot_flag(root, None)  # the flag with no package list: the newer kernel is the likely cause
+    (root / "var/run/reboot-required.pkgs").unlink()
+    assert verdict(probe.read_tree(root)).status is Status.FAIL
