@@ -951,6 +951,64 @@ class RunData(TypedDict, total=False):
     read_at: float  # when this reading was made
 
 
+# --------------------------------------------------------------------------- the pool beyond meminfo (G3)
+
+
+class PoolTmpfs(TypedDict, total=False):
+    """A memory-backed mount (tmpfs, ramfs) of /proc/mounts, measured with statvfs."""
+
+    mountpoint: str
+    fstype: str  # "tmpfs" | "ramfs"
+    size_option_bytes: int | None  # its size= option; None: absent (tmpfs default: half of memory)
+    size_bytes: int | None  # statvfs: what it may grow to; None: unmeasured (error says why)
+    used_bytes: int | None  # statvfs: what its files hold now, all of it in the pool
+    error: str
+
+
+class PoolHugepages(TypedDict, total=False):
+    """One hugepage size (/sys/kernel/mm/hugepages/hugepages-NkB): page counts, None when unread."""
+
+    size_bytes: int
+    total: int | None
+    free: int | None
+    reserved: int | None  # promised to a mapping, not yet faulted in
+    surplus: int | None
+
+
+class PoolSwap(TypedDict, total=False):
+    """One line of /proc/swaps."""
+
+    name: str
+    type: str
+    size_bytes: int
+    used_bytes: int
+    priority: int
+    zram: bool  # a zram device: what it stores is compressed into the pool itself
+
+
+class PoolZram(TypedDict, total=False):
+    """/sys/block/zramN: disksize and mm_stat's first three figures (bytes)."""
+
+    name: str
+    disksize_bytes: int | None
+    orig_data_bytes: int
+    compr_data_bytes: int
+    mem_used_bytes: int  # what zram takes of the pool
+
+
+class PoolData(TypedDict, total=False):
+    """Probe "pool" (probes/pool.py ``read``): a part that could not be read is absent, its reason in ``errors``."""
+
+    tmpfs: list[PoolTmpfs]
+    shm: PoolTmpfs | None  # /dev/shm (inside a container: its --shm-size)
+    inside_container: bool | None
+    hugepages: list[PoolHugepages]
+    swaps: list[PoolSwap]
+    zram: list[PoolZram]
+    errors: dict[str, str]
+    read_at: float
+
+
 # --------------------------------------------------------------------------- typed keys, by reading name
 
 D_co = TypeVar("D_co", bound=Mapping[str, Any], covariant=True)  # a reading's data shape (a TypedDict above)
@@ -983,10 +1041,11 @@ KERNEL_LOG: Key[KernelLogData] = Key("kernel_log", KernelLogData)
 DRIVER_FLAVOUR: Key[DriverFlavourData] = Key("driver_flavour", DriverFlavourData)
 LINK: Key[LinkData] = Key("link", LinkData)
 RUN: Key[RunData] = Key("run", RunData)
+POOL: Key[PoolData] = Key("pool", PoolData)
 
 KEYS: tuple[Key[Any], ...] = (
     HOST, MEMINFO, NVML, TELEMETRY, PROCESSES, TARGET, CUDALIBS, CONTAINER, PINS, TPSCAN,
-    BANDWIDTH, BANDWIDTH_LAST, PLAYBOOK_ISSUES, KERNEL_LOG, DRIVER_FLAVOUR, LINK, RUN,
+    BANDWIDTH, BANDWIDTH_LAST, PLAYBOOK_ISSUES, KERNEL_LOG, DRIVER_FLAVOUR, LINK, RUN, POOL,
 )
 """Every reading a judge can read, once each."""
 

@@ -13,7 +13,8 @@ from typing import Any, Mapping
 
 from sparktui.core.config import Config
 from sparktui.core.readings import Readings
-from sparktui.core.shapes import HOST, MEMINFO, NVML
+from sparktui.core.readings import checked
+from sparktui.core.shapes import HOST, MEMINFO, NVML, POOL, PROCESSES
 from sparktui.core.telemetry import free_gib, render_free_g
 from sparktui.core.units import GIB, gib, is_number, when_text
 from sparktui.core import validate
@@ -47,6 +48,13 @@ PSI_SOME_AVG60_WARN = 10.0  # %: some task stalled on memory a tenth of the last
 # plenty is available is old and says nothing.
 SWAP_USED_MIN_GIB = 1.0
 SWAP_LOW_AVAIL_SHARE = 0.25  # MemAvailable under this share of MemTotal counts as low for the swap rule
+
+# The pool beyond meminfo (issue 26; probes/pool.py). A tmpfs (/dev/shm, a container's --shm-size) is
+# carved from the pool: its files stay in memory and no cache drop frees them (a 64 GB shm was suspected
+# in hard power-offs: FIELD-FACTS, community). One whose limit is over this share of MemTotal, or whose
+# files already hold the floor's worth, is named in the evidence; when MemAvailable is under the floor
+# and it holds that much, the warning names it. The kernel's own default limit is half of memory.
+TMPFS_SIZE_SHARE = 0.5
 
 # Fields that are parts of MemTotal: each must lie within 0..MemTotal.
 POOL_FIELDS = ("MemFree", "MemAvailable", "Buffers", "Cached", "SReclaimable", "KReclaimable", "Shmem",
@@ -375,6 +383,149 @@ def _evidence(r: Readings, mem: Mapping[str, Any], src: str, held: dict[str, flo
     return ev
 
 
+# -- the pool beyond meminfo (probes/pool.py) ---------------------------------------------------------
+@dataclass
+class PoolSeen:
+    """What the pool reading adds to the verdict: tmpfs mounts squeezing the pool (as words for the
+    summary) and idle hugepages (bytes; None when not known)."""
+
+    squeezing: list[str]
+    idle_huge: float | None
+
+
+def idle_hugepages(mem: Mapping[str, Any], pool: Mapping[str, Any] | None) -> float | None:
+    """Bytes of hugepages reserved and free and promised to no mapping: every size from the pool
+    reading, else the default size from meminfo (HugePages_Free - HugePages_Rsvd)."""
+    rows = (pool or {}).get("hugepages")
+    if isinstance(rows, list):
+        sizes = [(h.get("size_bytes"), h.get("free"), h.get("reserved") or 0) for h in rows if isinstance(h, dict)]
+        known = [(sz, fr, rs) for sz, fr, rs in sizes if _num(sz) and _num(fr) and _num(rs)]
+        if known:
+            return float(sum(max(fr - rs, 0) * sz for sz, fr, rs in known))
+    hf, hr, hs = mem.get("HugePages_Free"), mem.get("HugePages_Rsvd") or 0, mem.get("Hugepagesize")
+    if _num(hf) and _num(hr) and _num(hs):
+        return float(max(hf - hr, 0) * hs)
+    return None
+
+
+def _tmpfs_text(m: Mapping[str, Any], total: float, shm_of_container: bool) -> str:
+    size, used = m.get("size_bytes"), m.get("used_bytes")
+    limit = (f"a {_b(size)} limit ({size / total:.0%} of memory)" if _num(size) else "an unmeasured limit")
+    what = " (this container's --shm-size)" if shm_of_container else ""
+    return f"{_b(used)} used of {limit}{what}: its files stay in the pool, no cache drop frees them"
+
+
+def pool_evidence(r: Readings, mem: Mapping[str, Any], ev: EvidenceList, floor_b: float) -> PoolSeen:
+    """The pool reading as evidence: tmpfs mounts that may take a large share (over TMPFS_SIZE_SHARE
+    of MemTotal) or already hold the floor's worth, /dev/shm always; hugepages of every size with
+    what is idle; swap devices and zram. Not read: one row says so (the dashboard's samples do not
+    carry it), never a guess."""
+    total = mem["MemTotal"]
+    reading = r.get_reading(POOL) if POOL.name in r else None
+    pool = reading.data if reading is not None else None
+    seen = PoolSeen([], idle_hugepages(mem, pool))
+    if reading is None:
+        return seen
+    src = reading.source or "probes/pool.py"
+    if pool is None:
+        ev.add("tmpfs, hugepages, swap (the pool beyond /proc/meminfo)", src, f"unread: {reading.error}")
+        return seen
+    inside = pool.get("inside_container") is True
+    for m in pool.get("tmpfs") or []:
+        size, used, point = m.get("size_bytes"), m.get("used_bytes"), str(m.get("mountpoint"))
+        big = _num(size) and size > TMPFS_SIZE_SHARE * total
+        full = _num(used) and used >= floor_b
+        if not (big or full or point == "/dev/shm"):
+            continue
+        if m.get("error"):
+            ev.add(f"tmpfs {point}", src, f"unmeasured: {m['error']}")
+            continue
+        ev.add(f"tmpfs {point}", src, _tmpfs_text(m, total, inside and point == "/dev/shm"))
+        if _num(used) and used >= min(HOLDER_SHARE * total, floor_b):
+            seen.squeezing.append(f"tmpfs {point} holds {_b(used)}")
+    for h in pool.get("hugepages") or []:
+        if not _num(h.get("total")) or not h["total"]:
+            continue
+        size = h.get("size_bytes") or 0
+        idle = max((h.get("free") or 0) - (h.get("reserved") or 0), 0) * size
+        ev.add(f"hugepages of {_b(size)}", src, f"{h['total']} reserved ({_b(h['total'] * size)}), {h.get('free')} free, "
+                                               f"{h.get('reserved')} promised to a mapping: {_b(idle)} idle")
+    for sw in pool.get("swaps") or []:
+        kind = "zram: compressed into the pool itself" if sw.get("zram") else str(sw.get("type"))
+        ev.add(f"swap {sw.get('name')}", src, f"{_b(sw.get('used_bytes'))} used of {_b(sw.get('size_bytes'))} ({kind})")
+    for z in pool.get("zram") or []:
+        if _num(z.get("mem_used_bytes")) and z["mem_used_bytes"] > 0:
+            ev.add(f"zram {z.get('name')}", src, f"{_b(z.get('orig_data_bytes'))} stored in "
+                                                 f"{_b(z['mem_used_bytes'])} of the pool")
+    for part, why in sorted((pool.get("errors") or {}).items()):
+        ev.add(f"pool: {part}", src, f"unread: {why}")
+    return seen
+
+
+# -- GPU-held, host-used and what CUDA reports: the breakdown the UI can stack ----------------------------
+BREAKDOWN_LABELS = {"gpu": "GPU-held (NVML per process)", "host": "other used", "used": "used",
+                    "unseen": "available, not free (CUDA counts it used)", "free": "free (what CUDA reports)"}
+
+
+def gpu_held(r: Readings) -> tuple[float | None, str]:
+    """The sum of NVML's per-process used memory from the processes reading, and where it comes
+    from; None with the reason when NVML's list was not read or a figure is N/A (never 0)."""
+    if PROCESSES.name not in r:
+        return None, "no process scan in this reading"
+    data = checked(r.get_reading(PROCESSES)).data
+    if not data or data.get("scan_error") or not isinstance(data.get("rows"), list):
+        return None, "the process scan failed"
+    nv = data.get("nvml") or {}
+    if not nv.get("ok"):
+        return None, f"NVML process list unavailable ({nv.get('error')})"
+    if (data.get("container") or {}).get("inside"):
+        return None, "inside a container NVML lists only the container's own processes"
+    listed = [row for row in data["rows"] if row.get("on_gpu") or row.get("gpu_mem_bytes") is not None]
+    if any(not _num(row.get("gpu_mem_bytes")) for row in listed):
+        return None, "NVML lists a process without a figure (N/A)"
+    return float(sum(row["gpu_mem_bytes"] for row in listed)), f"NVML, {len(listed)} process(es)"
+
+
+def pool_breakdown(r: Readings) -> list[tuple[str, float]] | None:
+    """The pool as GPU-held beside host-used beside what CUDA would report, as (part, bytes) from the
+    bottom of a stacked plot up (``BREAKDOWN_LABELS`` names them); the parts sum to MemTotal:
+
+    - "gpu": the sum of NVML's per-process used memory (absent when not known: then "used" stands
+      for all of MemTotal - MemAvailable), at most what is used;
+    - "host": the rest of MemTotal - MemAvailable;
+    - "unseen": MemAvailable - MemFree, memory a new allocation gets but CUDA's free-memory call
+      (which follows MemFree, FIELD-FACTS: unsloth #10704) counts as used;
+    - "free": MemFree (at most MemAvailable), what CUDA reports free.
+
+    None when the meminfo reading lacks MemTotal, MemAvailable or MemFree."""
+    mem = r.data(MEMINFO) if MEMINFO.name in r else None
+    if not mem or not all(_num(mem.get(k)) for k in ("MemTotal", "MemAvailable", "MemFree")):
+        return None
+    total, avail, free = float(mem["MemTotal"]), float(mem["MemAvailable"]), float(mem["MemFree"])
+    if not 0 <= avail <= total or not 0 <= free <= total:
+        return None
+    used = total - avail
+    gpu, _ = gpu_held(r)
+    parts: list[tuple[str, float]] = []
+    if gpu is None:
+        parts.append(("used", used))
+    else:
+        parts += [("gpu", min(gpu, used)), ("host", used - min(gpu, used))]
+    return parts + [("unseen", max(avail - free, 0.0)), ("free", min(free, avail))]
+
+
+def breakdown_evidence(r: Readings, ev: EvidenceList) -> None:
+    """GPU-held, host-used and CUDA's free beside one another, when the readings carry a process scan."""
+    if PROCESSES.name not in r:
+        return
+    gpu, why = gpu_held(r)
+    mem = r.data(MEMINFO) or {}
+    ev.add("GPU-held (sum of NVML per-process used memory)", why if gpu is not None else "NVML via the process scan",
+           _b(gpu) if gpu is not None else f"unknown: {why}")
+    if _num(mem.get("MemTotal")) and _num(mem.get("MemAvailable")):
+        ev.add("host-used (MemTotal - MemAvailable)", "/proc/meminfo", _b(mem["MemTotal"] - mem["MemAvailable"]))
+
+
 # -- memory pressure (PSI, swap) -------------------------------------------------------------------
 def _psi_text(line: Mapping[str, Any]) -> str:
     return " / ".join(f"{line[k]:.2f}%" if _num(line.get(k)) else "?" for k in ("avg10", "avg60", "avg300"))
@@ -525,6 +676,13 @@ def _judge_figures(r: Readings, mem: Mapping[str, Any], src: str, cfg: Config) -
     cache = cache_of(mem, cfg)
     names = named_holders(held, total) if held is not None else []
     ev = _evidence(r, mem, src, held, cache.reclaimable)
+    pool = pool_evidence(r, mem, ev, cfg.memory.available_floor_gib * GIB)
+    if held is not None:
+        if pool.squeezing and SHMEM not in names:
+            names.append(SHMEM)
+        if (pool.idle_huge or 0) > 0 and held[HUGE] > 0 and HUGE not in names:
+            names.append(HUGE)  # reserved and used by no program: a holder whatever its share
+    breakdown_evidence(r, ev)
     if cache.reclaimable is None and mem.get("Buffers") is not None:
         ev.add("Shmem", src, "not read: part of the cache may be tmpfs, which no drop frees")
     if mem.get("skipped_implausible"):
@@ -535,6 +693,10 @@ def _judge_figures(r: Readings, mem: Mapping[str, Any], src: str, cfg: Config) -
         status, summary, lead, cache_when = _review(mem, src, ev, cfg, held, names, cache)
     else:
         status, summary, lead = _live(mem, src, ev, cfg, held, names, cache)
+    if status is Status.WARN and lead == LEAD_HOLDERS and pool.squeezing:
+        summary += "; " + ", ".join(pool.squeezing)
+    if status is Status.WARN and lead == LEAD_HOLDERS and HUGE in names and pool.idle_huge:
+        summary += f"; {_b(pool.idle_huge)} of the hugepages are idle (reserved, used by no program)"
     notes = pressure(mem, src, ev)
     if notes:
         if status is Status.OK:
@@ -650,12 +812,19 @@ GOTCHA = Gotcha(
            f"killer: Linux PSI (/proc/pressure/memory) full avg10 at {PSI_FULL_AVG10_WARN:g}% or more, or some avg60 "
            f"at {PSI_SOME_AVG60_WARN:g}% or more; or {SWAP_USED_MIN_GIB:g} GiB or more of swap in use while "
            f"MemAvailable is under {SWAP_LOW_AVAIL_SHARE:.0%} of memory. PSI absent (a kernel without it, psi=0, "
-           "a recording) is no evidence either way, and the evidence says so."),
+           "a recording) is no evidence either way, and the evidence says so. The whole pool (where read): tmpfs "
+           f"mounts whose limit is over {TMPFS_SIZE_SHARE:.0%} of memory or whose files hold the floor's worth "
+           "(/dev/shm, a container's --shm-size), named in the warning when they squeeze MemAvailable; hugepages "
+           "reserved and idle, named as holders; swap and zram. The fix's first block answers the headline's cause; "
+           "a rule that fired at another moment of a recording says when. Does not apply (skip) off unified memory: "
+           "a GPU whose memory NVML reports is discrete; an x86 host where NVML sees no GPU has none."),
     fix=FIX,
     intrusive=False,
     cadence_s=5.0,
-    probes=("meminfo", "nvml", "host"),
-    enriched_by=("host",),  # tells an x86 host without a GPU (G3 skips); the dashboard's samples do not carry it
+    probes=("meminfo", "nvml", "host", "pool"),
+    # host: tells an x86 host without a GPU (G3 skips); pool: tmpfs, hugepages of every size, swap and
+    # zram. The dashboard's samples carry neither: G3 is judged without them there
+    enriched_by=("host", "pool"),
     feed=Feed.TELEMETRY,
     judge=judge,
     references=("NVML memory NOT_SUPPORTED on GB10: nvitop PR #208, leptonai/gpud PR #1170, unsloth PR #10703",
@@ -663,5 +832,7 @@ GOTCHA = Gotcha(
                 "with MemAvailable ~116 GiB: unsloth #10704",
                 "Shmem is in Cached and not reclaimable: proc(5), Documentation/filesystems/proc.rst",
                 "PSI: Documentation/accounting/psi.rst; swap and host freezes on a Spark: "
-                "AEON-7/vllm-ultimate-dgx-spark #9"),
+                "AEON-7/vllm-ultimate-dgx-spark #9",
+                "/dev/shm or --shm-size carved from the pool, HugePages reserved skewing MemAvailable: nv-monitor "
+                "README, vllm #35313 (community reports)"),
 )

@@ -895,7 +895,11 @@ GOTCHA = Gotcha(
            "--cuda-memory-fraction; NIM_GPU_MEM_FRACTION); Ollama what its loaded models hold (nothing while "
            "idle); llama.cpp what it holds (allocated up front). A fraction over `memory.server_cap_ok_fraction` "
            "fails beside a training job and warns alone. Servers' share plus jobs' holdings over MemTotal fail; "
-           "over 90% of it warn; a server still starting that can take more than MemAvailable warns. A holding "
+           "over 90% of it warn; a server still starting that can take more than MemAvailable warns; two jobs warn "
+           "only when NVML measured each holding part of the pool, never from their names. A Ray daemon (raylet, "
+           "gcs_server, `ray start`) beside vLLM without RAY_memory_monitor_refresh_ms=0 in its environment warns "
+           "(its memory monitor kills vLLM's workers when page cache fills the pool); its environment unread is "
+           "unknown. A holding "
            "NVML reports as N/A is an unknown amount, never 0; a failed scan, MemTotal unread, or a figure "
            "the hardware cannot produce is unknown, and so is a process list lacking processes NVML lists. "
            "Inside a container an empty NVML list is \"cannot see\". A recording is judged snapshot by "
@@ -911,5 +915,7 @@ GOTCHA = Gotcha(
     references=("Per-process GPU memory works on the host, empty inside a container: nvitop PR #208, sparkDash #10",
                 "Server caps: each server's own flag (vLLM --gpu-memory-utilization, SGLang --mem-fraction-static, "
                 "TensorRT-LLM free_gpu_memory_fraction); docs/gotchas.md, G6",
-                "RSS does not show GPU memory: vllm #54200 (1.8 GiB RSS holding 77 GiB)"),
+                "RSS does not show GPU memory: vllm #54200 (1.8 GiB RSS holding 77 GiB)",
+                "Ray's memory monitor and RAY_memory_monitor_refresh_ms=0: docs.ray.io, Out-Of-Memory Prevention; "
+                "killing vLLM when page cache fills: conselara.dev (community)"),
 )

@@ -36,6 +36,7 @@ def declarations() -> tuple[Probe, ...]:
         nvml,
         pins,
         playbooks,
+        pool,
         processes,
         run_log,
         sampler,
@@ -46,7 +47,7 @@ def declarations() -> tuple[Probe, ...]:
 
     return (*host.PROBES, *nvml.PROBES, *target.PROBES, *cudalibs.PROBES, *container.PROBES, *pins.PROBES,
             *tpscan.PROBES, *state.PROBES, *sampler.PROBES, *processes.PROBES, *playbooks.PROBES,
-            *kernel_log.PROBES, *driver_flavour.PROBES, *link.PROBES, *run_log.PROBES)
+            *kernel_log.PROBES, *driver_flavour.PROBES, *link.PROBES, *run_log.PROBES, *pool.PROBES)
 
 
 def _declared() -> dict[str, Probe]:
