@@ -421,7 +421,9 @@ GOTCHA = Gotcha(
           "is the authoritative signal and must be 13.x on a GB10 (a CPU-only or 12.x build fails; on "
           "other GPUs it is judged against the driver's CUDA version). It records an undefined-symbol "
           "ImportError, a death by signal or a hang in `import torch` or the first `.cuda()` as "
-          "evidence; loads libcudart.so.13 with ctypes; lists every libcudart in `ldconfig -p` "
+          "evidence (the first `.cuda()` is not run while MemAvailable is under G3's floor, "
+          "memory.available_floor_gib: a CUDA context would take memory from a run near the edge; G1 "
+          "then says so, unknown, with the figure); loads libcudart.so.13 with ctypes; lists every libcudart in `ldconfig -p` "
           "(a .12 beside the .13 is a warning). The `+cu130` wheel tag is reported but never decides: "
           "NGC builds carry none.",
     fix=FIX,
