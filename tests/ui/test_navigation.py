@@ -136,6 +136,24 @@ async def test_ctrl_c_asks_first_n_keeps_running_y_quits():
         await wait_for(pilot, lambda: not app.is_running, what="the app ended")
 
 
+class KeptSession(StillSource):
+    """A live-like source whose session is kept (core/session.SessionWriter stands open)."""
+
+    keep_session, session, writer = True, object(), None
+
+
+@pytest.mark.parametrize("source, says_kept", [(KeptSession, True), (StillSource, False)])
+async def test_ctrl_c_says_truly_whether_the_session_is_kept(source, says_kept):
+    """Seen 5: it said the session was not kept "(unless --record)", then `sparktui history` listed it."""
+    app = SparkApp(Config(), source=source(), auto_checks=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await opens(app, pilot, "ctrl+c", ConfirmScreen)
+        body = str(app.screen.body)
+        assert ("`sparktui history` lists it" in body) is says_kept, body
+        assert ("not kept (--no-session or [session] keep = false)" in body) is not says_kept, body
+        assert "unless --record" not in body
+
+
 # What each view's footer must offer, and main-screen keys it must not (they do nothing there).
 FOOTER = {
     "card": (["esc back", "c copy fix", "? help", "p pause"], ["quit", "card", "events", "G5", "rerun"]),  # a replay's
