@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from sparktui.core.config import Config
+from sparktui.core.shapes import TargetData
+from sparktui.core.validate import shape_problems
 from sparktui.core.verdict import Status
 from sparktui.gotchas import g01_cuda_abi as g01
 from sparktui.probes import target
@@ -82,6 +84,7 @@ def test_real_interpreter_whose_first_cuda_crashes_is_not_started_on_it_under_th
     assert d["stages"]["first .cuda()"] == {"status": "skipped"}
     assert d["crashes"] == [] and d["stages"]["import torch"]["status"] == "done"
     assert d["cuda_smoke"]["gated"] is True and d["cuda_smoke"]["floor_gib"] == 8.0
+    assert shape_problems(d, TargetData, "target") == []  # strict: the gate's keys are declared
     v = g01.judge(readings_of(target=d, nvml=GB10, cudalibs=CUDALIBS), Config())
     assert v.status is Status.UNKNOWN, v.summary
     assert v.summary.startswith("first .cuda() not run: MemAvailable 3.3 GiB under the 8 GiB floor "
