@@ -215,6 +215,6 @@ def check_replay(args: argparse.Namespace) -> int:
     else:
         from sparktui.core.inert import visible  # the recording's own note is outside text
 
-        sys.stdout.write(f"{visible(source)}\n")
+        sys.stdout.write("".join(line + "\n" for line in render.wrap(visible(source), render.output_width(), "", "  ")))
         sys.stdout.write(render.table(verdicts, verbose=args.verbose, stream=sys.stdout))
     return EXIT_FOR[worst([v.status for v in verdicts])]
