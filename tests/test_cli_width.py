@@ -208,3 +208,12 @@ def test_g6_detail_rows_mark_what_they_cut(monkeypatch, capsys):
     main(["check", "--replay", DEMO, "G6", "-v"])
     row = next(line for line in capsys.readouterr().out.splitlines() if "pid 5120" in line and "rss" in line)
     assert row.endswith("vllm serve nvidia/Llama-3.3…")
+
+
+def test_check_of_a_recording_fits_80_columns_without_verbose(monkeypatch, capsys):
+    """Fails on 5e064fb: the `recording FILE (...)` line (161 characters) and G6's process rows ran on."""
+    monkeypatch.setenv("COLUMNS", "80")
+    main(["check", "--replay", DEMO])
+    lines = capsys.readouterr().out.splitlines()
+    assert max(len(line) for line in lines) <= 80, [line for line in lines if len(line) > 80]
+    assert lines[0].startswith("recording ") and lines[1].startswith("  ")

@@ -137,7 +137,11 @@ def cut(text: str, room: int) -> str:
 def fitted(text: str, width: int, first: str, rest: str, whole: bool, max_lines: int = 2) -> list[str]:
     """Wrapped whole, or (not ``whole``) in at most ``max_lines`` lines, the last cut with "…"."""
     lines = wrap(text, width, first, rest)
-    if whole or len(lines) <= max_lines:
+    if whole:
+        return lines
+    # a word longer than the line (a path) is cut at the edge and marked; -v shows it whole
+    lines = [line if len(line) <= width else line[: width - 1] + ELLIPSIS for line in lines]
+    if len(lines) <= max_lines:
         return lines
     kept = lines[: max_lines - 1]
     shown = len(kept[0][len(first):].split()) + sum(len(line[len(rest):].split()) for line in kept[1:])
