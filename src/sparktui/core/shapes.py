@@ -122,6 +122,11 @@ class NvmlStrField(TypedDict, total=False):
     error: str
 
 
+class NvmlIntField(TypedDict, total=False):
+    value: int | None
+    error: str
+
+
 class NvmlFloatField(TypedDict, total=False):
     value: float | None
     error: str
@@ -152,6 +157,9 @@ class NvmlDevice(TypedDict, total=False):
     power_limit_w: NvmlFloatField
     power_default_limit_w: NvmlFloatField
     max_sm_mhz: NvmlFloatField  # nvmlDeviceGetMaxClockInfo(SM): the clock plot's scale
+    # dcgm-exporter's labels (fleet/dcgm.py): nvmlDeviceGetPciInfo's busId, nvmlDeviceGetMinorNumber
+    pci_bus_id: NvmlStrField  # "0000000F:01:00.0"
+    minor_number: NvmlIntField  # the device node: /dev/nvidia<minor>
     # nvmlDeviceGetClock(GRAPHICS / MEM, APP_CLOCK_TARGET / APP_CLOCK_DEFAULT): G4's clocks set by hand
     app_clock_gr_mhz: NvmlFloatField
     default_app_clock_gr_mhz: NvmlFloatField
@@ -189,6 +197,7 @@ class GpuRow(_GpuRowBase, total=False):
     temp_c: int | None
     power_w: float | None
     power_limit_w: float | None
+    energy_mj: int | None  # nvmlDeviceGetTotalEnergyConsumption: mJ since the driver loaded (a counter)
     sm_mhz: int | None
     gr_mhz: int | None
     mem_mhz: int | None
