@@ -478,3 +478,19 @@ def test_time_ticks_and_stack_cells():
     assert tick_row(40, 300) == "-5m               -2.5m              now"
     assert tick_row(10, 300) == "-5m    now"  # no room for the middle tick
     assert tick_row(5, 300) == "     "  # nor for the ends
+
+
+def test_a_stack_is_drawn_to_the_eighth_bottom_up_and_blank_where_not_read():
+    """driver/GPU 3, processes 2, cache 1, free 2 of 8 on two rows (16 eighths): driver/GPU to the
+    6th eighth with processes behind it, processes to the 10th with the cache behind it; free blank;
+    a reading whose holders were not read is a blank column, not zeros."""
+    from rich.style import Style
+
+    from sparktui.ui.widgets.plot import StackPlot
+
+    plot = StackPlot()
+    plot.stack([0.0, 1.0], [[3.0, 2.0, 0.0, 0.0, 1.0, 2.0], None], -0.5, 1.5, 8.0)
+    red, yellow, blue, cyan, green = (Style(color=c) for c in ("red", "yellow", "blue", "cyan", "green"))
+    top, bottom = plot._render_rows(2, 2, (Style(), Style(), Style(dim=True), red, yellow, blue, cyan, green))
+    assert [(s.text, s.style) for s in bottom] == [("▆", red + Style(bgcolor=yellow.color)), (" ", Style())]
+    assert [(s.text, s.style) for s in top] == [("▂", yellow + Style(bgcolor=green.color)), (" ", Style())]

@@ -85,6 +85,10 @@ class PoolMeter(Meter):
         left out, free never."""
         self._legend_parts = (parts, why)
         room = self.legend.size.width or 1_000
+        key = (room, why, None if parts is None else tuple((h, round(b / GIB, 1)) for h, b in parts))
+        if key == getattr(self, "_legend_key", None):
+            return  # what it says has not changed at a tenth of a GiB: nothing built
+        self._legend_key = key
         if parts is None:
             set_content(self.legend, Text(f"holders: n/a ({why})", style="dim"))
             return
@@ -120,6 +124,7 @@ class TelemetryPanel(Vertical):
     def __init__(self, *, span: str = "5m", **kw: Any) -> None:
         super().__init__(**kw)
         self.span = span if span in SPANS else "5m"  # Prefs.plot_span; g cycles it
+        self._pool_memo: dict[Any, list[float] | None] = {}  # sample time -> its pool parts (PoolParts)
 
     def compose(self) -> ComposeResult:
         # Held, not queried each tick (cheaper, and safe while the app shuts down).
@@ -174,7 +179,7 @@ class TelemetryPanel(Vertical):
         self._show_pool(s, view)
         # side by side the plots share one row of time ticks (TimeAxis); stacked, each has its own
         own_ticks = self.app.has_class("narrow")
-        for m in self.query(Meter):
+        for m in (self.temp, self.power, self.clock, self.util, self.mem):
             if hasattr(m, "plot") and m.plot.ticks != own_ticks:
                 m.plot.ticks = own_ticks
                 m.plot.refresh()
@@ -201,8 +206,8 @@ class TelemetryPanel(Vertical):
         (GiB, one decimal); the holders stacked (G3's pool_stack) from the ring's samples."""
         mem = s.get("mem") or {}
         total, f = mem.get("MemTotal"), free_gib(mem)
-        times, parts = view.pool_series()
-        scale = float(total) if is_number(total) else max((sum(p) for p in parts if p), default=1.0)
+        times, parts = view.pool_series(self._pool_memo)
+        scale = float(total) if is_number(total) else 1.0  # widened to the largest stack shown
         self.mem.plot.stack(times, parts, view.start, view.end, scale, hold_s=view.interval_s * HOLD_INTERVALS,
                             fmt=gib, gutter=GUTTER)
         now = pool_stack(mem) if is_number(total) else None
@@ -307,17 +312,11 @@ class _View:
         """The ring position of the window's first sample (and the one before it)."""
         return self._from
 
-    def pool_series(self) -> tuple[list, list[list[float] | None]]:
-        """(times, the pool's parts per sample) from the ring (G3's pool_stack; None where the
-        holders were not read). Only the ring's samples: the per-minute trend keeps no holders."""
-        cols = [self.history.values_from(f"mem.{k}", self._from) for k in POOL_KEYS]
-        n = len(self._times)
-        cols = [[None] * (n - len(c)) + c if len(c) < n else c[len(c) - n:] for c in cols]
-        parts: list[list[float] | None] = []
-        for row in zip(*cols):
-            stack = pool_stack({k: v for k, v in zip(POOL_KEYS, row) if v is not None})
-            parts.append(None if stack is None else [b for _, b in stack])
-        return self._times, parts
+    def pool_series(self, memo: dict[Any, list[float] | None]) -> tuple[list, PoolParts]:
+        """(times, the pool's parts per sample, worked out only for the samples a column shows and
+        kept in ``memo`` by sample time). Only the ring's samples: the trend keeps no holders."""
+        return self._times, PoolParts(self, memo)
+
 
     def series(self, key: str) -> tuple[list, list, float, list | None]:
         """(times, values, how long a value holds, the other extreme of each point or None) from
@@ -346,3 +345,43 @@ class _View:
             if lo_hi is not None:
                 seen = (min(seen[0], lo_hi[0]), max(seen[1], lo_hi[1]))
         m.show([value, f"{seen[0]:.0f}–{seen[1]:.0f}{unit}" if seen else "no readings", self.words, *extra])
+
+
+class PoolParts(Sequence):
+    """The pool's parts (G3's pool_stack, bytes bottom up, free last; None where the holders were
+    not read) of each sample of a view's window, worked out when a plot column asks: a column
+    shows one sample, so a draw costs a pool_stack per new column, not one per sample (a 5-minute
+    window at 1 Hz is 300 samples for some 60 columns, and each draw adds one)."""
+
+    def __init__(self, view: _View, memo: dict[Any, list[float] | None]) -> None:
+        self.view, self.memo = view, memo
+        self._cols: list[list] | None = None
+        latest = view.history.latest or {}
+        self._latest = (latest.get("t"), latest.get("mem"))
+        window = set(view._times)
+        if len(memo) > 2 * len(window) + 16:  # bounded: what left the window is dropped
+            for t in [t for t in memo if t not in window]:
+                del memo[t]
+
+    def __len__(self) -> int:
+        return len(self.view._times)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        t = self.view._times[i]
+        if t in self.memo:
+            return self.memo[t]
+        if t is not None and t == self._latest[0] and isinstance(self._latest[1], dict):
+            mem = self._latest[1]  # the newest sample: its own dict, no column read
+        else:
+            if self._cols is None:  # a first draw, a resize, another span: the window's columns, once
+                n = len(self)
+                cols = [self.view.history.values_from(f"mem.{k}", self.view.first) for k in POOL_KEYS]
+                self._cols = [[None] * (n - len(c)) + c if len(c) < n else c[len(c) - n:] for c in cols]
+            mem = {k: c[i] for k, c in zip(POOL_KEYS, self._cols) if c[i] is not None}
+        stack = pool_stack(mem)
+        parts = None if stack is None else [b for _, b in stack]
+        if t is not None:
+            self.memo[t] = parts
+        return parts

@@ -110,7 +110,8 @@ class Plot(Widget):
 
     def __init__(self, **kw: Any) -> None:
         super().__init__(**kw)
-        self._parts: list[Sequence[float] | None] = []  # StackPlot's readings (its series holds their indices)
+        self._parts: Sequence[Sequence[float] | None] = []  # StackPlot's readings (its series holds their indices)
+        self._shown: tuple[int, list] | None = None
         self._series: tuple = ((), (), 0.0, 0.0, max, 0.0)
         self._scale = (0.0, 1.0)
         self._fmt: Callable[[float], str] | None = None
@@ -170,6 +171,7 @@ class Plot(Widget):
         if self._columns is None or self._columns[0] != width:
             times, values, start, end, pick, hold_s = self._series
             self._columns = (width, time_columns(times, values, start, end, width, pick=pick, hold_s=hold_s))
+            self._shown = None
         return self._columns[1]
 
     def eighths(self, width: int, height: int) -> list[int | None]:
@@ -239,6 +241,26 @@ class Plot(Widget):
 
 
 
+def _last(seen: list) -> Any:
+    return seen[-1]
+
+
+def _runs(cells: list[tuple[str, Style]]) -> list[Segment]:
+    """A row of (character, style) cells as one segment per run of a style."""
+    out: list[Segment] = []
+    text, style = "", None
+    for ch, st in cells:
+        if st is style:
+            text += ch
+            continue
+        if text:
+            out.append(Segment(text, style))
+        text, style = ch, st
+    if text:
+        out.append(Segment(text, style))
+    return out
+
+
 class StackPlot(Plot):
     """Parts of a whole over time, stacked bottom up in their own colours (the unified pool as G3
     attributes it: driver/GPU, processes, shmem, hugepages, cache), the last part (free) left
@@ -262,9 +284,15 @@ class StackPlot(Plot):
               total: float, *, hold_s: float = 0.0, fmt: Callable[[float], str] | None = None, gutter: int = 0) -> None:
         """``parts``: per reading, the bytes (or any unit) of each part bottom up, the blank top
         part last (or None: not read); drawn on 0..``total`` (widened to the largest sum)."""
-        self._parts = list(parts)
-        index = [None if p is None else i for i, p in enumerate(self._parts)]
-        self.plot(times, index, start, end, (0.0, total), pick=lambda seen: seen[-1], hold_s=hold_s, fmt=fmt, gutter=gutter)
+        self._parts = parts  # asked only for the readings a column shows (a lazy Sequence is welcome)
+        self._shown = None
+        self.plot(times, range(len(parts)), start, end, (0.0, total), pick=_last, hold_s=hold_s, fmt=fmt, gutter=gutter)
+
+    def shown(self, width: int) -> list[Sequence[float] | None]:
+        """Each column's parts (None: blank), once per data and width."""
+        if self._shown is None or self._shown[0] != width:
+            self._shown = (width, [None if i is None else self._parts[i] for i in self.columns(width)])
+        return self._shown[1]
 
     def colours(self) -> list[Style]:
         """The parts' colours bottom up (the legend's swatches)."""
@@ -274,8 +302,7 @@ class StackPlot(Plot):
 
     def bounds(self, width: int, height: int) -> tuple[float, float]:
         lo, hi = self._scale
-        sums = [sum(self._parts[i]) for i in self.columns(width) if i is not None]
-        return lo, max([hi, *sums])
+        return lo, max([hi, *(sum(p) for p in self.shown(width) if p is not None)])
 
     def _read_styles(self) -> tuple[Style, ...]:
         base, _, axis = super()._read_styles()
@@ -290,33 +317,41 @@ class StackPlot(Plot):
             return [Strip.blank(max(width, 0), base)] * max(height, 0)
         _, hi = self.bounds(width, height)
         top = height * 8
+        mixed: dict[tuple[int, int], Style] = {}  # (part, the part above) -> its style, built once
+
+        def style_of(k: int, above: int | None) -> Style:
+            if above is None:
+                return layers[k]
+            st = mixed.get((k, above))
+            if st is None:
+                st = mixed[(k, above)] = layers[k] + Style(bgcolor=layers[above].color)
+            return st
+
         cells: list[list[tuple[str, Style]]] = [[(" ", base)] * width for _ in range(height)]
-        for x, i in enumerate(self.columns(width)):
-            if i is None:
+        for x, shown in enumerate(self.shown(width)):
+            if shown is None:
                 continue
-            drawn = self._parts[i][:-1][:len(layers)]  # the last part (free) stays blank
+            drawn = list(shown)[:-1][:len(layers)]  # the last part (free) stays blank
             edges, acc = [], 0.0
             for v in drawn:
                 acc += max(v, 0.0)
                 edges.append(round(acc / (hi or 1.0) * top))
-
-            def part_at(e: int) -> int | None:
-                return next((k for k, edge in enumerate(edges) if edge > e), None)
-
+            n, k = len(edges), 0
             for row in range(height):  # row 0 at the bottom
                 low = row * 8
-                k = part_at(low)
-                if k is None:
-                    break
-                cut = min(edges[k] - low, 8)
+                while k < n and edges[k] <= low:
+                    k += 1  # the part at this row's bottom eighth
+                if k == n:
+                    break  # free from here up: blank
+                cut = edges[k] - low
                 if cut >= 8:
                     cells[height - 1 - row][x] = ("█", layers[k])
                     continue
-                above = part_at(low + cut)
-                style = layers[k] + Style(bgcolor=layers[above].color) if above is not None else layers[k]
-                cells[height - 1 - row][x] = (self.LEVELS[cut], style)
-        return [Strip([Segment(ch, st) for ch, st in row], width).simplify() for row in cells]
-
+                j = k + 1
+                while j < n and edges[j] <= low + cut:
+                    j += 1  # the part that begins where this one ends (an empty one skipped)
+                cells[height - 1 - row][x] = (self.LEVELS[cut], style_of(k, j if j < n else None))
+        return [Strip(_runs(row), width) for row in cells]
 
 
 class TimeAxis(Widget):
