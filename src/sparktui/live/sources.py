@@ -70,6 +70,13 @@ class LiveSource(QuietSource):
                                                 name="sparktui-session", daemon=True)
         self._session_thread.start()
 
+    def refresh_static(self) -> None:
+        """Read NVML's static facts again (a rerun: application clocks reset with `nvidia-smi -rac`
+        since the start show at once in G4); kept as they were when the read fails."""
+        fresh = self.sampler.static()
+        if not fresh.get("error") or not self.static:
+            self.static = fresh
+
     def _session_then_sample(self, head: dict[str, Any], host: str) -> None:
         try:
             self._open_session(head, host)

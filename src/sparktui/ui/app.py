@@ -838,12 +838,20 @@ class SparkApp(App):
         if feed is Feed.ON_REQUEST:
             self.action_bandwidth()
         elif feed is Feed.TELEMETRY:
+            self._refresh_static()
             self.judge_telemetry()
             self.notify(f"{gid} re-judged from the live telemetry")
         else:
             self.run_checks([gid], say_busy=True)
 
+    def _refresh_static(self) -> None:
+        """Live, a rerun reads NVML's static facts again (G4's application clocks); a replay has none to read."""
+        refresh = getattr(self.source, "refresh_static", None)
+        if refresh is not None:
+            refresh()
+
     def action_rerun_all(self) -> None:
+        self._refresh_static()
         self.judge_telemetry()
         self.notify("rerunning all non-intrusive checks")
         self.run_checks([g.id for g in REGISTRY.values()], say_busy=True)  # and which already run, for how long

@@ -102,3 +102,27 @@ def test_the_sampler_carries_the_static_clocks_into_the_dashboards_readings():
     assert fake.calls["nvmlDeviceGetClock"] == 4  # once, with the static facts; never per sample
     v = judge(readings_from_samples(smp, static=static, window_s=600.0, source="live"), Config())
     assert v.status.value == "warn" and v.summary.startswith("clocks set by hand"), v.summary
+
+
+def test_the_reset_block_comes_first_and_runs_as_is():
+    from tests.test_fix_blocks import assert_runnable, blocks
+
+    v = _verdict(fake_nvml.h100().set(app_gr_mhz=1410), samples(lambda i, t: gpu(temp=60, power=400.0, sm=1410)))
+    assert_runnable(v)
+    assert blocks(v.fix)[0][1] == "sudo nvidia-smi -rgc\nsudo nvidia-smi -rac\n"  # what `c` copies
+
+
+def test_a_rerun_reads_the_application_clocks_again():
+    """The dashboard's `r` on G4 (live) re-reads NVML's static facts: a `sudo nvidia-smi -rac` since
+    the start shows at once instead of the warn read at the start."""
+    from sparktui.live.sources import LiveSource
+
+    fake = fake_nvml.h100().set(app_gr_mhz=1410)
+    with fake_nvml.installed(fake):
+        src = LiveSource(Config(), lambda s: None, lambda d: None, keep_session=False)
+        src.static = src.sampler.static()
+        assert src.static["devices"][0]["app_clock_gr_mhz"] == {"value": 1410.0}
+        fake.set(app_gr_mhz=1980)  # sudo nvidia-smi -rac
+        src.refresh_static()
+        src.sampler.close()
+    assert src.static["devices"][0]["app_clock_gr_mhz"] == {"value": 1980.0}
