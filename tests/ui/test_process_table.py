@@ -4,7 +4,9 @@ KILL after asking again), --readonly, what G6 names kept in sight at 80x24, the 
 
 from __future__ import annotations
 
+import asyncio
 import os
+import re
 import sys
 import time
 from functools import partial
@@ -17,7 +19,7 @@ from sparktui.ui.app import SparkApp, SparkCommands
 from sparktui.gotchas.g06_contention import marked_pids as blamed_pids
 from sparktui.ui.panels.processes import children_of, rolled_up
 from sparktui.ui.prefs import prefs_path
-from sparktui.ui.screens import ConfirmScreen
+from sparktui.ui.screens import ConfirmScreen, MessageScreen
 from tests.real_processes import IGNORES_TERM, ended, orphan, own_child_with_grandchild
 from tests.ui.test_dashboard import StillSource
 from tests.ui.waiting import leaves, says, screen_lines, shows, wait_for
@@ -211,9 +213,10 @@ async def test_text_columns_start_a_to_z_and_the_cursor_stays_on_its_process():
         pt._table.focus()
         await pilot.pause()
         pt._table.move_cursor(row=pt._table.get_row_index("33"))
-        for _ in range(3):  # GPU mem -> RSS -> cap -> age
+        for _ in range(len(pt.COLUMNS)):  # GPU mem -> RSS -> CPU % -> ... -> age -> command, A to Z
+            if pt.sort_column == "command":
+                break
             pt.cycle_sort()
-        pt.cycle_sort()  # -> command, A to Z
         await pilot.pause()
         assert pt.sort_label == "command ▲"
         assert [r["name"] for r in pt.visible_rows()] == ["alpha", "bravo", "charlie"]
@@ -306,22 +309,24 @@ async def test_the_process_g6_names_is_marked_and_visible_at_80x24():
 
 # -- kept between runs -----------------------------------------------------------------------------
 
-async def test_sort_reverse_filter_and_tree_are_restored_in_a_new_app():
+async def test_sort_reverse_and_tree_are_restored_in_a_new_app_the_filter_is_not():
     app = still_app()
     async with app.run_test(size=(120, 36)) as pilot:
         app.process_table.show(scan(*SORTABLE), 0.0)
         await pilot.press("s", "S", "t", "slash", *"alp", "enter")
-        await wait_for(pilot, lambda: '"alp"' in prefs_path().read_text(encoding="utf-8"),  # kept once typing pauses
-                       what="the filter kept in prefs.json")
+        await wait_for(pilot, lambda: prefs_path().exists() and '"tree": true' in prefs_path().read_text(encoding="utf-8"),
+                       what="the view kept in prefs.json")
+        assert [r["pid"] for r in app.process_table.visible_rows()] == [22]  # filtered in this run
+    assert "alp" not in prefs_path().read_text(encoding="utf-8")
     again = still_app()
     async with again.run_test(size=(120, 36)) as pilot:
         pt = again.process_table
         pt.show(scan(*SORTABLE), 0.0)
         await pilot.pause()
-        assert (pt.sort_column, pt.sort_reverse, pt.tree_view, pt.filter_text) == ("RSS", False, True, "alp")
+        assert (pt.sort_column, pt.sort_reverse, pt.tree_view, pt.filter_text) == ("RSS", False, True, "")
         assert "RSS ▲" in header_line(again)
-        assert [r["pid"] for r in pt.visible_rows()] == [22]
-        assert "filter: 'alp'" in "\n".join(screen_lines(again))
+        assert sorted(r["pid"] for r in pt.visible_rows()) == [11, 22, 33]
+        assert "filter" not in tab_line(again) and "filter:" not in "\n".join(screen_lines(again))
 
 
 async def test_a_failed_save_is_a_notification_and_the_table_still_sorts(tmp_path, monkeypatch):
@@ -334,3 +339,178 @@ async def test_a_failed_save_is_a_notification_and_the_table_still_sorts(tmp_pat
         await pilot.press("s")
         await says(pilot, "preferences not kept")
         assert app.process_table.sort_label == "RSS ▼"
+
+
+# -- filters: always in sight, never kept (issue 24, Seen 3) -------------------------------------------
+
+TRAIN_FAKE = "import time\ntime.sleep(60)\n"
+
+
+def tab_line(app) -> str:
+    return next((line for line in screen_lines(app) if "Processes (G6)" in line), "")
+
+
+async def test_a_filter_is_in_the_tab_title_at_every_width_and_a_restart_shows_the_training_job(tmp_path):
+    """`/ vllm`, then a restart with the same prefs folder: the running training process (a real one,
+    found by a real scan) is listed. On the base commit the filter came back from prefs.json and hid
+    it, and at 80 columns nothing said a filter was on."""
+    script = tmp_path / "train_fake.py"
+    script.write_text(TRAIN_FAKE)
+    from sparktui.probes import processes
+
+    with orphan([sys.executable, str(script)]) as pid:
+        await wait_for_scan(lambda: any(r["pid"] == pid for r in processes.scan(None)["rows"]), what="the training job scanned")
+        for size in ((80, 24), (200, 60)):
+            app = still_app()
+            async with app.run_test(size=size) as pilot:
+                app.process_table.show(processes.scan(None), time.time())
+                await pilot.press("slash", *"vllm", "enter")
+                await wait_for(pilot, lambda: 'Processes (G6) · filter "vllm" (esc clears)' in tab_line(app),
+                               what="the filter in the tab's title", state=lambda: tab_line(app))
+                assert pid not in [r["pid"] for r in app.process_table.visible_rows()]
+                await pilot.pause(0.6)  # longer than the base's wait before it kept the filter
+            again = still_app()
+            async with again.run_test(size=size) as pilot:
+                again.process_table.show(processes.scan(None), time.time())
+                await pilot.pause()
+                assert again.process_table.filter_text == ""
+                assert "filter" not in tab_line(again)
+                shown = [r for r in again.process_table.visible_rows() if r["pid"] == pid]
+                assert shown and shown[0]["kind"] == "training"
+                assert any(str(pid) in line and "train_fake.py" in line for line in screen_lines(again))
+            assert "vllm" not in (prefs_path().read_text(encoding="utf-8") if prefs_path().exists() else "")
+
+
+async def wait_for_scan(predicate, what: str) -> None:
+    deadline = time.monotonic() + 10
+    while not predicate():
+        assert time.monotonic() < deadline, what
+        await asyncio.sleep(0.05)
+
+
+async def test_escape_clears_the_filter_from_the_title_and_an_old_kept_filter_is_ignored():
+    prefs_path().parent.mkdir(parents=True, exist_ok=True)
+    prefs_path().write_text('{"process_filter": "vllm", "sort_column": "RSS"}')  # as the base commit kept it
+    app = still_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        pt = app.process_table
+        pt.show(scan(*SORTABLE), 0.0)
+        await pilot.pause()
+        assert pt.filter_text == "" and pt.sort_column == "RSS" and len(pt.visible_rows()) == 3
+        long = "a-very-long-filter-that-would-push-the-other-tab-away"
+        await pilot.press("slash", *long, "enter")
+        await pilot.pause()
+        assert re.search(r'Processes \(G6\) · filter "a-very-long[^"]*…" \(esc clears\)', tab_line(app)), tab_line(app)  # cut, marked
+        assert "Playbook issues (G8)" in tab_line(app)
+        await pilot.resize_terminal(60, 30)  # (at 20 rows the checklist leaves the tabs no room at all)
+        await wait_for(pilot, lambda: 'filter "a-' in tab_line(app) and "Playbook issues (G8)" in tab_line(app),
+                       what="the title fitted at 60 columns", state=lambda: tab_line(app))
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: "filter" not in tab_line(app), what="the title without the filter",
+                       state=lambda: tab_line(app))
+        assert pt.filter_text == "" and len(pt.visible_rows()) == 3
+        await pilot.press("s")  # the next save writes the file without the old filter
+        await wait_for(pilot, lambda: "filter" not in prefs_path().read_text(encoding="utf-8"), what="the old filter dropped")
+
+
+# -- nothing cut unmarked (Seen 9) -------------------------------------------------------------------
+
+LONG_CMD = ("python -m vllm.entrypoints.openai.api_server --model meta-llama/Llama-3.1-70B-Instruct "
+            "--gpu-memory-utilization 0.5 --max-model-len 32768 --tensor-parallel-size 1 --port 8000 "
+            "--served-model-name llama --trailing-flag-at-the-very-end")
+
+
+async def test_kind_user_command_and_the_info_line_end_with_an_ellipsis_when_cut():
+    r = row(4242, "VLLM::EngineCore", gpu=2.0, kind="gpu-process", user="a-rather-long-user-name", command=LONG_CMD)
+    for size in ((80, 24), (200, 60)):
+        app = still_app()
+        async with app.run_test(size=size) as pilot:
+            pt = app.process_table
+            pt.show(scan(r), 0.0)
+            await pilot.pause()
+            line = next(li for li in screen_lines(app) if li.lstrip().startswith("4242"))
+            assert "gpu-process" in line and "gpu-proce " not in line, line  # base: `gpu-proce`
+            assert re.search(r"a-rathe\S*… ", line) and "a-rather-long-user-name" not in line, line
+            if size == (200, 60):
+                assert line.rstrip().endswith("…") and "--trailing-flag" not in line, line
+            # the info line: whole parts only, '…' where more did not fit
+            pt.view_note = "NVML process list unavailable (NOT_SUPPORTED (Not Supported)) while a container hides the host"
+            pt.blame(frozenset({4242}), "G6")
+            pt.set_filter("engine")
+            await pilot.pause()
+            info = next(li for li in screen_lines(app) if "NVML process list" in li).rstrip()
+            parts = pt._note_parts(pt._layout())
+            if size == (80, 24):
+                assert info.endswith(" …") and "sort:" not in info, info  # base: cut mid-word, unmarked
+            shown = [p for p in parts if p in info]
+            assert shown == parts[:len(shown)] and (len(shown) == len(parts) or info.endswith("…")), (info, parts)
+
+
+async def test_enter_shows_the_whole_row_inert():
+    cmd = LONG_CMD + " --name \x1b]0;pwned\x07"
+    r = row(4243, "VLLM::EngineCore", gpu=2.0, kind="gpu-process", command=cmd, cpu_pct=151.0, gpu_util=None,
+            container={"runtime": "docker", "id": "ab" * 32, "name": "vllm-server"})
+    app = still_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await show_and_select(app, pilot, [r], 4243)
+        await pilot.press("enter")
+        await shows(pilot, MessageScreen)
+        await pilot.pause()
+        text = "\n".join(screen_lines(app))
+        flat = text.replace("\n", "").replace(" ", "")
+        assert "--trailing-flag-at-the-very-end" in flat and "\\e]0;pwned\\a" in flat.replace("\\x07", "\\a")
+        assert "\x1b" not in text
+        for said_ in ("gpu-process", "151 % of one core", "n/a (NVML gave no per-process sample)", "vllm-server", "docker"):
+            assert said_ in text, said_
+
+
+# -- every process, its share, zoom (What to build 7) ---------------------------------------------------
+
+async def test_a_lists_every_process_with_its_share_only_while_on():
+    from sparktui.probes import processes
+
+    with orphan(["sleep", "77"]) as pid:
+        app = still_app()
+        async with app.run_test(size=(200, 60)) as pilot:
+            pt = app.process_table
+            pt.show(processes.scan(None), time.time())
+            await pilot.pause()
+            assert pid not in [r["pid"] for r in pt.visible_rows()]  # a sleep is not classified
+            await pilot.press("a")
+            await pilot.pause()
+            assert pt.show_all and processes._WANT_ALL
+            assert "every process from the next scan" in "\n".join(screen_lines(app))
+            data = processes.scan(None)  # as the sampler's next scan
+            assert data["all"] and any(r["pid"] == pid for r in data["others"])
+            pt.show(data, time.time())
+            await pilot.pause()
+            mine = next(r for r in pt.visible_rows() if r["pid"] == pid)
+            assert mine["kind"] == "other"
+            cells = [c.plain for c in pt._table.get_row(str(pid))]
+            names = [n for n, _ in pt.COLUMNS]
+            assert cells[names.index("share")].endswith("%") and cells[names.index("CPU %")] == "n/a"  # first scan: n/a
+            assert "share: (GPU memory + RSS) / MemTotal" in "\n".join(screen_lines(app))
+            await pilot.press("a")
+            await pilot.pause()
+            assert not processes._WANT_ALL and pid not in [r["pid"] for r in pt.visible_rows()]
+            assert "others" not in processes.scan(None)  # the scan is back to the classified processes
+            await pilot.press("a")
+        assert not processes._WANT_ALL  # an app that ends gives the scans back their cheap self
+
+
+async def test_z_gives_the_process_table_the_screen_and_back():
+    for size in ((80, 24), (200, 60)):
+        app = still_app()
+        async with app.run_test(size=size) as pilot:
+            app.process_table.show(scan(*MANY), 0.0)
+            await pilot.pause()
+            before = app.query_one("#tabs").size.height
+            await pilot.press("z")
+            await pilot.pause()
+            assert not app.query_one("#top").display
+            assert app.query_one("#tabs").size.height > before + 5
+            lines = screen_lines(app)
+            assert any("job9" in line for line in lines) and not any(" G1 " in line for line in lines)  # all eleven, no checklist
+            await pilot.press("z")
+            await pilot.pause()
+            assert app.query_one("#top").display and app.query_one("#tabs").size.height == before

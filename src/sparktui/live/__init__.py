@@ -19,6 +19,14 @@ Callback = Callable[[dict[str, Any]], None]
 from sparktui.core.recording import SAMPLED_READINGS  # noqa: F401  (what the samples carry; re-exported)
 
 
+def list_every_process(on: bool) -> None:
+    """The process table's ``a``: while on, the live process scans also describe every process the
+    classifier passes over (``others``), which costs only while it is shown."""
+    from sparktui.probes import processes
+
+    processes.want_all(on)
+
+
 @runtime_checkable
 class Source(Protocol):
     """What the dashboard reads telemetry from: samples pushed to callbacks from the source's own

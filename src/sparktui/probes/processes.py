@@ -16,7 +16,13 @@ Reading "processes" data::
                "on_gpu" (listed by NVML), "gpu_list": "compute"|"graphics", "rss_bytes", "age_s",
                "cap": {"state": "set"|"default"|"none"|"unreadable"|"n/a", "fraction", "source", "detail"},
                "env": {memory-relevant variables} | "unreadable",
-               "group": pid of the instance's top process (launcher and its workers share it)}],
+               "group": pid of the instance's top process (launcher and its workers share it),
+               "cpu_pct": % of one core since the last scan (None on a process's first scan: n/a, never 0),
+               "gpu_util": SM % from NVML's per-process samples (None where NVML gives none: n/a, never 0),
+               "container": {"runtime", "id", "name"} | None (from /proc/PID/cgroup; None: not in one)}],
+     "others": [rows of every other process, kind "other"] (only while the dashboard lists every process),
+     "mem_total_bytes": MemTotal (the pool a row's share is of), "all": whether "others" was asked for,
+     "gpu_util_error": why NVML gave no per-process utilisation (None when it gave some),
      "nvml": {"ok", "error", "count"}, "container": {"inside": True|False|None, "markers", ...},
      "skipped": {"vanished", "denied"}, "own_excluded": N, "scanned": N, "t": unix time}
 
@@ -25,6 +31,7 @@ Reading "processes" data::
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -343,7 +350,181 @@ def nvml_processes(session: NvmlSession) -> dict[str, Any]:
                 out["pids"][pid] = max(known) if known else None  # N/A stays None, never 0
     out["ok"] = out["lists_read"] > 0
     out["error"] = "; ".join(errors) or None
+    out["util"], out["util_error"] = nvml_process_util(session)
     return out
+
+
+UTIL_WINDOW_S = 10.0  # the samples looked at: NVML keeps a short buffer; the newest per pid is shown
+
+
+def nvml_process_util(session: NvmlSession, now: float | None = None) -> tuple[dict[int, int], str | None]:
+    """({pid: SM utilisation %}, why none) from nvmlDeviceGetProcessUtilization over every GPU: the
+    newest sample per pid within UTIL_WINDOW_S. A pid without a sample is absent (shown n/a, never
+    0); NOT_FOUND (no samples in the window) and NOT_SUPPORTED say why in the second value."""
+    since = int(((time.time() if now is None else now) - UTIL_WINDOW_S) * 1e6)
+    newest: dict[int, tuple[int, int]] = {}
+    errors = []
+    for h in session.handles:
+        f = session.get("nvmlDeviceGetProcessUtilization", h, since,
+                        convert=lambda ss: [(int(x.pid), int(x.timeStamp), int(x.smUtil)) for x in ss])
+        if f.error is not None:
+            errors.append(f.error)
+            continue
+        for pid, stamp, sm in f.value:
+            if 0 <= sm <= 100 and stamp >= newest.get(pid, (-1, 0))[0]:  # past 100: no reading
+                newest[pid] = (stamp, sm)
+    util = {pid: sm for pid, (_, sm) in newest.items()}
+    return util, (None if util or not errors else "; ".join(dict.fromkeys(errors)))
+
+
+# -- per-process CPU %, container ---------------------------------------------------------------
+
+class CpuMeter:
+    """CPU % per process between two scans, from the user+system seconds a scan already reads (psutil's
+    stat read, cached in its oneshot: no extra read). A process's first scan has no interval: None
+    (n/a, never 0). Keyed by pid and start time, so a reused pid starts afresh; forgotten with the pid."""
+
+    def __init__(self) -> None:
+        self._last: dict[int, tuple[float | None, float, float]] = {}  # pid -> (started, cpu s, monotonic)
+
+    def percent(self, pid: int, started: float | None, cpu_s: float | None, mono: float) -> float | None:
+        if cpu_s is None:
+            self._last.pop(pid, None)
+            return None
+        prev = self._last.get(pid)
+        self._last[pid] = (started, cpu_s, mono)
+        if prev is None or prev[0] != started or mono - prev[2] <= 0.05 or cpu_s < prev[1]:
+            return None
+        return round(100.0 * (cpu_s - prev[1]) / (mono - prev[2]), 1)
+
+    def forget_except(self, alive: Iterable[int]) -> None:
+        keep = set(alive)
+        self._last = {pid: v for pid, v in self._last.items() if pid in keep}
+
+
+_CPU = CpuMeter()
+
+CGROUP_BYTES = 64 * 1024
+# One path segment naming a container: systemd scopes (docker-ID.scope, libpod-ID.scope,
+# cri-containerd-ID.scope, crio-ID.scope), podman's cgroupfs and quadlet names, or a bare id under
+# docker/, kubepods/.../pod.../, containerd/, ecs/. Each segment is short and matched whole: linear.
+_SCOPE = re.compile(r"(docker|libpod|libpod-payload|cri-containerd|crio|containerd)-([0-9a-f]{12,64})(\.scope)?")
+_BARE_ID = re.compile(r"[0-9a-f]{64}")
+_RUNTIME = {"docker": "docker", "libpod": "podman", "libpod-payload": "podman", "cri-containerd": "containerd",
+            "crio": "cri-o", "containerd": "containerd"}
+
+
+def parse_cgroup(text: str) -> dict[str, str] | None:
+    """The container a /proc/PID/cgroup names: {"runtime", "id"}; None for a host process. Every
+    line is looked at (cgroup v1 has one per hierarchy, v2 one ``0::`` line); in a line, the
+    innermost container wins (kind's pods inside a docker container). ``libpod-conmon-ID`` is
+    podman's monitor on the host, not the container."""
+    for line in text.splitlines()[:64]:
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        segments = parts[2].split("/")
+        for i in range(len(segments) - 1, -1, -1):
+            seg = segments[i][:256]
+            if ":cri-containerd:" in seg:  # containerd's systemd driver on cgroup v1: SLICE:cri-containerd:ID
+                cid = seg.rsplit(":", 1)[1]
+                if _BARE_ID.fullmatch(cid):
+                    return {"runtime": "containerd", "id": cid}
+                continue
+            m = _SCOPE.fullmatch(seg)
+            if m:
+                return {"runtime": _RUNTIME[m.group(1)], "id": m.group(2)}
+            if _BARE_ID.fullmatch(seg):
+                above = "/".join(segments[:i])
+                runtime = ("docker" if "docker" in above else "kubepods" if "kubepods" in above
+                           else "containerd" if "containerd" in above else "ecs" if "/ecs/" in above + "/"
+                           else "podman" if "libpod" in above else None)
+                if runtime:
+                    return {"runtime": runtime, "id": seg}
+    return None
+
+
+_NAMES: dict[str, tuple[float, str | None]] = {}  # container id -> (when looked up, name or None)
+NAME_TTL_S = 60.0
+DOCKER_ROOT = "/var/lib/docker/containers"
+PODMAN_STORES = ("/var/lib/containers/storage/overlay-containers/containers.json",)
+
+
+def container_name(runtime: str, cid: str, now: float | None = None) -> str | None:
+    """The name a container was given, where its runtime keeps it readable (docker's config.v2.json,
+    podman's containers.json: both root's); None otherwise (the short id is shown). Looked up once a
+    minute per container."""
+    now = time.monotonic() if now is None else now
+    hit = _NAMES.get(cid)
+    if hit is not None and now - hit[0] < NAME_TTL_S:
+        return hit[1]
+    name = None
+    try:
+        if runtime == "docker":
+            raw = _read(os.path.join(DOCKER_ROOT, cid, "config.v2.json"), 1 << 20)
+            got = json.loads(raw).get("Name") if raw else None
+            name = got.lstrip("/") if isinstance(got, str) else None
+        elif runtime == "podman":
+            for store in PODMAN_STORES:
+                raw = _read(store, 4 << 20)
+                for c in (json.loads(raw) if raw else []):
+                    if isinstance(c, dict) and c.get("id") == cid and c.get("names"):
+                        name = str(c["names"][0])
+                        break
+    except (ValueError, AttributeError, TypeError):
+        name = None
+    if len(_NAMES) > 512:
+        _NAMES.clear()
+    _NAMES[cid] = (now, name[:128] if name else None)
+    return _NAMES[cid][1]
+
+
+class ContainerOf:
+    """The container of each process, read once per process (its cgroup is set when it starts)."""
+
+    def __init__(self, proc: str = "/proc") -> None:
+        self.proc = proc
+        self._known: dict[int, tuple[float | None, dict[str, str] | None]] = {}
+
+    def of(self, pid: int, started: float | None) -> dict[str, Any] | None:
+        hit = self._known.get(pid)
+        if hit is None or hit[0] != started:
+            text = _read(os.path.join(self.proc, str(pid), "cgroup"), CGROUP_BYTES)
+            hit = (started, parse_cgroup(text) if text else None)
+            self._known[pid] = hit
+        found = hit[1]
+        if found is None:
+            return None
+        return {**found, "name": container_name(found["runtime"], found["id"])}
+
+    def forget_except(self, alive: Iterable[int]) -> None:
+        keep = set(alive)
+        self._known = {pid: v for pid, v in self._known.items() if pid in keep}
+
+
+_CONTAINERS = ContainerOf()
+
+
+def mem_total(proc: str = "/proc") -> int | None:
+    """MemTotal in bytes (the unified pool a row's share is of); None when unreadable."""
+    text = _read(os.path.join(proc, "meminfo"), 8192) or ""
+    for line in text.splitlines():
+        if line.startswith("MemTotal:"):
+            try:
+                return int(line.split()[1]) * 1024
+            except (ValueError, IndexError):
+                return None
+    return None
+
+
+_WANT_ALL = False
+
+
+def want_all(on: bool) -> None:
+    """The dashboard lists every process (not only the classified ones) while ``on``: the scans
+    then describe every process (``others``), which costs only while it is shown."""
+    global _WANT_ALL
+    _WANT_ALL = bool(on)
 
 
 # -- psutil scan -------------------------------------------------------------------------------
@@ -608,6 +789,11 @@ def describe(pid: int, base: dict[str, Any], now: float, skipped: dict[str, int]
                 rss = None
                 skipped["denied"] += 1
             created = p.create_time()
+            try:
+                ct = p.cpu_times()  # from the stat line create_time read: no extra read
+                cpu_s: float | None = float(ct.user + ct.system)
+            except psutil.AccessDenied:
+                cpu_s = None
             cmdline = base.get("cmdline")
             if not cmdline:
                 cmdline, cut, _ = cut_argv(list(p.cmdline() or []))
@@ -634,6 +820,7 @@ def describe(pid: int, base: dict[str, Any], now: float, skipped: dict[str, int]
         "process_name": base.get("name") or "", "command": command_text(cmdline),
         "gpu_mem_bytes": None, "rss_bytes": rss, "age_s": round(max(0.0, now - created), 1), "cap": None,
         "started": created,  # with the pid, the process's identity: a signal checks it
+        "cpu_s": cpu_s,
     }
     if base.get("server"):
         cap = parse_cap(base["server"], list(cmdline), env, env_error)
@@ -701,13 +888,16 @@ def own_pids(cands: list[dict[str, Any]], root: int | None) -> set[int]:
 
 
 def scan(session: NvmlSession | None, cfg: Config | None = None, *, markers: Iterable[str] = CONTAINER_MARKERS,
-         clock=time.time, exclude_own: bool = True) -> dict[str, Any]:
+         clock=time.time, exclude_own: bool = True, everything: bool | None = None) -> dict[str, Any]:
     """The process view: servers, training jobs and NVML GPU processes. Never raises.
 
     ``exclude_own``: leave out this process and its descendants (sparktui's probes, ssh to peers).
     Tests whose own children stand in for the user's workloads pass False; any sparktui's probe
-    scripts are left out either way."""
+    scripts are left out either way. ``everything``: also describe every other process
+    (``others``); None: as the dashboard asked (``want_all``)."""
+    everything = _WANT_ALL if everything is None else everything
     now = clock()
+    mono = time.monotonic()
     nv: dict[str, Any] = (nvml_processes(session) if session is not None
                           else {"ok": False, "error": "NVML not used", "pids": {}})
     try:
@@ -728,8 +918,11 @@ def scan(session: NvmlSession | None, cfg: Config | None = None, *, markers: Ite
                            "server": None, "label": "(not visible to psutil)"})
         elif not by_pid[pid]["kind"]:
             wanted.append(by_pid[pid])
-    rows = []
-    for c in wanted:
+    listed = {c["pid"] for c in wanted}
+    others = [c for c in cands if c["pid"] not in listed] if everything else []
+    rows, other_rows = [], []
+    util = nv.get("util") or {}
+    for c in wanted + others:
         row: dict[str, Any] | None
         if c["label"] == "(not visible to psutil)":
             row = {"pid": c["pid"], "ppid": None, "user": None, "kind": "gpu-process", "server": None,
@@ -739,15 +932,29 @@ def scan(session: NvmlSession | None, cfg: Config | None = None, *, markers: Ite
             row = describe(c["pid"], c, now, skipped)
             if row is None:
                 continue
+            row["cpu_pct"] = _CPU.percent(c["pid"], row.get("started"), row.pop("cpu_s", None), mono)
+            row["container"] = _CONTAINERS.of(c["pid"], row.get("started"))
         if c["pid"] in nv["pids"]:
             row["gpu_mem_bytes"] = nv["pids"][c["pid"]]
             row["on_gpu"] = True
             row["gpu_list"] = "compute" if c["pid"] in nv.get("compute", ()) else "graphics"
-        rows.append(row)
+            row["gpu_util"] = util.get(c["pid"])
+        if c["pid"] in listed:
+            rows.append(row)
+        else:
+            row["kind"] = "other"
+            other_rows.append(row)
+    alive = set(by_pid) | set(nv["pids"])
+    _CPU.forget_except(alive)
+    _CONTAINERS.forget_except(alive)
     _group(rows, ppids)
     rows.sort(key=lambda r: (-(r.get("gpu_mem_bytes") or 0), r["pid"]))
-    return {"rows": rows, "nvml": _nvml_summary(nv), "container": detect_container(markers),
-            "skipped": skipped, "own_excluded": len(own - {os.getpid()}), "scanned": len(cands), "t": round(now, 3)}
+    out = {"rows": rows, "nvml": _nvml_summary(nv), "container": detect_container(markers),
+           "skipped": skipped, "own_excluded": len(own - {os.getpid()}), "scanned": len(cands), "t": round(now, 3),
+           "mem_total_bytes": mem_total(), "all": everything, "gpu_util_error": nv.get("util_error")}
+    if everything:
+        out["others"] = other_rows
+    return out
 
 
 def _nvml_summary(nv: dict[str, Any]) -> dict[str, Any]:
@@ -759,7 +966,7 @@ def read(cfg: Config) -> Reading:
     started = time.time()
     session = NvmlSession()
     try:
-        data = scan(session, cfg)
+        data = scan(session, cfg, everything=False)  # the checks judge the classified rows only
     finally:
         session.close()
     return Reading("processes", data, error=data.get("scan_error"), source="NVML process lists + psutil",

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 import types
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,6 +64,7 @@ class GpuState:
     processes: list[tuple[int, int | None]] = field(default_factory=list)  # (pid, bytes or None)
     graphics_processes: list[tuple[int, int | None]] = field(default_factory=list)
     lost: bool = False
+    process_util: list[tuple[int, int]] = field(default_factory=list)  # (pid, SM %): nvmlDeviceGetProcessUtilization's samples
 
 
 class _Handle:
@@ -312,6 +314,21 @@ class FakeNvml(types.ModuleType):
         return [_Obj(pid=pid, usedGpuMemory=mem, gpuInstanceId=0xFFFFFFFF, computeInstanceId=0xFFFFFFFF)
                 for pid, mem in src]
 
+    def set_process_util(self, samples: list[tuple[int, int]], gpu: int = 0) -> "FakeNvml":
+        """The per-process SM utilisation samples NVML's buffer holds: (pid, SM %)."""
+        self.gpus[gpu].process_util = list(samples)
+        return self
+
+    def nvmlDeviceGetProcessUtilization(self, h: Any, last_seen_us: int) -> list[Any]:
+        """As the real call: one sample per pid newer than ``last_seen_us``; NOT_FOUND when the buffer
+        holds none (no process ran on the GPU lately, or a container's PID namespace). GB10's answer is
+        not on record (docs/reference/FACTS.md names none): its profile refuses with NOT_SUPPORTED."""
+        g = self._gpu(h, "nvmlDeviceGetProcessUtilization", "process_util")
+        if self.in_container or not g.process_util:
+            raise NVMLError(pynvml.NVML_ERROR_NOT_FOUND)
+        stamp = max(int(time.time() * 1e6), int(last_seen_us) + 1)
+        return [_Obj(pid=pid, timeStamp=stamp, smUtil=sm, memUtil=0, encUtil=0, decUtil=0) for pid, sm in g.process_util]
+
     def nvmlDeviceGetComputeRunningProcesses(self, h: Any) -> list[Any]:
         return self._procs(h, "nvmlDeviceGetComputeRunningProcesses", False)
 
@@ -341,7 +358,8 @@ def gb10(**kw: Any) -> FakeNvml:
     }
     gpu = GpuState(name="NVIDIA GB10", uuid="GPU-5b7f3c1e-0000-4000-8000-00000000gb10", capability=(12, 1),
                    values=values,
-                   errors={"memory": NOT_SUPPORTED, "power_limit_w": NOT_SUPPORTED, "mem_mhz": NOT_SUPPORTED})
+                   errors={"memory": NOT_SUPPORTED, "power_limit_w": NOT_SUPPORTED, "mem_mhz": NOT_SUPPORTED,
+                           "process_util": NOT_SUPPORTED})  # per-process utilisation: not on record for GB10
     return FakeNvml([gpu], driver=kw.pop("driver", "580.95.05"), cuda=13000, **kw)
 
 

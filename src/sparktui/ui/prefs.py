@@ -1,5 +1,6 @@
-"""What the dashboard remembers between runs: theme, process-table sort and filter, plot span,
-layout. Kept as JSON under the XDG state folder (``$XDG_STATE_HOME/sparktui/prefs.json``), not in
+"""What the dashboard remembers between runs: theme, process-table sort and tree view, plot span,
+layout. Not the process filter: a filter kept from an earlier run hid a running training job from
+a user who did not see it was on (a ``process_filter`` left in an older file is ignored). Kept as JSON under the XDG state folder (``$XDG_STATE_HOME/sparktui/prefs.json``), not in
 the hand-edited config.toml: the app writes this file, a person writes that one.
 
 A missing, unreadable or hand-mangled file gives the defaults (one bad field falls back alone)
@@ -32,7 +33,6 @@ class Prefs:
     theme: str | None = None  # a Textual theme name; None: the app's default
     sort_column: str = "GPU mem"  # a process-table column label
     sort_reverse: bool = True  # largest first
-    process_filter: str = ""
     tree: bool = False  # the process table as a tree (torchrun -> workers)
     plot_span: str = "5m"  # "5m" | "1h" | "session"
     layout: str = "auto"  # "auto" | "wide" | "narrow"

@@ -10,10 +10,11 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.message import Message
 from textual.timer import Timer
-from textual.widgets import DataTable, Input, Label
+from textual.widgets import DataTable, Input, Label, TabbedContent, TabPane
 from textual.widgets.data_table import ColumnKey
 
 from sparktui.core.inert import md_fence, md_text, visible
+from sparktui.live import list_every_process
 from sparktui.ui.format import age, gib
 from sparktui.ui.inert import plain
 from sparktui.ui.prefs import Prefs
@@ -25,10 +26,16 @@ class ProcessTable(Vertical):
     """Everything on the unified pool (G6), keyed by pid: filtered by '/', sorted by any column
     ('s' next column, 'S' reverse, or a click on its header, which shows ▲/▼), optionally as a
     tree (launcher -> workers, memory rolled up onto the launcher). The processes G6's verdict
-    names are marked '!' and kept at the top, so a short pane still shows them."""
+    names are marked '!' and kept at the top, so a short pane still shows them.
 
-    COLUMNS = (("pid", 7), ("user", 9), ("kind", 9), ("name", 16), ("GPU mem", 9), ("RSS", 8), ("cap", 14), ("age", 7), ("command", 60))
-    LARGEST_FIRST = frozenset({"GPU mem", "RSS", "cap", "age"})  # a new sort column starts this way round
+    A filter is never kept across runs and always named in the tab's title (a filter nobody sees
+    hides a training job). 'a' lists every process on the pool, not only the classified ones (the
+    scans describe them only while this is on); 'z' gives the table the whole screen. A cell too
+    narrow for its text ends with '…'; Enter shows the row whole."""
+
+    COLUMNS = (("pid", 7), ("user", 9), ("kind", 11), ("name", 16), ("GPU mem", 9), ("RSS", 8), ("CPU %", 6),
+               ("GPU %", 6), ("share", 7), ("cap", 14), ("container", 12), ("age", 7), ("command", 60))
+    LARGEST_FIRST = frozenset({"GPU mem", "RSS", "CPU %", "GPU %", "share", "cap", "age"})  # a new sort column starts this way round
 
     class ViewChanged(Message):
         """The sort, filter or tree view changed: the app keeps it (ui/prefs.py)."""
@@ -44,8 +51,12 @@ class ProcessTable(Vertical):
         self.rows: dict[str, dict[str, Any]] = {}
         self.sort_column = p.sort_column if p.sort_column in names else Prefs.sort_column
         self.sort_reverse = p.sort_reverse
-        self.filter_text = p.process_filter.strip().lower()
+        self.filter_text = ""  # never kept across runs: a filter left from yesterday hid a training job
         self.tree_view = p.tree
+        self.show_all = False  # 'a': every process, not only the classified ones (never kept either)
+        self.maximised = False  # 'z': the table has the screen
+        self.mem_total: int | None = None  # MemTotal: what a row's share is of
+        self._title: str | None = None  # the tab's own title, before a filter is added to it
         self.blamed: frozenset[int] = frozenset()
         self.blamed_by = ""  # the checks whose verdicts name them
         self.view_note = ""
@@ -56,7 +67,7 @@ class ProcessTable(Vertical):
     def compose(self) -> ComposeResult:
         # Held, not queried: a scan can arrive while the app is shutting down and the children
         # are already gone (query_one would raise NoMatches and take the app down with it).
-        self._filter = Input(self.filter_text, placeholder="filter processes (name, command, user, kind); Esc closes",
+        self._filter = Input(self.filter_text, placeholder="filter processes (name, command, user, kind, container); Esc clears",
                              id="proc-filter")
         self._note = Label("", id="proc-note")
         self._table = BoundedTable(id="proc-table", cursor_type="row")
@@ -71,10 +82,18 @@ class ProcessTable(Vertical):
         self._ready = True
         self._label_columns()
         self._fit(self.size.width)
-        self._redraw()  # a scan that arrived before the table existed, or the kept filter's note
+        self._redraw()  # a scan that arrived before the table existed
+        self._show_title()
+
+    def on_unmount(self) -> None:
+        if self.show_all:
+            list_every_process(False)  # the scans go back to describing the classified processes only
 
     def on_resize(self, event) -> None:
         self._fit(event.size.width)
+        self._redraw()  # the info line is fitted to the width
+        if self.filter_text:
+            self._show_title()
 
     def _fit(self, width: int) -> None:
         """The command column takes what the others leave (a wide terminal shows whole commands)."""
@@ -117,12 +136,65 @@ class ProcessTable(Vertical):
         return self.tree_view
 
     def set_filter(self, text: str) -> None:
-        """Filter as typed; kept once typing pauses (not one file write per key)."""
+        """Filter as typed. Shown in the tab's title while on, and never kept: the next run starts
+        with every process in sight (a kept filter once made a user conclude no training job ran)."""
         self.filter_text = text.strip().lower()
         self._redraw()
-        if self._filter_timer is not None:
-            self._filter_timer.stop()
-        self._filter_timer = self.set_timer(0.5, lambda: self.post_message(self.ViewChanged(process_filter=self.filter_text)))
+        self._show_title()
+
+    def title_text(self, room: int | None = None) -> str:
+        """The tab's title: its own, and the filter while one is on, within ``room`` characters (what
+        the other tabs leave): the filter cut with '…', then "(esc clears)" dropped, never the word
+        "filter"."""
+        base = self._title or "Processes"
+        if not self.filter_text:
+            return base
+        ft = visible(self.filter_text)
+        room = 10_000 if room is None else room
+        for tail in (" (esc clears)", ""):
+            head = f'{base} · filter "'
+            fits = room - len(head) - 1 - len(tail)
+            if len(ft) <= fits:
+                return f'{head}{ft}"{tail}'
+            if fits >= 6 or not tail:
+                return f'{head}{ft[:max(fits, 4) - 1]}…"{tail}'
+        return f'{base} · filter "{ft}"'
+
+    def _tab(self) -> Any:
+        """The tab that titles this table (None outside a TabbedContent)."""
+        pane = next((a for a in self.ancestors if isinstance(a, TabPane)), None)
+        tabs = next((a for a in self.ancestors if isinstance(a, TabbedContent)), None)
+        if pane is None or tabs is None or pane.id is None:
+            return None
+        try:
+            return tabs.get_tab(pane.id)
+        except Exception:  # not laid out yet, or gone while shutting down
+            return None
+
+    def _show_title(self) -> None:
+        tab = self._tab()
+        if tab is None:
+            return
+        if self._title is None:
+            self._title = str(tab.label.plain if isinstance(tab.label, Text) else tab.label)
+        others = sum(len(str(getattr(t.label, "plain", t.label))) + 2 for t in tab.parent.children if t is not tab) \
+            if tab.parent is not None else 0
+        title = self.title_text(max(20, self.app.size.width - others - 3))
+        tab.label = Text(title, style="bold" if self.filter_text else "")
+
+    def toggle_all(self) -> bool:
+        """'a': every process on the pool, with its share of it; the scans describe them only while on."""
+        self.show_all = not self.show_all
+        list_every_process(self.show_all)
+        self.show(getattr(self, "_data", None), getattr(self, "_now", 0.0))  # the last scan's others, or none
+        return self.show_all
+
+    def toggle_maximised(self) -> bool:
+        """'z': the table takes the screen (the checklist and plots hidden), and back."""
+        self.maximised = not self.maximised
+        for w in self.screen.query("#top"):
+            w.display = not self.maximised
+        return self.maximised
 
     @on(DataTable.HeaderSelected, "#proc-table")
     def _header_clicked(self, event: DataTable.HeaderSelected) -> None:
@@ -144,9 +216,15 @@ class ProcessTable(Vertical):
     # -- what arrives ----------------------------------------------------------------------------
     def show(self, data: dict[str, Any] | None, now: float) -> None:
         self.rows = {}
+        self._data = data
         if data:
             for row in data.get("rows") or []:
                 self.rows[str(row.get("pid"))] = row
+            if self.show_all:
+                for row in data.get("others") or []:
+                    self.rows.setdefault(str(row.get("pid")), row)
+            total = data.get("mem_total_bytes")
+            self.mem_total = total if isinstance(total, int) and total > 0 else None
         self.view_note = _visibility_note(data)
         self._now = now
         self._redraw()
@@ -170,10 +248,15 @@ class ProcessTable(Vertical):
     # -- ordering --------------------------------------------------------------------------------
     def _sort_value(self, row: dict[str, Any], totals: dict[int, tuple[Any, ...]]) -> Any:
         key = self.sort_column
-        if key in ("GPU mem", "RSS"):
+        if key in ("GPU mem", "RSS", "share"):
             gpu, _, rss, _ = totals.get(row["pid"], (row.get("gpu_mem_bytes"), False, row.get("rss_bytes"), False))
-            v = gpu if key == "GPU mem" else rss
+            v = gpu if key == "GPU mem" else rss if key == "RSS" else (None if gpu is None and rss is None else (gpu or 0) + (rss or 0))
             return -1 if v is None else v  # unknown below zero, never equal to it
+        if key in ("CPU %", "GPU %"):
+            v = row.get("cpu_pct" if key == "CPU %" else "gpu_util")
+            return v if isinstance(v, (int, float)) else -1
+        if key == "container":
+            return container_text(row.get("container")).lower()
         if key == "pid":
             return int(row.get("pid") or 0)
         if key == "age":
@@ -196,7 +279,8 @@ class ProcessTable(Vertical):
         rows = [r for r in self.rows.values() if isinstance(r.get("pid"), int)]
         if self.filter_text:
             ft = self.filter_text
-            rows = [r for r in rows if ft in " ".join(str(r.get(k) or "") for k in ("name", "command", "user", "kind", "pid")).lower()]
+            rows = [r for r in rows if ft in " ".join([*(str(r.get(k) or "") for k in ("name", "command", "user", "kind", "pid")),
+                                                       container_text(r.get("container"))]).lower()]
         if not self.tree_view:
             self._totals = {}
             return [(r, "") for r in self._ordered(rows, {}, set(self.blamed))]
@@ -224,16 +308,7 @@ class ProcessTable(Vertical):
         laid = self._layout()
         wanted = [str(r.get("pid")) for r, _ in laid]
         present = [rk.value for rk in t.rows]
-        note = f"{len(laid)} of {len(self.rows)} processes · sort: {self.sort_label}"
-        if self.blamed & {r["pid"] for r, _ in laid}:
-            note += f" · ! named by {self.blamed_by}"
-        if self.filter_text:
-            note += f" · filter: {self.filter_text!r} (/ edits, esc clears)"
-        if self.tree_view:
-            note += " · tree: a parent's memory sums its own and its children's"
-        if self.view_note:
-            note = f"{self.view_note} · {note}"
-        set_content(self._note, Text(note, style="dim"))
+        set_content(self._note, self._note_text(laid))
         cells = [self._cells(r, prefix) for r, prefix in laid]
         signature = [tuple(c.plain for c in row) for row in cells]
         last = self._last_signature
@@ -256,6 +331,31 @@ class ProcessTable(Vertical):
                         if a != b:
                             t.update_cell(pid, name, cell)
 
+    def _note_parts(self, laid: list[tuple[dict[str, Any], str]]) -> list[str]:
+        """The info line's parts, most needed first."""
+        parts = [self.view_note] if self.view_note else []
+        shown = "every process" if self.show_all else "processes"
+        parts.append(f"{len(laid)} of {len(self.rows)} {shown}")
+        if self.blamed & {r["pid"] for r, _ in laid}:
+            parts.append(f"! named by {self.blamed_by}")
+        if self.filter_text:
+            parts.append(f"filter: {self.filter_text!r} (/ edits, esc clears)")
+        if self.show_all and not (getattr(self, "_data", None) or {}).get("all"):
+            parts.append("every process from the next scan" if not getattr(self.app, "replaying", False)
+                         else "this recording holds the classified processes only")
+        parts.append(f"sort: {self.sort_label}")
+        if self.tree_view:
+            parts.append("tree: a parent's memory sums its own and its children's")
+        if self.show_all:
+            parts.append("share: (GPU memory + RSS) / MemTotal; RSS counts shared pages in each process")
+        if self.maximised:
+            parts.append("z restores")
+        return parts
+
+    def _note_text(self, laid: list[tuple[dict[str, Any], str]]) -> Text:
+        """As many whole parts as fit the width; '…' where more did not fit (never cut mid-word)."""
+        return Text(fit_parts(self._note_parts(laid), self.size.width or 200), style="dim", no_wrap=True, overflow="ellipsis")
+
     def _cells(self, r: dict[str, Any], prefix: str) -> list[Text]:
         pid = r["pid"]
         gpu, gpu_more, rss, rss_more = self._totals.get(pid, (r.get("gpu_mem_bytes"), False, r.get("rss_bytes"), False))
@@ -263,11 +363,58 @@ class ProcessTable(Vertical):
         style = {"server": "yellow", "training": "cyan"}.get(kind, "")
         named = pid in self.blamed
         mark = "bold red" if named else ""
-        # user, name and command are other users' text: plain (never markup), controls visible
-        return [Text(f"!{pid}" if named else str(pid), style=mark), plain(r.get("user") or "?"), plain(kind, style=style),
-                plain(prefix + str(r.get("name") or "?"), style=mark, overflow="ellipsis", no_wrap=True),
-                Text(_amount(gpu, gpu_more)), Text(_amount(rss, rss_more)), plain(cap_text(r.get("cap"))),
-                Text(age(r.get("age_s"))), plain(r.get("command") or "", overflow="ellipsis", no_wrap=True)]
+        cut = {"overflow": "ellipsis", "no_wrap": True}  # a cell too narrow ends with '…', never mid-word unmarked
+        # user, name, container and command are other users' text: plain (never markup), controls visible
+        return [Text(f"!{pid}" if named else str(pid), style=mark, **cut), plain(r.get("user") or "?", **cut),
+                plain(kind, style=style, **cut), plain(prefix + str(r.get("name") or "?"), style=mark, **cut),
+                Text(_amount(gpu, gpu_more), **cut), Text(_amount(rss, rss_more), **cut),
+                Text(pct_text(r.get("cpu_pct")), **cut),
+                Text(pct_text(r.get("gpu_util")) if r.get("on_gpu") else "", **cut),
+                Text(share_text(gpu, gpu_more or (bool(r.get("on_gpu")) and gpu is None), rss, rss_more, self.mem_total), **cut),
+                plain(cap_text(r.get("cap")), **cut), plain(container_text(r.get("container")), **cut),
+                Text(age(r.get("age_s")), **cut), plain(r.get("command") or "", **cut)]
+
+
+def fit_parts(parts: list[str], width: int, sep: str = " · ") -> str:
+    """The parts joined, as many whole ones as fit ``width``; a trailing ' …' says more did not fit.
+    A first part longer than the width is cut at a space (mid-word only when it has none), marked."""
+    out, dropped = "", False
+    for i, part in enumerate(parts):
+        nxt = part if not out else out + sep + part
+        more = i < len(parts) - 1
+        if len(nxt) + (2 if more else 0) > width and out:
+            dropped = True
+            break
+        out = nxt
+    if len(out) + (2 if dropped else 0) <= width:
+        return out + (" …" if dropped else "")
+    if len(out) > width or dropped:
+        head = out[:max(1, width - 2)]
+        cut = head.rfind(" ")
+        return (head[:cut] if cut > width // 2 else head).rstrip() + " …"
+    return out
+
+
+def pct_text(v: Any) -> str:
+    """A percentage, or n/a where none was measured (never 0 for 'not known')."""
+    if not isinstance(v, (int, float)):
+        return "n/a"
+    return f"{v:.0f}" if v >= 10 else f"{v:.1f}"
+
+
+def share_text(gpu: int | None, gpu_more: bool, rss: int | None, rss_more: bool, total: int | None) -> str:
+    """(GPU memory + RSS) / MemTotal in %: '+?' when part of it is unknown, '?' when all is."""
+    if not total or (gpu is None and rss is None):
+        return "?"
+    v = 100.0 * ((gpu or 0) + (rss or 0)) / total
+    return f"{v:.1f}%" + ("+?" if gpu_more or rss_more or rss is None else "")
+
+
+def container_text(c: dict[str, Any] | None) -> str:
+    """A container's name, else its short id; '' for a process on the host."""
+    if not isinstance(c, dict):
+        return ""
+    return str(c.get("name") or (str(c.get("id") or "")[:12]) or "")
 
 
 def _amount(v: int | None, more: bool) -> str:
@@ -338,10 +485,19 @@ def process_details(r: dict[str, Any]) -> str:
     itself (user, server, cap source, command line) is inert: escaped prose, a fenced command line
     whose fence no backtick run inside can close, controls visible (core/inert.py)."""
     cap = r.get("cap") or {}
-    lines = [f"- **kind:** {md_text(r.get('kind') or '?', False)}" + (f" ({md_text(r['server'], False)})" if r.get("server") else ""),
+    c = r.get("container")
+    gpu_mem = r.get("gpu_mem_bytes")
+    lines = [f"- **name:** {md_text(r.get('name') or '?', False)}" + (f" (process {md_text(r['process_name'], False)})"
+                                                                     if r.get("process_name") not in (None, "", r.get("name")) else ""),
+             f"- **kind:** {md_text(r.get('kind') or '?', False)}" + (f" ({md_text(r['server'], False)})" if r.get("server") else ""),
              f"- **user:** {md_text(r.get('user') or '?', False)}",
-             f"- **GPU memory:** {gib(r.get('gpu_mem_bytes')) + ' GiB' if r.get('gpu_mem_bytes') is not None else 'not listed by NVML'}",
-             f"- **resident memory:** {gib(r.get('rss_bytes'))} GiB",
+             f"- **GPU memory:** {gib(gpu_mem) + ' GiB' if gpu_mem is not None else 'N/A (NVML lists it without a figure)' if r.get('on_gpu') else 'not listed by NVML'}",
+             f"- **resident memory:** {gib(r.get('rss_bytes')) + ' GiB' if r.get('rss_bytes') is not None else 'unreadable'}",
+             f"- **CPU:** {pct_text(r.get('cpu_pct'))}" + (" % of one core since the last scan" if isinstance(r.get("cpu_pct"), (int, float))
+                                                          else " (measured from the second scan on)"),
+             f"- **GPU utilisation:** {pct_text(r.get('gpu_util')) + ' % (SM, NVML per-process samples)' if isinstance(r.get('gpu_util'), (int, float)) else 'n/a (NVML gave no per-process sample)' if r.get('on_gpu') else 'not on the GPU'}",
+             "- **container:** " + (md_text(f"{c.get('name') or '(no name readable)'}, {c.get('runtime')} id {c.get('id')}", False)
+                                    if isinstance(c, dict) else "none (a host process)"),
              f"- **running for:** {age(r.get('age_s'))}"]
     if cap:
         lines.append("- **memory cap:** " + md_text(f"{cap_text(cap) or 'none'}: {cap.get('source') or ''} "
