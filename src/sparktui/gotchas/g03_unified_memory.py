@@ -467,12 +467,21 @@ BREAKDOWN_LABELS = {"gpu": "GPU-held (NVML per process)", "host": "other used", 
                     "unseen": "available, not free (CUDA counts it used)", "free": "free (what CUDA reports)"}
 
 
-def gpu_held(r: Readings) -> tuple[float | None, str]:
+def gpu_held(r: Readings, at: float | None = None) -> tuple[float | None, str]:
     """The sum of NVML's per-process used memory from the processes reading, and where it comes
-    from; None with the reason when NVML's list was not read or a figure is N/A (never 0)."""
+    from; None with the reason when NVML's list was not read or a figure is N/A (never 0). ``at``
+    (a recording's moment): the scan of its history nearest that time, said in the source."""
     if PROCESSES.name not in r:
         return None, "no process scan in this reading"
-    data = checked(r.get_reading(PROCESSES)).data
+    data: Any = checked(r.get_reading(PROCESSES)).data
+    history = (data or {}).get("history")
+    scan_at = ""
+    if at is not None and isinstance(history, list):
+        timed = [h for h in history if isinstance(h, dict) and _num(h.get("t"))]
+        if not timed:
+            return None, "no process scan of the recording has a time"
+        data = min(timed, key=lambda h: abs(h["t"] - at))
+        scan_at = f", scan at {when_text(data['t'], None)}"
     if not data or data.get("scan_error") or not isinstance(data.get("rows"), list):
         return None, "the process scan failed"
     nv = data.get("nvml") or {}
@@ -483,7 +492,7 @@ def gpu_held(r: Readings) -> tuple[float | None, str]:
     listed = [row for row in data["rows"] if row.get("on_gpu") or row.get("gpu_mem_bytes") is not None]
     if any(not _num(row.get("gpu_mem_bytes")) for row in listed):
         return None, "NVML lists a process without a figure (N/A)"
-    return float(sum(row["gpu_mem_bytes"] for row in listed)), f"NVML, {len(listed)} process(es)"
+    return float(sum(row["gpu_mem_bytes"] for row in listed)), f"NVML, {len(listed)} process(es){scan_at}"
 
 
 def pool_breakdown(r: Readings) -> list[tuple[str, float]] | None:
@@ -518,8 +527,8 @@ def breakdown_evidence(r: Readings, ev: EvidenceList) -> None:
     """GPU-held, host-used and CUDA's free beside one another, when the readings carry a process scan."""
     if PROCESSES.name not in r:
         return
-    gpu, why = gpu_held(r)
     mem = r.data(MEMINFO) or {}
+    gpu, why = gpu_held(r, mem.get("t") if mem.get("review") and _num(mem.get("t")) else None)
     ev.add("GPU-held (sum of NVML per-process used memory)", why if gpu is not None else "NVML via the process scan",
            _b(gpu) if gpu is not None else f"unknown: {why}")
     if _num(mem.get("MemTotal")) and _num(mem.get("MemAvailable")):

@@ -184,3 +184,17 @@ def test_memfree_above_memavailable_still_sums_to_memtotal():
     r.add(Reading("meminfo", gb10(MemAvailable=10485760, MemFree=12582912), source="/proc/meminfo"))
     parts = dict(g3.pool_breakdown(r))
     assert parts["unseen"] == 0 and sum(parts.values()) == TOTAL
+
+
+def test_a_recording_puts_beside_its_worst_moment_the_scan_nearest_it():
+    early = dict(snap(vllm(5120, 0.9, 10 * GIB)), t=1_764_001_000.0)
+    late = dict(snap(vllm(5120, 0.9, ENGINE_CORE)), t=1_764_001_260.0)
+    processes = dict(late, history=[early, late], review=True)
+    mem = {**gb10(MemAvailable=20971520, MemFree=10485760), "review": True, "t": 1_764_001_250.0,
+           "t0": 1_764_000_000.0}
+    v, _ = judged(mem, processes=processes)
+    row = next(e for e in v.evidence if e.what.startswith("GPU-held"))
+    assert row.value == "87.0 GiB" and row.source == "NVML, 1 process(es), scan at 16:21:00 UTC"
+    processes = dict(late, history=[{k: x for k, x in early.items() if k != "t"}], review=True)
+    v, _ = judged(mem, processes=processes)
+    assert ev(v, "GPU-held") == "unknown: no process scan of the recording has a time"
