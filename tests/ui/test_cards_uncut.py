@@ -132,3 +132,18 @@ async def test_under_no_color_a_failing_check_is_louder_than_a_warning(monkeypat
         warn = table.get_cell("G3", "glyph").style
         assert app.no_color and "reverse" in str(fail) and "bold" in str(fail)
         assert "bold" in str(warn) and "reverse" not in str(warn)
+
+
+def test_a_card_marks_what_it_leaves_out():
+    """Fails on 5e064fb: an evidence value past 2000 characters stopped unmarked, and details past
+    the 50th were dropped without a word."""
+    from sparktui.core.verdict import Evidence, Status, Verdict
+    from sparktui.gotchas import REGISTRY
+    from sparktui.ui.screens import card_markdown
+
+    v = Verdict("G8", Status.WARN, "many", evidence=[Evidence("issues", "GitHub", "word " * 600)],
+                details=[f"detail {i}" for i in range(60)])
+    md = card_markdown(REGISTRY["G8"], v, "1m")
+    evidence = next(line for line in md.splitlines() if line.startswith("- **issues:**"))
+    assert "… · *from GitHub*" in evidence
+    assert "- detail 49" in md and "- detail 50" not in md and "10 more: `sparktui check -v G8`" in md

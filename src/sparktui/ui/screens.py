@@ -209,7 +209,8 @@ def _md_cell(value: Any) -> str:
         text = "; ".join(str(x) for x in value)
     else:
         text = _json(value)
-    text = visible(" ".join(text.split())[:EVIDENCE_CHARS])
+    text = " ".join(text.split())
+    text = visible(text if len(text) <= EVIDENCE_CHARS else text[: EVIDENCE_CHARS - 1] + "…")  # a cut is marked
     for ch in ("\\", "|", "_", "*", "`", "<", "[", "]"):
         text = text.replace(ch, "\\" + ch)
     return text
@@ -236,7 +237,10 @@ def card_markdown(g: Gotcha, v: Verdict | None, age_text: str, running_s: float 
             lines += [f"- **{_md_cell(e.what)}:** {_md_cell(e.value)} · *from {_md_cell(e.source)}*" for e in v.evidence]
             lines.append("")
         if v.details:
-            lines += ["## Details", ""] + [f"- {md_text(d)}" for d in v.details[:50]] + [""]
+            lines += ["## Details", ""] + [f"- {md_text(d)}" for d in v.details[:50]]
+            if len(v.details) > 50:  # never dropped unsaid
+                lines.append(f"- *… {len(v.details) - 50} more: `sparktui check -v {g.id}` lists them all*")
+            lines.append("")
     lines += [f"**Symptom.** {g.symptom}", "", f"**Cause.** {g.cause}", "", f"**How sparktui checks it.** {g.check}", ""]
     if not acting:
         lines += ["## Fix" + ("" if v is None else " (for reference)"), "", fix, ""]
