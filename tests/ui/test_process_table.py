@@ -365,8 +365,8 @@ async def test_a_filter_is_in_the_tab_title_at_every_width_and_a_restart_shows_t
             async with app.run_test(size=size) as pilot:
                 app.process_table.show(processes.scan(None), time.time())
                 await pilot.press("slash", *"vllm", "enter")
-                await wait_for(pilot, lambda: 'Processes (G6) · filter "vllm" (esc clears)' in tab_line(app),
-                               what="the filter in the tab's title", state=lambda: tab_line(app))
+                await wait_for(pilot, partial(lambda a: 'Processes (G6) · filter "vllm" (esc clears)' in tab_line(a), app),
+                               what="the filter in the tab's title", state=partial(tab_line, app))
                 assert pid not in [r["pid"] for r in app.process_table.visible_rows()]
                 await pilot.pause(0.6)  # longer than the base's wait before it kept the filter
             again = still_app()

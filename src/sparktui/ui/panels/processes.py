@@ -363,16 +363,22 @@ class ProcessTable(Vertical):
         style = {"server": "yellow", "training": "cyan"}.get(kind, "")
         named = pid in self.blamed
         mark = "bold red" if named else ""
-        cut = {"overflow": "ellipsis", "no_wrap": True}  # a cell too narrow ends with '…', never mid-word unmarked
-        # user, name, container and command are other users' text: plain (never markup), controls visible
-        return [Text(f"!{pid}" if named else str(pid), style=mark, **cut), plain(r.get("user") or "?", **cut),
-                plain(kind, style=style, **cut), plain(prefix + str(r.get("name") or "?"), style=mark, **cut),
-                Text(_amount(gpu, gpu_more), **cut), Text(_amount(rss, rss_more), **cut),
-                Text(pct_text(r.get("cpu_pct")), **cut),
-                Text(pct_text(r.get("gpu_util")) if r.get("on_gpu") else "", **cut),
-                Text(share_text(gpu, gpu_more or (bool(r.get("on_gpu")) and gpu is None), rss, rss_more, self.mem_total), **cut),
-                plain(cap_text(r.get("cap")), **cut), plain(container_text(r.get("container")), **cut),
-                Text(age(r.get("age_s")), **cut), plain(r.get("command") or "", **cut)]
+        # user, name, container and command are other users' text: plain (never markup), controls visible;
+        # a cell too narrow for its text ends with '…', never cut mid-word unmarked
+        on_gpu = bool(r.get("on_gpu"))
+        return [_cut(Text(f"!{pid}" if named else str(pid), style=mark)), _cut(plain(r.get("user") or "?")),
+                _cut(plain(kind, style=style)), _cut(plain(prefix + str(r.get("name") or "?"), style=mark)),
+                _cut(Text(_amount(gpu, gpu_more))), _cut(Text(_amount(rss, rss_more))),
+                _cut(Text(pct_text(r.get("cpu_pct")))), _cut(Text(pct_text(r.get("gpu_util")) if on_gpu else "")),
+                _cut(Text(share_text(gpu, gpu_more or (on_gpu and gpu is None), rss, rss_more, self.mem_total))),
+                _cut(plain(cap_text(r.get("cap")))), _cut(plain(container_text(r.get("container")))),
+                _cut(Text(age(r.get("age_s")))), _cut(plain(r.get("command") or ""))]
+
+
+def _cut(t: Text) -> Text:
+    """A cell: one line, ending with '…' where the column is too narrow."""
+    t.no_wrap, t.overflow = True, "ellipsis"
+    return t
 
 
 def fit_parts(parts: list[str], width: int, sep: str = " · ") -> str:
