@@ -341,7 +341,10 @@ def test_stop_container_dry_run_does_not_run_docker(tmp_path, monkeypatch):
     log = _fake_docker(tmp_path)
     monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
     out = guard.act(Config(guard=_cfg(action="stop-container", target="vllm-qwen")), dry_run=True)
-    assert out.did == ["dry run: would run docker stop vllm-qwen"] and not log.exists()
+    assert out.did == ["dry run: would run docker stop vllm-qwen"] and not out.errors and not log.exists()
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    out = guard.act(Config(guard=_cfg(action="stop-container", target="vllm-qwen")), dry_run=True)
+    assert out.errors == ["docker not found on PATH: acting, it could not stop container vllm-qwen"]
 
 
 def test_docker_failing_or_missing_is_a_clear_error_in_the_audit_log(tmp_path, monkeypatch):

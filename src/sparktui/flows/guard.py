@@ -218,6 +218,8 @@ def _command(argv: list[str], what: str, dry_run: bool, out: Outcome, timeout_s:
     shown = " ".join(argv)
     if dry_run:
         out.did.append(f"dry run: would run {shown}")
+        if shutil.which(argv[0]) is None:
+            out.errors.append(f"{argv[0]} not found on PATH: acting, it could not stop {what}")
         return
     if shutil.which(argv[0]) is None:
         out.errors.append(f"{argv[0]} not found on PATH: {what} not stopped")
