@@ -342,6 +342,11 @@ async def test_power_is_plotted_against_the_rating_g4_uses_with_its_unit(tmp_pat
         assert power.plot.bounds(*power.plot.area()) == (0.0, 700.0)  # the rating, not 140 W widened to the peak
         levels = [e for e in power.plot.eighths(*power.plot.area()) if e is not None]
         assert min(levels) == round(79 / 700 * power.plot.area()[1] * 8)  # idle 79 W: a ninth of 700 W
+    app = replay(h200_until_692w(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:  # stacked, one row: the same words, whole
+        await replayed(pilot)
+        assert app.telemetry.power.text.startswith("692.8 W / 700 W"), app.telemetry.power.text
+        assert "692.8 W / 700 W" in screen_text(app)
     app = replay(DEMO)  # a GB10: NVML gives no limit, the configured rating (with its unit)
     async with app.run_test(size=(80, 24)) as pilot:
         await replayed(pilot)
@@ -401,6 +406,22 @@ async def test_a_pool_whose_holders_were_not_read_is_blank_never_zeros():
         assert "holders: n/a (no AnonPages in /proc/meminfo)" in str(pool.legend.render())
         assert all(not r.strip() for r in rows(pool)), rows(pool)  # no bars at all, not a stack of zeros
         assert pool.text.startswith("used "), pool.text  # used/avail still read
+
+
+async def test_a_short_terminal_stacks_without_scrolling_and_a_nearly_empty_pool_still_shows():
+    """At 60x20 the checklist, the one-row meters and the tab bar fit (the fractions of the stacked
+    layout must not make the screen scroll); the H200's 0.5 GiB used of 125.8 is an eighth, not blank."""
+    app = replay(DEMO)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await replayed(pilot)
+        t = app.telemetry
+        assert t.region.height == 3 and not t.has_class("tall"), t.region
+        assert app.query_one("#tabs").region.bottom <= 19 and t.region.width == 60  # no scrollbar took a column
+    app = replay(H200)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await replayed(pilot)
+        (line,) = rows(app.telemetry.mem)
+        assert line.strip() and set(line.strip()) == {"▁"}, line
 
 
 async def test_stacked_plots_fill_the_room_at_200x60():

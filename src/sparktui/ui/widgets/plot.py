@@ -335,7 +335,7 @@ class StackPlot(Plot):
             edges, acc = [], 0.0
             for v in drawn:
                 acc += max(v, 0.0)
-                edges.append(round(acc / (hi or 1.0) * top))
+                edges.append(max(round(acc / (hi or 1.0) * top), 1 if acc > 0 else 0))  # held: an eighth at least
             n, k = len(edges), 0
             for row in range(height):  # row 0 at the bottom
                 low = row * 8
