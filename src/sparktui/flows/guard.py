@@ -453,8 +453,8 @@ class Step:
         when = time.strftime("%H:%M:%S", time.localtime(self.record["t"]))
         text = f"{when} {self.decision.line()} [{self.decision.basis}]"
         if self.outcome is not None:
-            text += f" -> {self.outcome.action}: {visible(self.outcome.text())}"
-        return text
+            text += f" -> {self.outcome.action}: {self.outcome.text()}"
+        return visible(text)  # a stand-in file's name, a command line: shown inert
 
 
 class Guard:
