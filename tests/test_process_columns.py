@@ -121,7 +121,7 @@ KEPLER = ("https://github.com/sustainable-computing-io/kepler/blob/32d60d59e6e56
           "internal/resource/container_test.go")
 DD_TRACE = ("https://github.com/open-telemetry/opentelemetry-java-instrumentation/blob/24632212e5de1198e8052a37e9e3c15a30bbb4c4/"
             "dd-trace-ot/src/test/groovy/datadog/opentracing/ContainerInfoTest.groovy")
-NEUVECTOR = "https://github.com/neuvector/neuvector/blob/main/share/system/cgroup_test.go"
+NEUVECTOR = "https://github.com/neuvector/neuvector/blob/0553cd335347dd08ef4eda86f7d66bd60d46d933/share/system/cgroup_test.go"
 
 CGROUP_LINES = [
     # docker, cgroup v1, cgroupfs driver (DD_TRACE "Docker examples")
