@@ -54,6 +54,7 @@ class PoolMeter(Meter):
     were not read the legend says so and the plot is blank: n/a is never drawn as zeros."""
 
     LEGEND_ROWS = 2
+    plot: StackPlot
 
     def compose(self) -> ComposeResult:
         self._value = TextLine("—", classes="meter-value")
@@ -366,7 +367,7 @@ class PoolParts(Sequence):
     def __len__(self) -> int:
         return len(self.view._times)
 
-    def __getitem__(self, i):  # type: ignore[override]
+    def __getitem__(self, i):
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(len(self)))]
         t = self.view._times[i]

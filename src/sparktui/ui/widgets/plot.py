@@ -291,7 +291,7 @@ class StackPlot(Plot):
     def shown(self, width: int) -> list[Sequence[float] | None]:
         """Each column's parts (None: blank), once per data and width."""
         if self._shown is None or self._shown[0] != width:
-            self._shown = (width, [None if i is None else self._parts[i] for i in self.columns(width)])
+            self._shown = (width, [None if i is None else self._parts[int(i)] for i in self.columns(width)])
         return self._shown[1]
 
     def colours(self) -> list[Style]:
