@@ -491,3 +491,16 @@ def test_guard_in_the_foreground_stops_cleanly_on_sigterm(tmp_path):
     assert "guard triggered:" in out and "would run systemctl stop vllm.service" in out and out.endswith("guard: stopped\n")
     lines = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
     assert lines[-1]["event"] == "stopped" and any(r["event"] == "action" and r["dry_run"] for r in lines)
+
+
+def test_a_printed_line_is_inert(tmp_path):
+    """Outside text in a decision (a stand-in file's name; a process's command line) reaches the
+    terminal as visible escapes, never as a control sequence."""
+    _files(tmp_path, 50)
+    g = Guard(Config(guard=_cfg()), meminfo=str(tmp_path / "meminfo"), pressure=str(tmp_path / "p\x1b]0;owned\x07"),
+              audit=AuditLog(tmp_path / "guard.jsonl"))
+    line = g.step().line()
+    assert "\x1b" not in line and "\x07" not in line and "p\\e]0;owned\\x07" in line
+    out = guard.act(Config(guard=_cfg(action="term-kind")), dry_run=True, scan=lambda c: {"rows": [
+        {"pid": 999_999_999, "kind": "server", "started": 1.0, "command": "vllm serve \x1b[2J\u202e"}]})
+    assert out.targets[0]["command"] == "vllm serve \\e[2J\\u202e"
