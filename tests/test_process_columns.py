@@ -230,3 +230,21 @@ def test_mem_total_from_meminfo(tmp_path):
     assert processes.mem_total(str(tmp_path)) == 127535104 * 1024
     assert processes.mem_total(str(tmp_path / "nowhere")) is None
     assert os.path.exists("/proc/meminfo") and processes.mem_total() > 0
+
+
+def test_every_process_is_shown_but_not_recorded(tmp_path):
+    """The all-processes view is a view: the kept session and --record keep the classified rows only."""
+    from sparktui.core.config import Config
+    from sparktui.live.sources import LiveSource
+
+    shown = []
+    rec = tmp_path / "rec.jsonl"
+    with fake_nvml.installed(fake_nvml.gb10()):
+        src = LiveSource(Config(), lambda s: None, shown.append, record_path=str(rec), keep_session=False)
+        src.static = src.sampler.static()
+        src._open_writers()
+        src.sampler.on_processes({"rows": [{"pid": 7}], "others": [{"pid": 8}], "all": True, "t": 1.0})
+        src.stop()
+    assert shown[0]["others"] == [{"pid": 8}]
+    kept = [json.loads(line) for line in rec.read_text().splitlines() if '"processes"' in line]
+    assert kept and all("others" not in json.dumps(k) for k in kept) and '"pid": 7' in rec.read_text().replace('"pid":7', '"pid": 7')

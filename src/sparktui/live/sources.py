@@ -112,7 +112,8 @@ class LiveSource(QuietSource):
                 show_sample(s)
 
         def on_processes(p: dict[str, Any]) -> None:
-            self._write("processes", p)
+            # the process table's 'a' (every process) is a view: not kept (a hundred rows each scan)
+            self._write("processes", {k: v for k, v in p.items() if k != "others"} if "others" in p else p)
             if show_processes is not None:
                 show_processes(p)
 
