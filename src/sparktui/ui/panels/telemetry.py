@@ -359,8 +359,8 @@ class PoolParts(Sequence):
         self._cols: list[list] | None = None
         latest = view.history.latest or {}
         self._latest = (latest.get("t"), latest.get("mem"))
-        window = set(view._times)
-        if len(memo) > 2 * len(window) + 16:  # bounded: what left the window is dropped
+        if len(memo) > 2 * len(view._times) + 16:  # bounded: what left the window is dropped
+            window = set(view._times)
             for t in [t for t in memo if t not in window]:
                 del memo[t]
 
