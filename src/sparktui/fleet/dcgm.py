@@ -4,7 +4,7 @@ Grafana dashboards and alerts (built on dcgm-exporter) light up for a Spark watc
 Names, types, units and HELP texts are dcgm-exporter's own (etc/default-counters.csv of
 NVIDIA/dcgm-exporter); the labels are those it puts on every GPU series (`gpu`, `UUID`,
 `pci_bus_id`, `device`, `modelName`, `Hostname`, in that order). Only fields GB10 answers and
-that mean there what they mean on a discrete GPU are served (FIELD-FACTS: on GB10 dcgm-exporter's
+that mean there what they mean on a discrete GPU are served (a community report of dcgm-exporter on GB10, driver 580.142: its
 GPU_UTIL, GPU_TEMP, POWER_USAGE, SM_CLOCK and TOTAL_ENERGY_CONSUMPTION work). Never a faked
 `DCGM_FI_DEV_FB_*`: GB10 has no framebuffer of its own; the unified pool is sparktui's own
 `sparktui_memory_bytes{field=...}` series. A value NVML did not give is no series, never a zero.
