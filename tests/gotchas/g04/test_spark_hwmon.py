@@ -190,3 +190,20 @@ def test_the_dashboard_path_judges_the_board_readings(tmp_path):
         s.close()
     v = judge(readings_from_samples(smp, static=static, window_s=600.0, source="live"), Config())
     assert v.status.value == "warn" and "PROCHOT asserted in 121 of 121 samples" in v.summary, v.summary
+
+
+def test_the_board_thresholds_at_their_boundaries():
+    """BRICK_NEAR x BRICK_W = 216 W of DC input counts, 215 W does not; an EWMA power at LIMIT_NEAR
+    (95%) of its cap counts, 94.9% does not; a board reading held in exactly SLOWDOWN_SHARE (1%) of
+    200 samples (2, = REASON_MIN_SAMPLES) counts."""
+    assert _judge(lambda i: _board(dc_input_w=216.0)).status.value == "warn"
+    assert _judge(lambda i: _board(dc_input_w=215.0)).status.value == "ok"
+    assert _judge(lambda i: _board(pl1_w=95.0, pl1_cap_w=100.0, pl1_max_w=250.0)).status.value == "warn"
+    assert _judge(lambda i: _board(pl1_w=94.9, pl1_cap_w=100.0, pl1_max_w=250.0)).status.value == "ok"
+    smp = samples(lambda i, t: gpu(temp=80, power=80.0), seconds=995.0)
+    assert len(smp) == 200
+    for i, s in enumerate(smp):
+        s["spbm"] = _board(prochot=1 if i in (10, 20) else 0)
+    cfg = Config().with_overrides(thermal={"window_min": 995.0 / 60})
+    v = judge(readings_of(telemetry={"samples": smp, "static": GB10}), cfg)
+    assert v.status.value == "warn" and "PROCHOT asserted in 2 of 200 samples" in v.summary, v.summary
