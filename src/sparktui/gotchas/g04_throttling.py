@@ -88,8 +88,8 @@ _FIX_SPARK = """\
 - Give the Spark air: it breathes front to back; keep 10+ cm clear, nothing stacked on top, room
   temperature down. Dust the intake on older units.
 - Locking the clocks a little lower (`sudo nvidia-smi -lgc 0,2000`) has lowered the temperature
-  ~10 °C with no visible speed loss; G4 then reports the lock, so one left from an experiment is
-  seen (`sudo nvidia-smi -rgc` undoes it).
+  ~10 °C with no visible speed loss; G4 reports a lock NVML shows (its clock-setting reason under
+  load), so one left from an experiment is seen (`sudo nvidia-smi -rgc` undoes it).
 - If clocks sit at 500-850 MHz with low power under load and no thermal reason, or the HW power brake
   counter grows, suspect a failed USB-PD power negotiation or the ~30 W safe mode: use the original
   power brick and cable, then do a full power cycle (shut down, unplug the power cable for 30 s, plug
@@ -97,9 +97,9 @@ _FIX_SPARK = """\
 """
 
 _FIX_OTHER = """\
-- Power capping at the enforced limit under a full load is the GPU working as designed; a limit set
-  below the default (`nvidia-smi -q -d POWER` shows both) is undone with
-  `sudo nvidia-smi -pl <default limit in W>`.
+- Power capping at the enforced limit under a full load is the GPU working as designed. A limit set
+  below the default is undone by giving `sudo nvidia-smi -pl` the default limit that
+  `nvidia-smi -q -d POWER` shows ("Default Power Limit").
 - Thermal or HW slowdown, or the HW power brake: check the server's airflow and inlet temperature,
   its fans, and the power supplies in the BMC's event log.
 """
