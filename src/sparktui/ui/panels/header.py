@@ -48,7 +48,7 @@ class HeaderBar(Widget):
             self.refresh()
 
     # parts dropped first when the bar is too narrow (the last resort is a cut at a word, with …)
-    DROP_ORDER = ("name", "driver", "gpu")
+    DROP_ORDER = ("name", "long source", "driver", "gpu")
 
     def render(self) -> Text:
         if not self._args:
@@ -74,11 +74,15 @@ class HeaderBar(Widget):
         for text, style in badges:  # a peer's badge names that peer
             parts.append(("badge", " · ", ""))
             parts.append(("badge", visible(text), style))
-        parts.append(("source", f" · {visible(short_source) if narrow and short_source else source}", "dim"))
+        short = visible(short_source) if short_source else source
+        parts.append(("source", f" · {short if narrow else source}", "dim"))
         for drop in self.DROP_ORDER:
             if not width or sum(cell_len(text) for _, text, _ in parts) <= width:
                 break
-            parts = [p for p in parts if p[0] != drop]
+            if drop == "long source":  # the source's short label (a replay: the file's name) first
+                parts = [("source", f" · {short}", "dim") if p[0] == "source" else p for p in parts]
+            else:
+                parts = [p for p in parts if p[0] != drop]
         t = Text(no_wrap=True, overflow="crop")
         for _, text, style in parts:
             t.append(text, style=style)
