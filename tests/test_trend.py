@@ -47,7 +47,7 @@ def test_plots_switch_to_the_trend_once_the_history_wraps():
         h.append(sample(float(i), 50.0 + (i == 5), 2400.0, 60))
     assert h.wrapped and h.plotted("g0.temp_c") == h.trend.values("g0.temp_c")
     assert len(h.plotted("g0.temp_c")) == 7  # 400 s: minutes 0..6, reaching back to the start
-    assert h.plotted("g0.util_gpu") == h.values("g0.util_gpu")  # not trended: the ring buffer
+    assert h.plotted("g0.mem_mhz") == h.values("g0.mem_mhz")  # not trended: the ring buffer
 
 
 async def test_the_dashboard_says_when_it_plots_a_point_a_minute():

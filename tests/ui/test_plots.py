@@ -23,9 +23,10 @@ MEM_TOTAL = 128 * GIB
 
 
 def sample(t: float, temp: float | None = 60.0, power: float | None = 40.0, sm: float | None = 2400.0,
-           avail: float = 100 * GIB) -> dict:
+           avail: float = 100 * GIB, util: float | None = 50.0) -> dict:
     errors = {"temp_c": "NOT_SUPPORTED (Not Supported)"} if temp is None else {}
-    return {"t": t, "gpus": [{"index": 0, "temp_c": temp, "power_w": power, "sm_mhz": sm, "reasons": [], "errors": errors}],
+    return {"t": t, "gpus": [{"index": 0, "temp_c": temp, "power_w": power, "sm_mhz": sm, "util_gpu": util, "reasons": [],
+                              "errors": errors}],
             "mem": {"MemTotal": MEM_TOTAL, "MemAvailable": avail, "MemFree": avail, "Buffers": 0, "Cached": GIB,
                     "Shmem": 0, "AnonPages": 10 * GIB}}
 
@@ -209,6 +210,21 @@ async def test_a_long_span_reaches_back_through_the_per_minute_trend():
         app.telemetry.span = "5m"  # the ring covers it: every sample, no trend
         await show(app, pilot)
         assert "a point a minute" not in str(app.telemetry.note.render())
+
+
+async def test_the_utilisation_plot_reaches_back_through_the_trend_too():
+    """Two hours, a 10-minute ring: the hour's utilisation plot shows the busy stretch 40-35 minutes
+    ago (the trend keeps each minute's busiest moment), not a blank before the ring."""
+    samples = [sample(T0 + i, util=100.0 if 4800 <= i < 5100 else 5.0) for i in range(7200)]
+    app = app_with(samples, maxlen=600)
+    async with app.run_test(size=(200, 60)) as pilot:
+        app.telemetry.span = "1h"
+        await show(app, pilot)
+        plot = app.telemetry.util.plot
+        levels = plot.eighths(*plot.area())
+        assert None not in levels and app.telemetry.util.text.startswith("5 %  5–100 %"), app.telemetry.util.text
+        busy = [i for i, e in enumerate(levels) if e == max(levels)]
+        assert busy and abs(busy[0] - len(levels) * 20 // 60) <= 2, (busy, len(levels))
 
 
 async def test_a_long_span_says_its_true_minimum_not_the_lowest_minutes_maximum():

@@ -168,9 +168,9 @@ class Trend:
     """Per-minute extremes of the plotted series over the whole session, for when the full-rate
     history (an hour at 1 Hz) no longer reaches back to the start: someone returning after a night
     sees the night. Bounded too (three days of minutes), and which extreme is kept follows what
-    matters: the hottest and hungriest moment, the lowest clock and the least memory available."""
+    matters: the hottest, hungriest and busiest moment, the lowest clock and the least memory available."""
 
-    KEEP = {"g0.temp_c": max, "g0.power_w": max, "g0.sm_mhz": min, "mem.MemAvailable": min}
+    KEEP = {"g0.temp_c": max, "g0.power_w": max, "g0.sm_mhz": min, "g0.util_gpu": max, "mem.MemAvailable": min}
 
     def __init__(self, bucket_s: float = 60.0, maxlen: int = 3 * 24 * 60) -> None:
         self.bucket_s = bucket_s
