@@ -166,3 +166,18 @@ async def test_p_plays_on_from_where_a_seek_left_the_replay():
                        state=lambda: (app.source.position, header(app)))
         assert app.source.position == len(app.source.recording.samples)
         assert len(app.source.history) == min(len(app.source.recording.samples), app.source.history.maxlen)
+
+
+async def test_the_filter_box_and_the_tab_bar_keep_their_own_arrows_in_a_replay():
+    app = replay_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await loaded(pilot)
+        at = app.source.position
+        await pilot.press("slash", "v", "l", "home", "left", "end")
+        box = app.query_one("#proc-filter")
+        assert app.focused is box and box.cursor_position == 2 and app.source.position == at
+        await pilot.press("escape")
+        app.query_one("#tabs").query_one("ContentTabs").focus()
+        await pilot.press("right")
+        await wait_for(pilot, lambda: app.query_one("#tabs").active == "tab-playbooks", what="the next tab")
+        assert app.source.position == at

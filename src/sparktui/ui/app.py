@@ -790,8 +790,8 @@ class SparkApp(App):
             return False
         if action in self.LIVE_ONLY and self.replaying:
             return False  # look-only: not in the footer, help or palette; the key only says why (on_key)
-        if action in self.REPLAY_ONLY:  # the tab bar's own ← → switch tabs
-            return self.replaying and not isinstance(self.focused, Tabs)
+        if action in self.REPLAY_ONLY:  # the tab bar's ← → switch tabs, the filter box's move its cursor
+            return self.replaying and not isinstance(self.focused, (Tabs, Input))
         if action in ("signal_process", "readonly_note"):
             return self.readonly == (action == "readonly_note")
         if action in ("pause", "resume"):
