@@ -607,7 +607,7 @@ def rule_several_jobs(v: View) -> Finding | None:
 
 
 def _ray_beside_vllm(v: View) -> list[Party]:
-    return [p for p in v.servers if p.server == "vllm"] if v.ray else []
+    return [p for p in v.servers if p.server == "vllm"]  # with no Ray daemon, no rule below finds anything
 
 
 def rule_ray_beside_vllm(v: View) -> Finding | None:

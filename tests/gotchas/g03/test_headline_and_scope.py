@@ -94,6 +94,14 @@ def test_a_cache_rule_at_another_moment_says_when_and_comes_after_the_headlines_
     assert "**At 16:10:00 UTC (+00:10:00), another moment than the headline's**" in v.fix
 
 
+def test_a_big_cache_at_the_headlines_moment_is_said_there_not_as_another_moment():
+    low = {**gb10(MemFree=5242880, MemAvailable=62914560, Cached=60000000), "t": T0 + 600}
+    v = judged(review(gb10(MemAvailable=5242880, MemFree=2097152, Cached=60000000, AnonPages=30000000), low_free=low))
+    assert v.status is Status.WARN and "; reclaimable page cache holds" in v.summary
+    assert not any(e.what == "page-cache rule, at another moment" for e in v.evidence)
+    assert "another moment than the headline's" not in v.fix and DROP in v.fix
+
+
 def test_a_cache_headline_puts_the_cache_drop_first():
     v = judged(gb10(MemFree=3145728, MemAvailable=89128960, Cached=83886080))
     assert v.status is Status.WARN and v.summary.startswith("reclaimable page cache holds")
@@ -114,7 +122,7 @@ NO_DRIVER = "NVML unavailable: NVML Shared Library Not Found"
 def test_an_x86_vm_without_a_gpu_is_skip_not_ok():
     """Fails on 5e064fb: ok ("MemAvailable ... (floor 8 GiB)")."""
     v = judged(gb10(), nvml=None, nvml_error=NO_DRIVER, machine="x86_64")
-    assert v.status is Status.SKIP
+    assert v.status is Status.SKIP and v.id == "G3"
     assert v.summary == (f"does not apply: this x86_64 host has no NVIDIA GPU that NVML sees ({NO_DRIVER}): "
                          "no unified CPU-GPU pool")
     assert ev(v, "machine") == "x86_64"
@@ -148,6 +156,8 @@ def test_nvml_seeing_no_gpu_with_the_host_unread_is_unknown_not_ok():
     container without the driver."""
     v = judged(gb10(), nvml=None, nvml_error=NO_DRIVER, machine=None)
     assert v.status is Status.UNKNOWN
+    nv = next(e for e in v.evidence if e.what == "NVML devices")
+    assert (nv.source, nv.value) == ("NVML", f"none: {NO_DRIVER}")
     assert v.summary.startswith("cannot tell whether this machine has a unified CPU-GPU pool: NVML sees no GPU")
 
 

@@ -172,6 +172,20 @@ def test_gpu_held_unknown_is_never_zero():
         assert parts[0][0] == "used" and sum(b for _, b in parts) == TOTAL
 
 
+def test_hugepage_sizes_without_counts_fall_back_to_meminfo():
+    unread = [{"size_bytes": 2 << 20, "total": None, "free": None, "reserved": None, "surplus": None}]
+    mem = gb10(HugePages_Total=1024, HugePages_Free=1024, HugePages_Rsvd=24)
+    assert g3.idle_hugepages(mem, pool(hugepages=unread)) == 1000 * (2 << 20)
+    half = [{"size_bytes": 2 << 20, "total": 8, "free": None, "reserved": 0, "surplus": 0}]
+    assert g3.idle_hugepages(mem, pool(hugepages=half)) == 1000 * (2 << 20)
+
+
+def test_nothing_available_is_still_a_breakdown():
+    r = Readings()
+    r.add(Reading("meminfo", gb10(MemAvailable=0, MemFree=0), source="/proc/meminfo"))
+    assert dict(g3.pool_breakdown(r)) == {"used": TOTAL, "unseen": 0, "free": 0}
+
+
 def test_breakdown_without_the_figures_is_none():
     r = Readings()
     r.add(Reading("meminfo", {"MemTotal": TOTAL}, source="/proc/meminfo"))
