@@ -531,3 +531,19 @@ def test_a_stack_is_drawn_to_the_eighth_bottom_up_and_blank_where_not_read():
     top, bottom = plot._render_rows(2, 2, (Style(), Style(), Style(dim=True), red, yellow, blue, cyan, green))
     assert [(s.text, s.style) for s in bottom] == [("▆", red + Style(bgcolor=yellow.color)), (" ", Style())]
     assert [(s.text, s.style) for s in top] == [("▂", yellow + Style(bgcolor=green.color)), (" ", Style())]
+
+
+async def test_stacked_with_an_rdma_line_the_plots_keep_their_rows():
+    """A Spark with ConnectX-7 has an RDMA line: stacked at 200x60 it takes one row across, the
+    note one more, and the plots keep the rest."""
+    samples = [{**sample(T0 + i), "rdma": {"rx_Bps": 1.5e9, "tx_Bps": 2.5e9}} for i in range(300)]
+    app = app_with(samples)
+    async with app.run_test(size=(200, 60)) as pilot:
+        await show(app, pilot)
+        await stacked(pilot)
+        t = app.telemetry
+        assert t.rdma.display and t.rdma.region.height == 1 and t.note.region.height == 1
+        assert t.note.region.y == t.rdma.region.y + 1 == t.region.bottom - 1  # the last two rows, no empty cell
+        assert "RDMA in/out 1.50 / 2.50 GB/s" in screen_text(app)
+        for m in (t.temp, t.power, t.clock, t.util, t.mem):
+            assert m.plot.area()[1] >= 3, (m.id, m.plot.area())
