@@ -109,10 +109,15 @@ def test_dashboard_reads_at_80x24(tmux, tmp_path):
     assert len(lines) <= 24 and all(len(l) <= 80 for l in lines)
     for gid in [f"G{i}" for i in range(1, 15)]:
         assert any(l.lstrip(" ?✔▲✘–·⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏").startswith(gid) or f" {gid} " in l for l in lines), gid
-    footer = tmux.wait_for("m peers").splitlines()[-1]  # every main key fits the footer at 80 columns
-    for key in ("⏎ card", "q quit", "? help", "r rerun", "R all", "b G5", "/ filter", "s sort", "p pause",
+    footer = tmux.wait_for("m peers").splitlines()[-1]  # the main keys fit the footer at 80 columns
+    for key in ("⏎ card", "q quit", "? help", "← -1 min", "→ +1 min", "/ filter", "s sort", "p pause",
                 "e events", "m peers"):
         assert key in footer, (key, footer)
+    for key in ("k ", "r rerun", "R all", "b G5"):  # a replay is look-only
+        assert key not in footer, (key, footer)
+    assert footer.rstrip().endswith("m peers"), footer  # whole keys: none cut at the terminal's edge
+    header = tmux.wait_for("· ended").splitlines()[0].rstrip()  # where the replay is, and every word whole
+    assert "REPLAY" in header and "· ended" in header and header.endswith("gb10-demo.jsonl"), header
 
 
 @pytest.mark.parametrize("size", [(80, 24), (200, 60)])
