@@ -88,7 +88,7 @@ async def test_the_footer_keeps_help_and_drops_whole_keys_as_the_terminal_narrow
         wide = whole_items(await footer_line(app, pilot), offered_items(app))
         for width in (100, 60, 40):
             await pilot.resize_terminal(width, 30)
-            await wait_for(pilot, lambda: len(screen_lines(app)[-1]) <= width and app.footer.size.width == width,
+            await wait_for(pilot, lambda w=width: len(screen_lines(app)[-1]) <= w and app.footer.size.width == w,
                            what=f"the footer at {width}")
             await pilot.pause()
             got = whole_items(await footer_line(app, pilot), offered_items(app))
