@@ -359,8 +359,8 @@ async def test_the_card_shows_evidence_values_whole_wrapped_not_cut(size):
         assert LONG_PATH in path_item and len(shown[path_item]) > 2  # whole, over several lines
         assert all(len(line) <= size[0] for line in shown[path_item])
         huge = next(joined for joined in shown if joined.startswith("a huge value:"))
-        assert "x" * 2000 in huge and "x" * 2001 not in huge  # whole up to a sane bound
-        assert not any("…" in line for lines in items for line in lines)
+        assert "x" * 1999 + "…" in huge and "x" * 2000 not in huge  # whole up to a sane bound, the cut marked
+        assert not any("…" in line for joined, lines in shown.items() if joined != huge for line in lines)
 
 
 def test_a_url_breaks_only_after_a_slash():
