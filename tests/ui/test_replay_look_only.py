@@ -181,3 +181,29 @@ async def test_the_filter_box_and_the_tab_bar_keep_their_own_arrows_in_a_replay(
         await pilot.press("right")
         await wait_for(pilot, lambda: app.query_one("#tabs").active == "tab-playbooks", what="the next tab")
         assert app.source.position == at
+
+
+def test_replay_source_seek_holds_the_recording_up_to_a_position():
+    import threading
+
+    from sparktui.live.sources import ReplaySource
+
+    cfg = Config().with_overrides(telemetry={"history": 50})
+    got, done = [], threading.Event()
+    src = ReplaySource(str(DEMO), cfg, got.append, lambda p: None, speed=None, on_finished=done.set)
+    samples = src.recording.samples
+    src.start()
+    assert done.wait(10) and src.finished and src.position == len(samples)
+    done.clear()
+    snap = src.seek(120)
+    assert not done.is_set() and not src.finished and src.paused  # held there, not "finished"
+    assert src.position == 120 and src.now() == samples[119]["t"] and len(src.history) == 50
+    assert src.history.latest is samples[119] and snap is src.replay.processes_at(samples[119]["t"])
+    assert src.index_at(samples[119]["t"] + 0.1) == 120 and src.index_at(0) == 1
+    assert src.seek(10**9) is not None and src.finished and src.position == len(samples)  # clamped: the end
+    src.seek(-5)
+    assert src.position == 1 and len(src.history) == 1
+    got.clear()
+    src.resume()  # plays on from the position
+    assert done.wait(10) and src.finished and got and got[0] is samples[1] and got[-1] is samples[-1]
+    src.stop()

@@ -233,6 +233,7 @@ class ReplaySource(QuietSource):
     ``now()`` is its time; the feed holds there (paused) until ``resume`` plays on from it."""
 
     kind = "replay"
+    SEEK_TREND_SPANS = 4  # a seek refills at most this many History lengths (about 19 us a sample)
 
     def __init__(self, path: str, cfg: Config, on_sample: Callback, on_processes: Callback, speed: float | None = 1.0,
                  on_finished: Callable[[], None] | None = None, recording: Any = None) -> None:
@@ -349,7 +350,9 @@ class ReplaySource(QuietSource):
         i = max(1, min(int(index), len(samples)))
         self._halt_feed()
         history = History(self.history.maxlen)  # filled aside, then swapped in: never seen half-built
-        for s in samples[max(0, i - self.history.maxlen):i]:
+        # the ring keeps the last maxlen; the samples before them feed the per-minute trend (the
+        # plots' whole-session span), up to SEEK_TREND_SPANS rings back, so a key stays quick
+        for s in samples[max(0, i - self.SEEK_TREND_SPANS * self.history.maxlen):i]:
             history.append(s)
         self.history = history
         self.position, self._t = i, samples[i - 1]["t"]
