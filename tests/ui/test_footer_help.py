@@ -156,9 +156,12 @@ async def test_tab_moves_the_focus_ring_and_the_arrows_go_to_the_focused_panel()
         await pilot.pause()
         assert app.focused is app.checklist and left_edge(app, app.checklist) == {"█"}  # the ring: a bar
         assert left_edge(app, table) == {" "}
-        await pilot.press("tab", "tab")
+        await pilot.press("tab")
+        await wait_for(pilot, lambda: app.focused is not app.checklist, what="the tab bar focused")
+        await pilot.press("down")  # from the tab bar into its table
         await wait_for(pilot, lambda: app.focused is table, what="the process table focused",
                        state=lambda: app.focused)
+        assert table.cursor_row == 0
         await pilot.pause()
         assert left_edge(app, table) == {"█"} and "█" not in left_edge(app, app.checklist)
         before = app.checklist.cursor_row

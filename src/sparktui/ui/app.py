@@ -963,6 +963,11 @@ class SparkApp(App):
             self.notify(f"replay, look-only: {self.LOOK_ONLY_KEYS[event.character]}", timeout=4)
             event.stop()
             return
+        if event.key == "down" and isinstance(self.focused, Tabs) and self._on_main():
+            table = "#proc-table" if self._active_tab() == "tab-processes" else "#pb-table"
+            self.query_one(table).focus()  # ↓ from the tab bar goes into its table
+            event.stop()
+            return
         if event.key != "escape" or not self._on_main():
             return
         box = self.query_one("#proc-filter", Input)
