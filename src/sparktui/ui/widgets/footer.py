@@ -23,6 +23,11 @@ class Footer(TextualFooter):
     """A drop-in Footer (the same constructor) that drops keys rather than cutting them."""
 
     _fitted_width = 0
+    keys_known = False  # the screen has said its bindings once (Textual's footer waits for that too)
+
+    def bindings_changed(self, screen) -> None:
+        self.keys_known = True
+        super().bindings_changed(screen)
 
     def _order(self, binding: Binding, index: int) -> tuple[int, int]:
         """The view's own keys (focused widget, screen) first, as listed; then the app's by
@@ -42,7 +47,7 @@ class Footer(TextualFooter):
         return w + (1 if palette else 0)  # the palette key's border
 
     def compose(self) -> ComposeResult:
-        if not self._bindings_ready:
+        if not self.keys_known:
             return
         width = self.size.width or self.app.size.width
         self._fitted_width = width
@@ -87,5 +92,5 @@ class Footer(TextualFooter):
                             tooltip=binding.tooltip or binding.description)
 
     def on_resize(self, event) -> None:
-        if event.size.width != self._fitted_width and self._bindings_ready:
+        if event.size.width != self._fitted_width and self.keys_known:
             self.call_after_refresh(self.recompose)
