@@ -51,10 +51,10 @@ LEGACY_COUNTERS = {"power_viol_ns": "sw_power_cap_ns", "thermal_viol_ns": "therm
 COUNTER_FIELDS = tuple(k for k, _, _ in CLOCK_EVENT_COUNTERS) + (THERMAL_POLICY_COUNTER[0],)
 
 GPU_FIELDS = ("temp_c", "power_w", "power_limit_w", "sm_mhz", "gr_mhz", "mem_mhz", "util_gpu", "util_mem",
-              "reasons_mask", *COUNTER_FIELDS, "mem_used", "mem_total", *LEGACY_COUNTERS)
+              "reasons_mask", *COUNTER_FIELDS, "mem_used", "mem_total", *LEGACY_COUNTERS, "energy_mj")
 # Fields a sample carries only sometimes (field 75 where 269 fails; an old recording's keys): the ring
 # buffers give them back only where they were there.
-OPTIONAL_GPU_FIELDS = frozenset({THERMAL_POLICY_COUNTER[0], *LEGACY_COUNTERS})
+OPTIONAL_GPU_FIELDS = frozenset({THERMAL_POLICY_COUNTER[0], *LEGACY_COUNTERS, "energy_mj"})  # energy: since 2026-12-05
 # The /proc/meminfo fields a sample and the meminfo reading keep: what `free` shows, and what G3
 # needs to say what holds the pool (process memory, tmpfs, locked pages, hugepages, cache, the kernel).
 MEM_FIELDS = ("MemTotal", "MemFree", "MemAvailable", "Buffers", "Cached", "SReclaimable", "Shmem",
