@@ -261,6 +261,14 @@ class ProcessCap(TypedDict):
     detail: str
 
 
+class ProcessRowContainer(TypedDict, total=False):
+    """The container a process runs in (probes/processes.py ``parse_cgroup`` + ``container_name``)."""
+
+    runtime: str  # "docker" | "containerd" | "cri-o" | "podman" | "kubepods"
+    id: str  # the container's id as its cgroup path names it
+    name: str | None  # from docker's/podman's store; None: unknown (the UI shows the short id)
+
+
 class _ProcessRowBase(TypedDict):
     pid: int
 
@@ -283,6 +291,10 @@ class ProcessRow(_ProcessRowBase, total=False):
     cap: ProcessCap | None
     env: dict[str, str] | str  # memory-relevant variables, or "unreadable"
     group: int  # pid of the instance's top process (a launcher and its workers share it)
+    started: float | None  # create time (epoch s): with the pid, the process's identity (a signal checks it)
+    cpu_pct: float | None  # % of one core since the last scan; None on a process's first scan (n/a, never 0)
+    gpu_util: int | None  # SM % from NVML's per-process samples; None where NVML gives none (n/a, never 0)
+    container: ProcessRowContainer | None  # from /proc/PID/cgroup; None: not in one
 
 
 class NvmlProcessSummary(TypedDict):
@@ -317,6 +329,10 @@ class ProcessSnapshot(TypedDict, total=False):
     scanned: int  # processes listed
     t: float
     scan_error: str  # the listing failed: then there is no "rows" at all (and the reading has the error)
+    others: list[ProcessRow]  # every other process, kind "other": only while the dashboard lists them all
+    all: bool  # whether "others" was asked for
+    mem_total_bytes: int | None  # MemTotal: the pool a row's share ((GPU memory + RSS) / MemTotal) is of
+    gpu_util_error: str | None  # why NVML gave no per-process utilisation; None when it gave some
 
 
 class ProcessesData(ProcessSnapshot, total=False):

@@ -274,6 +274,12 @@ class ReplaySource(QuietSource):
         pace = f" at {self.speed:g}x" if self.speed and not self.finished else ""
         return self._base_label + pace + self._error_label
 
+    @label.setter
+    def label(self, text: str) -> None:
+        """A source's label is writeable (QuietSource, LiveSource): here it names the file part;
+        the pace and a feed's error still follow it."""
+        self._base_label = text
+
     @property
     def short_label(self) -> str:
         """The file name alone, for a narrow header (its REPLAY badge says the rest)."""

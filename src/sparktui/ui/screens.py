@@ -317,6 +317,9 @@ class CardScreen(Screen):
         self.notify(f"copied {self.gotcha.id}'s {what} ({len(cmds.splitlines())} lines) {where}")
 
     def action_rerun(self) -> None:
+        if self.on_rerun is None:  # a replay is look-only (check_action hides the key too)
+            self.notify("a replay is look-only: nothing is rerun")
+            return
         running = self.running_s()
         if running is not None:
             self.notify(f"{self.gotcha.id} is already running ({int(running)} s); this card updates when it is done")
