@@ -38,6 +38,9 @@ def _scan(tmp_path: Path, paths: list[dict] | None = None) -> dict:
             "dirs_walked": 1, "matches": [], "matches_total": 0, "files": {}, "skipped": {}}
 
 
+SPARK_HOST = {"hostname": "spark-1", "system": "Linux", "machine": "aarch64", "dmi_product": "NVIDIA DGX Spark"}
+
+
 def _mem(avail_gib: float) -> dict:
     return {"MemTotal": int(121.7 * GIB), "MemAvailable": int(avail_gib * GIB), "MemFree": int(avail_gib * GIB),
             "Buffers": 0, "Cached": 0, "SReclaimable": 0, "Shmem": 0, "SwapTotal": 0, "SwapFree": 0}
@@ -50,7 +53,9 @@ def _mem(avail_gib: float) -> dict:
     (2.0, True, 1, "FAILED: warned on G3"),
 ])
 def test_warnings_block_only_with_strict(tmp_path, capsys, avail, strict, code, word):
-    snap = _snapshot(tmp_path, meminfo=_mem(avail), nvml=None)
+    # a Spark whose NVML could not be read: the host reading says aarch64, so G3 judges the unified pool
+    # (without it G3 cannot tell unified memory from an x86 host without a GPU: unknown, tested in G3's tests)
+    snap = _snapshot(tmp_path, meminfo=_mem(avail), nvml=None, host=SPARK_HOST)
     assert main(["preflight", "G3", "--snapshot", snap] + (["--strict"] if strict else [])) == code
     out = capsys.readouterr().out.strip().splitlines()
     assert word in out[-1]
