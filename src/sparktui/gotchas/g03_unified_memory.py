@@ -51,7 +51,7 @@ SWAP_LOW_AVAIL_SHARE = 0.25  # MemAvailable under this share of MemTotal counts 
 
 # The pool beyond meminfo (issue 26; probes/pool.py). A tmpfs (/dev/shm, a container's --shm-size) is
 # carved from the pool: its files stay in memory and no cache drop frees them (a 64 GB shm was suspected
-# in hard power-offs: FIELD-FACTS, community). One whose limit is over this share of MemTotal, or whose
+# in hard power-offs: a community report). One whose limit is over this share of MemTotal, or whose
 # files already hold the floor's worth, is named in the evidence; when MemAvailable is under the floor
 # and it holds that much, the warning names it. The kernel's own default limit is half of memory.
 TMPFS_SIZE_SHARE = 0.5
@@ -503,7 +503,7 @@ def pool_breakdown(r: Readings) -> list[tuple[str, float]] | None:
       for all of MemTotal - MemAvailable), at most what is used;
     - "host": the rest of MemTotal - MemAvailable;
     - "unseen": MemAvailable - MemFree, memory a new allocation gets but CUDA's free-memory call
-      (which follows MemFree, FIELD-FACTS: unsloth #10704) counts as used;
+      (which follows MemFree: unsloth #10704) counts as used;
     - "free": MemFree (at most MemAvailable), what CUDA reports free.
 
     None when the meminfo reading lacks MemTotal, MemAvailable or MemFree."""
@@ -606,6 +606,8 @@ def not_unified(r: Readings) -> tuple[Status, str, EvidenceList] | None:
         memory = d.get("memory")
         value = memory.get("value") if isinstance(memory, dict) else None
         total = value.get("total") if isinstance(value, dict) else None
+        if isinstance(total, float) and not is_number(total):
+            total = None  # NaN or infinite: no figure (core/units), as if NVML gave none; never "nan GiB"
         label = f"GPU {d.get('index', '?')} ({(d.get('name') or {}).get('value') or 'GPU'})"
         if is_number(total) and total > 0:
             own.append(f"{label} {gib(total)}")

@@ -45,7 +45,7 @@ HEADROOM_FRACTION = 0.9  # footprints adding up to more than this share of MemTo
 REVIEW_BLIND_OK_SHARE = 0.1
 # Ray's memory monitor counts page cache as memory pressure and kills workers (vLLM's among them) when
 # the cache fills the pool; setting this variable to 0 in Ray's environment turns the monitor off
-# (docs.ray.io, "Out-Of-Memory Prevention"; FIELD-FACTS: conselara.dev, community). Read from the
+# (docs.ray.io, "Out-Of-Memory Prevention"; conselara.dev and community reports). Read from the
 # environment of Ray's daemons (raylet, gcs_server, `ray start`: probes/processes.py SERVER_ENV).
 RAY_MONITOR_ENV = "RAY_memory_monitor_refresh_ms"
 
