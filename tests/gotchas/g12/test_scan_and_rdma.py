@@ -243,13 +243,13 @@ async def test_telemetry_panel_shows_rdma_only_with_a_device():
     app = One()
     async with app.run_test(size=(100, 30)) as pilot:
         panel = app.query_one(TelemetryPanel)
-        panel.show(hist(), 140.0, 1.0, 3000.0)
+        panel.show(hist(), Config(), 1.0, 3000.0)
         await pilot.pause()
         assert panel.rdma.display is False
-        panel.show(hist(rdma={"rx_Bps": 2.0e9, "tx_Bps": 2.37e10, "ports": 4}), 140.0, 1.0, 3000.0)
+        panel.show(hist(rdma={"rx_Bps": 2.0e9, "tx_Bps": 2.37e10, "ports": 4}), Config(), 1.0, 3000.0)
         await pilot.pause()
         assert panel.rdma.display is True
         assert "RDMA in/out 2.00 / 23.70 GB/s" in str(panel.rdma.render())
-        panel.show(hist(errors={"rdma": "RDMA counters vanished under /sys/class/infiniband"}), 140.0, 1.0, 3000.0)
+        panel.show(hist(errors={"rdma": "RDMA counters vanished under /sys/class/infiniband"}), Config(), 1.0, 3000.0)
         await pilot.pause()
         assert panel.rdma.display is True and "n/a (RDMA counters vanished" in str(panel.rdma.render())
