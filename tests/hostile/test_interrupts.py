@@ -33,7 +33,9 @@ def test_ctrl_c_during_check_shows_what_was_read_and_exits_130(tmp_path, hang):
         assert rc == 130, err  # it used to be 3: the cancelled probe judged as an unknown
         assert "interrupted: judging what was read so far" in err and "Traceback" not in err
         got = {c["id"]: c["status"] for c in json.loads(out)["checks"]}
-        assert got["G1"] == "unknown" and got["G3"] in ("ok", "warn")
+        # G3 was judged from what was read (meminfo, host): ok/warn on a Spark, skip on an x86 host where
+        # NVML sees no GPU (no unified pool, since e92ef60); never the cancelled probe's unknown
+        assert got["G1"] == "unknown" and got["G3"] in ("ok", "warn", "skip")
         assert run.left_running() == []
 
 

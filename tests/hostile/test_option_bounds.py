@@ -23,9 +23,12 @@ NUMERIC = [
     (["record", "-o", "r.jsonl"], "--interval", 0.01, 86400, None),
     (["record", "-o", "r.jsonl"], "--duration", 0.1, 1e9, None),
     (["record", "-o", "r.jsonl"], "--processes-every", 0.01, 1e9, "never"),
+    (["guard"], "--interval", 0.1, 5, None),
 ]
-# checked after parsing, with its own message (cli/bandwidth.size_bytes; tests/gotchas/g05/test_gate_and_probe.py)
-CHECKED_AFTER_PARSING = {("bandwidth", "--size")}
+# checked after parsing, with its own message (cli/bandwidth.size_bytes; tests/gotchas/g05/test_gate_and_probe.py;
+# export --every: 1 to 86400 s, NaN and inf refused, only with --textfile: cli/fleet.cmd_export,
+# tests/test_export_textfile.py)
+CHECKED_AFTER_PARSING = {("bandwidth", "--size"), ("export", "--every")}
 # options whose converter checks something other than a number (cli/main.sys_root_folder: a folder)
 NOT_NUMERIC = {"--sys-root"}
 
