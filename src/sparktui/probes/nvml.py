@@ -23,9 +23,12 @@ _lock = threading.Lock()
 
 
 def set_backend(module: Any) -> None:
-    """Install an NVML implementation (a fake in tests, or None to reload the real one)."""
+    """Install an NVML implementation (a fake in tests, or None to reload the real one). Under the
+    lock ``backend`` loads under: a thread loading the real binding at that moment (a sampler still
+    running) cannot overwrite the fake just installed."""
     global _backend, _backend_error
-    _backend, _backend_error = module, None
+    with _lock:
+        _backend, _backend_error = module, None
 
 
 def backend() -> tuple[Any, str | None]:

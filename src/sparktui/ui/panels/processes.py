@@ -186,7 +186,7 @@ class ProcessTable(Vertical):
         """'a': every process on the pool, with its share of it; the scans describe them only while on."""
         self.show_all = not self.show_all
         list_every_process(self.show_all)
-        self.show(getattr(self, "_data", None), getattr(self, "_now", 0.0))  # the last scan's others, or none
+        self.show(getattr(self, "_last_scan", None), getattr(self, "_now", 0.0))  # the last scan's others, or none
         return self.show_all
 
     def toggle_maximised(self) -> bool:
@@ -216,7 +216,7 @@ class ProcessTable(Vertical):
     # -- what arrives ----------------------------------------------------------------------------
     def show(self, data: dict[str, Any] | None, now: float) -> None:
         self.rows = {}
-        self._data = data
+        self._last_scan = data  # the last scan, shown again when "a" toggles
         if data:
             for row in data.get("rows") or []:
                 self.rows[str(row.get("pid"))] = row
@@ -340,7 +340,7 @@ class ProcessTable(Vertical):
             parts.append(f"! named by {self.blamed_by}")
         if self.filter_text:
             parts.append(f"filter: {self.filter_text!r} (/ edits, esc clears)")
-        if self.show_all and not (getattr(self, "_data", None) or {}).get("all"):
+        if self.show_all and not (getattr(self, "_last_scan", None) or {}).get("all"):
             parts.append("every process from the next scan" if not getattr(self.app, "replaying", False)
                          else "this recording holds the classified processes only")
         parts.append(f"sort: {self.sort_label}")
