@@ -57,6 +57,7 @@ class Source(Protocol):
     def record_readings(self, readings: Readings) -> None: ...
     def keep_event(self, text: str, t: float) -> None: ...
     def keep_verdict(self, v: Any, t: float, change: Any) -> None: ...
+    def side_readings(self) -> dict[str, Any]: ...  # readings judged beside the window (live: host, pool)
 
 
 class QuietSource:
@@ -107,6 +108,10 @@ class QuietSource:
 
     def keep_verdict(self, v: Any, t: float, change: Any) -> None:
         pass
+
+    def side_readings(self) -> dict[str, Any]:
+        """Readings judged beside the window's samples: none (a replay judges what it recorded)."""
+        return {}
 
 
 def window_readings(history: History, cfg: Config, *, static: dict[str, Any] | None, processes: Any,

@@ -13,8 +13,11 @@ import time
 from typing import Any, Callable
 
 from sparktui.core.config import Config
+from sparktui.core.readings import Reading
 from sparktui.core.telemetry import History
 from sparktui.live import Callback, QuietSource, new_sampler, recording_head
+
+POOL_EVERY_S = 30.0  # G3's tmpfs/hugepages/swap facts change slowly; /proc/mounts is read no more often
 
 
 class LiveSource(QuietSource):
@@ -31,8 +34,15 @@ class LiveSource(QuietSource):
         """``on_session`` is called (from the session thread) once the previous session has been
         restored, or not, and this one opened, or not: ``restored`` and ``session_error`` say which."""
         self.cfg = cfg
+        self._side: dict[str, Reading[Any]] = {}  # host and pool for G3 (side_readings)
+        self._pool_due = 0.0
+
+        def scanned(p: dict[str, Any]) -> None:  # the sampler's thread, every process scan
+            self._read_side()
+            on_processes(p)
+
         self.sampler = new_sampler(cfg, processes_every_s=cfg.telemetry.processes_every_s, on_sample=on_sample,
-                                   on_processes=on_processes)
+                                   on_processes=scanned)
         self.history: History = self.sampler.history
         self.interval_s = self.sampler.interval_s
         self.static: dict[str, Any] = {}
@@ -69,6 +79,28 @@ class LiveSource(QuietSource):
         self._session_thread = threading.Thread(target=self._session_then_sample, args=(head, host),
                                                 name="sparktui-session", daemon=True)
         self._session_thread.start()
+
+    def side_readings(self) -> dict[str, Reading[Any]]:
+        """What G3 reads beside the samples: the host (read once: is this unified memory at all)
+        and the pool (tmpfs, /dev/shm, hugepages, swap; read with a process scan, at most every
+        POOL_EVERY_S, in the sampler's thread: the UI never waits on a mount). Empty until the
+        first process scan."""
+        return dict(self._side)
+
+    def _read_side(self) -> None:
+        now = time.monotonic()
+        try:
+            if "host" not in self._side:
+                from sparktui.probes import host
+
+                self._side = {**self._side, "host": host.read(self.cfg)}
+            if now >= self._pool_due:
+                from sparktui.probes import pool
+
+                self._pool_due = now + POOL_EVERY_S
+                self._side = {**self._side, "pool": pool.read(self.cfg)}
+        except Exception as e:  # a probe's bug costs G3 those facts (it says they were not read), not the scan
+            self._side = {**self._side, "pool": Reading("pool", None, error=f"pool not read: {e!r}")}
 
     def refresh_static(self) -> None:
         """Read NVML's static facts again (a rerun: application clocks reset with `nvidia-smi -rac`

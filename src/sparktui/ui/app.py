@@ -736,6 +736,9 @@ class SparkApp(App):
             return
         if not review:
             readings = self._with_followed(readings)
+            side = self.source.side_readings()  # live: G3's host and pool facts
+            if side:
+                readings = Readings({**side, **dict(readings)})
         mono = time.monotonic()
         for v in runner.judge_window(readings, self.cfg, have_processes=review or self.latest_processes is not None):
             self._set_verdict(v, mono)
