@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -37,7 +38,11 @@ async def test_a_real_recording_is_not_marked():
 
 @pytest.mark.parametrize("path, marked", [(DEMO, True), (H200, False)])
 def test_check_replay_says_synthetic_only_for_the_demo(path, marked):
+    # into a pipe without COLUMNS the `recording FILE (...)` line is whole. The environment is passed
+    # explicitly: once anything in the test process imported readline, the C environment a child
+    # inherits has COLUMNS=80 and LINES=24 (readline sets them) though os.environ does not show them
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     out = subprocess.run([sys.executable, "-m", "sparktui", "check", "G2", "--replay", str(path)],
-                         capture_output=True, text=True, timeout=60).stdout
+                         capture_output=True, text=True, timeout=60, env=env).stdout
     first = out.splitlines()[0]
     assert first.startswith("recording ") and ("not a measurement" in first) is marked

@@ -284,11 +284,9 @@ def _fitted(lines: list[tuple[str, str]]) -> list[str]:
     width (cli/render.py), continuation lines hanging under the text after a lead (two spaces in
     without one); into a pipe or a log without COLUMNS each stays one whole line, so a launch
     script's grep sees a problem whole."""
-    import os
+    from sparktui.cli.render import output_width, wrap, wraps_lines
 
-    from sparktui.cli.render import output_width, wrap
-
-    if not sys.stdout.isatty() and not os.environ.get("COLUMNS", "").strip().isdigit():  # COLUMNS set: wrap to it
+    if not wraps_lines():
         return [lead + " ".join(text.split()) for lead, text in lines]
     width = output_width()
     return [out for lead, text in lines for out in wrap(text, width, lead, " " * len(lead) if lead else "  ")]
@@ -377,13 +375,10 @@ def not_checked(verdicts, readings, cfg) -> list[dict]:
 
 
 def cmd_preflight(args: argparse.Namespace) -> int:
-    from sparktui.cli.common import (EXIT_FOR, EXIT_INTERRUPTED, EXIT_OK, UsageError, config_from_args, parse_ids,
-                                     was_interrupted)
+    from sparktui.cli.common import EXIT_FOR, EXIT_INTERRUPTED, EXIT_OK, config_from_args, was_interrupted
     from sparktui.core.verdict import Status, worst
     from sparktui.fleet.peers import PeerState
     from sparktui.core.inert import visible  # summaries and peers' names quote outside text
-    from sparktui.gotchas import REGISTRY
-    from sparktui.gotchas.base import Feed
     from sparktui.runner import run_checks
 
     cfg = config_from_args(args)
@@ -391,17 +386,9 @@ def cmd_preflight(args: argparse.Namespace) -> int:
     rec = readings = None
     source = ""
     if replay:
-        from sparktui.live.recorder import replay_ids_for
-
         rec, readings = _recording(replay)
         source = f"recording {Path(replay).name}"
-    everything = replay_ids_for(readings) if readings is not None else list(REGISTRY)
-    ids = parse_ids(args.ids) if args.ids else [g for g in everything if not REGISTRY[g].intrusive]
-    intrusive = [g for g in ids if REGISTRY[g].intrusive]
-    if intrusive:
-        command = "bandwidth" if any(REGISTRY[g].feed is Feed.ON_REQUEST for g in intrusive) else "check"
-        raise UsageError(f"sparktui preflight: {', '.join(intrusive)} is intrusive; preflight never runs it "
-                         f"(use `sparktui {command}` on an idle machine)")
+    ids = _preflight_ids(args.ids, readings)
     if rec is not None:
         host, peers = dict(rec.header.get("host") or {}), []
     else:
@@ -457,6 +444,27 @@ def cmd_preflight(args: argparse.Namespace) -> int:
         verdict_line += "; " + _passed_despite(args.strict, allow)
     sys.stdout.write("\n".join(visible(line) for line in _fitted(out + [("", verdict_line)])) + "\n")
     return code
+
+
+def _preflight_ids(named: list[str], readings) -> list[str]:
+    """The checks preflight runs: those ``named``, else every non-intrusive one (of a recording's
+    ``readings``: those it answers). An intrusive check named is a usage error: preflight never runs it."""
+    from sparktui.cli.common import UsageError, parse_ids
+    from sparktui.gotchas import REGISTRY
+    from sparktui.gotchas.base import Feed
+
+    everything = list(REGISTRY)
+    if readings is not None:  # a recording
+        from sparktui.live.recorder import replay_ids_for
+
+        everything = replay_ids_for(readings)
+    ids = parse_ids(named) if named else [g for g in everything if not REGISTRY[g].intrusive]
+    intrusive = [g for g in ids if REGISTRY[g].intrusive]
+    if intrusive:
+        command = "bandwidth" if any(REGISTRY[g].feed is Feed.ON_REQUEST for g in intrusive) else "check"
+        raise UsageError(f"sparktui preflight: {', '.join(intrusive)} is intrusive; preflight never runs it "
+                         f"(use `sparktui {command}` on an idle machine)")
+    return ids
 
 
 class _Gate:

@@ -215,6 +215,8 @@ def check_replay(args: argparse.Namespace) -> int:
     else:
         from sparktui.core.inert import visible  # the recording's own note is outside text
 
-        sys.stdout.write("".join(line + "\n" for line in render.wrap(visible(source), render.output_width(), "", "  ")))
+        # wrapped on a terminal or to COLUMNS, like the verdicts under it; whole into a pipe (grep)
+        head = render.wrap(visible(source), render.output_width(), "", "  ") if render.wraps_lines() else [visible(source)]
+        sys.stdout.write("".join(line + "\n" for line in head))
         sys.stdout.write(render.table(verdicts, verbose=args.verbose, stream=sys.stdout))
     return EXIT_FOR[worst([v.status for v in verdicts])]

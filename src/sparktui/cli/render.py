@@ -111,6 +111,15 @@ def output_width(stream=None) -> int:
     return PIPE_WIDTH
 
 
+def wraps_lines(stream=None) -> bool:
+    """Whether a whole-line header (preflight's lines, `check --replay`'s `recording FILE (...)`)
+    wraps: on a terminal, or wherever COLUMNS is set; into a pipe or a log without COLUMNS it stays
+    one line, so a script's grep sees it whole."""
+    stream = sys.stdout if stream is None else stream
+    env = os.environ.get("COLUMNS", "").strip()
+    return (env.isdigit() and int(env) > 0) or (hasattr(stream, "isatty") and stream.isatty())
+
+
 def wrap(text: str, width: int, first: str, rest: str) -> list[str]:
     """``text`` wrapped at spaces to ``width``, the first line after ``first``, the others after
     ``rest``. Words are never split (a path longer than a line stays whole on its own line), nor at
