@@ -58,12 +58,12 @@ async def test_the_dashboard_says_when_it_plots_a_point_a_minute():
     async with app.run_test(size=(120, 36)) as pilot:
         await loaded(pilot)
         note = str(app.query_one("#telemetry-note").render())
-        assert "plots: last 5 min, a point a minute (g)" in note, note  # 50 samples at 5 s: 4 min in the ring
-        await pilot.press("g", "g")  # 1 h, then the whole session
+        assert "plots: last 5 min, a point a minute (w)" in note, note  # 50 samples at 5 s: 4 min in the ring
+        await pilot.press("w", "w")  # 1 h, then the whole session
         await wait_for(pilot, lambda: "plots: session" in str(app.query_one("#telemetry-note").render()),
                        what="the plots over the session", state=lambda: str(app.query_one("#telemetry-note").render()))
         note = str(app.query_one("#telemetry-note").render())
-        assert "plots: session 0h25m, a point a minute (g)" in note, note
+        assert "plots: session 0h25m, a point a minute (w)" in note, note
 
 
 def test_each_minute_keeps_its_other_extreme_too():

@@ -138,6 +138,28 @@ async def test_home_and_end_go_to_the_first_and_last_row_of_the_focused_table():
         await pilot.press("home")
         await wait_for(pilot, lambda: table.cursor_row == 0, what="the first process")
         assert app.checklist.cursor_row == 0
+        span = app.telemetry.span
+        await pilot.press("G")  # as in less and vim
+        await wait_for(pilot, lambda: table.cursor_row == table.row_count - 1, what="the last process (G)")
+        await pilot.press("g")
+        await wait_for(pilot, lambda: table.cursor_row == 0, what="the first process (g)")
+        assert app.telemetry.span == span  # g is no longer the plots' span (w is)
+        await pilot.press("w")
+        await wait_for(pilot, lambda: app.telemetry.span != span, what="w: the plots' next span")
+
+
+async def test_in_a_replay_g_and_G_move_the_checklist_while_home_and_end_belong_to_the_recording():
+    app = replay_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await loaded(pilot)
+        end = app.source.position
+        await pilot.press("G")
+        await wait_for(pilot, lambda: app.checklist.cursor_row == app.checklist.row_count - 1, what="the last check")
+        await pilot.press("g")
+        await wait_for(pilot, lambda: app.checklist.cursor_row == 0, what="the first check")
+        assert app.source.position == end  # the recording did not move
+        await pilot.press("home")
+        await wait_for(pilot, lambda: app.source.position == 1, what="the recording's start")
 
 
 def left_edge(app, widget) -> set[str]:

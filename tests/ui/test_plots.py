@@ -141,7 +141,7 @@ async def test_value_min_max_and_span_are_written_with_units():
         await show(app, pilot)
         assert app.telemetry.temp.text == "42 °C  40–72 °C"
         assert app.telemetry.clock.text == "2099 MHz  1800–2099 MHz"
-        assert "plots: last 5 min (g)" in str(app.telemetry.note.render())
+        assert "plots: last 5 min (w)" in str(app.telemetry.note.render())
 
 
 async def test_g_cycles_the_span_and_a_new_app_starts_with_it(tmp_path):
@@ -150,19 +150,19 @@ async def test_g_cycles_the_span_and_a_new_app_starts_with_it(tmp_path):
     async with app.run_test(size=(80, 24)) as pilot:
         await show(app, pilot)
         assert "last 5 min" in str(app.telemetry.note.render())
-        await pilot.press("g")
-        await note_says(pilot, "plots: last 1 h (g)")
+        await pilot.press("w")
+        await note_says(pilot, "plots: last 1 h (w)")
     state = tmp_path / "xdg_state_home" / "sparktui" / "prefs.json"
     assert json.loads(state.read_text())["plot_span"] == "1h"
     app = app_with(samples)
     async with app.run_test(size=(200, 60)) as pilot:
         await show(app, pilot)
-        assert "plots: last 1 h (g)" in str(app.telemetry.note.render())
+        assert "plots: last 1 h (w)" in str(app.telemetry.note.render())
         assert app.telemetry.temp.text.endswith("last 1 h")
-        await pilot.press("g")
-        await note_says(pilot, "plots: session 0h09m (g)")
-        await pilot.press("g")
-        await note_says(pilot, "plots: last 5 min (g)")
+        await pilot.press("w")
+        await note_says(pilot, "plots: session 0h09m (w)")
+        await pilot.press("w")
+        await note_says(pilot, "plots: last 5 min (w)")
     assert json.loads(state.read_text())["plot_span"] == "5m"
 
 
@@ -173,7 +173,7 @@ async def test_a_span_that_cannot_be_kept_is_said_and_still_changes(tmp_path, mo
     app = app_with(steady(60))
     async with app.run_test(size=(80, 24)) as pilot:
         await show(app, pilot)
-        await pilot.press("g")
+        await pilot.press("w")
         await note_says(pilot, "plots: last 1 h")
         notes = [n.message for n in app.said]
         assert any("preferences not kept" in m for m in notes), notes
@@ -199,7 +199,7 @@ async def test_a_long_span_reaches_back_through_the_per_minute_trend():
     async with app.run_test(size=(200, 60)) as pilot:
         app.telemetry.span = "1h"
         await show(app, pilot)
-        assert "plots: last 1 h, a point a minute (g)" in str(app.telemetry.note.render())
+        assert "plots: last 1 h, a point a minute (w)" in str(app.telemetry.note.render())
         assert app.telemetry.temp.text == "45 °C  45–90 °C  last 1 h"
         levels = app.telemetry.temp.plot.eighths(*app.telemetry.temp.plot.area())
         hot = [i for i, e in enumerate(levels) if e == max(levels)]

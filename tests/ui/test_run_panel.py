@@ -378,7 +378,7 @@ async def test_the_panel_fits_both_layouts_and_leaves_the_checklist_whole(size):
         app.show_run(Reading("run", run_data()))
         app._draw_telemetry()
         if size == (80, 24):  # stacked: no row to spare; the run's state is G14's row, the note keeps its cell
-            await showing(pilot, "plots: last 5 min (g)")
+            await showing(pilot, "plots: last 5 min (w)")
             assert not app.run_panel.display or app.run_panel.region.height == 0
             assert app.telemetry.region.height == 3
             assert app.telemetry.run.region.height == 0 and "2.00 it/s" not in screen_text(app)

@@ -143,7 +143,7 @@ def test_a_session_of_keys_in_real_tmux_goes_back_never_quits_by_accident_and_ke
     tmux.keys("C-c")
     tmux.wait_for("Quit sparktui?")
     back_to_main("n")
-    tmux.keys("g")
+    tmux.keys("w")
     tmux.wait_for("plots: last 1 h")
     tmux.keys("t")
     tmux.wait_for("tree")

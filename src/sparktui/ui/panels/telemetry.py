@@ -193,7 +193,7 @@ class TelemetryPanel(Vertical):
         if line is not None:
             set_content(self.rdma, line)
         reasons = [r for r in (g0.get("reasons") or []) if r != "gpu_idle"] if g0 else []
-        note = f"plots: {words}{', a point a minute' if trend else ''} (g)"
+        note = f"plots: {words}{', a point a minute' if trend else ''} (w)"
         if reasons:
             note = f"clock events: {', '.join(reasons)}  " + note
         down = outage_note(s)

@@ -31,7 +31,9 @@ class BoundedTable(DataTable):
 
     # DataTable's home / end scroll sideways in a row table: here they go to the first / last row
     BINDINGS = [Binding("home", "scroll_top", "first row", show=False, tooltip="the first row"),
-                Binding("end", "scroll_bottom", "last row", show=False, tooltip="the last row")]
+                Binding("end", "scroll_bottom", "last row", show=False, tooltip="the last row"),
+                Binding("g", "scroll_top", "first row", show=False, tooltip="the first row (as in less and vim)"),
+                Binding("G", "scroll_bottom", "last row", show=False, tooltip="the last row (as in less and vim)")]
 
     def update_cell(self, row_key: RowKey | str, column_key: ColumnKey | str, value: Any, *,
                     update_width: bool = False) -> None:
