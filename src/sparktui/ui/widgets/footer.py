@@ -11,12 +11,91 @@ changes.
 from __future__ import annotations
 
 from rich.cells import cell_len
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.reactive import reactive
+from textual.widget import Widget
 from textual.widgets import Footer as TextualFooter
-from textual.widgets._footer import FooterKey
 
 HELP_ACTIONS = ("help", "app.help")
+
+
+class FooterKey(Widget):
+    """One key of the footer, built on Textual's public Widget API (Textual's own key widget lives
+    in a private module). Named FooterKey so that Footer's CSS (``FooterKey``, ``.-compact``,
+    ``.-command-palette``) styles it as Textual's; same look, same click (the key is pressed)."""
+
+    ALLOW_SELECT = False
+    COMPONENT_CLASSES = {"footer-key--key", "footer-key--description"}
+    DEFAULT_CSS = """
+    FooterKey {
+        width: auto;
+        height: 1;
+        text-wrap: nowrap;
+        background: $footer-item-background;
+        .footer-key--key {
+            color: $footer-key-foreground;
+            background: $footer-key-background;
+            text-style: bold;
+            padding: 0 1;
+        }
+        .footer-key--description {
+            padding: 0 1 0 0;
+            color: $footer-description-foreground;
+            background: $footer-description-background;
+        }
+        &:hover {
+            pointer: pointer;
+            color: $footer-key-foreground;
+            background: $block-hover-background;
+        }
+        &.-disabled {
+            text-style: dim;
+        }
+        &.-compact {
+            .footer-key--key {
+                padding: 0;
+            }
+            .footer-key--description {
+                padding: 0 0 0 1;
+            }
+        }
+    }
+    """
+
+    compact = reactive(True)
+
+    def __init__(self, key: str, key_display: str, description: str, action: str, disabled: bool = False,
+                 tooltip: str = "", classes: str = "") -> None:
+        self.key, self.key_display, self.description, self.action = key, key_display, description, action
+        self.refused = disabled  # shown dim and rings the bell; not Widget.disabled, which takes no clicks
+        super().__init__(classes=classes + (" -disabled" if disabled else ""))
+        self.set_reactive(Widget.shrink, False)
+        if tooltip:
+            self.tooltip = tooltip
+
+    def render(self) -> Text:
+        key_style = self.get_component_rich_style("footer-key--key")
+        description_style = self.get_component_rich_style("footer-key--description")
+        key_pad = self.get_component_styles("footer-key--key").padding
+        desc_pad = self.get_component_styles("footer-key--description").padding
+        if self.description:
+            text = Text.assemble((" " * key_pad.left + self.key_display + " " * key_pad.right, key_style),
+                                 (" " * desc_pad.left + self.description + " " * desc_pad.right, description_style))
+        else:
+            text = Text.assemble((self.key_display, key_style))
+        text.stylize_before(self.rich_style)
+        return text
+
+    def on_mouse_down(self) -> None:
+        if self.refused:
+            self.app.bell()
+        else:
+            self.app.simulate_key(self.key)
+
+    def watch_compact(self, compact: bool) -> None:
+        self.set_class(compact, "-compact")
 
 
 class Footer(TextualFooter):
