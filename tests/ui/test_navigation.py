@@ -139,7 +139,12 @@ async def test_ctrl_c_asks_first_n_keeps_running_y_quits():
 class KeptSession(StillSource):
     """A live-like source whose session is kept (core/session.SessionWriter stands open)."""
 
-    keep_session, session, writer = True, object(), None
+    def kept(self) -> list[str]:
+        from sparktui.live.sources import LiveSource
+
+        src = LiveSource.__new__(LiveSource)  # LiveSource's own words, with a session standing open
+        src.session, src.keep_session, src.session_error, src.writer, src.record_path = object(), True, None, None, None
+        return LiveSource.kept(src)
 
 
 @pytest.mark.parametrize("source, says_kept", [(KeptSession, True), (StillSource, False)])

@@ -58,6 +58,7 @@ class Source(Protocol):
     def keep_event(self, text: str, t: float) -> None: ...
     def keep_verdict(self, v: Any, t: float, change: Any) -> None: ...
     def side_readings(self) -> dict[str, Any]: ...  # readings judged beside the window (live: host, pool)
+    def kept(self) -> list[str]: ...  # what of this run is kept on disk, in words (the quit question says it)
 
 
 class QuietSource:
@@ -112,6 +113,10 @@ class QuietSource:
     def side_readings(self) -> dict[str, Any]:
         """Readings judged beside the window's samples: none (a replay judges what it recorded)."""
         return {}
+
+    def kept(self) -> list[str]:
+        """What of this run is kept on disk, in words: nothing."""
+        return []
 
 
 def window_readings(history: History, cfg: Config, *, static: dict[str, Any] | None, processes: Any,

@@ -80,6 +80,17 @@ class LiveSource(QuietSource):
                                                 name="sparktui-session", daemon=True)
         self._session_thread.start()
 
+    def kept(self) -> list[str]:
+        """What of this run is kept on disk, in words: the session (`sparktui history` lists it)
+        and the --record file."""
+        out = []
+        if self.session is not None or (self.keep_session and not self.session_error):
+            out.append("this session's telemetry and events are kept: `sparktui history` lists it, "
+                       "and a restart within the restore window shows it again")
+        if self.writer is not None and self.record_path:
+            out.append(f"the recording {os.path.basename(self.record_path)} keeps what was recorded")
+        return out
+
     def side_readings(self) -> dict[str, Reading[Any]]:
         """What G3 reads beside the samples: the host (read once: is this unified memory at all)
         and the pool (tmpfs, /dev/shm, hugepages, swap; read with a process scan, at most every

@@ -17,7 +17,7 @@ from collections import deque
 from collections.abc import Mapping
 from dataclasses import replace
 from functools import partial
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from textual import on, work
 from textual.app import App, ComposeResult
@@ -44,6 +44,9 @@ from sparktui.live import Source
 from sparktui.live.kernel import KernelWatch, victim_seen
 from sparktui.live.run import RunWatch
 from sparktui.ui.guard import GuardStepped, show_guard_step, start_guard
+
+if TYPE_CHECKING:
+    from sparktui.flows.guard import GuardThread
 from sparktui.live.kernel import status_of as kernel_status_of
 from sparktui.runner import TELEMETRY_REJUDGE_S, Judged
 from sparktui.runner.board import Board
@@ -310,7 +313,7 @@ class SparkApp(App):
         self.run_reading: Reading | None = None  # the latest `run` reading (show_run), None until one is made
         self.run_story = RunStory()  # the run's events from its readings and its check's verdicts
         self.notifier: Notifier | None = None  # [notify] webhook/command: made on mount, never in a replay
-        self.guard_thread = None  # [guard] enabled: the memory guard's thread (ui/guard.py), never in a replay
+        self.guard_thread: GuardThread | None = None  # [guard] enabled: the memory guard's thread (ui/guard.py), never in a replay
 
     def _post(self, message: type[Message], *args: Any) -> None:
         """Post ``message(*args)`` (from a source's or the follower's thread)."""
@@ -1085,7 +1088,11 @@ class SparkApp(App):
 
     def _replay_seek_t(self, t: float, direction: int) -> None:
         """To the last sample at or before ``t``; at least one sample in ``direction``."""
+        from sparktui.live.sources import ReplaySource
+
         src = self.source
+        if not isinstance(src, ReplaySource):  # the keys exist only in a replay (check_action)
+            return
         i = src.index_at(t)
         if direction < 0 and i >= src.position:
             i = src.position - 1
@@ -1094,6 +1101,10 @@ class SparkApp(App):
         self._replay_seek(i)
 
     def _replay_seek(self, index: int) -> None:
+        from sparktui.live.sources import ReplaySource
+
+        if not isinstance(self.source, ReplaySource):
+            return
         processes = self.source.seek(index)
         self.post_message(ReplayMoved(processes))
 
@@ -1179,12 +1190,7 @@ class SparkApp(App):
         src = self.source
         if src.kind == "replay":
             return "A replay: the recording stays as it is; nothing of this replay is written."
-        kept = []
-        if getattr(src, "session", None) is not None or (getattr(src, "keep_session", False) and not src.session_error):
-            kept.append("this session's telemetry and events are kept: `sparktui history` lists it, "
-                        "and a restart within the restore window shows it again")
-        if getattr(src, "writer", None) is not None:
-            kept.append(f"the recording {os.path.basename(src.record_path)} keeps what was recorded")
+        kept = src.kept()
         if not kept:
             why = src.session_error or "--no-session or [session] keep = false"
             return f"This session's telemetry history and events are not kept ({why})."
