@@ -59,6 +59,10 @@ class Source(Protocol):
     def keep_verdict(self, v: Any, t: float, change: Any) -> None: ...
     def side_readings(self) -> dict[str, Any]: ...  # readings judged beside the window (live: host, pool)
     def kept(self) -> list[str]: ...  # what of this run is kept on disk, in words (the quit question says it)
+    def refresh_static(self) -> None: ...  # read NVML's static facts again (a rerun); a replay has none to read
+    @property
+    def short_label(self) -> str | None: ...  # the header's label when room is short; None: the label
+    last_t: float | None  # a replay: the recording's last sample time; None live
 
 
 class QuietSource:
@@ -69,6 +73,7 @@ class QuietSource:
     label = "this machine"
     interval_s = 1.0
     first_t: float | None = None
+    last_t: float | None = None
     synthetic = False
     finished = False
     live_since: float | None = None
@@ -117,6 +122,13 @@ class QuietSource:
     def kept(self) -> list[str]:
         """What of this run is kept on disk, in words: nothing."""
         return []
+
+    def refresh_static(self) -> None:
+        pass
+
+    @property
+    def short_label(self) -> str | None:
+        return None
 
 
 def window_readings(history: History, cfg: Config, *, static: dict[str, Any] | None, processes: Any,

@@ -596,13 +596,13 @@ class SparkApp(App):
             badges.append(peers)
         self.header_bar.show(self.host_name, gpu, driver, cuda, duration(watched), self.source.label,
                              self.source.paused, tuple(badges), replay=self._replay_position(),
-                             short_source=getattr(self.source, "short_label", None))
+                             short_source=self.source.short_label)
 
     def _replay_position(self) -> str | None:
         """"REPLAY 16:25 / 16:28" (the position / the recording's end, its own clock), "· ended" once
         it has played to the end; None live."""
         src = self.source
-        end = getattr(src, "last_t", None)
+        end = src.last_t
         if not self.replaying or end is None:
             return None
         hm = lambda t: time.strftime("%H:%M", time.localtime(t))  # noqa: E731
@@ -852,9 +852,7 @@ class SparkApp(App):
 
     def _refresh_static(self) -> None:
         """Live, a rerun reads NVML's static facts again (G4's application clocks); a replay has none to read."""
-        refresh = getattr(self.source, "refresh_static", None)
-        if refresh is not None:
-            refresh()
+        self.source.refresh_static()
 
     def action_rerun_all(self) -> None:
         self._refresh_static()
