@@ -514,3 +514,18 @@ async def test_z_gives_the_process_table_the_screen_and_back():
             await pilot.press("z")
             await pilot.pause()
             assert app.query_one("#top").display and app.query_one("#tabs").size.height == before
+
+
+async def test_a_recording_whose_scans_carry_no_memtotal_shows_shares_of_the_samples_memtotal():
+    """The demo's scans predate `mem_total_bytes`: the share is of the samples' MemTotal (the
+    vLLM engine holds 86.0 GiB of GPU memory + 3.9 GiB RSS of 121.7 GiB: 73.9 %), never '?'."""
+    from tests.ui.test_dashboard import replay_app
+    from tests.ui.waiting import loaded
+
+    app = replay_app()
+    async with app.run_test(size=(200, 60)) as pilot:
+        await loaded(pilot)
+        table = app.query_one("#proc-table")
+        names = [str(c.label) for c in table.columns.values()]
+        row = next(r for r in (table.get_row_at(i) for i in range(table.row_count)) if "EngineCore" in str(r))
+        assert str(row[names.index("share")]).strip() == "73.9%"

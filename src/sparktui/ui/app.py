@@ -535,7 +535,13 @@ class SparkApp(App):
     def on_processes_arrived(self, msg: ProcessesArrived) -> None:
         self.latest_processes = msg.data
         self.run_watch.saw_processes(msg.data)  # the run looked for again, in the watch's thread
-        self.process_table.show(msg.data, self.now())
+        self.process_table.show(msg.data, self.now(), self._mem_total())
+
+    def _mem_total(self) -> int | None:
+        """MemTotal of the latest sample: the pool a process's share is of."""
+        latest = self.source.history.latest
+        total = ((latest or {}).get("mem") or {}).get("MemTotal")
+        return total if isinstance(total, int) else None
 
     # -- time ------------------------------------------------------------------------------------
     def now(self) -> float:
@@ -1112,7 +1118,7 @@ class SparkApp(App):
         recording, as `check --replay` judges it), the header. The probe-read checks show the
         recording's own readings wherever it stands."""
         self.latest_processes = msg.processes
-        self.process_table.show(msg.processes or {"rows": []}, self.now())
+        self.process_table.show(msg.processes or {"rows": []}, self.now(), self._mem_total())
         self._quiet_alerts = True
         try:
             if self.source.finished:

@@ -214,7 +214,9 @@ class ProcessTable(Vertical):
         self._last_signature = None
 
     # -- what arrives ----------------------------------------------------------------------------
-    def show(self, data: dict[str, Any] | None, now: float) -> None:
+    def show(self, data: dict[str, Any] | None, now: float, mem_total: int | None = None) -> None:
+        """One process scan; ``mem_total``: the telemetry's MemTotal, what a row's share is of when
+        the scan does not carry it (a recording made before scans did)."""
         self.rows = {}
         self._last_scan = data  # the last scan, shown again when "a" toggles
         if data:
@@ -223,8 +225,8 @@ class ProcessTable(Vertical):
             if self.show_all:
                 for row in data.get("others") or []:
                     self.rows.setdefault(str(row.get("pid")), row)
-            total = data.get("mem_total_bytes")
-            self.mem_total = total if isinstance(total, int) and total > 0 else None
+            total = data.get("mem_total_bytes") or mem_total
+            self.mem_total = total if isinstance(total, int) and not isinstance(total, bool) and total > 0 else None
         self.view_note = _visibility_note(data)
         self._now = now
         self._redraw()
