@@ -37,6 +37,13 @@ def isolated_dirs(tmp_path, monkeypatch):
         monkeypatch.setenv(var, str(d))
     for var in ("GITHUB_TOKEN", "GH_TOKEN", "SPARKTUI_GITHUB_API", "SPARKTUI_GITHUB_TOKEN_HOST"):
         monkeypatch.delenv(var, raising=False)
+    # a terminal's size is the test's to set: pytest-xdist's workers (and anything that imported
+    # readline) carry COLUMNS=80 LINES=24, which would make piped CLI output wrap in some runs only
+    # (GNU readline sets them with setenv, past os.environ: unset at the C level too, or a child
+    # process started with the inherited environment still sees them)
+    for var in ("COLUMNS", "LINES"):
+        monkeypatch.delenv(var, raising=False)
+        os.unsetenv(var)
     yield
 
 

@@ -15,7 +15,7 @@ from sparktui.cli.main import EXIT_CONFIG, EXIT_OK, EXIT_USAGE, main
 from sparktui.testing import fake_nvml
 from tests.standins.make import make_standin
 
-ENV_KEEP = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "CONDA_PREFIX")}
+ENV_KEEP = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "CONDA_PREFIX", "COLUMNS", "LINES")}  # a terminal size is the test's to set
 
 
 def run_cli(*args, cwd=None, timeout=120):

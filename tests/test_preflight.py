@@ -137,7 +137,7 @@ import sys  # noqa: E402
 
 from tests.standins.make import make_script  # noqa: E402
 
-ENV = {**{k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "CONDA_PREFIX")}, "NO_COLOR": "1"}
+ENV = {**{k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "CONDA_PREFIX", "COLUMNS", "LINES")}, "NO_COLOR": "1"}
 
 
 def _cli(tmp_path: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:

@@ -13,7 +13,7 @@ import time
 import uuid
 from pathlib import Path
 
-ENV_KEEP = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "CONDA_PREFIX")}
+ENV_KEEP = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "CONDA_PREFIX", "COLUMNS", "LINES")}  # a terminal size is the test's to set
 MARKER = "SPARKTUI_TEST_RUN"
 
 

@@ -49,7 +49,7 @@ async def test_the_screenshots_show_what_the_readme_promises():
     main = "\n".join(screen_lines((SHOTS / "main.svg").read_text(encoding="utf-8")))
     for gid in [f"G{i}" for i in range(1, 15)]:
         assert re.search(rf"\b{gid}\b", main), gid
-    assert "NVIDIA GB10" in main and "watching 0h25m" in main and "VLLM::EngineCore" in main
+    assert "NVIDIA GB10" in main and "REPLAY 16:25 / 16:25 · ended" in main and "VLLM::EngineCore" in main
     card = "\n".join(screen_lines((SHOTS / "card-g1-failing.svg").read_text(encoding="utf-8")))
     assert "G1: CUDA 12/13 ABI mismatch" in card and "Status: FAIL" in card
     assert "pip install torch torchvision --index-url https://download.pytorch.org/whl/cu130" in card
