@@ -19,6 +19,7 @@ reach it through an SSH tunnel).
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import os
 import socket
@@ -431,21 +432,11 @@ def write_textfile(folder: str, data: bytes, name: str = TEXTFILE_NAME) -> str:
     into a temporary file of the same folder whose name does not end in `.prom` (the collector
     skips it), flushed to disk, then renamed over the old file. A scrape reads the old file or the
     new one, never half of one. Raises OSError."""
+    from sparktui.core.atomic import write_text_atomic
+
     final = os.path.join(folder, name)
-    tmp = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, final)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    write_text_atomic(final, data.decode("utf-8"), follow_links=False)  # temporary: .sparktui.prom.XXXX.tmp
+    os.chmod(final, 0o644)  # node_exporter runs as its own user: readable whatever the umask
     return final
 
 
@@ -478,15 +469,10 @@ def run_textfile(cfg: Config, folder: str, ids: list[str] | None, host_label: st
         return _write_or_say(folder, verdicts_text(host, state, kernel), err)
     exporter = Exporter(cfg, ids=ids, host_label=host)
     stop = stop or threading.Event()
-    import signal
-
-    old = None
-    if threading.current_thread() is threading.main_thread():
-        old = signal.signal(signal.SIGTERM, lambda *_: stop.set())
     print(f"sparktui export: writing {os.path.join(folder, TEXTFILE_NAME)} every {every_s:g} s; checks {', '.join(ids)}; "
           "Ctrl-C stops", file=err)
     code = 0
-    try:
+    with _until_stopped(stop, exporter):
         exporter.start()
         while True:
             if exporter.checks.snapshot():  # nothing judged yet: the old file (if any) stays
@@ -494,13 +480,26 @@ def run_textfile(cfg: Config, folder: str, ids: list[str] | None, host_label: st
                                                            exporter.checks.kernel_snapshot()), err)
             if stop.wait(every_s if exporter.checks.snapshot() else min(every_s, 1.0)):
                 break
+    return code
+
+
+@contextlib.contextmanager
+def _until_stopped(stop: threading.Event, exporter: "Exporter") -> Iterator[None]:
+    """SIGTERM sets ``stop`` (from the main thread), Ctrl-C ends the block quietly, and the exporter
+    is stopped after it, however it ended: `export`'s normal stop either way (exit 0)."""
+    import signal
+
+    old = None
+    if threading.current_thread() is threading.main_thread():
+        old = signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        yield
     except KeyboardInterrupt:
         pass
     finally:
         exporter.stop()
         if old is not None:
             signal.signal(signal.SIGTERM, old)
-    return code
 
 
 def _write_or_say(folder: str, data: bytes, err) -> int:
@@ -545,18 +544,7 @@ def run_export(cfg: Config, listen: str, allow_remote: bool, ids: list[str] | No
     print(f"sparktui export: serving http://{shown}:{bound[1]}/metrics{warn}; checks {', '.join(ids)}; Ctrl-C stops",
           file=err)
     stop = stop or threading.Event()
-    import signal
-
-    old = None
-    if threading.current_thread() is threading.main_thread():
-        old = signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    try:
+    with _until_stopped(stop, exporter):
         while not stop.wait(3600):
             pass
-    except KeyboardInterrupt:
-        pass
-    finally:
-        exporter.stop()
-        if old is not None:
-            signal.signal(signal.SIGTERM, old)
     return 0
