@@ -354,22 +354,15 @@ class Sampler:
         sample["mem"] = mem
         if mem_err:
             errors["meminfo"] = mem_err
-        try:
-            rdma, rdma_err = self.rdma_reader.read()
-        except Exception as e:  # a bug here costs the RDMA line, not the sample
-            rdma, rdma_err = None, f"RDMA read failed: {e!r}"
-        if rdma is not None:
-            sample["rdma"] = rdma
-        if rdma_err:
-            errors["rdma"] = sys.intern(rdma_err)
-        try:
-            spbm, spbm_err = self.spbm_reader.read()
-        except Exception as e:  # a bug here costs the SPBM line, not the sample
-            spbm, spbm_err = None, f"SPBM read failed: {e!r}"
-        if spbm is not None:
-            sample["spbm"] = spbm
-        if spbm_err:
-            errors["spbm"] = sys.intern(spbm_err)
+        for key, what, reader in (("rdma", "RDMA", self.rdma_reader), ("spbm", "SPBM", self.spbm_reader)):
+            try:
+                value, why = reader.read()
+            except Exception as e:  # a bug here costs that line, not the sample
+                value, why = None, f"{what} read failed: {e!r}"
+            if value is not None:
+                sample[key] = value
+            if why:
+                errors[key] = sys.intern(why)
         if errors:
             sample["errors"] = errors
         return sample
