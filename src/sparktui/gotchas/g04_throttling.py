@@ -22,7 +22,7 @@ from sparktui.core.config import Config
 from sparktui.core.readings import Readings
 from sparktui.core.shapes import HOST, NVML, TELEMETRY
 from sparktui.core.telemetry import (CLOCK_EVENT_COUNTERS, HW_REASONS, LEGACY_COUNTERS, POWER_REASONS,
-                                     THERMAL_POLICY_COUNTER, THERMAL_REASONS, counter_ns)
+                                     SLOWDOWN_REASONS, THERMAL_POLICY_COUNTER, THERMAL_REASONS, counter_ns)
 from sparktui.core import validate
 from sparktui.core.verdict import Evidence, Status, Verdict
 from sparktui.core.units import is_number, offset_text, when_text
@@ -43,6 +43,16 @@ REASON_MIN_SAMPLES = 2  # a reason seen in one sample only is a snapshot, not su
 HW_FAIL_S = 1.0  # HW thermal slowdown / HW power brake (clocks cut by 2x or more) this long fails; less warns
 FAULT_MIN_SAMPLES = 3  # power-delivery fault: at least this many loaded samples with low clock and power ...
 FAULT_SHARE = 0.8  # ... making up at least this share of the loaded samples
+# A clock lock NVML does not name: on a real H100 (driver 580.159.04, issue 27) `nvidia-smi -lgc
+# 300,600` held the SM clock at 600 MHz of 1980 under a 99-100 % load with NO clock-event reason
+# active (mask 0x0, not the 0x2 clock-setting reason), while the driver booked the locked time on the
+# SW thermal slowdown counter (+~1 s a second, at 49 °C) and the SW power capping counter. A loaded
+# sample with readable reasons, none of them a slowdown (or idle), and the SM clock at or under this
+# share of the GPU's maximum is "held without a reason"; held in LOCK_MIN_SAMPLES such samples making
+# up LOCK_SHARE of the loaded ones, it is a lock, and counter growth no reason confirms is its booking.
+LOCK_CLOCK_SHARE = 0.6
+LOCK_MIN_SAMPLES = 3
+LOCK_SHARE = 0.3
 LOAD_POWER_SHARE = 0.3  # without utilization, a sample draws this share of the rated power to count as loaded
 # What a GPU can report at all (class 3): outside these a reading is a measurement error, not evidence.
 # One table of them (core/validate.py) serves G3, G4, G6 and the snapshot reader.
@@ -441,6 +451,21 @@ class _Window:
         return (self.sustained("thermal") or self.seconds(_HW_THERMAL) > 0
                 or (key is not None and self.share(key) >= SLOWDOWN_SHARE))
 
+    def held_without_reason(self) -> tuple[int, float, float] | None:
+        """Loaded samples whose SM clock sat at or under LOCK_CLOCK_SHARE of the GPU's maximum (static
+        facts) with readable reasons naming no slowdown and no idle: (how many, the lowest and the
+        highest such clock). None when the maximum is unread."""
+        top = field_value(self.s.device, "max_sm_mhz") if self.s.device is not None else None
+        if not is_number(top) or top <= 0:
+            return None
+        low = [c for i in self.busy if (r := self.reasons[i]) is not None and (c := self.clock[i]) is not None
+               and c <= LOCK_CLOCK_SHARE * top and SLOWDOWN_REASONS.isdisjoint(r) and "gpu_idle" not in r]
+        return (len(low), min(low), max(low)) if low else (0, 0.0, 0.0)
+
+    def locked(self) -> bool:
+        held = self.held_without_reason()
+        return held is not None and held[0] >= LOCK_MIN_SAMPLES and held[0] >= LOCK_SHARE * len(self.busy)
+
     def growth_text(self, key: str) -> str:
         return f"+{self.seconds(key):.1f} s ({_pct(self.share(key))} of the window)"
 
@@ -573,6 +598,26 @@ def rule_hardware_slowdown(w: _Window) -> Finding | None:
         return Finding(Status.FAIL, f"hardware slowdown: {', '.join(parts)}: {cause}")
     return Finding(Status.WARN, (f"brief hardware slowdown: {', '.join(parts)} (under the {HW_FAIL_S:g} s that "
                                   f"fails): {cause}"))
+
+
+def rule_clocks_locked(w: _Window) -> Finding | None:
+    """The SM clock held low under load with no clock-event reason active (a `nvidia-smi -lgc` lock as
+    a real H100 driver shows it: no 0x2 reason), and no thermal reason held to explain it: a
+    warn naming the reset. Counter growth meanwhile is said to be the driver's booking of the lock,
+    not heat or power (no reason confirmed it). A state, not a duration: no full window needed."""
+    held = w.held_without_reason()
+    if held is None or not w.locked() or w.sustained("thermal"):
+        return None
+    n, lo, hi = held
+    top = field_value(w.s.device, "max_sm_mhz")
+    clock = f"{lo:.0f} MHz" if lo == hi else f"{lo:.0f}-{hi:.0f} MHz"
+    booked = [w.counter_text(k) for k, cat in ((_SW_THERMAL, "thermal"), (_POWER_CAP, "power"))
+              if w.readable(k) and w.share(k) >= SLOWDOWN_SHARE and not w.sustained(cat)]
+    also = (f"; NVML's counters grew meanwhile ({', '.join(booked)}) with no reason active to confirm them: "
+            f"the driver books a lock there, it is not heat or a power cap") if booked else ""
+    return Finding(Status.WARN, (f"{CLOCKS_SET_BY_HAND}: SM clock held at {clock} of its {top:g} MHz maximum under "
+                                 f"load in {n} of {len(w.busy)} loaded samples with no clock-event reason active "
+                                 f"(a lock with `nvidia-smi -lgc`){also}; reset with `sudo nvidia-smi -rgc`"))
 
 
 def rule_thermal(w: _Window) -> Finding | None:
@@ -843,7 +888,7 @@ def _weight(w: _Window) -> float:
 
 
 RULES: tuple[Callable[[_Window], Finding | None], ...] = (
-    rule_power_delivery_fault, rule_hardware_slowdown, rule_thermal, rule_power_capping, rule_clocks_set_by_hand,
+    rule_power_delivery_fault, rule_hardware_slowdown, rule_clocks_locked, rule_thermal, rule_power_capping, rule_clocks_set_by_hand,
     rule_board_limits, rule_window_not_full, rule_no_load, rule_clean,
 )
 

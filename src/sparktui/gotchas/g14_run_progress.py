@@ -43,6 +43,8 @@ SLOW_BASELINE_WINDOWS = 2.0  # progress before the window must span this many wi
 CLOCK_DROP_SHARE = 0.10  # SM clock under load down this share against the samples before the stretch
 CLOCK_EVENT_SHARE = 0.01  # a clock-event counter held the clocks this share of the stretch (G4's SLOWDOWN_SHARE)
 REASON_MIN_SAMPLES = 2  # a slowdown reason in this many samples (one is a snapshot; G4's too)
+COUNTERS_READ_S = 10.0  # probes/sampler.py COUNTERS_EVERY_S (gotchas do not import probes)
+LOCK_QUIET_SHARE = 0.5  # the SM clock dropped with no slowdown reason in this share of the loaded samples: a lock
 PSI_CAUSE_PCT = 2.0  # PSI memory some/full avg10 (or avg60) at or above this share of time
 SWAP_GROWTH_GIB = 0.25  # swap in use grew this much inside the stretch
 ERROR_TEXT_CHARS = 300  # the run's error line is shown cut to this many characters (its own field)
@@ -312,14 +314,21 @@ def _gpu_causes(rows: list[tuple[float, Mapping[str, Any]]], t0: float, t1: floa
     for key, words in _COUNTERS:
         grown_ns: float = 0
         prev: float | None = None
-        prev_t: float | None = None
+        prev_t: float | None = None  # when the last value was first seen
+        last_t: float | None = None  # the sample before
         for t, g in inside:
             v = counter_ns(dict(g), key)[0]
             if not is_number(v) or v < 0:
                 continue
-            if prev is not None and prev_t is not None and v > prev and (v - prev) / 1e9 <= (t - prev_t) + 2.0:
+            # the sampler reads the counters every COUNTERS_READ_S and carries the value between
+            # (a real recording: +10 s between two samples 1 s apart), so growth may span the time since
+            # the value was first seen, up to one read period past the gap between the samples
+            if prev is not None and prev_t is not None and last_t is not None and v > prev \
+                    and (v - prev) / 1e9 <= min(t - prev_t, t - last_t + COUNTERS_READ_S) + 2.0:
                 grown_ns += v - prev  # nanoseconds summed exactly, then said in seconds
-            prev, prev_t = v, t
+            if v != prev:
+                prev, prev_t = v, t
+            last_t = t
         grown = grown_ns / 1e9
         if grown > 0 and grown / span >= CLOCK_EVENT_SHARE:
             found.append(f"{who}{words} +{grown:.1f} s ({grown / span:.0%} of the time)")
@@ -347,6 +356,14 @@ def _gpu_causes(rows: list[tuple[float, Mapping[str, Any]]], t0: float, t1: floa
         b, d = median(before), median(during)
         if b > 0 and (b - d) / b >= CLOCK_DROP_SHARE:
             found.append(f"{who}SM clock under load {b:.0f} → {d:.0f} MHz (-{(b - d) / b:.0%})")
+            # the clock down with no reason active: held by a setting, as a real H100 driver shows a
+            # `nvidia-smi -lgc` lock (no reason at all; the time booked on the SW thermal counter)
+            read = [set(x for x in g["reasons"] if isinstance(x, str)) for t, g in inside
+                    if loaded_clock(t, g) is not None and isinstance(g.get("reasons"), list)]
+            quiet = sum(1 for x in read if SLOWDOWN_REASONS.isdisjoint(x) and "gpu_idle" not in x)
+            if quiet >= REASON_MIN_SAMPLES and quiet >= LOCK_QUIET_SHARE * len(read):
+                found.append(f"{who}no clock-event reason active in {quiet} of {len(read)} loaded samples meanwhile: "
+                             f"clocks held by a setting (a lock with `nvidia-smi -lgc`; G4), not heat or power")
     return found
 
 
