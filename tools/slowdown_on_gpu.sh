@@ -53,7 +53,7 @@ $PY -m sparktui --config $W/config.toml record -o $REC --interval 1 --run-log $L
 dash=
 if command -v tmux >/dev/null && $PY -c 'import textual' 2>/dev/null; then
     TERM=xterm-256color tmux new-session -d -s dash -x 160 -y 48 \
-        "$PY -m sparktui --config $W/config.toml --run-log $LOG --no-cuda-smoke --no-session 2>$W/dash.err" && dash=1
+        "$PY -m sparktui --config $W/config.toml --run-log $LOG --no-cuda-smoke --no-session" && dash=1
 fi
 cap() { [ -n "$dash" ] && { echo "===== dashboard screen: $1 ($(date -u +%T))"; tmux capture-pane -p -t dash; } >>$OUT/dashboard-screens.txt 2>&1; true; }
 sleep $((STEADY - 10)); cap "steady"; sleep 10
@@ -75,7 +75,6 @@ sleep 10; state "after the reset"; sleep $((AFTER - 10)); cap "after the reset"
 kill -TERM $rec; wait $rec; echo "record exit $?" >>$OUT/run-notes.txt
 [ -n "$dash" ] && { tmux send-keys -t dash q; sleep 2; tmux kill-session -t dash 2>/dev/null; }
 kill -TERM $train; wait $train 2>/dev/null
-cat $W/record.out >>$OUT/run-notes.txt; [ -f $W/dash.err ] && tail -20 $W/dash.err >>$OUT/run-notes.txt
 tr '\r' '\n' < $LOG | tail -3 >>$OUT/run-notes.txt
 for args in "G14 G4 -v" "G14 G4 --json"; do
     { echo "\$ sparktui --config slow-window-30s.toml check --replay recording.jsonl $args"
