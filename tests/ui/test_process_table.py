@@ -255,6 +255,16 @@ def test_a_ppid_loop_does_not_hang_the_tree_and_old_rows_without_ppid_are_roots(
     assert [r["pid"] for r in children_of(old)[None]] == [r["pid"] for r in TREE]
 
 
+async def test_at_80_columns_the_tree_view_still_says_so():
+    app = still_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.process_table.show(scan(*TREE), 0.0)
+        await pilot.press("t")
+        await pilot.pause()
+        line = next(l for l in screen_lines(app) if "processes ·" in l)
+        assert "tree view" in line, line
+
+
 async def test_t_shows_launchers_over_their_workers_with_memory_summed():
     app = still_app()
     async with app.run_test(size=(200, 60)) as pilot:
@@ -264,7 +274,7 @@ async def test_t_shows_launchers_over_their_workers_with_memory_summed():
         await pilot.pause()
         assert [r["pid"] for r in pt.visible_rows()] == [5120, 5188, 3310, 3325, 3326, 3327, 900, 901]
         text = "\n".join(screen_lines(app))
-        assert "tree: a parent's memory sums its own and its children's" in text
+        assert "tree view · sort: GPU mem" in text and "a parent's memory sums its own and its children's" in text
         cells = {pid: [c.plain for c in pt._table.get_row(str(pid))] for pid in (5120, 5188, 3310, 3325, 3327)}
         assert cells[5120][3:6] == ["vllm serve", "86.0 G", "6.0 G"]
         assert cells[5188][3:6] == ["└─ VLLM::EngineCore", "86.0 G", "4.0 G"]

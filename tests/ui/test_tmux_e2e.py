@@ -146,7 +146,7 @@ def test_a_session_of_keys_in_real_tmux_goes_back_never_quits_by_accident_and_ke
     tmux.keys("w")
     tmux.wait_for("plots: last 1 h")
     tmux.keys("t")
-    tmux.wait_for("tree")
+    tmux.wait_for("tree view")
     time.sleep(0.3)  # the terminal's timing: let the last key's sequence end before q
     tmux.quit_with_q(tmp_path)
 
@@ -154,6 +154,6 @@ def test_a_session_of_keys_in_real_tmux_goes_back_never_quits_by_accident_and_ke
     try:
         again.start(sparktui_cmd(tmp_path, "--replay", str(DEMO), "--speed", "0", "--no-session"), width=width, height=height)
         again.wait_for("plots: last 1 h")  # the span chosen last time
-        again.wait_for("tree")  # the process table as a tree again, once its first scan is in
+        again.wait_for("tree view")  # the process table as a tree again, once its first scan is in
     finally:
         again.kill()

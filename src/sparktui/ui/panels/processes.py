@@ -345,9 +345,11 @@ class ProcessTable(Vertical):
         if self.show_all and not (getattr(self, "_last_scan", None) or {}).get("all"):
             parts.append("every process from the next scan" if not getattr(self.app, "replaying", False)
                          else "this recording holds the classified processes only")
+        if self.tree_view:  # short and early: at 80 columns the view says it is a tree
+            parts.append("tree view")
         parts.append(f"sort: {self.sort_label}")
         if self.tree_view:
-            parts.append("tree: a parent's memory sums its own and its children's")
+            parts.append("a parent's memory sums its own and its children's")
         if self.show_all:
             parts.append("share: (GPU memory + RSS) / MemTotal; RSS counts shared pages in each process")
         if self.maximised:
