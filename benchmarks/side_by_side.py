@@ -104,27 +104,12 @@ Minimal().run()
 # The floor: the minimal app, plus NVML initialised and one field read a second (the GPU's
 # temperature), shown in the table. No NVML: it exits with the reason (as nvitop does).
 FLOOR_APP = MINIMAL_APP.replace('TITLE = "minimal baseline"', 'TITLE = "floor baseline"').replace(
-    '"minimal help: q quits"', '"floor help: q quits"').replace("""    def on_mount(self):
-        t = self.query_one(DataTable)
-        t.add_columns("what", "value")
-        t.add_row("time", "-", key="time")
-        self.set_interval(1.0, self.tick)
-
-    def tick(self):
-        t = self.query_one(DataTable)
-        t.update_cell_at((0, 1), time.strftime("%H:%M:%S"))
-""", """    def on_mount(self):
-        t = self.query_one(DataTable)
-        t.add_columns("what", "value")
-        t.add_row("time", "-", key="time")
-        t.add_row("GPU 0 temperature", "-", key="temp")
-        self.set_interval(1.0, self.tick)
-
-    def tick(self):
-        t = self.query_one(DataTable)
-        t.update_cell_at((0, 1), time.strftime("%H:%M:%S"))
-        t.update_cell_at((1, 1), f"{pynvml.nvmlDeviceGetTemperature(GPU, pynvml.NVML_TEMPERATURE_GPU)} C")
-""").replace("import time\n", '''import sys
+    '"minimal help: q quits"', '"floor help: q quits"').replace(
+    '        t.add_row("time", "-", key="time")\n',
+    '        t.add_row("time", "-", key="time")\n        t.add_row("GPU 0 temperature", "-", key="temp")\n').replace(
+    '        t.update_cell_at((0, 1), time.strftime("%H:%M:%S"))\n',
+    '        t.update_cell_at((0, 1), time.strftime("%H:%M:%S"))\n'
+    '        t.update_cell_at((1, 1), f"{pynvml.nvmlDeviceGetTemperature(GPU, pynvml.NVML_TEMPERATURE_GPU)} C")\n').replace("import time\n", '''import sys
 import time
 
 import pynvml

@@ -222,6 +222,18 @@ def _int(s: str | None) -> int | None:
     return v if v <= 2**53 else None
 
 
+def _put_finite(p: Event, key: str, value: float | None) -> None:
+    """``p[key]`` = ``value`` when finite (nan - nan and inf - inf are nan); else None, with the
+    word the log used for it (nan, inf) under ``_nf_<key>``."""
+    if value is not None and value - value == 0.0:
+        p[key] = value
+        return
+    word = _nonfinite_word(value)
+    if word:
+        p["_nf_" + key] = word
+    p[key] = None
+
+
 def _nonfinite_word(v: float | None) -> str | None:
     if v is None or math.isfinite(v):
         return None
@@ -825,21 +837,9 @@ class ProgressParser:
         return None
 
     def _with_loss(self, p: Event, loss: float | None, grad: float | None = None) -> Event:
-        if loss is not None and loss - loss == 0.0:  # finite (nan - nan, inf - inf are nan)
-            p["loss"] = loss
-        else:
-            nf = _nonfinite_word(loss)
-            if nf:
-                p["_nf_loss"] = nf
-            p["loss"] = None
+        _put_finite(p, "loss", loss)
         if grad is not None:
-            if grad - grad == 0.0:
-                p["grad_norm"] = grad
-            else:
-                nfg = _nonfinite_word(grad)
-                if nfg:
-                    p["_nf_grad_norm"] = nfg
-                p["grad_norm"] = None
+            _put_finite(p, "grad_norm", grad)
         return p
 
     def _fields(self, text: str, p: Event, loss: bool = True) -> None:
