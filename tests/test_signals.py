@@ -99,4 +99,9 @@ def test_a_pid_read_with_another_start_time_is_refused_and_the_scans_time_is_acc
         assert signals.target(pid, started=row["started"]).pid == pid
         with pytest.raises(signals.Refused, match="now another process"):
             signals.target(pid, started=row["started"] - 3600)
+        real = psutil.Process(pid).create_time()
+        tol = signals.STARTED_TOLERANCE_S  # /proc's clock ticks against psutil's rounding: 1 s
+        assert signals.target(pid, started=real + 0.9 * tol).pid == pid  # just inside: the same process
+        with pytest.raises(signals.Refused, match="now another process"):
+            signals.target(pid, started=real - 1.1 * tol)  # just outside: another process on that pid
         assert not ended(pid)
