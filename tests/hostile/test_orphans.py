@@ -218,3 +218,26 @@ def test_sigterm_to_the_dashboard_stops_its_probes_and_keeps_the_session_whole(t
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
+
+
+def test_the_watchdog_is_a_small_process_that_stays_for_the_session():
+    """It lives as long as sparktui (hours beside a run), so its memory counts: a shell, not a
+    second Python (a Python watchdog held 10.2 MB resident on the lent H100, as much as a
+    sixth of the dashboard; dash holds ~1.6 MB). It still ends, killing nothing, at end of file."""
+    import psutil
+
+    code = ("import sys, time\nfrom sparktui.core import children\nchildren._start_watchdog()\n"
+            "print(children._watchdog['proc'].pid, flush=True)\nsys.stdin.read()\n")
+    parent = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True, env=ENV_KEEP)
+    try:
+        dog = psutil.Process(int(parent.stdout.readline()))
+        time.sleep(0.2)
+        assert dog.exe() != os.path.realpath(sys.executable)
+        assert dog.memory_info().rss < 6 * 2**20, dog.memory_info()
+        parent.stdin.close()  # the parent ends normally: the pipe closes, the watchdog ends
+        parent.wait(10)
+        assert gone(dog.pid, 5.0)
+    finally:
+        if parent.poll() is None:
+            parent.kill()
