@@ -758,16 +758,16 @@ def judge_snapshot(r: Readings, data: Mapping[str, Any], pool: Pool, cfg: Config
         ev.add("GPU processes missing from the process list", "NVML vs the process scan", missing)
         return Verdict("G6", Status.UNKNOWN, f"cannot tell: the process list is incomplete ({missing})",
                        ev.tuple(), FIND_FIX)
-    if nv.get("ok") and _count(nv) == 0 and inside:
-        return Verdict("G6", Status.UNKNOWN,
-                       "cannot tell: host processes not visible (inside a container, NVML's process list is empty)",
-                       ev.tuple(), FIND_FIX)
     details: list[str] = []
-    view = build_view(r, data, pool, cfg, live, src, ev, details)
+    view = build_view(r, data, pool, cfg, live, src, ev, details)  # what was seen is shown, whatever the verdict
     if pool.total is not None:
         ev.add("the pool", pool.source, f"MemTotal {gib(pool.total)}, MemAvailable {gib(pool.available)}")
     else:
         ev.add("the pool", pool.source, pool.unread)
+    if nv.get("ok") and _count(nv) == 0 and inside:  # no rule can judge what the host runs
+        return Verdict("G6", Status.UNKNOWN,
+                       "cannot tell: host processes not visible (inside a container, NVML's process list is empty)",
+                       ev.tuple(), FIND_FIX, tuple(details))
     findings = all_findings(RULES, view)
     if not findings:
         return Verdict("G6", Status.OK, ok_summary(view), ev.tuple(), FIX, tuple(details))
