@@ -48,7 +48,7 @@ THRESHOLDS: dict[str, tuple[str, ...]] = {
             "DEFAULT_LIKE_BUSBW_GBS", "MAX_BUSBW_GBS", "CX7_MAX_MTU", "ETHERNET_MAX_MTU"),
     "G13": ("GB10_CAPABILITY", "ERROR_TEXT_CHARS"),
     "G14": ("STALL_FLOOR_S", "LATE_FLOOR_S", "STALL_PACE_FACTOR", "SLOW_MIN_POINTS", "SLOW_BASELINE_WINDOWS", "CLOCK_DROP_SHARE",
-            "CLOCK_EVENT_SHARE", "REASON_MIN_SAMPLES", "COUNTERS_READ_S", "LOCK_QUIET_SHARE", "PSI_CAUSE_PCT", "SWAP_GROWTH_GIB", "ERROR_TEXT_CHARS", "NAME_CHARS"),
+            "CLOCK_EVENT_SHARE", "REASON_MIN_SAMPLES", "COUNTERS_READ_S", "LOCK_QUIET_SHARE", "PSI_CAUSE_PCT", "SWAP_GROWTH_GIB", "ERROR_TEXT_CHARS", "NAME_CHARS", "SHORT_WINDOW_S"),
 }
 MODULES = {"G1": g01_cuda_abi, "G2": g02_flash_attn, "G3": g03_unified_memory, "G4": g04_throttling,
            "G5": g05_bandwidth, "G6": g06_contention, "G7": g07_nvfp4_arch, "G8": g08_stale_playbooks,

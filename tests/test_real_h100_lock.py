@@ -42,11 +42,15 @@ def test_g14_warns_of_the_slowdown_naming_the_lock_and_the_clock_drop(tmp_path):
     v = REGISTRY["G14"].judge(readings_from_recording(read_recording(REC)), _cfg(tmp_path))
     assert v.status.value == "warn"
     s = v.summary
-    assert s.startswith("slowdown: 3.72 steps/s from 17:35 UTC to 17:36 UTC against the run's median 7.99 steps/s "
-                        "(47% of its rate, slow under 70%)"), s
-    assert "SM clock under load 1350 → 600 MHz (-56%)" in s
-    assert "no clock-event reason active in 30 of 30 loaded samples meanwhile: clocks held by a setting " \
-           "(a lock with `nvidia-smi -lgc`; G4), not heat or power" in s
+    # the 30 s window to the second (it was "from 17:35 UTC to 17:36 UTC"): it starts as the lock came, 17:35:34
+    assert s.startswith("slowdown: 3.72 steps/s from 17:35:34 to 17:36:04 UTC against the run's median 7.99 steps/s "
+                        "(47% of its rate, slow under 70%) while clocks were held by a setting: "), s
+    # the lock leads, every number kept; the counters are what the driver booked, not causes of their own
+    assert "while clocks were held by a setting: SM clock under load 1350 → 600 MHz (-56%), no clock-event reason " \
+           "active in 30 of 30 loaded samples (a lock with `nvidia-smi -lgc`; G4), not heat or power; the driver " \
+           "booked that time as SW power capping +20.0 s (67% of the time) and SW thermal slowdown +20.0 s " \
+           "(67% of the time) (not seen: " in s, s
+    assert s[:60].startswith("slowdown: 3.72 steps/s") and s.index("nvidia-smi -lgc") < s.index("SW power capping")
 
 
 def test_g4_says_clocks_set_by_hand_not_thermal_throttling(tmp_path):

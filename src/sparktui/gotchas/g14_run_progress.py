@@ -49,6 +49,7 @@ PSI_CAUSE_PCT = 2.0  # PSI memory some/full avg10 (or avg60) at or above this sh
 SWAP_GROWTH_GIB = 0.25  # swap in use grew this much inside the stretch
 ERROR_TEXT_CHARS = 300  # the run's error line is shown cut to this many characters (its own field)
 NAME_CHARS = 60  # a process name or command named as a cause, cut
+SHORT_WINDOW_S = 300.0  # a window shorter than this prints its ends to the second: a minute clock is up to 59 s off at each end
 
 _COUNTERS = tuple((k, words) for k, words, _ in CLOCK_EVENT_COUNTERS if k != "sync_boost_ns") + \
     ((THERMAL_POLICY_COUNTER[0], "thermal policy counter"),)
@@ -113,6 +114,15 @@ def _count(v: Any) -> int | None:
 
 def _clock(t: float | None) -> str:
     return (utc_text(t, "%H:%M UTC") if t is not None else None) or "at an unknown time"
+
+
+def _span(t0: float, t1: float) -> str:
+    """"from 17:35:04 to 17:35:34 UTC" for a window under SHORT_WINDOW_S, else "from 17:35 UTC to 17:40 UTC"."""
+    if t1 - t0 < SHORT_WINDOW_S:
+        a, b = utc_text(t0, "%H:%M:%S"), utc_text(t1, "%H:%M:%S UTC")
+        if a and b:
+            return f"from {a} to {b}"
+    return f"from {_clock(t0)} to {_clock(t1)}"
 
 
 def _dur(s: float) -> str:
@@ -309,7 +319,8 @@ def _gpu_causes(rows: list[tuple[float, Mapping[str, Any]]], t0: float, t1: floa
     inside = [(t, g) for t, g in rows if t0 <= t <= t1]
     if not inside:
         return []
-    found: list[str] = []
+    counters: list[str] = []  # clock-event counters that grew, and slowdown reasons active: in words, no GPU named
+    active: list[str] = []
     span = max(t1 - t0, inside[-1][0] - inside[0][0], 1e-9)
     for key, words in _COUNTERS:
         grown_ns: float = 0
@@ -331,7 +342,7 @@ def _gpu_causes(rows: list[tuple[float, Mapping[str, Any]]], t0: float, t1: floa
             last_t = t
         grown = grown_ns / 1e9
         if grown > 0 and grown / span >= CLOCK_EVENT_SHARE:
-            found.append(f"{who}{words} +{grown:.1f} s ({grown / span:.0%} of the time)")
+            counters.append(f"{words} +{grown:.1f} s ({grown / span:.0%} of the time)")
     n = len(inside)
     counts: dict[str, int] = {}
     for _, g in inside:
@@ -341,7 +352,7 @@ def _gpu_causes(rows: list[tuple[float, Mapping[str, Any]]], t0: float, t1: floa
                 counts[name] = counts.get(name, 0) + 1
     for name in sorted(counts):
         if counts[name] >= REASON_MIN_SAMPLES and counts[name] / n >= CLOCK_EVENT_SHARE:
-            found.append(f"{who}clock-event reason {name} in {counts[name]} of {n} samples")
+            active.append(f"clock-event reason {name} in {counts[name]} of {n} samples")
     load = cfg.thermal.load_util_pct
 
     def loaded_clock(t: float, g: Mapping[str, Any]) -> float | None:
@@ -352,19 +363,34 @@ def _gpu_causes(rows: list[tuple[float, Mapping[str, Any]]], t0: float, t1: floa
 
     before = [c for t, g in rows if t < t0 and (c := loaded_clock(t, g)) is not None]
     during = [c for t, g in inside if (c := loaded_clock(t, g)) is not None]
+    drop = None
     if before and during:
         b, d = median(before), median(during)
         if b > 0 and (b - d) / b >= CLOCK_DROP_SHARE:
-            found.append(f"{who}SM clock under load {b:.0f} → {d:.0f} MHz (-{(b - d) / b:.0%})")
+            drop = f"SM clock under load {b:.0f} → {d:.0f} MHz (-{(b - d) / b:.0%})"
             # the clock down with no reason active: held by a setting, as a real H100 driver shows a
             # `nvidia-smi -lgc` lock (no reason at all; the time booked on the SW thermal counter)
             read = [set(x for x in g["reasons"] if isinstance(x, str)) for t, g in inside
                     if loaded_clock(t, g) is not None and isinstance(g.get("reasons"), list)]
             quiet = sum(1 for x in read if SLOWDOWN_REASONS.isdisjoint(x) and "gpu_idle" not in x)
             if quiet >= REASON_MIN_SAMPLES and quiet >= LOCK_QUIET_SHARE * len(read):
-                found.append(f"{who}no clock-event reason active in {quiet} of {len(read)} loaded samples meanwhile: "
-                             f"clocks held by a setting (a lock with `nvidia-smi -lgc`; G4), not heat or power")
-    return found
+                return _lock_causes(who, drop, quiet, len(read), counters, active)
+    return [who + x for x in counters + active + ([drop] if drop else [])]
+
+
+def _lock_causes(who: str, drop: str, quiet: int, read: int, counters: list[str], active: list[str]) -> list[str]:
+    """The clocks held by a setting lead: the drop and the quiet reasons. With no slowdown reason named,
+    the counters that grew meanwhile are what the driver booked during the lock (a real H100 books a
+    `-lgc` lock on SW thermal slowdown and SW power capping), not causes of their own."""
+    lock = (f"{who}clocks were held by a setting: {drop}, no clock-event reason active in {quiet} of {read} "
+            f"loaded samples (a lock with `nvidia-smi -lgc`; G4)")
+    if active:  # a reason active in some samples: a cause of its own beside the lock, and so the counters
+        return [lock] + [who + x for x in active + counters]
+    lock += ", not heat or power"
+    if counters:
+        lock += "; the driver booked that time as " + (counters[0] if len(counters) == 1 else
+                                                       ", ".join(counters[:-1]) + " and " + counters[-1])
+    return [lock]
 
 
 def _gib(v: float) -> str:
@@ -765,7 +791,7 @@ def rule_slowdown(c: _Ctx) -> Finding | None:
         return None
     live_end = not c.review and s.t1 == run.now
     causes = causes_in(c.r, cfg, run, s.t0, s.t1, live_end)
-    where = f"from {_clock(s.t0)} to {_clock(s.t1)}" if c.review else f"over the last {_dur(cfg.run.slow_window_s)}"
+    where = _span(s.t0, s.t1) if c.review else f"over the last {_dur(cfg.run.slow_window_s)}"
     c.add("slowdown", f"{_pace(s.recent_s)} {where} ({s.points} progress lines) against the run's median "
                       f"{_pace(s.base_s)} before it: {s.ratio:.0%} of the rate")
     c.add("causes in the slowdown", causes.text())

@@ -489,7 +489,8 @@ def test_review_reports_the_deepest_slowdown_with_when_and_its_cause():
     v = verdict(r, telemetry=tele(samples(T3 - 3600, 3600, g), review=True))
     assert v.status is Status.WARN
     assert v.summary.startswith("slowdown: 3 steps/s from 02:45 UTC to 02:50 UTC against the run's median 10 steps/s "
-                                "(30% of its rate, slow under 70%) while SM clock under load 2405 → 1500 MHz (-38%)")
+                                "(30% of its rate, slow under 70%) while clocks were held by a setting: SM clock under load "
+                                "2405 → 1500 MHz (-38%)")
 
 
 def test_review_of_a_finished_run_without_trouble_is_ok():
