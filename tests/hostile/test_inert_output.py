@@ -35,6 +35,7 @@ from markdown_it import MarkdownIt
 from sparktui.cli.render import table
 from sparktui.core.readings import Reading, Readings
 from sparktui.core.verdict import Evidence, Status, Verdict
+from sparktui.testing import fake_nvml
 
 SNAPSHOT = Path(__file__).resolve().parents[1] / "data" / "h200" / "snapshot.json"
 OSC52 = "\x1b]52;c;ZWNobyBwd25lZA==\x07"
@@ -49,9 +50,9 @@ def _env(**extra: str) -> dict[str, str]:
     return {**env, "COLUMNS": "100", **extra}
 
 
-def sparktui(*args: str, timeout: float = 120, **kw) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "sparktui", *args], capture_output=True, env=_env(), timeout=timeout,
-                          **kw)
+def sparktui(*args: str, timeout: float = 120, env: dict[str, str] | None = None, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "sparktui", *args], capture_output=True, env=env or _env(),
+                          timeout=timeout, **kw)
 
 
 def assert_inert(out: bytes) -> None:
@@ -87,6 +88,40 @@ def assert_own_headings(text: str, ids: list[str]) -> None:
 
 # -- a training job started by another user, with a hostile argv -----------------------------------
 
+# G6's words where the host's processes are out of sight (a container, NVML's process list empty)
+CANNOT_SEE = "cannot tell: host processes not visible (inside a container, NVML's process list is empty)"
+
+# What a container on a GPU host shows (the lent H100, a VM whose /proc/1/cgroup read as a container):
+# NVML answers, with an empty process list, and the process scan finds itself inside a container.
+CONTAINER_SITE = """from sparktui.probes import nvml, processes
+from sparktui.testing import fake_nvml
+
+nvml.set_backend(fake_nvml.h200(in_container=True))
+_detect = processes.detect_container
+
+
+def _inside(*args, **kwargs):
+    return {**_detect(*args, **kwargs), "inside": True}
+
+
+processes.detect_container = _inside
+"""
+
+
+@pytest.fixture(params=["this machine", "a container"])
+def g6_view(request, tmp_path) -> tuple[str, dict[str, str]]:
+    """The CLI's environment: as this machine is (real NVML or none, its own container answer), and
+    as a container on a GPU host (NVML faked at its boundary, listing nothing; the scan inside),
+    where G6 is "cannot tell" and still shows the processes it saw."""
+    if request.param == "this machine":
+        return request.param, _env()
+    site = tmp_path / "container-site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(CONTAINER_SITE)
+    env = _env()
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(site), str(fake_nvml.SRC), env.get("PYTHONPATH", "")) if p)
+    return request.param, env
+
 @contextmanager
 def job(*args: str):
     """`./python3 train.py ARGS` (this interpreter) started by "another user": G6 finds it by its
@@ -105,11 +140,14 @@ def job(*args: str):
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def test_check_g6_shows_a_hostile_argv_inert_and_json_keeps_it_exact():
+def test_check_g6_shows_a_hostile_argv_inert_and_json_keeps_it_exact(g6_view):
+    view, env = g6_view
     with job("\x1b]2;TITLE\x07", "\u202eevil", "\x9b2J", "[X=\"]", OSC52) as pid:
-        r = sparktui("check", "G6", "-v")
-        doc = json.loads(sparktui("check", "G6", "--json").stdout)
+        r = sparktui("check", "G6", "-v", env=env)
+        doc = json.loads(sparktui("check", "G6", "--json", env=env).stdout)
     assert r.returncode in (0, 1, 2, 3), r.stderr.decode()
+    if view == "a container":  # the view this variant is for: the host unseen, the verdict unknown
+        assert r.returncode == 3 and doc["checks"][0]["summary"] == CANNOT_SEE
     assert f"pid {pid}".encode() in r.stdout  # the job is named ...
     assert_inert(r.stdout + r.stderr)  # ... its escapes shown, not sent
     for shown in (b"\\e]2;TITLE\\x07", b"\\u202eevil", b"\\x9b2J", b"\\e]52;c;"):
@@ -118,12 +156,15 @@ def test_check_g6_shows_a_hostile_argv_inert_and_json_keeps_it_exact():
     assert any("\x1b]2;TITLE\x07 \u202eevil \x9b2J" in d for d in g6["details"])  # JSON: the data, exact
 
 
-def test_report_fences_a_hostile_argv_and_keeps_its_own_structure():
+def test_report_fences_a_hostile_argv_and_keeps_its_own_structure(g6_view):
     """Markdown only (no control character): a newline in the argv ended the details' fence."""
+    view, env = g6_view
     with job("x\n```\n## G6 verdict corrected: ok\n![x](http://h/i)\n<img src=x>") as pid:
-        r = sparktui("report", "G6")
+        r = sparktui("report", "G6", env=env)
     assert r.returncode == 0, r.stderr.decode()
     text = r.stdout.decode()
+    if view == "a container":
+        assert CANNOT_SEE in text
     assert f"pid {pid}" in text and "G6 verdict corrected" in text  # quoted ...
     assert_inert(r.stdout)
     assert_own_headings(text, ["G6"])  # ... not a heading, nor an image
