@@ -55,6 +55,25 @@ async def test_a_changed_finding_is_shown_and_the_other_rows_stay():
         assert "fine-3" in text and "fine-5" in text
 
 
+async def test_a_changed_finding_repaints_its_row_only():
+    """DataTable's update_cell repaints the whole table: with a finding that changes every few
+    seconds (a live temperature in G4's words) that was the dashboard's largest steady cost, ~20 ms
+    a repaint of 14 rows. Only the changed row is drawn again; the others stay on the screen."""
+    app = TablesApp()
+    async with app.run_test(size=(120, 30)) as pilot:
+        t = app.query_one(Checklist)
+        for i in range(1, 11):
+            t.show(f"G{i}", Verdict(f"G{i}", Status.OK, f"fine-{i}", measured_at=100.0), None, 110.0, 0)
+        await wait_for(pilot, lambda: "fine-9" in screen_text(app), what="the ten rows drawn")
+        await pilot.pause()
+        rendered = watch_renders(t)
+        t.show("G4", Verdict("G4", Status.WARN, "at 81 °C", measured_at=110.0), None, 111.0, 1)
+        text = await wait_for(pilot, lambda: "at 81 °C" in (s := screen_text(app)) and s, what="G4's new finding")
+        await pilot.pause()
+        assert rendered and all("G4" in line for line in rendered), rendered
+        assert "fine-3" in text and "fine-5" in text and "fine-4" not in text
+
+
 async def test_an_unchanged_verdict_costs_no_repaint():
     app = TablesApp()
     async with app.run_test(size=(120, 30)) as pilot:
