@@ -474,7 +474,9 @@ async def test_labels_never_run_into_a_plot_at_80x24():
 
 
 async def test_the_plots_are_built_on_new_samples_only():
-    """The util plot and the stack cost nothing between samples: a tick or a repaint reuses the rows."""
+    """The plots cost nothing between samples (a tick or a repaint reuses the rows), nor on a
+    sample that changes no column (a steady GPU: most seconds of a 5-minute plot); a plot whose
+    newest column changed is built again, alone."""
     from sparktui.ui.widgets.plot import Plot, StackPlot
 
     app = app_with(steady(300))
@@ -499,11 +501,16 @@ async def test_the_plots_are_built_on_new_samples_only():
                     m.plot.render_lines(Region(0, 0, m.plot.size.width, m.plot.size.height))
                 await pilot.pause()
             assert built == {"plot": 0, "stack": 0}, built
-            app.source.history.append(sample(T0 + 300))
+            app.source.history.append(sample(T0 + 300))  # the same values: no column changes
             app._draw_telemetry()
             for m in app.query(Meter):
                 m.plot.render_lines(Region(0, 0, m.plot.size.width, m.plot.size.height))
-            assert built == {"plot": 4, "stack": 1}, built  # temp, power, clock, util; the pool once
+            assert built == {"plot": 0, "stack": 0}, built
+            app.source.history.append(sample(T0 + 301, temp=90.0, avail=60 * GIB))  # hotter, the pool fuller
+            app._draw_telemetry()
+            for m in app.query(Meter):
+                m.plot.render_lines(Region(0, 0, m.plot.size.width, m.plot.size.height))
+            assert built == {"plot": 1, "stack": 1}, built  # temp and the pool; power, clock, util unchanged
         finally:
             Plot._render_rows, StackPlot._render_rows = real_plot, real_stack
 
@@ -526,7 +533,7 @@ def test_a_stack_is_drawn_to_the_eighth_bottom_up_and_blank_where_not_read():
     from sparktui.ui.widgets.plot import StackPlot
 
     plot = StackPlot()
-    plot.stack([0.0, 1.0], [[3.0, 2.0, 0.0, 0.0, 1.0, 2.0], None], -0.5, 1.5, 8.0)
+    plot.stack([0.5, 1.5], [[3.0, 2.0, 0.0, 0.0, 1.0, 2.0], None], -0.5, 1.5, 8.0)
     red, yellow, blue, cyan, green = (Style(color=c) for c in ("red", "yellow", "blue", "cyan", "green"))
     top, bottom = plot._render_rows(2, 2, (Style(), Style(), Style(dim=True), red, yellow, blue, cyan, green))
     assert [(s.text, s.style) for s in bottom] == [("▆", red + Style(bgcolor=yellow.color)), (" ", Style())]
@@ -547,3 +554,27 @@ async def test_stacked_with_an_rdma_line_the_plots_keep_their_rows():
         assert "RDMA in/out 1.50 / 2.50 GB/s" in screen_text(app)
         for m in (t.temp, t.power, t.clock, t.util, t.mem):
             assert m.plot.area()[1] >= 3, (m.id, m.plot.area())
+
+
+def test_the_window_moves_a_whole_column_at_a_time():
+    """Slots on a grid of clock time: from one second to the next every column but the newest
+    shows what it showed (no shimmer, no repaint), and when the grid moves on, everything moves
+    exactly one column left. The newest reading is always in the last column."""
+    from sparktui.ui.widgets.plot import grid_window, time_columns
+
+    times = [float(t) for t in range(0, 2000)]
+    values = [float(t % 7) for t in range(0, 2000)]  # no two neighbours alike: a moved slot shows
+    width, span = 60, 300.0  # a 5-second slot
+
+    def cols(end: float) -> list:
+        k = int(end) + 1
+        start, top = grid_window(end - span, end, width)
+        assert top - start == span and top - 5.0 < end <= top
+        return time_columns(times[:k], values[:k], start, top, width, pick=lambda seen: seen[-1])
+
+    at = {end: cols(float(end)) for end in range(1001, 1007)}  # 1001..1005 share a grid, 1006 starts the next
+    for end in (1002, 1003, 1004, 1005):
+        assert at[end][:-1] == at[1001][:-1]
+        assert at[end][-1] == values[end]  # the newest reading, in the last column
+    assert at[1006][:-1] == at[1005][1:]
+    assert grid_window(10.0, 10.0, 5) == (10.0, 10.0) and grid_window(0.0, 10.0, 0) == (0.0, 10.0)

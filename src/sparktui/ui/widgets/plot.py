@@ -4,6 +4,7 @@ whole (the unified pool as G3 attributes it) stacked, each in its own colour."""
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
@@ -57,6 +58,18 @@ def time_columns(times: Sequence[float | None], values: Sequence[float | None], 
             out.append(None)
         at = upto
     return out
+
+
+def grid_window(start: float, end: float, width: int) -> tuple[float, float]:
+    """The window moved forward to whole column widths of clock time (``end`` inside its last
+    column): a reading stays in its column from one second to the next, so the plot moves a
+    column at a time instead of re-slicing every column with each sample (a shimmer, and a
+    repaint each second), and a column's slot is the same in every plot of that span."""
+    if width <= 0 or end <= start:
+        return start, end
+    step = (end - start) / width
+    top = math.ceil(end / step) * step  # slots hold (from, to]: a reading at a boundary ends its slot
+    return top - (end - start), top
 
 
 def ago(seconds: float) -> str:
@@ -119,6 +132,7 @@ class Plot(Widget):
         self.ticks = True  # a row of time ticks under the bars where there is room (off: a shared TimeAxis)
         self._columns: tuple[int, list[float | None]] | None = None
         self._strips: tuple[tuple, list[Strip]] | None = None
+        self._drawn: tuple[int, list] | None = None  # _shows() of the bars last drawn
         self._styles: tuple[Style, ...] | None = None  # (the widget's, the bars', the axis', ...)
 
     def plot(self, times: Sequence[float | None], values: Sequence[float | None], start: float, end: float,
@@ -130,10 +144,18 @@ class Plot(Widget):
         shows the bounds at its left (at least ``gutter`` columns: plots above one another line up)
         and, taller, the window's time ticks under it."""
         self._series = (times, values, start, end, pick, hold_s)
-        self._scale = scale
+        old_scale, self._scale = self._scale, scale
         self.set_axes(fmt, gutter)
-        self._columns = self._strips = None
+        self._columns = None
+        drawn = self._drawn
+        if drawn is not None and self._strips is not None and scale == old_scale and self._shows(drawn[0]) == drawn:
+            return  # every column shows what it showed: no repaint (most seconds of a 5-minute plot)
+        self._strips = None
         self.refresh()
+
+    def _shows(self, width: int) -> tuple[int, list]:
+        """(width, what each column shows): two equal ones draw the same bars and bounds."""
+        return width, list(self.columns(width))
 
     def set_axes(self, fmt: Callable[[float], str] | None, gutter: int | None = None) -> None:
         """How a bound of the scale is written, and the least width of the gutter it is written in
@@ -170,6 +192,7 @@ class Plot(Widget):
         """What each column shows, computed once per data and width."""
         if self._columns is None or self._columns[0] != width:
             times, values, start, end, pick, hold_s = self._series
+            start, end = grid_window(start, end, width)
             self._columns = (width, time_columns(times, values, start, end, width, pick=pick, hold_s=hold_s))
             self._shown = None
         return self._columns[1]
@@ -200,6 +223,7 @@ class Plot(Widget):
         if self._strips is None or self._strips[0] != key:
             gutter, rows, ticks = self.layout_of(size.width, size.height)
             bars = self._render_rows(size.width - gutter, rows, self._styles)
+            self._drawn = self._shows(size.width - gutter)
             self._strips = (key, self._with_axes(bars, size.width, gutter, ticks, self._styles[0], self._styles[2]))
         return self._strips[1][y]
 
@@ -287,6 +311,10 @@ class StackPlot(Plot):
         self._parts = parts  # asked only for the readings a column shows (a lazy Sequence is welcome)
         self._shown = None
         self.plot(times, range(len(parts)), start, end, (0.0, total), pick=_last, hold_s=hold_s, fmt=fmt, gutter=gutter)
+
+    def _shows(self, width: int) -> tuple[int, list]:
+        """As Plot's, by the parts each column shows (its readings' places in the ring move)."""
+        return width, [None if p is None else list(p) for p in self.shown(width)]
 
     def shown(self, width: int) -> list[Sequence[float] | None]:
         """Each column's parts (None: blank), once per data and width."""
