@@ -14,7 +14,6 @@ RUNS=${1:-3}
 WORKERS=${2:-8}
 source "$(dirname "$0")/gpu_env.sh"
 export TREE=${TREE:-unknown}
-export PATH=/tmp/site/bin:$PATH
 NO_NETWORK=tests/test_target_probe.py::test_real_torch_cpu_build
 {
     echo "# date: $(date -u '+%F %H:%M') UTC"
@@ -23,6 +22,7 @@ NO_NETWORK=tests/test_target_probe.py::test_real_torch_cpu_build
     nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
     $PY -c "import sys, torch; print('python', sys.version.split()[0], 'torch', torch.__version__, 'cuda', torch.cuda.is_available())"
     echo "cpus: $(nproc); tmux: $(command -v tmux || echo none); sshd: $(command -v sshd || ls /usr/sbin/sshd 2>/dev/null || echo none); prometheus: $(command -v prometheus || echo none)"
+    echo "ruff: $($PY -m ruff --version 2>&1 | tail -1); textual: $($PY -c 'import importlib.metadata as m; print(m.version("textual"))' 2>&1 | tail -1)"
     echo "deselected (needs network): $NO_NETWORK"
 } > "$OUT/env.txt" 2>&1
 
