@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import site
 import socket
 import subprocess
 import sys
@@ -69,15 +70,34 @@ def tree(tmp_path_factory) -> Path:
     return root
 
 
+def tree_env(tree: Path, **extra: str) -> dict[str, str]:
+    """This process's environment with the copy first on the import path and the rest of PYTHONPATH
+    kept after it: where the dependencies come from PYTHONPATH (the lent GPU machine installs the
+    carried wheels with pip --target into a folder on it), the subprocess finds them as this one does.
+    HOME is the copy's folder (the state the commands write stays there); the user's site-packages
+    stay those of this process's HOME."""
+    path = os.pathsep.join(p for p in (str(tree / "src"), os.environ.get("PYTHONPATH", "")) if p)
+    return {**os.environ, "PYTHONPATH": path, "PYTHONUSERBASE": site.getuserbase(), "HOME": str(tree), **extra}
+
+
 def run(tree: Path, *args: str, timeout: float = 180, **kw) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(tree / "src"), "NO_COLOR": "1", "HOME": str(tree)}
-    return subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=tree, env=env,
-                          timeout=timeout, **kw)
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=tree,
+                          env=tree_env(tree, NO_COLOR="1"), timeout=timeout, **kw)
 
 
 def test_the_copy_is_what_runs(tree):
     out = run(tree, "-c", "import sparktui.gotchas as g; print(g.__file__, g.IDS[-1])").stdout.split()
     assert out == [str(tree / "src" / "sparktui" / "gotchas" / "__init__.py"), "G99"]
+
+
+def test_the_copy_imports_the_dependencies_this_process_does(tree):
+    """The copy runs on this interpreter's dependencies, wherever they were installed."""
+    import prometheus_client
+    import textual
+
+    proc = run(tree, "-c", "import prometheus_client, textual; print(textual.__file__); print(prometheus_client.__file__)")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split("\n")[:2] == [textual.__file__, prometheus_client.__file__]
 
 
 def test_check_judges_it_and_explain_shows_its_card(tree):
@@ -125,9 +145,8 @@ def free_port() -> int:
 
 def test_export_serves_its_status(tree):
     port = free_port()
-    env = {**os.environ, "PYTHONPATH": str(tree / "src"), "HOME": str(tree)}
     proc = subprocess.Popen([sys.executable, "-m", "sparktui", "export", "G99", "--listen", f"127.0.0.1:{port}"],
-                            cwd=tree, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                            cwd=tree, env=tree_env(tree), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         line = None
         deadline = time.monotonic() + 60
