@@ -55,6 +55,15 @@ def _roomy_meminfo(tmp_path_factory) -> str:
 
 
 @pytest.fixture(autouse=True)
+def probes_read_in_process():
+    """A test that ran the dashboard's start (runner.long_lived) leaves the probes in-process again."""
+    yield
+    from sparktui import probes
+
+    probes.isolate(False)
+
+
+@pytest.fixture(autouse=True)
 def roomy_memory_for_the_smoke_test(_roomy_meminfo, monkeypatch):
     """G1's smoke test is gated on MemAvailable (probes/target.py smoke_gate): the machine running
     the tests (a CI runner of 7 GB) never decides it; tests of the gate point it elsewhere."""

@@ -20,7 +20,7 @@ from sparktui.core.config import Config
 from sparktui.core.readings import Reading
 from sparktui.probes.declared import CancellableReader, Probe, Reader
 
-__all__ = ["CancellableReader", "Probe", "Reader", "cancellable", "declarations", "names", "safe_read"]
+__all__ = ["CancellableReader", "Probe", "Reader", "cancellable", "declarations", "isolate", "names", "safe_read"]
 
 
 def declarations() -> tuple[Probe, ...]:
@@ -74,26 +74,53 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def safe_read(name: str, cfg: Config, cancel: threading.Event | None = None) -> Reading[Any]:
+_isolating = threading.Event()  # set by a long-lived caller (the dashboard): see isolate()
+
+
+def isolate(on: bool = True) -> None:
+    """From now on, read the probes declared ``isolated`` in a short-lived child process
+    (probes/isolated.py): for a process that lives for days, whose heap would keep what a scan or
+    an HTTP client allocated. A one-shot command (``check``) reads them in-process."""
+    (_isolating.set if on else _isolating.clear)()
+
+
+def safe_read(name: str, cfg: Config, cancel: threading.Event | None = None,
+              isolated: bool | None = None) -> Reading[Any]:
     """Run probe ``name``; whatever happens, return a Reading. ``cancel`` (a threading.Event)
-    stops the probes that can be stopped."""
+    stops the probes that can be stopped. ``isolated``: read an ``isolated`` probe in a child
+    process (None: as ``isolate()`` set)."""
+    try:
+        probe = _declared().get(name)
+    except Exception as e:  # a probe module that fails to import must not take the tool down
+        return Reading(probe=name, data=None, error=f"probe crashed: {_one_line(e)}")
+    if probe is None:
+        return Reading(probe=name, data=None, error=f"no such probe '{name}'")
+    if probe.isolated and (_isolating.is_set() if isolated is None else isolated):
+        from sparktui.probes.isolated import read_in_child
+
+        return read_in_child(probe, cfg, cancel)
+    return read_declared(probe, cfg, cancel)
+
+
+def read_declared(probe: Probe, cfg: Config, cancel: threading.Event | None = None) -> Reading[Any]:
+    """``probe``'s reader, here; whatever happens, a Reading (what ``safe_read`` runs)."""
     started = time.time()
     t0 = time.perf_counter()
     try:
-        probe = _declared().get(name)
-        if probe is None:
-            return Reading(probe=name, data=None, error=f"no such probe '{name}'", started_at=started)
         fn = probe.reader
         if cancel is not None and probe.cancellable:
             reading = cast(CancellableReader, fn)(cfg, cancel=cancel)
         else:
             reading = fn(cfg)
     except Exception as e:  # a probe bug must not take the tool down
-        tb = traceback.format_exception_only(type(e), e)[-1].strip()
-        return Reading(probe=name, data=None, error=f"probe crashed: {tb}", started_at=started,
+        return Reading(probe=probe.name, data=None, error=f"probe crashed: {_one_line(e)}", started_at=started,
                        took_s=time.perf_counter() - t0)
     if reading.took_s == 0.0:
         from dataclasses import replace
 
         reading = replace(reading, started_at=started, took_s=time.perf_counter() - t0)
     return reading
+
+
+def _one_line(e: BaseException) -> str:
+    return traceback.format_exception_only(type(e), e)[-1].strip()

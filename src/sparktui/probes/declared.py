@@ -32,11 +32,14 @@ class CancellableReader(Protocol):
 
 @dataclass(frozen=True)
 class Probe:
-    """One probe: the reading it fills, its reader, and whether the reader takes ``cancel``."""
+    """One probe: the reading it fills, its reader, whether the reader takes ``cancel``, and
+    whether a long-lived caller reads it in a child process (``isolated``: what it allocates while
+    it works would otherwise stay in the dashboard's heap; probes/isolated.py)."""
 
     key: Key[Any]
     read: Reader  # a CancellableReader is one too (``cancel`` has a default); say so with ``cancellable``
     cancellable: bool = False
+    isolated: bool = False
 
     @property
     def name(self) -> str:

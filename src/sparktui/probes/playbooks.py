@@ -161,4 +161,4 @@ def _excerpt(body: str) -> str:
     return body if len(body) <= EXCERPT_CHARS else body[: EXCERPT_CHARS - 1] + "…"
 
 
-PROBES = (Probe(shapes.PLAYBOOK_ISSUES, read),)
+PROBES = (Probe(shapes.PLAYBOOK_ISSUES, read, isolated=True),)  # httpx and a TLS context: in a child

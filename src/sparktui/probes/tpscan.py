@@ -2309,4 +2309,4 @@ def _reread(path: str, limit: int) -> bytes | None:
     return data if len(data) <= limit else None
 
 
-PROBES = (Probe(shapes.TPSCAN, read, cancellable=True),)
+PROBES = (Probe(shapes.TPSCAN, read, cancellable=True, isolated=True),)  # a scan's file text: in a child

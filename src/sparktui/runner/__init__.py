@@ -210,6 +210,12 @@ def judge_recorded(g: Gotcha, readings: Readings, cfg: Config) -> Verdict:
     return judge(g, readings, cfg)
 
 
+def long_lived() -> None:
+    """This process stays for days (the dashboard): the probes declared ``isolated`` are read in
+    child processes from now on, so what they allocate is not kept in its heap (probes/isolated.py)."""
+    probes.isolate(True)
+
+
 def judge_window(readings: Readings, cfg: Config, have_processes: bool = True) -> list[Verdict]:
     """The telemetry-fed checks on readings built from samples (core/recording.py
     ``readings_from_samples``: a live window, or a whole recording in review mode, plus what is

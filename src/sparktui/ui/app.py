@@ -1290,6 +1290,7 @@ def run_dashboard(cfg: Config, replay: str | None = None, speed: float | None = 
     stopped its threads, closed its files and restored the terminal, and the interpreter's own
     teardown of Textual's objects would add 0.1-0.3 s between the last frame and the shell prompt."""
     malloc.fewer_arenas()
+    runner.long_lived()  # G8's fetch and G10's scan in child processes: their heap is not kept here
     app = SparkApp(cfg, replay=replay, speed=speed, bell=bell, record=record, recording=recording,
                    keep_session=keep_session, readonly=readonly)
     app.run()
