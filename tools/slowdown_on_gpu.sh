@@ -56,6 +56,10 @@ if command -v tmux >/dev/null && $PY -c 'import textual' 2>/dev/null; then
         "$PY -m sparktui --config $W/config.toml --run-log $LOG --no-cuda-smoke --no-session" && dash=1
 fi
 cap() { [ -n "$dash" ] && { echo "===== dashboard screen: $1 ($(date -u +%T))"; tmux capture-pane -p -t dash; } >>$OUT/dashboard-screens.txt 2>&1; true; }
+# card LABEL KEYS...: move to a check's row (G: the last, G14; g then Down x3: G4), open its card, capture, close
+card() { [ -n "$dash" ] || return 0; local label=$1; shift
+         for k in "$@"; do tmux send-keys -t dash "$k"; sleep 0.3; done
+         tmux send-keys -t dash Enter; sleep 1.5; cap "$label"; tmux send-keys -t dash Escape; sleep 0.7; }
 sleep $((STEADY - 10)); cap "steady"; sleep 10
 state "steady, before the lock"
 LOCKED_WITH=
@@ -69,7 +73,8 @@ if [ -z "$LOCKED_WITH" ]; then  # no clock lock on this machine: the power limit
 fi
 echo "slowed with: ${LOCKED_WITH:-nothing (both refused)} at $(date -u +%T)" >>$OUT/run-notes.txt
 sleep 15; state "locked, 15 s in"; sleep $((LOCKED / 2 - 15)); cap "locked, $((LOCKED / 2)) s in"
-sleep $((LOCKED / 2 - 10)); state "locked, near the end"; cap "locked, near the end"; sleep 10
+sleep $((LOCKED / 2 - 16)); state "locked, near the end"; cap "locked, near the end"
+card "G14's card, the lock on" G; card "G4's card, the lock on" g Down Down Down; sleep 10
 reset_clocks; echo "reset at $(date -u +%T)" >>$OUT/run-notes.txt
 sleep 10; state "after the reset"; sleep $((AFTER - 10)); cap "after the reset"
 kill -TERM $rec; wait $rec; echo "record exit $?" >>$OUT/run-notes.txt
