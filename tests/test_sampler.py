@@ -146,6 +146,26 @@ def test_clock_event_counters_come_in_one_field_values_call_every_ten_seconds(in
     assert fake.field_ids_asked == [[74, 76, 269, 270, 271, 75], [74, 76, 269, 270, 271]]
 
 
+def test_the_energy_counter_is_read_on_the_counters_cadence_and_carried_between(install, meminfo):
+    """nvmlDeviceGetTotalEnergyConsumption took ~4 ms on the lent H100: read each second it was 87 %
+    of the sampler thread's CPU (benchmarks/results/profile-dashboard-h100-2026-12-05.txt). A
+    cumulative counter read every 10 s and carried between is still a counter (it never goes back),
+    at most one read period stale for the DCGM-named export scraped every ~15 s."""
+    fake = install(fake_nvml.h200())
+    now = [100.0]
+    s = Sampler(meminfo_path=meminfo)
+    s.open()
+    s.readers[0].clock = lambda: now[0]
+    seen = []
+    for i in range(21):  # 1 s apart
+        fake.set(energy_mj=1_000_000 + 700 * i)
+        seen.append(s.sample_once()["gpus"][0]["energy_mj"])
+        now[0] += 1.0
+    assert seen == [1_000_000] * 10 + [1_007_000] * 10 + [1_014_000]
+    assert fake.calls["nvmlDeviceGetTotalEnergyConsumption"] == 3
+    assert seen == sorted(seen)
+
+
 def test_without_field_269_the_older_field_75_is_kept_as_thermal_evidence(install, meminfo):
     fake = install(fake_nvml.gb10_loaded())
     fake.fail("sw_thermal_ns").set(thermal_policy_ns=42_000_000)
