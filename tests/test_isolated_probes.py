@@ -7,7 +7,6 @@ process left behind."""
 from __future__ import annotations
 
 import os
-import signal
 import sys
 import textwrap
 import threading
@@ -20,7 +19,7 @@ import pytest
 from sparktui import probes, runner
 from sparktui.core import children
 from sparktui.core.config import Config, ScanConfig
-from sparktui.probes import isolated, tpscan
+from sparktui.probes import isolated
 from sparktui.probes.declared import Probe
 
 LAUNCH = "torchrun --nnodes 2 --nproc-per-node 1 train.py --tensor-parallel-size 2\n"

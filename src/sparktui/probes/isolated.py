@@ -104,6 +104,7 @@ def main() -> int:
 
     module, name = sys.argv[1], sys.argv[2]
     cfg = pickle.load(sys.stdin.buffer)
+    reading: Reading[Any]
     try:
         probe = next(p for p in importlib.import_module(module).PROBES if p.name == name)
     except Exception as e:  # not a probe module, no such probe: said, as a reading

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from rich.text import Text
 from textual.binding import Binding
@@ -63,11 +63,14 @@ class BoundedTable(DataTable):
         lines already drawn (the styles cache): a repaint of one row then draws that row only,
         even when the screen's update region spans the whole table (a plot beside it changed).
         False where this Textual has not got them (the public hook then does it all)."""
-        caches = [getattr(self, name, None) for name in self.ROW_CACHES]
-        if not all(callable(getattr(c, "clear", None)) for c in caches):
-            return False
-        for c in caches:
-            c.clear()
+        clears: list[Callable[[], Any]] = []
+        for name in self.ROW_CACHES:
+            clear = getattr(getattr(self, name, None), "clear", None)
+            if not callable(clear):
+                return False
+            clears.append(clear)
+        for clear in clears:
+            clear()
         return True
 
     def refresh(self, *regions: Any, **kw: Any) -> Any:
