@@ -33,3 +33,19 @@ async def test_a_stuck_exit_after_a_signal_still_ends_the_process(monkeypatch, s
         await pilot.pause(0)
     for s in (signal.SIGHUP, signal.SIGTERM):  # the handlers belonged to that app's loop
         signal.signal(s, signal.SIG_DFL)
+
+
+async def test_a_verdict_judged_while_the_app_closes_is_kept_not_raised():
+    """A replay's last judgement (or a check's result) can land after the screens are gone: the
+    verdict is kept, and asking which screen shows it must not raise (ScreenStackError ended a
+    test run on the lent H100: tests/ui/test_guard_dashboard.py under a 12-worker soak)."""
+    import time
+
+    from sparktui.core.verdict import Status, Verdict
+
+    app = SparkApp(Config(), source=StillSource(), auto_checks=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+    assert not app.screen_stack
+    app._set_verdict(Verdict("G3", Status.WARN, "pool low"), time.monotonic())
+    assert app.board["G3"].verdict.summary == "pool low"

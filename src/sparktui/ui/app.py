@@ -699,7 +699,7 @@ class SparkApp(App):
                 old = change.baseline or change.old
                 self.notifier.send(make_event(v.id, v.status.value, old.value if old else None, REGISTRY[v.id].title,
                                               v.summary, t=self.now()))
-        if isinstance(self.screen, CardScreen) and self.screen.gotcha.id == v.id:
+        if self.screen_stack and isinstance(self.screen, CardScreen) and self.screen.gotcha.id == v.id:  # none: closing
             self.screen.update_verdict(v, age(self.now() - (v.measured_at or self.now())))
 
     # -- the run beside sparktui -----------------------------------------------------------------

@@ -2,9 +2,10 @@
 dashboard): 86 s into a 100 s `nvidia-smi -lgc` lock the 2-minute telemetry window held 56 s of
 locked samples and 34 s of unlocked ones before the last 30 s, so the median "before" clock was the
 lock's own 600 MHz: G14's card named only the SW power capping / SW thermal slowdown counters the
-driver booked during the lock, not the lock (benchmarks/results/slowdown-lgc-dashboard-h100-
-2026-12-05-run2.txt). The baseline is now what came before the low samples that lead into the
-stretch."""
+driver booked during the lock, not the lock
+(benchmarks/results/slowdown-lgc-dashboard-h100-2026-12-05-run2.txt; named after the fix:
+benchmarks/results/slowdown-lgc-dashboard-h100-2026-12-05-run3.txt). The baseline is now what
+came before the low samples that lead into the stretch."""
 
 from __future__ import annotations
 
