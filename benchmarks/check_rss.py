@@ -6,6 +6,7 @@ process, as the dashboard reads them (runner.long_lived). Run it in a folder wor
 scans "."). Prints figures only.
 
     python benchmarks/check_rss.py [--isolated] [--save FILE] [--note TEXT] [G1 G8 ...]
+    python benchmarks/check_rss.py --imports      # RSS of the dashboard's imports, layer by layer
 """
 
 from __future__ import annotations
@@ -40,14 +41,43 @@ print(f"{rss() - r0:+6.1f} MB  {len(sys.modules) - n0:+4d} modules  {v.status.va
 """
 
 
+IMPORTS = """
+import sys
+def rss():
+    return int(open('/proc/self/status').read().split('VmRSS:')[1].split()[0]) / 1024
+r = rss()
+for group in sys.argv[1:]:
+    for m in group.split(","):
+        __import__(m)
+    print(f"{rss() - r:+6.1f} MB  {rss():6.1f} MB in all  {group}")
+    r = rss()
+"""
+LAYERS = ("textual.app,textual.widgets", "pynvml,ctypes", "psutil",
+          "sparktui.core.config,sparktui.core.readings,sparktui.core.shapes,sparktui.core.telemetry",
+          "sparktui.gotchas", "sparktui.runner,sparktui.probes", "sparktui.live,sparktui.flows",
+          "sparktui.ui.app", "sparktui.cli.main")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("ids", nargs="*", default=[f"G{i}" for i in range(1, 15) if i != 5])
     ap.add_argument("--isolated", action="store_true")
+    ap.add_argument("--imports", action="store_true", help="the dashboard's imports, layer by layer")
     ap.add_argument("--save")
     ap.add_argument("--note", default="")
     a = ap.parse_args()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT / "src"), os.environ.get("PYTHONPATH")) if p)}
+    if a.imports:
+        out = subprocess.run([sys.executable, "-c", IMPORTS, *LAYERS], capture_output=True, text=True, env=env,
+                             timeout=120)
+        text = (f"date: {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}\n"
+                f"machine: {platform.node()} ({platform.machine()}, {os.cpu_count()} CPUs); python {platform.python_version()}\n"
+                f"command: python benchmarks/check_rss.py --imports\nnote: {a.note}\n"
+                "RSS each layer of the dashboard's imports adds (a fresh interpreter, in this order)\n\n" + out.stdout)
+        print(text)
+        if a.save:
+            Path(a.save).write_text(text)
+        return out.returncode
     mode = "isolated" if a.isolated else "in-process"
     lines = [f"date: {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}",
              f"machine: {platform.node()} ({platform.machine()}, {os.cpu_count()} CPUs); python {platform.python_version()}",
