@@ -126,14 +126,20 @@ def test_events_function_missing_falls_back_to_throttle_reasons(install, meminfo
     assert g["reasons"] == ["sw_thermal_slowdown"] and fake.calls["nvmlDeviceGetCurrentClocksThrottleReasons"] == 1
 
 
-def test_clock_event_counters_come_in_one_field_values_call_every_ten_seconds(install, meminfo):
-    """FIELD-FACTS: one field-values call for 9 fields ~1.7 ms on a real H200, the rest of a sample
-    ~85 us: the five counters are read on their own cadence, in one call, and carried in between."""
-    fake = install(fake_nvml.gb10_loaded())
+def clocked(install, meminfo, profile):
+    """(the fake, an opened Sampler whose first GPU reader reads the clock ``now[0]``, now)."""
+    fake = install(profile)
     now = [100.0]
     s = Sampler(meminfo_path=meminfo)
     s.open()
     s.readers[0].clock = lambda: now[0]
+    return fake, s, now
+
+
+def test_clock_event_counters_come_in_one_field_values_call_every_ten_seconds(install, meminfo):
+    """FIELD-FACTS: one field-values call for 9 fields ~1.7 ms on a real H200, the rest of a sample
+    ~85 us: the five counters are read on their own cadence, in one call, and carried in between."""
+    fake, s, now = clocked(install, meminfo, fake_nvml.gb10_loaded())
     seen = []
     for i in range(12):  # 1 s apart
         fake.set(sw_thermal_ns=1_000 * i, sw_power_cap_ns=7 + i, hw_power_brake_ns=3 * i)
@@ -151,11 +157,7 @@ def test_the_energy_counter_is_read_on_the_counters_cadence_and_carried_between(
     of the sampler thread's CPU (benchmarks/results/profile-dashboard-h100-2026-12-05.txt). A
     cumulative counter read every 10 s and carried between is still a counter (it never goes back),
     at most one read period stale for the DCGM-named export scraped every ~15 s."""
-    fake = install(fake_nvml.h200())
-    now = [100.0]
-    s = Sampler(meminfo_path=meminfo)
-    s.open()
-    s.readers[0].clock = lambda: now[0]
+    fake, s, now = clocked(install, meminfo, fake_nvml.h200())
     seen = []
     for i in range(21):  # 1 s apart
         fake.set(energy_mj=1_000_000 + 700 * i)

@@ -42,13 +42,19 @@ def scan(*rows: tuple[int, str, int]) -> dict:
             "nvml": {"ok": True, "count": len(rows)}}
 
 
+async def ten_fine_rows(app, pilot) -> Checklist:
+    """The checklist with G1-G10 ok ("fine-N"), drawn."""
+    t = app.query_one(Checklist)
+    for i in range(1, 11):
+        t.show(f"G{i}", Verdict(f"G{i}", Status.OK, f"fine-{i}", measured_at=100.0), None, 110.0, 0)
+    await wait_for(pilot, lambda: "fine-9" in screen_text(app), what="the ten rows drawn")
+    return t
+
+
 async def test_a_changed_finding_is_shown_and_the_other_rows_stay():
     app = TablesApp()
     async with app.run_test(size=(120, 30)) as pilot:
-        t = app.query_one(Checklist)
-        for i in range(1, 11):
-            t.show(f"G{i}", Verdict(f"G{i}", Status.OK, f"fine-{i}", measured_at=100.0), None, 110.0, 0)
-        await wait_for(pilot, lambda: "fine-4" in screen_text(app), what="the ten rows drawn")
+        t = await ten_fine_rows(app, pilot)
         t.show("G4", Verdict("G4", Status.WARN, "throttled-now", measured_at=110.0), None, 111.0, 1)
         text = await wait_for(pilot, lambda: "throttled-now" in (s := screen_text(app)) and s, what="G4's new finding")
         assert "fine-4" not in text
@@ -61,10 +67,7 @@ async def test_a_changed_finding_repaints_its_row_only():
     a repaint of 14 rows. Only the changed row is drawn again; the others stay on the screen."""
     app = TablesApp()
     async with app.run_test(size=(120, 30)) as pilot:
-        t = app.query_one(Checklist)
-        for i in range(1, 11):
-            t.show(f"G{i}", Verdict(f"G{i}", Status.OK, f"fine-{i}", measured_at=100.0), None, 110.0, 0)
-        await wait_for(pilot, lambda: "fine-9" in screen_text(app), what="the ten rows drawn")
+        t = await ten_fine_rows(app, pilot)
         await pilot.pause()
         rendered = watch_renders(t)
         t.show("G4", Verdict("G4", Status.WARN, "at 81 °C", measured_at=110.0), None, 111.0, 1)
