@@ -23,6 +23,7 @@ from sparktui.probes import nvml
 from sparktui.probes.sampler import Sampler
 from sparktui.testing.fake_nvml import gb10_loaded
 from sparktui.testing.http_load import get, percentile, scrape_many
+from tests.ui.waiting import polled as _wait_until
 
 P99_BOUND_S = 2.0  # generous: 2 shared cores, other tests running beside this one
 
@@ -70,13 +71,6 @@ def _raw_late(host: str, port: int, data: bytes) -> tuple[int, dict[str, str], b
     return _raw(host, port, data, wait_s=0.3)
 
 
-def _wait_until(pred, timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while not pred():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
 
 
 # -- load ------------------------------------------------------------------------------------------

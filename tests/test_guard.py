@@ -22,6 +22,7 @@ from sparktui.flows import guard
 from sparktui.flows.guard import GIB, AuditLog, Guard, Sample, decide
 from sparktui.probes import processes
 from tests.real_processes import ended, orphan
+from tests.ui.waiting import polled as _wait
 
 # /proc/pressure/memory as the kernel prints it (Documentation/accounting/psi.rst,
 # https://docs.kernel.org/accounting/psi.html): a "some" and a "full" line
@@ -201,13 +202,6 @@ def _only(pids: set[int]):
     return scan
 
 
-def _wait(pred, timeout=5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while not pred():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
 
 
 def test_term_kind_ends_a_real_server_process(tmp_path):

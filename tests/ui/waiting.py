@@ -74,6 +74,16 @@ def until(predicate: Callable[[], Any], *, timeout: float = TIMEOUT_S, what: str
         time.sleep(step)
 
 
+def polled(predicate: Callable[[], Any], timeout: float = 5.0, step: float = 0.02) -> bool:
+    """Whether ``predicate`` became truthy within ``timeout`` (for an ``assert`` with its own words)."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(step)
+    return True
+
+
 async def settled(pilot) -> None:
     """Every worker finished and what it posted handled: the state after a check or a probe ran."""
     await pilot.app.workers.wait_for_complete()

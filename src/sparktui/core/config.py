@@ -8,7 +8,7 @@ import os
 import sys
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Optional, get_args, get_origin, Union
+from typing import Any, Callable, Optional, get_args, get_origin, Union
 
 from sparktui.core.readings import read_regular
 from sparktui.core.units import is_number
@@ -180,8 +180,14 @@ def _non_negative(v: float) -> Optional[str]:
     return None if 0 <= v <= MAX_SETTING else f"must be at least 0 and at most {MAX_SETTING:g}"
 
 
-def _status_name(v: str) -> Optional[str]:
-    return None if v in ("ok", "warn", "fail", "unknown") else "must be one of ok, warn, fail, unknown"
+def _one_of(*names: str) -> Callable[[str], Optional[str]]:
+    """A setting that must be one of ``names``."""
+    def check(v: str) -> Optional[str]:
+        return None if v in names else f"must be one of {', '.join(names)}"
+    return check
+
+
+_status_name = _one_of("ok", "warn", "fail", "unknown")
 
 
 @dataclass(frozen=True)
@@ -211,8 +217,7 @@ class NotifyConfig:
 GUARD_ACTIONS = ("stop-container", "stop-unit", "term-kind", "pause-run")
 
 
-def _guard_action(v: str) -> Optional[str]:
-    return None if v in GUARD_ACTIONS else f"must be one of {', '.join(GUARD_ACTIONS)}"
+_guard_action = _one_of(*GUARD_ACTIONS)
 
 
 @dataclass(frozen=True)
