@@ -87,7 +87,7 @@ def garbage(cfg):
 
 
 def loud_exit(cfg):
-    sys.stderr.write("something broke\\nlast words here\\n")
+    sys.stderr.write("x" * 200000 + "\\nsomething broke\\nlast words here\\n")  # a flood: only its tail is kept
     os._exit(3)
 
 
@@ -121,6 +121,7 @@ def test_a_crash_in_the_child_is_a_reading_that_names_it(bad_probes):
     assert r.data is None and "killed by SIGSEGV" in r.error, r.error
     r = isolated.read_in_child(_only(by_name, "loud_exit"), Config())
     assert r.data is None and "exited with status 3: last words here" in r.error, r.error
+    assert len(r.error) < 100 + isolated.STDERR_KEPT
     r = isolated.read_in_child(_only(by_name, "garbage"), Config())
     assert r.data is None and "printed no reading" in r.error, r.error
     assert children.running() == []

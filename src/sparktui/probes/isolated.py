@@ -91,7 +91,7 @@ def _ended(rc: int) -> str:
 
 
 def _last_line(err: bytes) -> str:
-    lines = err.decode("utf-8", "replace").strip().splitlines()
+    lines = err[-STDERR_KEPT * 4:].decode("utf-8", "replace").strip().splitlines()  # its tail only
     return f": {lines[-1][:STDERR_KEPT]}" if lines else ""
 
 

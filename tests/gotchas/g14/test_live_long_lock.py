@@ -82,3 +82,31 @@ def test_the_real_h100_lock_judged_live_86_s_in():
     assert "over the last 30 s" in v.summary
     assert "while clocks were held by a setting: SM clock under load" in v.summary and "→ 600 MHz" in v.summary, v.summary
     assert v.summary.index("held by a setting") < v.summary.index("the driver booked that time as"), v.summary
+
+
+def _stepped(lead_mhz: int):
+    """86 s into a slowdown: 1350 MHz before it, ``lead_mhz`` over its first 56 s (before the last
+    30 s), 600 MHz in the last 30 s; no reason active throughout the slowdown."""
+    now = LOCK_AT + 86
+    prog, step, t = [], 0, T3
+    while t <= now:
+        prog.append(pt(t, step))
+        step += 4 if t >= LOCK_AT and int(t) % 5 < 4 else 8
+        t += 1.0
+
+    def mhz(t: float) -> int:
+        return 1350 if t < LOCK_AT else lead_mhz if t < now - 30 else 600
+
+    smp = [{"t": float(t), "gpus": [gpu(sm=mhz(t), util=100, reasons=[] if t >= LOCK_AT else ["sw_power_cap"])],
+            "mem": {}} for t in range(int(now) - 120, int(now) + 1)]
+    return verdict(run(prog, read_at=now), CFG, telemetry=tele(smp))
+
+
+def test_the_low_lead_in_is_told_by_the_clock_drop_share():
+    """A sample before the stretch is part of it while it is within CLOCK_DROP_SHARE (10%) of the
+    stretch's clock: 660 MHz is 9.1% over 600 (skipped: the baseline is the 1350 before it), 670
+    MHz is 10.4% over (the baseline, and itself a 10.4% drop to 600)."""
+    assert g14.CLOCK_DROP_SHARE == 0.10
+    assert "SM clock under load 1350 → 600 MHz" in _stepped(660).summary
+    s = _stepped(670).summary
+    assert "SM clock under load 670 → 600 MHz (-10%)" in s, s
